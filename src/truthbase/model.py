@@ -1,0 +1,120 @@
+"""Typed records that flow between the pipeline stages.
+
+Every offset in the system is an offset into a unit's canonical text (see DESIGN.md). Rectangles
+are in PDF user space: points, y growing upwards, as the page's content stream places glyphs,
+before the viewer applies the page rotation and zoom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: (x0, y0, x1, y1) in PDF user space, x0 <= x1 and y0 <= y1.
+Rect = tuple[float, float, float, float]
+
+DocumentKind = Literal["pdf", "epub"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageGeometry:
+    """The boxes a viewer needs to place user-space rects on a rendered page."""
+
+    mediabox: Rect
+    cropbox: Rect
+    rotation: int  # clockwise degrees: 0, 90, 180 or 270
+
+
+@dataclass(slots=True, kw_only=True)
+class Unit:
+    """One page of a PDF (or one spine item of an EPUB) with its canonical text.
+
+    ``boxes`` has one entry per character of ``text``: the glyph's loose box, or None for a
+    character the extractor synthesized (an inserted space or line break).
+    """
+
+    index: int
+    text: str
+    boxes: list[Rect | None]
+    label: str | None = None
+    geometry: PageGeometry | None = None
+    href: str | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.boxes) != len(self.text):
+            raise ValueError(
+                f"unit {self.index}: {len(self.text)} characters but {len(self.boxes)} boxes"
+            )
+
+
+@dataclass(slots=True, kw_only=True)
+class ExtractionReport:
+    """What extraction repaired or could not read, for the ingest summary."""
+
+    ligature_words_repaired: int = 0
+    ligature_codepoints: dict[str, str] = field(default_factory=dict)
+    empty_units: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class ExtractedDocument:
+    """A document after extraction, before chunking."""
+
+    sha256: str
+    title: str
+    path: str
+    kind: DocumentKind
+    units: list[Unit]
+    extractor_version: str
+    report: ExtractionReport = field(default_factory=ExtractionReport)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkDraft:
+    """A chunk as the chunker produces it: a span of one unit plus its line rects."""
+
+    unit: int
+    start: int
+    end: int
+    text: str
+    rects: tuple[Rect, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chunk:
+    """A stored chunk."""
+
+    id: int
+    doc_id: str
+    unit: int
+    start: int
+    end: int
+    text: str
+    rects: tuple[Rect, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentInfo:
+    """A stored document, as listings show it."""
+
+    id: str
+    title: str
+    path: str
+    kind: DocumentKind
+    unit_count: int
+    chunk_count: int
+    ingested_at: str
+    extractor_version: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchHit:
+    """One ranked chunk with how each retrieval arm saw it."""
+
+    chunk: Chunk
+    score: float
+    document_title: str
+    page_label: str | None = None
+    arm_ranks: dict[str, int] = field(default_factory=dict)
+    arm_scores: dict[str, float] = field(default_factory=dict)
