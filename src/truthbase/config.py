@@ -25,33 +25,44 @@ class _Section(BaseModel):
 
 
 class ChunkingSettings(_Section):
-    max_chars: int = Field(800, ge=100, le=10_000, description="Largest chunk, in characters.")
+    max_chars: int = Field(
+        default=800, ge=100, le=10_000, description="Largest chunk, in characters."
+    )
     overlap: float = Field(
-        0.15, ge=0.0, lt=0.9, description="Share of a chunk repeated at the start of the next."
+        default=0.15,
+        ge=0.0,
+        lt=0.9,
+        description="Share of a chunk repeated at the start of the next.",
     )
 
 
 class EmbedderSettings(_Section):
     name: str = Field(
-        "minilm",
+        default="minilm",
         description=(
             "'minilm' (bundled all-MiniLM-L6-v2, ONNX int8, offline), "
             "'onnx:DIR' (a folder with model.onnx and tokenizer.json), "
             "or 'openai:MODEL' (any OpenAI-compatible /v1/embeddings endpoint)."
         ),
     )
-    base_url: str | None = Field(None, description="Base URL of the embeddings endpoint.")
-    api_key_env: str = Field("OPENAI_API_KEY", description="Variable that holds the API key.")
-    batch_size: int = Field(32, ge=1, le=2048, description="Texts per embedding call.")
-    timeout_s: float = Field(60.0, gt=0, description="Timeout of one remote embedding call.")
+    base_url: str | None = Field(default=None, description="Base URL of the embeddings endpoint.")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY", description="Variable that holds the API key."
+    )
+    batch_size: int = Field(default=32, ge=1, le=2048, description="Texts per embedding call.")
+    timeout_s: float = Field(
+        default=60.0, gt=0, description="Timeout of one remote embedding call."
+    )
 
 
 class RetrievalSettings(_Section):
-    k: int = Field(8, ge=1, le=100, description="Results returned by a search.")
-    rrf_k: float = Field(60.0, gt=0, description="The k of reciprocal rank fusion.")
-    fts_weight: float = Field(1.0, ge=0, description="Weight of the full-text arm in fusion.")
-    dense_weight: float = Field(1.0, ge=0, description="Weight of the dense arm in fusion.")
-    candidates: int = Field(50, ge=1, le=1000, description="Results each arm contributes.")
+    k: int = Field(default=8, ge=1, le=100, description="Results returned by a search.")
+    rrf_k: float = Field(default=60.0, gt=0, description="The k of reciprocal rank fusion.")
+    fts_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the full-text arm in fusion."
+    )
+    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense arm in fusion.")
+    candidates: int = Field(default=50, ge=1, le=1000, description="Results each arm contributes.")
 
 
 class Settings(BaseSettings):
@@ -65,10 +76,10 @@ class Settings(BaseSettings):
         frozen=True,
     )
 
-    db: Path = Field(DEFAULT_DB, description="The SQLite file of the index.")
-    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)  # type: ignore[arg-type]
-    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)  # type: ignore[arg-type]
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # type: ignore[arg-type]
+    db: Path = Field(default=DEFAULT_DB, description="The SQLite file of the index.")
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,33 @@
+"""TruthBase: verifiable question answering over PDFs and EPUB books."""
+
+from __future__ import annotations
+
+from .config import Settings
+from .geometry import span_line_rects
+from .model import (
+    Chunk,
+    ChunkDraft,
+    DocumentInfo,
+    ExtractedDocument,
+    PageGeometry,
+    Rect,
+    SearchHit,
+    Unit,
+)
+from .textmatch import find_quote, normalize, quote_in
+
+__all__ = [
+    "Chunk",
+    "ChunkDraft",
+    "DocumentInfo",
+    "ExtractedDocument",
+    "PageGeometry",
+    "Rect",
+    "SearchHit",
+    "Settings",
+    "Unit",
+    "find_quote",
+    "normalize",
+    "quote_in",
+    "span_line_rects",
+]

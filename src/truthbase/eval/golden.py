@@ -1,0 +1,193 @@
+"""Golden sets, format version 1 (see golden/README.md): typed models and loading.
+
+Loading validates the whole file, so an evaluation never starts on a malformed set: unknown
+versions and unknown fields are rejected, every evidence record names a listed document and
+exactly one of ``page`` (PDF, 1-based physical page) or ``section`` (EPUB spine href), answerable
+questions carry evidence and unanswerable ones carry none, and question ids are unique.
+Nothing here depends on which questions a set holds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = [
+    "KNOWN_TAGS",
+    "SUPPORTED_VERSIONS",
+    "GoldenDocument",
+    "GoldenError",
+    "GoldenEvidence",
+    "GoldenQuestion",
+    "GoldenSet",
+    "default_corpus_root",
+    "golden_warnings",
+    "load_golden",
+    "parse_golden",
+    "resolve_document_paths",
+]
+
+SUPPORTED_VERSIONS = (1,)
+
+#: The tags golden/README.md defines; others load fine but are reported by golden_warnings.
+KNOWN_TAGS = frozenset(
+    {
+        "fact",
+        "definition",
+        "number",
+        "list",
+        "table",
+        "multi-page",
+        "multi-step",
+        "ambiguous",
+        "paraphrase",
+        "keyword",
+        "hyphenated",
+        "epub",
+        "unanswerable",
+    }
+)
+
+QUOTE_MIN_CHARS = 30
+QUOTE_MAX_CHARS = 300
+
+
+class GoldenError(ValueError):
+    """A golden file that cannot be used: unreadable, unknown version, or invalid."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GoldenDocument(_Model):
+    """A document of the set; ``path`` is relative to the corpus root (the ``shared/`` folder)."""
+
+    path: str = Field(min_length=1)
+
+
+class GoldenEvidence(_Model):
+    """Where the supporting quote is: a PDF page (1-based) or an EPUB section (spine href)."""
+
+    doc: str = Field(min_length=1)
+    page: int | None = Field(default=None, ge=1, strict=True)
+    section: str | None = Field(default=None, min_length=1)
+    quote: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_location(self) -> GoldenEvidence:
+        if (self.page is None) == (self.section is None):
+            raise ValueError("evidence needs exactly one of 'page' (PDF) or 'section' (EPUB)")
+        return self
+
+    @property
+    def unit_index(self) -> int | None:
+        """The 0-based unit index of a PDF page (page - 1); None for EPUB evidence."""
+        return None if self.page is None else self.page - 1
+
+
+class GoldenQuestion(_Model):
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    answerable: bool
+    answer: str | None = None
+    evidence: tuple[GoldenEvidence, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _evidence_matches_answerable(self) -> GoldenQuestion:
+        if self.answerable and not self.evidence:
+            raise ValueError(f"question {self.id}: answerable but has no evidence")
+        if not self.answerable and self.evidence:
+            raise ValueError(f"question {self.id}: unanswerable but has evidence")
+        return self
+
+
+class GoldenSet(_Model):
+    version: int
+    documents: dict[str, GoldenDocument]
+    questions: tuple[GoldenQuestion, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GoldenSet:
+        if self.version not in SUPPORTED_VERSIONS:
+            raise ValueError(_version_message(self.version))
+        seen: set[str] = set()
+        for question in self.questions:
+            if question.id in seen:
+                raise ValueError(f"duplicate question id {question.id!r}")
+            seen.add(question.id)
+            for evidence in question.evidence:
+                if evidence.doc not in self.documents:
+                    raise ValueError(
+                        f"question {question.id}: evidence names document {evidence.doc!r}, "
+                        f"which is not in 'documents' ({', '.join(sorted(self.documents))})"
+                    )
+        return self
+
+    @property
+    def answerable(self) -> tuple[GoldenQuestion, ...]:
+        """The questions with evidence: the ones retrieval metrics are computed on."""
+        return tuple(q for q in self.questions if q.answerable)
+
+
+def _version_message(version: object) -> str:
+    supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
+    return f"unsupported golden format version {version!r} (this TruthBase reads: {supported})"
+
+
+def parse_golden(data: Any, source: str = "<golden>") -> GoldenSet:
+    """Validate already-parsed JSON as a golden set; raises GoldenError with ``source`` named."""
+    if not isinstance(data, dict):
+        raise GoldenError(f"{source}: a golden set is a JSON object, got {type(data).__name__}")
+    if "version" not in data:
+        raise GoldenError(f"{source}: no 'version' field")
+    version = data["version"]
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        raise GoldenError(f"{source}: {_version_message(version)}")
+    try:
+        return GoldenSet.model_validate(data)
+    except ValidationError as exc:
+        raise GoldenError(f"{source}: invalid golden set:\n{exc}") from exc
+
+
+def load_golden(path: Path) -> GoldenSet:
+    """Read and validate a golden file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GoldenError(f"{path}: cannot read golden file: {exc}") from exc
+    return parse_golden(data, str(path))
+
+
+def default_corpus_root(golden_path: Path) -> Path:
+    """Where document paths are relative to when nobody says: the golden folder's parent.
+
+    ``shared/golden/dev.json`` -> ``shared/``. Made absolute first, so a bare ``dev.json`` works.
+    """
+    return golden_path.absolute().parent.parent
+
+
+def resolve_document_paths(golden: GoldenSet, corpus_root: Path) -> dict[str, Path]:
+    """Each document name -> its file path under ``corpus_root`` (not checked for existence)."""
+    return {name: corpus_root / doc.path for name, doc in golden.documents.items()}
+
+
+def golden_warnings(golden: GoldenSet) -> list[str]:
+    """Soft problems that do not stop an evaluation: README conventions a set does not follow."""
+    warnings: list[str] = []
+    for question in golden.questions:
+        unknown = sorted(set(question.tags) - KNOWN_TAGS)
+        if unknown:
+            warnings.append(f"question {question.id}: unknown tags {', '.join(unknown)}")
+        for evidence in question.evidence:
+            n = len(evidence.quote)
+            if not QUOTE_MIN_CHARS <= n <= QUOTE_MAX_CHARS:
+                warnings.append(
+                    f"question {question.id}: quote of {n} characters "
+                    f"(expected {QUOTE_MIN_CHARS} to {QUOTE_MAX_CHARS})"
+                )
+    return warnings

@@ -1,0 +1,179 @@
+"""Ingestion: files and folders in, one transaction per document out.
+
+A failing file is reported with its specific reason and skipped; the others ingest. Re-ingesting
+the same bytes (by sha256) is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from .chunking import chunk_units
+from .config import ChunkingSettings
+from .embed import Embedder
+from .extract import ExtractionError, extract_path
+from .store import IndexEmbedder, Store, StoreError
+
+SUPPORTED_SUFFIXES = (".pdf",)
+
+Status = Literal["ingested", "unchanged", "failed"]
+
+
+@dataclass(slots=True, kw_only=True)
+class StageTimes:
+    """Seconds spent per stage, for the summary and the benchmark."""
+
+    extract: float = 0.0
+    chunk: float = 0.0
+    embed: float = 0.0
+    store: float = 0.0
+
+
+@dataclass(slots=True, kw_only=True)
+class FileOutcome:
+    """What happened to one file."""
+
+    path: Path
+    status: Status
+    doc_id: str | None = None
+    reason: str | None = None  # encrypted, not_pdf, corrupt, no_text, unsupported, missing, ...
+    message: str | None = None
+    pages: int = 0
+    chunks: int = 0
+    ligature_words_repaired: int = 0
+    times: StageTimes = field(default_factory=StageTimes)
+
+
+@dataclass(slots=True)
+class IngestSummary:
+    outcomes: list[FileOutcome] = field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+
+def discover(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]:
+    """Expand folders recursively into supported files; report paths that do not exist."""
+    files: list[Path] = []
+    missing: list[FileOutcome] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+            )
+        elif path.is_file():
+            found = [path]
+        else:
+            missing.append(
+                FileOutcome(
+                    path=path, status="failed", reason="missing", message="no such file or folder"
+                )
+            )
+            continue
+        for file in found:
+            resolved = file.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                files.append(file)
+    return files, missing
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest_file(
+    path: Path, store: Store, embedder: Embedder, chunking: ChunkingSettings
+) -> FileOutcome:
+    """Extract, chunk, embed and store one file; never raises for a bad file."""
+    times = StageTimes()
+    try:
+        doc_id = sha256_file(path)
+    except OSError as exc:
+        return FileOutcome(path=path, status="failed", reason="unreadable", message=str(exc))
+    if store.has_document(doc_id):
+        return FileOutcome(path=path, status="unchanged", doc_id=doc_id)
+    try:
+        started = time.perf_counter()
+        document = extract_path(path)
+        times.extract = time.perf_counter() - started
+
+        started = time.perf_counter()
+        drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
+        times.chunk = time.perf_counter() - started
+
+        started = time.perf_counter()
+        if drafts:
+            vectors = embedder.embed([d.text for d in drafts])
+        else:
+            vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        times.embed = time.perf_counter() - started
+
+        started = time.perf_counter()
+        store.add_document(
+            document, drafts, vectors, IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim)
+        )
+        times.store = time.perf_counter() - started
+    except ExtractionError as exc:
+        return FileOutcome(
+            path=path, status="failed", doc_id=doc_id, reason=exc.reason, message=str(exc)
+        )
+    except StoreError as exc:
+        return FileOutcome(
+            path=path, status="failed", doc_id=doc_id, reason="store", message=str(exc)
+        )
+    except Exception as exc:  # one bad file must not stop the batch
+        return FileOutcome(
+            path=path,
+            status="failed",
+            doc_id=doc_id,
+            reason="error",
+            message=f"unexpected {type(exc).__name__}: {exc}",
+        )
+    return FileOutcome(
+        path=path,
+        status="ingested",
+        doc_id=doc_id,
+        pages=len(document.units),
+        chunks=len(drafts),
+        ligature_words_repaired=document.report.ligature_words_repaired,
+        times=times,
+    )
+
+
+def ingest_paths(
+    paths: Sequence[Path],
+    store: Store,
+    embedder: Embedder,
+    chunking: ChunkingSettings,
+    *,
+    on_start: Callable[[list[Path]], None] | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+) -> IngestSummary:
+    """Ingest every supported file under ``paths``; one transaction per document."""
+    files, missing = discover(paths)
+    summary = IngestSummary(outcomes=list(missing))
+    if on_start is not None:
+        on_start(files)
+    for file in files:
+        outcome = ingest_file(file, store, embedder, chunking)
+        summary.outcomes.append(outcome)
+        if on_file is not None:
+            on_file(outcome)
+    return summary

@@ -1,0 +1,287 @@
+"""Sentence spans of canonical page text.
+
+PDF text has a line break at the end of every rendered line, so a line break alone says nothing:
+inside a paragraph a sentence runs on across it. A sentence ends at terminal punctuation
+(``. ! ? …``, with any closing quotes or brackets after it) followed by whitespace and something
+that can start a sentence, unless the word before the period is an abbreviation, an initial or a
+caption label's number. A new sentence also starts at a line that begins with a list item or a
+bullet, after a heading-like line (short, no final punctuation, last word not lower case) when
+the next line starts with a capital or a digit, and after a blank line.
+
+Pure and deterministic; the only entry point is :func:`split_sentences`. Where the rules are in
+doubt they keep text together: a missed boundary costs a slightly longer sentence, a false one
+can cut a passage in two.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+__all__ = ["split_sentences"]
+
+# fmt: off
+#: Words that end with a period but (almost) never end a sentence, lower-cased, without the period.
+_NON_FINAL = frozenset({
+    "e.g", "i.e", "cf", "vs", "viz", "al", "approx", "resp", "fig", "figs", "eq", "eqs", "sec",
+    "secs", "tab", "ref", "refs", "no", "nos", "vol", "vols", "pp", "ch", "chap", "app", "def",
+    "thm", "lem", "prop", "cor", "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "gen", "rev",
+    "fr", "op", "ed", "eds", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
+    "nov", "dec", "ca", "esp", "incl",
+})
+
+#: Labels that, at the start of a line, make "Label N." a caption number, not a sentence end.
+_CAPTION_LABELS = frozenset({
+    "fig.", "figure", "figs.", "table", "tab.", "algorithm", "listing", "eq.", "equation", "box",
+    "exhibit", "chart",
+})
+
+#: Words that name a lettered item: "Appendix A." can end a sentence.
+_LETTER_LABELS = frozenset({
+    "appendix", "annex", "section", "part", "table", "figure", "class", "type", "group", "option",
+    "step", "level", "tier", "plan",
+})
+# fmt: on
+
+_CLOSERS = "\"'”’»›)]}"
+_OPENERS = "\"'“‘«‹([{"
+#: Bullets that always start a list item at the start of a line.
+_STRONG_BULLETS = frozenset("•▪◦‣●○■□►▶➢➤✓✔◆◇⁃∙·\uf0b7\uf0a7\uf076\uf0d8\uf0fc")
+#: Characters that start a list item at a line start only when the context agrees.
+_WEAK_BULLETS = frozenset("-–—*o")
+#: A line ending in one of these runs on into the next line.
+_CONTINUING_END = frozenset(",;:-–—/&+=([{")
+
+# Terminal punctuation (a run of it, or an ellipsis), closers, then whitespace or the end.
+_TERMINAL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|\Z)")
+# Full-width terminals need no space after them.
+_CJK_TERMINAL = re.compile(r"[。！？]+[」』）]*")
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]")
+_INITIALISM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
+_NUMBER = re.compile(r"(?:\d+|[A-Z])(?:\.\d+)*")
+# "1." "12)" "(3)" "a." "b)" "(c)" "iv." "(ii)" followed by whitespace.
+_NUMBERED_ITEM = re.compile(
+    r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-zA-Z]|[ivxIVX]{1,5})[.)](?=[ \t\u00a0])"
+)
+
+# A line's length counts as short against this share of the page's long lines.
+_SHORT_SHARE = 0.7
+# ...or under this many characters, whatever the page.
+_SHORT_ABSOLUTE = 30
+
+
+def _first_letter(word: str) -> str:
+    for ch in word:
+        if ch.isalnum():
+            return ch
+    return ""
+
+
+def _can_start(text: str, at: int) -> bool:
+    """Whether the character at ``at`` can begin a sentence (after terminal punctuation)."""
+    if at >= len(text):
+        return False
+    ch = text[at]
+    if ch.isalpha():
+        return not ch.islower()
+    if ch.isdigit():
+        return True
+    if ch in _OPENERS:
+        nxt = text[at + 1] if at + 1 < len(text) else ""
+        if ch in "([{":
+            return nxt.isalpha() and not nxt.islower()
+        return nxt != "" and not nxt.islower() and not nxt.isspace()
+    if ch in _STRONG_BULLETS:
+        return True
+    return ch not in ",;:.)]}%…-–—/"
+
+
+def _word_before(text: str, end: int, floor: int) -> tuple[str, int]:
+    """The whitespace-delimited word that ends at ``end``, and where it starts."""
+    i = end
+    while i > floor and not text[i - 1].isspace():
+        i -= 1
+    return text[i:end], i
+
+
+def _rstrip_to(text: str, end: int, floor: int) -> int:
+    """``end`` moved back over whitespace, not below ``floor``."""
+    while end > floor and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _is_non_final(text: str, dot: int, line_start: int) -> bool:
+    """Whether the single period at ``dot`` belongs to an abbreviation, initial or caption."""
+    word, word_start = _word_before(text, dot, line_start)
+    stripped = word.lstrip(_OPENERS)
+    if not stripped:
+        return False
+    lowered = stripped.lower()
+    if lowered in _NON_FINAL:
+        return True
+    if len(stripped) == 1 and stripped.isalpha():
+        # An initial ("J. Smith"), unless a label names it: "see Appendix A. The ..."
+        label, _ = _word_before(text, _rstrip_to(text, word_start, line_start), line_start)
+        return label.lower().strip(_OPENERS) not in _LETTER_LABELS
+    if _INITIALISM.fullmatch(stripped):
+        return True  # "U.S", "e.g", "Ph.D" is in neither but rare at a sentence end
+    if _NUMBER.fullmatch(stripped):
+        # "Fig. 3. Steps for ..." at the start of a line is a caption, not two sentences.
+        label_end = _rstrip_to(text, word_start, line_start)
+        label, label_start = _word_before(text, label_end, line_start)
+        if _rstrip_to(text, label_start, line_start) == line_start:
+            return label.lower() in _CAPTION_LABELS
+    return False
+
+
+def _list_marker(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The kind of list marker that opens the line content [start, end) and where text follows."""
+    ch = text[start]
+    if ch in _STRONG_BULLETS:
+        return "strong", start + 1
+    if ch in _WEAK_BULLETS and start + 1 < end and text[start + 1] in " \t\u00a0":
+        return "weak", start + 1
+    m = _NUMBERED_ITEM.match(text, start, end)
+    if m is not None:
+        return "number", m.end()
+    return None
+
+
+def _starts_upper(text: str, at: int, end: int) -> bool:
+    """Whether the line content from ``at`` starts with a capital letter or a digit."""
+    while at < end and text[at].isspace():
+        at += 1
+    if at >= end:
+        return False
+    if text[at] in _OPENERS and at + 1 < end:
+        at += 1
+    ch = text[at]
+    return ch.isdigit() or (ch.isalpha() and not ch.islower())
+
+
+def _heading_like(text: str, start: int, end: int, short: float) -> bool:
+    """A line content [start, end) that can stand alone: short, unpunctuated, not lower-case."""
+    if end - start > short:
+        return False
+    last = text[end - 1]
+    if last in _CONTINUING_END or last in ".!?…":
+        return False
+    words = text[start:end].split()
+    letter = _first_letter(words[-1]) if words else ""
+    return letter != "" and not letter.islower()
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """Content spans [start, end) of each line, leading and trailing whitespace stripped.
+
+    A blank line is (i, i) at the position of its break.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _LINE_BREAK.finditer(text):
+        spans.append(_strip(text, pos, m.start()))
+        pos = m.end()
+    spans.append(_strip(text, pos, len(text)))
+    return spans
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _short_limit(lines: list[tuple[int, int]]) -> float:
+    lengths = sorted(e - s for s, e in lines if e > s)
+    if not lengths:
+        return float(_SHORT_ABSOLUTE)
+    long_line = lengths[int(0.9 * (len(lengths) - 1))]
+    return max(_SHORT_SHARE * long_line, float(_SHORT_ABSOLUTE))
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans [start, end) of ``text``, in order, without surrounding whitespace.
+
+    The spans do not overlap and together cover every non-whitespace character of the text.
+    """
+    lines = _lines(text)
+    short = _short_limit(lines)
+    terminals = [m for m in _TERMINAL.finditer(text)]
+    terminals.extend(_CJK_TERMINAL.finditer(text))
+    terminals.sort(key=lambda m: m.start())
+    cuts: list[int] = [0]
+    t = 0  # next terminal candidate
+    prev: tuple[int, int] | None = None  # the last non-blank line
+    prev_terminated = False  # the last non-blank line ended a sentence (or a clause before a list)
+    blank_since_prev = False
+    in_item = False  # the open sentence began with a list marker or bullet
+
+    for start, end in lines:
+        if start == end:
+            blank_since_prev = True
+            continue
+        marker = _list_marker(text, start, end)
+        if prev is None:
+            in_item = marker is not None
+        else:
+            cut = False
+            if blank_since_prev or prev_terminated:
+                cut = True
+            elif marker is not None:
+                kind, after = marker
+                if kind == "strong" or in_item or text[prev[1] - 1] in ":;":
+                    cut = True
+                elif kind == "weak":
+                    cut = _starts_upper(text, after, end)
+                else:
+                    cut = _heading_like(text, prev[0], prev[1], short)
+            else:
+                cut = _heading_like(text, prev[0], prev[1], short) and _starts_upper(
+                    text, start, end
+                )
+            if cut:
+                cuts.append(start)
+                in_item = marker is not None
+        prev_terminated = False
+        blank_since_prev = False
+        body = marker[1] if marker is not None else start  # a marker's own period ends nothing
+        # Terminal punctuation inside this line (one ending the line decides prev_terminated).
+        while t < len(terminals) and terminals[t].start() < end:
+            m = terminals[t]
+            t += 1
+            if m.start() < body:
+                continue
+            if m.group()[0] in "。！？":
+                if m.end() < end:
+                    cuts.append(m.end())
+                    in_item = False
+                else:
+                    prev_terminated = True
+                continue
+            nxt = m.end()
+            while nxt < len(text) and text[nxt].isspace():
+                nxt += 1
+            punct = m.group().rstrip(_CLOSERS)
+            if punct == "." and _is_non_final(text, m.start(), start):
+                continue
+            if m.end() >= end:
+                # At the line end: the next line decides, through the usual start test.
+                prev_terminated = nxt >= len(text) or _can_start(text, nxt)
+                if prev_terminated:
+                    in_item = False
+                continue
+            if _can_start(text, nxt):
+                cuts.append(m.end())
+                in_item = False
+        prev = (start, end)
+
+    cuts.append(len(text))
+    spans: list[tuple[int, int]] = []
+    for a, b in itertools.pairwise(cuts):
+        s, e = _strip(text, a, b)
+        if s < e:
+            spans.append((s, e))
+    return spans

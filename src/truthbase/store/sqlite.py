@@ -1,0 +1,371 @@
+"""The embedded default store: one SQLite file with FTS5 for full text and vectors beside it.
+
+Vectors live in the chunks table as float32 blobs; the dense arm is exact cosine over a numpy
+matrix loaded once per index generation. This machine's Python cannot load SQLite extensions,
+so sqlite-vec is out of reach without apsw; at tens of thousands of chunks an exact matrix
+product is a few milliseconds (see `make bench`), so the extension would buy nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..model import (
+    Chunk,
+    ChunkDraft,
+    DocumentInfo,
+    ExtractedDocument,
+    PageGeometry,
+    Rect,
+    Unit,
+)
+from .base import ArmHit, FloatMatrix, IndexEmbedder, StoreError
+
+SCHEMA_VERSION = 1
+
+
+def _encode_boxes(boxes: Sequence[Rect | None]) -> bytes:
+    array = np.full((len(boxes), 4), np.nan, dtype=np.float32)
+    for i, box in enumerate(boxes):
+        if box is not None:
+            array[i] = box
+    return array.tobytes()
+
+
+def _decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
+    if not blob:
+        return [None] * length
+    array = np.frombuffer(blob, dtype=np.float32).reshape(-1, 4).astype(np.float64)
+    boxes: list[Rect | None] = []
+    for row in array:
+        if np.isnan(row[0]):
+            boxes.append(None)
+        else:
+            boxes.append((float(row[0]), float(row[1]), float(row[2]), float(row[3])))
+    return boxes
+
+
+def _rects_json(rects: Sequence[Rect]) -> str:
+    return json.dumps([[round(v, 3) for v in rect] for rect in rects])
+
+
+def _rects_from_json(text: str) -> tuple[Rect, ...]:
+    return tuple((r[0], r[1], r[2], r[3]) for r in json.loads(text))
+
+
+class SQLiteStore:
+    """A TruthBase index in one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the index {path}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._matrix: FloatMatrix | None = None
+        self._matrix_ids: np.ndarray | None = None
+        self._matrix_generation = -1
+        self._migrate()
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        db = self._db
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a TruthBase index: {exc}") from exc
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA synchronous=NORMAL")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
+            raise StoreError(f"{self.path} is an SQLite file but not a TruthBase index")
+        row = (
+            db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if "meta" in tables
+            else None
+        )
+        if row is not None:
+            version = int(row[0])
+            if version != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path} has schema version {version}, this TruthBase needs "
+                    f"{SCHEMA_VERSION}: re-ingest into a new --db"
+                )
+            return
+        script = resources.files("truthbase.store").joinpath("schema.sql").read_text("utf-8")
+        # Every statement of the script is IF NOT EXISTS, so a crash between it and the meta
+        # row leaves a file that the next open completes.
+        db.executescript(script)
+        with self._transaction():
+            db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) "
+                "VALUES ('schema_version', ?), ('generation', '0')",
+                (str(SCHEMA_VERSION),),
+            )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def has_document(self, doc_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return row is not None
+
+    def add_document(
+        self,
+        document: ExtractedDocument,
+        chunks: Sequence[ChunkDraft],
+        vectors: FloatMatrix,
+        embedder: IndexEmbedder,
+    ) -> None:
+        """Write a document, its units, chunks, full text and vectors in one transaction."""
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if len(vectors) and vectors.shape[1] != embedder.dim:
+            raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
+        with self._transaction() as db:
+            current = self._index_embedder_locked()
+            if current is None:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?), "
+                    "('embedding_dim', ?)",
+                    (embedder.model_id, str(embedder.dim)),
+                )
+            elif current != embedder:
+                raise StoreError(
+                    f"the index was built with {current.model_id} (dim {current.dim}); "
+                    f"cannot add vectors from {embedder.model_id} (dim {embedder.dim})"
+                )
+            db.execute(
+                "INSERT INTO documents(id, title, path, kind, unit_count, ingested_at, "
+                "extractor_version, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    document.sha256,
+                    document.title,
+                    document.path,
+                    document.kind,
+                    len(document.units),
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    document.extractor_version,
+                    json.dumps(asdict(document.report)),
+                ),
+            )
+            db.executemany(
+                "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        document.sha256,
+                        unit.index,
+                        unit.label,
+                        unit.href,
+                        unit.text,
+                        _encode_boxes(unit.boxes),
+                        json.dumps(asdict(unit.geometry)) if unit.geometry else None,
+                    )
+                    for unit in document.units
+                ],
+            )
+            for chunk, vector in zip(chunks, vectors, strict=True):
+                cursor = db.execute(
+                    'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector) '
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        document.sha256,
+                        chunk.unit,
+                        chunk.start,
+                        chunk.end,
+                        chunk.text,
+                        _rects_json(chunk.rects),
+                        np.asarray(vector, dtype=np.float32).tobytes(),
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                    (cursor.lastrowid, chunk.text),
+                )
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _index_embedder_locked(self) -> IndexEmbedder | None:
+        rows = dict(
+            self._db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim')"
+            ).fetchall()
+        )
+        if "embedder" not in rows:
+            return None
+        return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
+
+    def index_embedder(self) -> IndexEmbedder | None:
+        with self._lock:
+            return self._index_embedder_locked()
+
+    _DOC_COLUMNS = (
+        "d.id, d.title, d.path, d.kind, d.unit_count, "
+        "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version"
+    )
+
+    @staticmethod
+    def _document_info(row: tuple[object, ...]) -> DocumentInfo:
+        return DocumentInfo(
+            id=str(row[0]),
+            title=str(row[1]),
+            path=str(row[2]),
+            kind="epub" if row[3] == "epub" else "pdf",
+            unit_count=int(str(row[4])),
+            chunk_count=int(str(row[5])),
+            ingested_at=str(row[6]),
+            extractor_version=str(row[7]),
+        )
+
+    def list_documents(self) -> list[DocumentInfo]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {self._DOC_COLUMNS} FROM documents d ORDER BY d.title, d.id"
+            ).fetchall()
+        return [self._document_info(row) for row in rows]
+
+    def document(self, doc_id: str) -> DocumentInfo | None:
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {self._DOC_COLUMNS} FROM documents d WHERE d.id = ?", (doc_id,)
+            ).fetchone()
+        return self._document_info(row) if row else None
+
+    def unit(self, doc_id: str, index: int) -> Unit | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT idx, label, href, text, boxes, geometry FROM units "
+                "WHERE doc_id = ? AND idx = ?",
+                (doc_id, index),
+            ).fetchone()
+        if row is None:
+            return None
+        idx, label, href, text, boxes, geometry = row
+        page: PageGeometry | None = None
+        if geometry:
+            g = json.loads(geometry)
+            page = PageGeometry(
+                mediabox=tuple(g["mediabox"]),
+                cropbox=tuple(g["cropbox"]),
+                rotation=int(g["rotation"]),
+            )
+        return Unit(
+            index=idx,
+            text=text,
+            boxes=_decode_boxes(boxes, len(text)),
+            label=label,
+            href=href,
+            geometry=page,
+        )
+
+    def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (missing ids are left out)."""
+        if not chunk_ids:
+            return []
+        placeholders = ",".join("?" * len(chunk_ids))
+        with self._lock:
+            rows = self._db.execute(
+                f'SELECT id, doc_id, unit, start, "end", text, rects FROM chunks '
+                f"WHERE id IN ({placeholders})",
+                list(chunk_ids),
+            ).fetchall()
+        by_id = {
+            row[0]: Chunk(
+                id=row[0],
+                doc_id=row[1],
+                unit=row[2],
+                start=row[3],
+                end=row[4],
+                text=row[5],
+                rects=_rects_from_json(row[6]),
+            )
+            for row in rows
+        }
+        return [by_id[i] for i in chunk_ids if i in by_id]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                table: int(self._db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                for table in ("documents", "units", "chunks")
+            }
+
+    # -- search arms ----------------------------------------------------------------------
+
+    def fts_search(self, match_expression: str, limit: int) -> list[ArmHit]:
+        """BM25 over chunk text; FTS5's bm25() is lower-is-better, so the score is negated."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
+                (match_expression, limit),
+            ).fetchall()
+        return [
+            ArmHit(chunk_id=int(row[0]), rank=rank, score=-float(row[1]))
+            for rank, row in enumerate(rows, start=1)
+        ]
+
+    def _vector_matrix(self) -> tuple[FloatMatrix, np.ndarray]:
+        generation = int(
+            self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
+        )
+        if (
+            self._matrix is None
+            or self._matrix_ids is None
+            or generation != self._matrix_generation
+        ):
+            rows = self._db.execute("SELECT id, vector FROM chunks ORDER BY id").fetchall()
+            ids = np.array([row[0] for row in rows], dtype=np.int64)
+            if rows:
+                matrix = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
+            else:
+                matrix = np.zeros((0, 1), dtype=np.float32)
+            self._matrix, self._matrix_ids = matrix, ids
+            self._matrix_generation = generation
+        return self._matrix, self._matrix_ids
+
+    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
+        """Exact cosine: vectors are L2-normalized, so a dot product."""
+        with self._lock:
+            matrix, ids = self._vector_matrix()
+        if len(ids) == 0:
+            return []
+        scores = matrix @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        limit = min(limit, len(ids))
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [
+            ArmHit(chunk_id=int(ids[i]), rank=rank, score=float(scores[i]))
+            for rank, i in enumerate(top, start=1)
+        ]

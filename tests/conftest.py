@@ -1,0 +1,51 @@
+"""Shared fixtures: the real corpus beside the repository, and one ingested seed index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from truthbase.config import ChunkingSettings
+from truthbase.embed import Embedder, default_embedder
+from truthbase.ingest import ingest_paths
+from truthbase.store import SQLiteStore
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+SEED = CORPUS / "seed"
+ROBUSTNESS = CORPUS / "robustness"
+GOLDEN_DEV = SHARED / "golden" / "dev.json"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not SEED.is_dir():
+        raise pytest.UsageError(f"the shared corpus is missing: expected {SEED}")
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return default_embedder()
+
+
+@pytest.fixture(scope="session")
+def seed_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    """An index of the four seed PDFs with the default settings, built once per run."""
+    path = tmp_path_factory.mktemp("seed") / "seed.sqlite"
+    store = SQLiteStore(path)
+    try:
+        summary = ingest_paths([SEED], store, embedder, ChunkingSettings())
+    finally:
+        store.close()
+    assert not summary.failed, [(o.path, o.message) for o in summary.failed]
+    assert summary.count("ingested") == 4
+    return path
+
+
+@pytest.fixture()
+def seed_store(seed_db: Path) -> Iterator[SQLiteStore]:
+    store = SQLiteStore(seed_db)
+    yield store
+    store.close()

@@ -1,0 +1,146 @@
+"""Ingestion end to end on real files: robustness corpus, idempotence, atomicity."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROBUSTNESS, SEED
+from truthbase.config import ChunkingSettings
+from truthbase.embed import Embedder
+from truthbase.extract import extract_path
+from truthbase.ingest import ingest_paths
+from truthbase.model import ChunkDraft
+from truthbase.store import IndexEmbedder, SQLiteStore, StoreError
+
+# The specific reason each hostile file must fail with (MANIFEST.md); every other file ingests.
+EXPECTED_FAILURES = {
+    "pdfminer-aes-256.pdf": "encrypted",
+    "pdfplumber-password-example.pdf": "encrypted",
+    "pypdf-libreoffice-writer-password.pdf": "encrypted",
+    "ocrmypdf-invalid.pdf": "corrupt",
+    "derived-truncated-multicolumn.pdf": "corrupt",
+    "ocrmypdf-c02-22.pdf": "no_text",
+    "ocrmypdf-linn.pdf": "no_text",
+    "ocrmypdf-rotated_skew.pdf": "no_text",
+}
+
+
+def dump(db: Path) -> list[str]:
+    """Every row of every table, to compare a database before and after."""
+    connection = sqlite3.connect(db)
+    try:
+        return list(connection.iterdump())
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def robustness_run(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> tuple[Path, dict[str, tuple[str, str | None]]]:
+    db = tmp_path_factory.mktemp("robust") / "robust.sqlite"
+    store = SQLiteStore(db)
+    try:
+        summary = ingest_paths([ROBUSTNESS], store, embedder, ChunkingSettings())
+    finally:
+        store.close()
+    outcomes = {o.path.name: (o.status, o.reason) for o in summary.outcomes}
+    return db, outcomes
+
+
+def test_every_robustness_file_ingests_or_fails_with_its_reason(
+    robustness_run: tuple[Path, dict[str, tuple[str, str | None]]],
+) -> None:
+    _, outcomes = robustness_run
+    assert len(outcomes) == len(list(ROBUSTNESS.glob("*.pdf"))) == 30
+    for name, (status, reason) in outcomes.items():
+        if name in EXPECTED_FAILURES:
+            assert (status, reason) == ("failed", EXPECTED_FAILURES[name]), name
+        else:
+            assert status == "ingested", (name, reason)
+
+
+def test_reingesting_changes_nothing(
+    robustness_run: tuple[Path, dict[str, tuple[str, str | None]]],
+    embedder: Embedder,
+    tmp_path: Path,
+) -> None:
+    db, _ = robustness_run
+    copy = tmp_path / "copy.sqlite"
+    shutil.copy(db, copy)
+    before = dump(copy)
+    store = SQLiteStore(copy)
+    try:
+        summary = ingest_paths([ROBUSTNESS], store, embedder, ChunkingSettings())
+    finally:
+        store.close()
+    assert summary.count("ingested") == 0
+    assert summary.count("unchanged") == 30 - len(EXPECTED_FAILURES)
+    assert dump(copy) == before
+
+
+def test_a_failing_file_leaves_the_database_as_it_was(embedder: Embedder, tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    store = SQLiteStore(db)
+    try:
+        ingest_paths([SEED / "nist-csf-2.0.pdf"], store, embedder, ChunkingSettings())
+        before = dump(db)
+        summary = ingest_paths(
+            [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, embedder, ChunkingSettings()
+        )
+        assert len(summary.failed) == len(EXPECTED_FAILURES)
+        assert dump(db) == before
+    finally:
+        store.close()
+
+
+def test_an_error_midway_through_a_document_rolls_it_back(tmp_path: Path) -> None:
+    """The transaction covers the document, its pages, chunks, full text and vectors."""
+    db = tmp_path / "t.sqlite"
+    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
+    store = SQLiteStore(db)
+    try:
+        good = ChunkDraft(unit=0, start=0, end=5, text=document.units[0].text[:5], rects=())
+        # sqlite cannot bind an object: the last chunk fails after the document, its pages and
+        # the first chunk were written inside the transaction
+        bad = ChunkDraft(unit=0, start=0, end=5, text=object(), rects=())  # type: ignore[arg-type]
+        vectors = np.ones((2, 4), dtype=np.float32) / 2
+        before = dump(db)
+        with pytest.raises(sqlite3.Error):
+            store.add_document(document, [good, bad], vectors, IndexEmbedder(model_id="m", dim=4))
+        assert dump(db) == before
+        assert store.counts() == {"documents": 0, "units": 0, "chunks": 0}
+    finally:
+        store.close()
+
+
+def test_an_index_refuses_vectors_of_another_embedder(tmp_path: Path) -> None:
+    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
+    other = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
+    store = SQLiteStore(tmp_path / "t.sqlite")
+    try:
+        store.add_document(document, [], np.zeros((0, 4), np.float32), IndexEmbedder("a", 4))
+        with pytest.raises(StoreError, match="built with a"):
+            store.add_document(other, [], np.zeros((0, 8), np.float32), IndexEmbedder("b", 8))
+        assert store.counts()["documents"] == 1
+    finally:
+        store.close()
+
+
+def test_stored_units_round_trip_text_and_boxes(seed_store: SQLiteStore) -> None:
+    document = extract_path(SEED / "self-rag.pdf")
+    stored = seed_store.unit(document.sha256, 3)
+    assert stored is not None
+    original = document.units[3]
+    assert stored.text == original.text
+    assert stored.label == original.label
+    assert stored.geometry == original.geometry
+    for a, b in zip(stored.boxes, original.boxes, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-3

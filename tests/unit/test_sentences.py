@@ -1,0 +1,275 @@
+"""Sentence splitting of canonical page text."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from truthbase.sentences import split_sentences
+
+SEED = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "seed"
+
+
+def sents(text: str) -> list[str]:
+    return [text[s:e] for s, e in split_sentences(text)]
+
+
+def _page_text(name: str, index: int) -> str:
+    doc = pdfium.PdfDocument(str(SEED / name))
+    try:
+        page = doc[index]
+        textpage = page.get_textpage()
+        text: str = textpage.get_text_range()
+        textpage.close()
+        page.close()
+    finally:
+        doc.close()
+    return text.replace("\r\n", "\n").replace("\ufffe", "")
+
+
+def test_basic_and_offsets() -> None:
+    text = "  First one. Second one!  Third?\n"
+    assert split_sentences(text) == [(2, 12), (13, 24), (26, 32)]
+    assert split_sentences("") == []
+    assert split_sentences(" \n\t ") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Many tools exist, e.g. Foo and Bar, for this.",
+        "Some tools, i.e. Foo, are fast.",
+        "As shown by Smith et al. (2023) and Wu et al. 2021, it works.",
+        "See Fig. 3 for the steps.",
+        "It is shown in Eq. 2 and Sec. 4 of the paper.",
+        "We compare A vs. B here.",
+        "This differs, cf. Table 2, from that.",
+        "Apples, pears, etc. are fruits.",
+        "Dr. Watson met Prof. Moriarty.",
+        "The U.S. Government published it.",
+        "The book by J. Smith and A. B. Jones is old.",
+        "The outcome GV.OC-01 and ID.AM-08 are in AI RMF 1.0 today.",
+        "Read Section 2.3 of the CSF 2.0 document.",
+        "The score was 0.85 and 1.5 on average.",
+        "Visit https://www.nist.gov/cyberframework or mail csf@nist.gov now.",
+        "The set {d1, . . . , dN } is large.",
+        "Figure 1 provides examples of potential harms that can be related\nto AI systems.",
+    ],
+)
+def test_no_split_inside(text: str) -> None:
+    assert sents(text) == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It ends with etc. The next one.", ["It ends with etc.", "The next one."]),
+        ("See Section 2.3. The next one.", ["See Section 2.3.", "The next one."]),
+        ("Outcome ID.AM-08. Next.", ["Outcome ID.AM-08.", "Next."]),
+        ("Go to https://nist.gov/csf. Then stop.", ["Go to https://nist.gov/csf.", "Then stop."]),
+        ("The rate is 0.85. It rose.", ["The rate is 0.85.", "It rose."]),
+        ("He said “Stop.” Then left.", ["He said “Stop.”", "Then left."]),
+        ("A claim (see below.) Next one.", ["A claim (see below.)", "Next one."]),
+        ("A “quoted” end.) Next", ["A “quoted” end.)", "Next"]),
+        ("Refer to Appendix A. The rest.", ["Refer to Appendix A.", "The rest."]),
+        ("Why? Because. 42 is it.", ["Why?", "Because.", "42 is it."]),
+        ("One.\n\nlower case after a blank line", ["One.", "lower case after a blank line"]),
+    ],
+)
+def test_split(text: str, expected: list[str]) -> None:
+    assert sents(text) == expected
+
+
+def test_line_breaks_inside_a_paragraph_do_not_split() -> None:
+    text = (
+        "The organization uses real-time information to understand and \n"
+        "consistently act upon the cybersecurity risks associated with its \n"
+        "suppliers. A Community Profile is \n"
+        "typically developed for a particular sector.\n"
+    )
+    assert sents(text) == [
+        "The organization uses real-time information to understand and \n"
+        "consistently act upon the cybersecurity risks associated with its \n"
+        "suppliers.",
+        "A Community Profile is \ntypically developed for a particular sector.",
+    ]
+
+
+def test_numbered_lists() -> None:
+    assert sents("1. Foo\n2. Bar") == ["1. Foo", "2. Bar"]
+    assert sents("Steps:\n1) Plan the work\n2) Do it\n3) Check it") == [
+        "Steps:",
+        "1) Plan the work",
+        "2) Do it",
+        "3) Check it",
+    ]
+    text = (
+        "The following:\n1. A Current Profile specifies the outcomes \nbeing achieved.\n2. A Target"
+    )
+    assert sents(text) == [
+        "The following:",
+        "1. A Current Profile specifies the outcomes \nbeing achieved.",
+        "2. A Target",
+    ]
+    assert sents("(a) first item\n(b) second item") == ["(a) first item", "(b) second item"]
+
+
+def test_inline_numbering_and_line_start_numbers_mid_sentence() -> None:
+    text = "risk is a function of 1) the impact and 2) the likelihood of\n1) nothing else."
+    assert sents(text) == [text]
+    text = "The accuracy rose to\n82.6% on the test set."
+    assert sents(text) == [text]
+
+
+def test_bullets() -> None:
+    assert sents("Items:\n• first\n• second\n▪ third") == [
+        "Items:",
+        "• first",
+        "• second",
+        "▪ third",
+    ]
+    text = "• Context (GV.OC): The circumstances are\nunderstood\no GV.OC-01: The mission is\nknown"
+    assert sents(text) == [
+        "• Context (GV.OC): The circumstances are\nunderstood",
+        "o GV.OC-01: The mission is\nknown",
+    ]
+    assert sents("List:\n- Alpha\n- Beta\n* Gamma\n– Delta") == [
+        "List:",
+        "- Alpha",
+        "- Beta",
+        "* Gamma",
+        "– Delta",
+    ]
+
+
+def test_dash_at_line_start_inside_a_sentence_is_no_bullet() -> None:
+    text = "humans may assume that AI systems work\n– and work well – in all settings."
+    assert sents(text) == [text]
+
+
+def test_headings() -> None:
+    text = (
+        "3.1. CSF Profiles\n"
+        "A CSF Organizational Profile describes an organization’s current and target \n"
+        "posture in terms of the Core’s outcomes.\n"
+        "3 METHODS\n"
+        "Overview of RAPTOR Building on the idea that long texts often present subtopics \n"
+        "and structures.\n"
+        "Comparison to State-of-the-art Systems\n"
+        "Building upon our controlled comparisons, we examine the performance.\n"
+    )
+    assert sents(text) == [
+        "3.1. CSF Profiles",
+        "A CSF Organizational Profile describes an organization’s current and target \n"
+        "posture in terms of the Core’s outcomes.",
+        "3 METHODS",
+        "Overview of RAPTOR Building on the idea that long texts often present subtopics \n"
+        "and structures.",
+        "Comparison to State-of-the-art Systems",
+        "Building upon our controlled comparisons, we examine the performance.",
+    ]
+
+
+def test_short_line_ending_in_lower_case_word_runs_on() -> None:
+    text = (
+        "In particular, it outperforms CoLISA by 21.5% on\n"
+        "QuALITY-HARD, which represents questions that humans took long to answer.\n"
+    )
+    assert len(sents(text)) == 1
+
+
+def test_caption_number() -> None:
+    text = "The steps are shown below.\nFig. 3. Steps for creating a Profile"
+    assert sents(text) == ["The steps are shown below.", "Fig. 3. Steps for creating a Profile"]
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+_pieces = st.sampled_from(
+    ["Word", "word", "e.g.", "Fig. 3", "0.85", ".", ". ", "? ", "!", "\n", "\n\n", " ", "\t",
+     "1. ", "1)", "• ", "- ", "o ", "GV.OC-01", "“", "”", ")", "(", "U.S.", "Heading\n", "abc",
+     "…", "。", ":", ";", "\r\n", "A", "\u2028"]
+)  # fmt: skip
+
+
+def _check(text: str) -> None:
+    spans = split_sentences(text)
+    previous_end = 0
+    covered = [False] * len(text)
+    for start, end in spans:
+        assert previous_end <= start < end <= len(text)
+        assert not text[start].isspace() and not text[end - 1].isspace()
+        for i in range(start, end):
+            covered[i] = True
+        previous_end = end
+    assert all(covered[i] for i, ch in enumerate(text) if not ch.isspace())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_pieces, max_size=80))
+def test_span_properties_structured(parts: list[str]) -> None:
+    _check("".join(parts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_span_properties_any_text(text: str) -> None:
+    _check(text)
+
+
+# --- real pages ---------------------------------------------------------------------------------
+
+needs_seed = pytest.mark.skipif(not SEED.is_dir(), reason="shared seed corpus not present")
+
+
+@needs_seed
+def test_real_page_csf() -> None:
+    text = _page_text("nist-csf-2.0.pdf", 10)
+    got = sents(text)
+    _check(text)
+    assert got[:6] == [
+        "NIST CSWP 29 The NIST Cybersecurity Framework (CSF) 2.0",
+        "February 26, 2024",
+        "6",
+        "3. Introduction to CSF Profiles and Tiers",
+        "This section defines the concepts of CSF Profiles and Tiers.",
+        "3.1. CSF Profiles",
+    ]
+    assert "Every Organizational Profile includes one or both of the following:" in got
+    assert any(s.startswith("1. A Current Profile specifies") for s in got)
+    assert any(s.startswith("2. A Target Profile specifies") for s in got)
+    assert got[-1] == "Fig. 3. Steps for creating and using a CSF Organizational Profile"
+    assert (
+        "A Community Profile is a baseline of CSF outcomes that is created and published to "
+        "address \nshared interests and goals among a number of organizations." in got
+    )
+
+
+@needs_seed
+def test_real_page_subcategories() -> None:
+    got = sents(_page_text("nist-csf-2.0.pdf", 20))
+    items = [s for s in got if s.startswith("o GV.")]
+    assert len(items) == 12
+    assert items[0] == (
+        "o GV.OC-01: The organizational mission is understood and informs cybersecurity risk \n"
+        "management"
+    )
+
+
+@needs_seed
+def test_speed_on_a_real_page() -> None:
+    text = _page_text("raptor.pdf", 2)[:4000]
+    assert len(text) == 4000
+    split_sentences(text)
+    rounds = 50
+    began = time.perf_counter()
+    for _ in range(rounds):
+        split_sentences(text)
+    per_page = (time.perf_counter() - began) / rounds
+    print(f"split_sentences: {per_page * 1000:.2f} ms for 4,000 characters")
+    assert per_page < 0.005
