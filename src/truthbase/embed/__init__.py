@@ -1,0 +1,47 @@
+"""Embedding: texts to L2-normalized float32 vectors, behind the :class:`Embedder` Protocol.
+
+Backends: the bundled all-MiniLM-L6-v2 on onnxruntime (``minilm``, offline, the default), a
+folder of one's own with ``model.onnx`` and ``tokenizer.json`` (``onnx:DIR``), and any
+OpenAI-compatible ``/v1/embeddings`` endpoint (``openai:MODEL``). The model id and dimension of
+the embedder are stored with an index; :func:`check_compatible` refuses to mix them.
+"""
+
+from truthbase.embed._base import (
+    DEFAULT_MODEL_ID,
+    Embedder,
+    EmbedderMismatchError,
+    EmbeddingError,
+    Vectors,
+    check_compatible,
+    l2_normalize,
+    settings_name_for,
+)
+from truthbase.embed._fake import HashingEmbedder
+from truthbase.embed._load import load_embedder
+from truthbase.embed._onnx import (
+    OnnxEmbedder,
+    bundled_model_files,
+    default_embedder,
+    mean_pool,
+    onnx_dir_embedder,
+)
+from truthbase.embed._openai import OpenAIEmbedder
+
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "Embedder",
+    "EmbedderMismatchError",
+    "EmbeddingError",
+    "HashingEmbedder",
+    "OnnxEmbedder",
+    "OpenAIEmbedder",
+    "Vectors",
+    "bundled_model_files",
+    "check_compatible",
+    "default_embedder",
+    "l2_normalize",
+    "load_embedder",
+    "mean_pool",
+    "onnx_dir_embedder",
+    "settings_name_for",
+]

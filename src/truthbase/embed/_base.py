@@ -1,0 +1,82 @@
+"""The embedder Protocol, its errors, and the index compatibility check."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+#: A batch of embeddings: float32, shape (n, dim), each row of unit L2 norm.
+Vectors = npt.NDArray[np.float32]
+
+#: The model id of the bundled default embedder (stored with every index built with it).
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+#: The settings name that selects the bundled default embedder.
+DEFAULT_NAME = "minilm"
+
+
+class EmbeddingError(RuntimeError):
+    """An embedder could not produce vectors (remote error, bad response, unusable model)."""
+
+
+class EmbedderMismatchError(ValueError):
+    """The current embedder is not the one an index was built with."""
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalized float32 vectors.
+
+    ``model_id`` and ``dim`` are stored with the index; a different embedder cannot search it.
+    Not ``runtime_checkable`` on purpose: an isinstance check would read ``dim``, which a remote
+    embedder may learn only by calling its server.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``: float32 array of shape (len(texts), dim), rows of unit norm."""
+        ...
+
+
+def l2_normalize(vectors: npt.NDArray[np.floating]) -> Vectors:
+    """Rows scaled to unit L2 norm, as float32; an all-zero row stays zero."""
+    out = np.asarray(vectors, dtype=np.float32)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D array of vectors, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.ascontiguousarray(out / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+
+
+def settings_name_for(model_id: str) -> str:
+    """The ``TRUTHBASE_EMBEDDER__NAME`` value that selects the embedder of ``model_id``."""
+    if model_id == DEFAULT_MODEL_ID:
+        return DEFAULT_NAME
+    if model_id.startswith("onnx:") and "@sha256:" in model_id:
+        return model_id.rsplit("@sha256:", 1)[0]
+    return model_id
+
+
+def _identity(model_id: str) -> str:
+    # A local ONNX model is the same model wherever its folder lies: compare its content hash.
+    if model_id.startswith("onnx:") and "@sha256:" in model_id:
+        return "sha256:" + model_id.rsplit("@sha256:", 1)[1]
+    return model_id
+
+
+def check_compatible(index_model_id: str, index_dim: int, embedder: Embedder) -> None:
+    """Raise :class:`EmbedderMismatchError` unless ``embedder`` can search an index built with
+    ``index_model_id`` vectors of ``index_dim`` dimensions."""
+    if _identity(index_model_id) == _identity(embedder.model_id) and index_dim == embedder.dim:
+        return
+    raise EmbedderMismatchError(
+        f"the index was built with embedder {index_model_id!r} (dim {index_dim}), but the "
+        f"current embedder is {embedder.model_id!r} (dim {embedder.dim}); vectors of different "
+        "embedders cannot be compared. Re-index: re-ingest into a new --db, or set "
+        f"TRUTHBASE_EMBEDDER__NAME={settings_name_for(index_model_id)} to use the index's embedder."
+    )

@@ -1,0 +1,53 @@
+"""Choosing an embedder by its settings name."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from truthbase.config import EmbedderSettings
+from truthbase.embed._base import DEFAULT_NAME, Embedder, EmbeddingError
+from truthbase.embed._onnx import default_embedder, onnx_dir_embedder
+from truthbase.embed._openai import OpenAIEmbedder
+
+#: The API key sent to a local server (Ollama, vLLM) when the key's variable is unset.
+LOCAL_DUMMY_API_KEY = "not-needed"
+
+VALID_FORMS = (
+    f"'{DEFAULT_NAME}' (the bundled all-MiniLM-L6-v2, offline), "
+    "'onnx:DIR' (a folder with model.onnx and tokenizer.json), "
+    "'openai:MODEL' (an OpenAI-compatible /v1/embeddings endpoint at embedder.base_url)"
+)
+
+
+def load_embedder(settings: EmbedderSettings) -> Embedder:
+    """The embedder that ``settings.name`` names.
+
+    Reads the API key of ``openai:MODEL`` from the environment variable named by
+    ``settings.api_key_env``; when it is unset and ``base_url`` points at a server of one's own,
+    a dummy key is sent (local servers ignore it).
+    """
+    name = settings.name.strip()
+    if name == DEFAULT_NAME:
+        return default_embedder(batch_size=settings.batch_size)
+    kind, sep, rest = name.partition(":")
+    rest = rest.strip()
+    if sep and kind == "onnx" and rest:
+        return onnx_dir_embedder(Path(rest), batch_size=settings.batch_size)
+    if sep and kind == "openai" and rest:
+        api_key = os.environ.get(settings.api_key_env, "").strip()
+        if not api_key:
+            if settings.base_url is None:
+                raise EmbeddingError(
+                    f"embedder {name!r} uses the OpenAI API, but ${settings.api_key_env} is not "
+                    "set; set it, or point TRUTHBASE_EMBEDDER__BASE_URL at a local server"
+                )
+            api_key = LOCAL_DUMMY_API_KEY
+        return OpenAIEmbedder(
+            rest,
+            base_url=settings.base_url,
+            api_key=api_key,
+            timeout=settings.timeout_s,
+            batch_size=settings.batch_size,
+        )
+    raise ValueError(f"unknown embedder {settings.name!r}; valid forms: {VALID_FORMS}")

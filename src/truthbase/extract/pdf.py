@@ -1,0 +1,212 @@
+"""PDF extraction with pdfium: the thin I/O shell around the pure text core.
+
+Reads pdfium's character array page by page (code point, generated/hyphen flags, loose box, and
+the font name for private-use glyphs), then hands everything to pure functions: line-break
+cleanup (``text``), document-wide private-use ligature inference (``ligatures``), document-wide
+line-end hyphen decisions, word break or compound hyphen (``hyphens``), and the canonical text
+with its boxes (``text``).
+
+Reading order is pdfium's character order. On the multi-column corpus files (two-column ACM and
+NAACL papers, the three-column Federal Register) it is column by column, not line by line across
+columns, so no reordering is done here; tests/integration/test_extract_pdf.py proves it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from ..model import ExtractedDocument, ExtractionReport, PageGeometry, Rect, Unit
+from .errors import ExtractionError
+from .hyphens import decide_line_end_hyphens
+from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
+from .text import RawChar, clean_chars, expand_page, finish_page, pua_tokens
+
+#: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
+EXTRACTOR_VERSION = (
+    "truthbase-pdf/2 (pdfium char order, loose boxes, NFC, ligatures joined, "
+    "line-end compound hyphens kept)"
+)
+
+# pdfium accepts a header anywhere in the first 1024 bytes (PDF 1.7, Annex H implementation note).
+_HEADER_WINDOW = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _RawPage:
+    chars: list[RawChar]
+    geometry: PageGeometry | None
+    label: str | None
+    unmapped: int  # characters pdfium flags with a Unicode mapping error
+    error: str | None = None
+
+
+def _rect(box: Sequence[float]) -> Rect:
+    x0, y0, x1, y1 = (float(v) for v in box)
+    return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
+
+def _font_name(textpage: pdfium.PdfTextPage, index: int) -> str:
+    flags = ctypes.c_int()
+    size = pdfium_c.FPDFText_GetFontInfo(textpage, index, None, 0, ctypes.byref(flags))
+    if size <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer(size)
+    pdfium_c.FPDFText_GetFontInfo(textpage, index, buffer, size, ctypes.byref(flags))
+    return buffer.value.decode("utf-8", errors="replace")
+
+
+def _read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
+    chars: list[RawChar] = []
+    unmapped = 0
+    for i in range(textpage.count_chars()):
+        code = int(pdfium_c.FPDFText_GetUnicode(textpage, i))
+        generated = bool(pdfium_c.FPDFText_IsGenerated(textpage, i) == 1)
+        hyphen = bool(pdfium_c.FPDFText_IsHyphen(textpage, i) == 1)
+        if pdfium_c.FPDFText_HasUnicodeMapError(textpage, i) == 1:
+            unmapped += 1
+        box: Rect | None = None
+        if not generated:
+            try:
+                box = _rect(textpage.get_charbox(i, loose=True))
+            except pdfium.PdfiumError:
+                box = None  # pdfium has no box for it; the character still counts as text
+        font = _font_name(textpage, i) if is_private_use(code) else None
+        chars.append(RawChar(code, box, generated, hyphen, font))
+    return chars, unmapped
+
+
+def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
+    label = document.get_page_label(index) or None
+    try:
+        page = document[index]
+    except pdfium.PdfiumError as exc:
+        return _RawPage([], None, label, 0, error=f"page {index + 1}: cannot load ({exc})")
+    try:
+        geometry = PageGeometry(
+            mediabox=_rect(page.get_mediabox()),
+            cropbox=_rect(page.get_cropbox()),
+            rotation=int(page.get_rotation()) % 360,
+        )
+        textpage = page.get_textpage()
+        try:
+            chars, unmapped = _read_chars(textpage)
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    return _RawPage(chars, geometry, label, unmapped)
+
+
+def _open(data: bytes, path: Path, password: str | None) -> pdfium.PdfDocument:
+    if b"%PDF-" not in data[:_HEADER_WINDOW]:
+        raise ExtractionError(
+            "not_pdf", f"{path.name} is not a PDF file (no %PDF header).", path=str(path)
+        )
+    try:
+        return pdfium.PdfDocument(data, password=password)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
+            hint = "the password given is wrong" if password else "it needs a password"
+            raise ExtractionError(
+                "encrypted",
+                f"{path.name} is encrypted and {hint}; ingest it again with its password.",
+                path=str(path),
+            ) from exc
+        raise ExtractionError(
+            "corrupt",
+            f"{path.name} is damaged or truncated and cannot be read ({exc}).",
+            path=str(path),
+        ) from exc
+
+
+def _title(document: pdfium.PdfDocument, path: Path) -> str:
+    try:
+        title = str(document.get_metadata_value("Title"))
+    except (pdfium.PdfiumError, KeyError):
+        title = ""
+    title = title.replace("\x00", "").strip()
+    return title or path.stem
+
+
+def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument:
+    """Extract every page of a PDF into canonical text with one glyph box per character.
+
+    Raises ExtractionError (reason "not_pdf", "encrypted", "corrupt" or "no_text") for files
+    that cannot be ingested; pages without text inside a readable document become empty units.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    document = _open(data, path, password)
+    try:
+        title = _title(document, path)
+        raw_pages = [_read_page(document, i) for i in range(len(document))]
+    finally:
+        document.close()
+
+    report = ExtractionReport()
+    if raw_pages and all(p.error is not None for p in raw_pages):
+        raise ExtractionError(
+            "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
+        )
+    cleaned = [clean_chars(p.chars) for p in raw_pages]
+    repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    report.ligature_words_repaired = repair.words_repaired
+    report.ligature_codepoints = {
+        pua_key_label(key): letters for key, letters in sorted(repair.mapping.items())
+    }
+    if repair.unresolved:
+        left = ", ".join(f"{pua_key_label(k)} x{n}" for k, n in sorted(repair.unresolved.items()))
+        report.warnings.append(f"private-use glyphs left as they are (not ligatures?): {left}")
+
+    expanded = [expand_page(chars, repair.mapping) for chars in cleaned]
+    decisions = decide_line_end_hyphens([page.text for page in expanded])
+    report.compound_hyphens_kept = sum(sum(page) for page in decisions)
+
+    units: list[Unit] = []
+    for index, (raw_page, page, keep) in enumerate(
+        zip(raw_pages, expanded, decisions, strict=True)
+    ):
+        page_text = finish_page(page, keep)
+        units.append(
+            Unit(
+                index=index,
+                text=page_text.text,
+                boxes=page_text.boxes,
+                label=raw_page.label,
+                geometry=raw_page.geometry,
+            )
+        )
+        if raw_page.error is not None:
+            report.warnings.append(raw_page.error)
+        if raw_page.unmapped:
+            report.warnings.append(
+                f"page {index + 1}: {raw_page.unmapped} characters have no Unicode mapping "
+                "(their text may be wrong)"
+            )
+        if not page_text.text.strip():
+            report.empty_units += 1
+
+    if report.empty_units == len(units):
+        raise ExtractionError(
+            "no_text",
+            f"{path.name} has no text layer (scanned pages?); it needs OCR before it can be "
+            "ingested, e.g. `ocrmypdf in.pdf out.pdf`.",
+            path=str(path),
+        )
+    return ExtractedDocument(
+        sha256=hashlib.sha256(data).hexdigest(),
+        title=title,
+        path=str(path),
+        kind="pdf",
+        units=units,
+        extractor_version=EXTRACTOR_VERSION,
+        report=report,
+    )

@@ -1,0 +1,226 @@
+"""Canonical text of a page from pdfium's character records (pure functions, no pdfium).
+
+The invariant every function here keeps: one box (or None) per output character. Anything that
+changes the number of characters (line-break normalization, hyphenation joins, ligature
+expansion, NFC composition) decides the boxes of its output at the same time.
+
+Steps: ``clean_chars`` (per page) -> document-wide ligature inference (``ligatures``) ->
+``expand_page`` (text with U+FFFE where pdfium marked a line-end hyphen) -> document-wide
+hyphen decisions (``hyphens``) -> ``finish_page`` (each mark joins or becomes "-", then NFC).
+``canonical_page`` runs the last three for one page on its own.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..model import Rect
+from .hyphens import HYPHEN_MARK, decide_line_end_hyphens
+from .ligatures import UNICODE_LIGATURES, PuaKey, Token, is_private_use
+
+# pdfium's marker for a line-end hyphen: GetUnicode reports 0x02 (with IsHyphen set), GetText
+# reports U+FFFE. Both mean "the line ends in a hyphen and the word continues on the next line";
+# whether that hyphen is a word break or a compound's hyphen is decided later (``hyphens``).
+_LINE_END_HYPHENS = frozenset({0x02, 0xFFFE})
+_SOFT_HYPHEN = 0x00AD  # a discretionary break by definition: always removed
+_MARK = ord(HYPHEN_MARK)
+_CR, _LF = 0x0D, 0x0A
+
+
+@dataclass(frozen=True, slots=True)
+class RawChar:
+    """One entry of pdfium's character array, as read by the I/O shell."""
+
+    code: int  # FPDFText_GetUnicode
+    box: Rect | None  # loose box in user space; None for generated characters
+    generated: bool = False  # FPDFText_IsGenerated: pdfium inserted it (space, line break)
+    hyphen: bool = False  # FPDFText_IsHyphen: a line-end hyphenation
+    font: str | None = None  # only read for private-use code points (per-font repair)
+
+    def pua_key(self) -> PuaKey | None:
+        if is_private_use(self.code):
+            return (self.font or "", self.code)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    text: str
+    boxes: list[Rect | None]
+
+
+def _is_space(code: int) -> bool:
+    return chr(code).isspace()
+
+
+def _union(boxes: Sequence[Rect | None]) -> Rect | None:
+    real = [b for b in boxes if b is not None]
+    if not real:
+        return None
+    return (
+        min(b[0] for b in real),
+        min(b[1] for b in real),
+        max(b[2] for b in real),
+        max(b[3] for b in real),
+    )
+
+
+def _clean(chars: Sequence[RawChar]) -> list[RawChar]:
+    """Mark line-end hyphens, drop soft hyphens and NULs, turn CR LF into one LF, pair surrogates.
+
+    A line-end hyphen becomes one U+FFFE character (hyphen=True) that keeps the hyphen's glyph
+    box; ``finish_page`` later joins it away or turns it into "-".
+    """
+    out: list[RawChar] = []
+    i, n = 0, len(chars)
+    while i < n:
+        c = chars[i]
+        if c.hyphen or c.code in _LINE_END_HYPHENS or c.code == _SOFT_HYPHEN:
+            if c.code != _SOFT_HYPHEN:
+                out.append(RawChar(_MARK, None if c.generated else c.box, hyphen=True))
+            # The halves stay adjacent either way: skip whatever whitespace pdfium put after the
+            # mark (current pdfium puts none, older builds and soft hyphens at a line end put a
+            # break).
+            i += 1
+            while i < n and _is_space(chars[i].code):
+                i += 1
+            continue
+        if c.code == 0:
+            # pdfium reports 0 for glyphs it could not map at all; GetText skips them too.
+            i += 1
+            continue
+        if c.code == _CR:
+            nxt = chars[i + 1] if i + 1 < n else None
+            pair = nxt is not None and nxt.code == _LF
+            generated = c.generated and (not pair or (nxt is not None and nxt.generated))
+            out.append(RawChar(_LF, None if generated else c.box, generated))
+            i += 2 if pair else 1
+            continue
+        if 0xD800 <= c.code <= 0xDBFF and i + 1 < n and 0xDC00 <= chars[i + 1].code <= 0xDFFF:
+            low = chars[i + 1]
+            code = 0x10000 + ((c.code - 0xD800) << 10) + (low.code - 0xDC00)
+            out.append(RawChar(code, _union([c.box, low.box]), c.generated and low.generated))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return out
+
+
+def clean_chars(chars: Sequence[RawChar]) -> list[RawChar]:
+    """Public form of the cleaning pass: ligature inference runs on joined words."""
+    return _clean(chars)
+
+
+def pua_tokens(chars: Sequence[RawChar]) -> list[Token]:
+    """The page as inference tokens: private-use glyphs as keys, everything else as text."""
+    tokens: list[Token] = []
+    for c in chars:
+        if c.code == _MARK:
+            continue  # inference reads the two halves as one word, as it did before marks
+        key = c.pua_key()
+        tokens.append(key if key is not None else chr(c.code))
+    return tokens
+
+
+def _expand(
+    chars: Sequence[RawChar], pua_map: Mapping[PuaKey, str]
+) -> tuple[list[str], list[Rect | None]]:
+    """Characters to text: ligatures become letters that each keep the ligature's box."""
+    text: list[str] = []
+    boxes: list[Rect | None] = []
+    for c in chars:
+        box = None if c.generated else c.box
+        ch = chr(c.code)
+        key = c.pua_key()
+        letters = UNICODE_LIGATURES.get(ch)
+        if letters is None and key is not None:
+            letters = pua_map.get(key)
+        if letters is None:
+            letters = ch
+        for letter in letters:
+            text.append(letter)
+            boxes.append(box)
+    return text, boxes
+
+
+def _composes(ch: str) -> bool:
+    """True for characters NFC may fold into the character before them."""
+    if unicodedata.combining(ch):
+        return True
+    code = ord(ch)
+    # Hangul vowel and trailing jamo compose with the syllable before them, class 0 or not.
+    return 0x1160 <= code <= 0x11FF or 0x3099 <= code <= 0x309A
+
+
+def _nfc(text: Sequence[str], boxes: Sequence[Rect | None]) -> PageText:
+    """NFC per cluster (a character and what composes onto it); the cluster's box is the union."""
+    out_text: list[str] = []
+    out_boxes: list[Rect | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        while j < n and _composes(text[j]):
+            j += 1
+        if j == i + 1 and (text[i] < "\u0300" or unicodedata.is_normalized("NFC", text[i])):
+            out_text.append(text[i])
+            out_boxes.append(boxes[i])
+        else:
+            cluster = "".join(text[i:j])
+            normalized = unicodedata.normalize("NFC", cluster)
+            if normalized == cluster:
+                out_text.extend(text[i:j])
+                out_boxes.extend(boxes[i:j])
+            else:
+                box = _union(boxes[i:j])
+                out_text.extend(normalized)
+                out_boxes.extend([box] * len(normalized))
+        i = j
+    return PageText("".join(out_text), out_boxes)
+
+
+def expand_page(chars: Sequence[RawChar], pua_map: Mapping[PuaKey, str] | None = None) -> PageText:
+    """Cleaned characters to text and boxes, ligatures expanded, line-end hyphens still U+FFFE."""
+    text, boxes = _expand(chars, pua_map or {})
+    return PageText("".join(text), boxes)
+
+
+def finish_page(page: PageText, keep: Sequence[bool]) -> PageText:
+    """Resolve each U+FFFE mark (``keep`` holds one decision per mark, in order), then NFC.
+
+    A kept mark becomes "-" with the hyphen's glyph box (it is drawn on the page); a joined one
+    disappears with its box. No whitespace is added: the halves stay adjacent.
+    """
+    text: list[str] = []
+    boxes: list[Rect | None] = []
+    decisions = iter(keep)
+    for ch, box in zip(page.text, page.boxes, strict=True):
+        if ch == HYPHEN_MARK:
+            decision = next(decisions, None)
+            if decision is None:
+                raise ValueError("fewer hyphen decisions than line-end hyphens")
+            if decision:
+                text.append("-")
+                boxes.append(box)
+            continue
+        text.append(ch)
+        boxes.append(box)
+    if next(decisions, None) is not None:
+        raise ValueError("more hyphen decisions than line-end hyphens")
+    return _nfc(text, boxes)
+
+
+def canonical_page(
+    chars: Sequence[RawChar], pua_map: Mapping[PuaKey, str] | None = None
+) -> PageText:
+    """The canonical text of one page and its per-character boxes, the page its own evidence.
+
+    ``chars`` must already be cleaned (``clean_chars``): the document-level ligature inference
+    runs between the two steps. Whole documents decide line-end hyphens from all their pages
+    (``expand_page``, ``decide_line_end_hyphens``, ``finish_page``).
+    """
+    page = expand_page(chars, pua_map)
+    (keep,) = decide_line_end_hyphens([page.text])
+    return finish_page(page, keep)

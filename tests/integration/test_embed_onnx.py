@@ -1,0 +1,112 @@
+"""The local ONNX embedders on the real bundled model: the default and a user's ``onnx:DIR``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from truthbase.config import EmbedderSettings
+from truthbase.embed import (
+    DEFAULT_MODEL_ID,
+    Embedder,
+    EmbedderMismatchError,
+    EmbeddingError,
+    OnnxEmbedder,
+    bundled_model_files,
+    check_compatible,
+    default_embedder,
+    load_embedder,
+)
+
+TEXTS = [
+    "The Govern function establishes the organization's cybersecurity risk management strategy.",
+    "RAPTOR recursively clusters and summarizes chunks into a tree.",
+    "Short.",
+    "",
+    "Self-RAG trains a language model to retrieve, generate and critique with reflection tokens, "
+    "so that it can decide on demand whether retrieval helps the answer at all.",
+    "Ünïcödé text — with dashes, “quotes” and 数字 survives tokenization.",
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> OnnxEmbedder:
+    return default_embedder()
+
+
+def test_default_embedder_contract(minilm: OnnxEmbedder) -> None:
+    _: Embedder = minilm
+    assert minilm.model_id == DEFAULT_MODEL_ID == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    assert minilm.dim == 384
+    vectors = minilm.embed(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384)
+    assert vectors.dtype == np.float32 and vectors.flags.c_contiguous
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert minilm.embed([]).shape == (0, 384)
+    with pytest.raises(TypeError):
+        minilm.embed("one string")
+
+
+def test_batching_and_sorting_keep_each_text_in_its_row(minilm: OnnxEmbedder) -> None:
+    # One at a time (no padding) against batches of 2 with texts of mixed lengths (padding,
+    # reordering): each row must be its own text's vector.
+    alone = np.stack([minilm.embed([text])[0] for text in TEXTS])
+    small_batches = default_embedder(batch_size=2).embed(TEXTS)
+    np.testing.assert_allclose(small_batches, alone, atol=2e-4)
+    reversed_rows = minilm.embed(TEXTS[::-1])[::-1]
+    np.testing.assert_allclose(reversed_rows, alone, atol=2e-4)
+
+
+def test_semantic_sanity(minilm: OnnxEmbedder) -> None:
+    query, para, other = minilm.embed(
+        [
+            "How should an organization govern AI risk?",
+            "Governance of artificial intelligence risks within a company.",
+            "Bake the bread at 220 degrees for thirty minutes.",
+        ]
+    )
+    assert float(query @ para) > float(query @ other) + 0.3
+
+
+def test_long_text_is_truncated_not_rejected(minilm: OnnxEmbedder) -> None:
+    long_text = "risk " * 5000
+    vector = minilm.embed([long_text])[0]
+    # Past 256 tokens nothing counts: a longer text gives the same vector.
+    np.testing.assert_allclose(vector, minilm.embed([long_text + "garden " * 500])[0], atol=1e-6)
+
+
+def test_session_is_loaded_once_per_process(minilm: OnnxEmbedder) -> None:
+    again = load_embedder(EmbedderSettings())
+    assert isinstance(again, OnnxEmbedder)
+    assert again._session is minilm._session
+
+
+def test_onnx_dir_uses_the_same_code_path(tmp_path: Path, minilm: OnnxEmbedder) -> None:
+    model, tokenizer = bundled_model_files()
+    folder = tmp_path / "my model"
+    folder.mkdir()
+    shutil.copyfile(model, folder / "model.onnx")
+    shutil.copyfile(tokenizer, folder / "tokenizer.json")
+    mine = load_embedder(EmbedderSettings(name=f"onnx:{folder}", batch_size=4))
+    assert isinstance(mine, OnnxEmbedder)
+    assert mine.dim == 384
+    assert mine.model_id.startswith(f"onnx:{folder.resolve()}@sha256:")
+    np.testing.assert_allclose(mine.embed(TEXTS), minilm.embed(TEXTS), atol=2e-4)
+
+    # The same model file in another folder is the same embedder; the default id is not.
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    check_compatible(mine.model_id, 384, load_embedder(EmbedderSettings(name=f"onnx:{moved}")))
+    with pytest.raises(EmbedderMismatchError, match=f"TRUTHBASE_EMBEDDER__NAME=onnx:{folder}"):
+        check_compatible(mine.model_id, 384, minilm)
+
+
+def test_onnx_dir_with_a_broken_model_fails_clearly(tmp_path: Path) -> None:
+    _, tokenizer = bundled_model_files()
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx graph")
+    shutil.copyfile(tokenizer, tmp_path / "tokenizer.json")
+    with pytest.raises(EmbeddingError, match="cannot load ONNX model"):
+        load_embedder(EmbedderSettings(name=f"onnx:{tmp_path}"))
