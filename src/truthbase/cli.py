@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .config import Settings
-from .embed import Embedder, EmbedderMismatchError, load_embedder
+from .embed import Embedder, EmbedderMismatchError, EmbeddingError, load_embedder
 from .eval.golden import GoldenError, GoldenSet, default_corpus_root, load_golden
 from .eval.metrics import METRIC_NAMES
 from .eval.retrieval import PreparedCorpus, evaluate_retrieval, prepare_corpus, tune_retrieval
@@ -121,7 +121,7 @@ def ingest(app: AppContext, paths: tuple[Path, ...]) -> None:
                     on_start=on_start,
                     on_file=on_file,
                 )
-    except (StoreError, EmbedderMismatchError) as exc:
+    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
         _fail(str(exc))
         return
 
@@ -242,7 +242,7 @@ def search_command(
                 k=k,
                 mode=mode,  # type: ignore[arg-type]
             )
-    except (StoreError, EmbedderMismatchError) as exc:
+    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
         _fail(str(exc))
         return
     if as_json:
@@ -372,7 +372,7 @@ def eval_retrieval(
             report = evaluate_retrieval(
                 golden, prepared, store, app.embedder, app.settings.retrieval
             )
-    except (StoreError, EmbedderMismatchError, GoldenError, ValueError) as exc:
+    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
         _fail(str(exc))
         return
     report = {**_run_metadata(), "golden": str(golden_path), **report}
@@ -425,7 +425,7 @@ def eval_tune(
             report = tune_retrieval(
                 golden, prepared, store, app.embedder, app.settings.retrieval, folds=folds
             )
-    except (StoreError, EmbedderMismatchError, GoldenError, ValueError) as exc:
+    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
         _fail(str(exc))
         return
     report = {**_run_metadata(), "golden": str(golden_path), **report}

@@ -111,10 +111,8 @@ def _collapse_and_fold(items: list[_Item]) -> list[_Item]:
     pending_space: _Item | None = None
     for ch, s, e in items:
         if ch.isspace():
-            if pending_space is None:
-                pending_space = (" ", s, e)
-            else:
-                pending_space = (" ", pending_space[1], e)
+            start = s if pending_space is None else pending_space[1]
+            pending_space = (" ", start, e)
             continue
         if pending_space is not None and out:
             out.append(pending_space)

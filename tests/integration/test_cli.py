@@ -62,7 +62,11 @@ def test_search_json_has_page_text_and_rects(seed_db: Path) -> None:
 def test_search_explain_shows_both_arms(seed_db: Path) -> None:
     code, out = run("--db", str(seed_db), "search", "--explain", "--k", "3", "GV.OC-01")
     assert code == 0
-    assert "fts rank/score" in out and "dense rank/score" in out
+    assert "fts" in out and "dense" in out
+    code, out = run("--db", str(seed_db), "search", "--json", "--k", "8", "GV.OC-01")
+    arms = [set(hit["arms"]) for hit in json.loads(out)["results"]]
+    assert {"fts"} in arms or {"fts", "dense"} in arms
+    assert any("dense" in a for a in arms)
 
 
 def test_search_with_another_embedder_says_to_reindex(seed_db: Path, tmp_path: Path) -> None:
