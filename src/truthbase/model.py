@@ -53,6 +53,7 @@ class ExtractionReport:
 
     ligature_words_repaired: int = 0
     ligature_codepoints: dict[str, str] = field(default_factory=dict)
+    compound_hyphens_kept: int = 0  # line-end hyphens kept as "-" (compound words), not joined
     empty_units: int = 0
     warnings: list[str] = field(default_factory=list)
 
