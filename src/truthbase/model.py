@@ -8,7 +8,7 @@ before the viewer applies the page rotation and zoom.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 #: (x0, y0, x1, y1) in PDF user space, x0 <= x1 and y0 <= y1.
 Rect = tuple[float, float, float, float]
@@ -25,6 +25,51 @@ class PageGeometry:
     rotation: int  # clockwise degrees: 0, 90, 180 or 270
 
 
+#: A text node of an EPUB section's sanitized XHTML (``DomMap.html``), from ``<body>``: the
+#: 0-based index among element children (elements only) at each level, then, last, the 0-based
+#: index of the text node among its parent's text-node children (text nodes only).
+NodePath = tuple[int, ...]
+
+
+class DomRun(NamedTuple):
+    """Canonical characters [start, end) come from DOM text node ``node`` at ``offset`` onwards.
+
+    ``node`` indexes ``DomMap.nodes``; character ``start + k`` is the node's character
+    ``offset + k`` (offsets in Unicode code points, as Python counts them).
+    """
+
+    start: int
+    end: int
+    node: int
+    offset: int
+
+
+@dataclass(slots=True, kw_only=True)
+class DomMap:
+    """Where each canonical character of an EPUB unit sits in the sanitized XHTML a reader shows.
+
+    Canonical characters covered by no run were synthesized (inserted line breaks and cell
+    separators). Runs are sorted by ``start`` and, equivalently, by document position.
+    """
+
+    html: str  # the sanitized XHTML document the reader renders; node paths resolve against it
+    nodes: list[NodePath]
+    runs: list[DomRun]
+    anchors: dict[str, int] = field(default_factory=dict)  # element id -> canonical offset
+    linear: bool = True  # False for a spine item marked linear="no" (placed after linear ones)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TocEntry:
+    """One table-of-contents entry, resolved to a position in the canonical text."""
+
+    title: str
+    unit: int
+    offset: int
+    depth: int  # 0 for top-level entries
+    href: str  # as written in the navigation document (with its fragment)
+
+
 @dataclass(slots=True, kw_only=True)
 class Unit:
     """One page of a PDF (or one spine item of an EPUB) with its canonical text.
@@ -39,6 +84,7 @@ class Unit:
     label: str | None = None
     geometry: PageGeometry | None = None
     href: str | None = None
+    dom: DomMap | None = None  # EPUB units only: the reader's text-to-DOM map
 
     def __post_init__(self) -> None:
         if len(self.boxes) != len(self.text):
@@ -69,6 +115,8 @@ class ExtractedDocument:
     units: list[Unit]
     extractor_version: str
     report: ExtractionReport = field(default_factory=ExtractionReport)
+    toc: list[TocEntry] = field(default_factory=list)  # EPUB for now; empty when unknown
+    metadata: dict[str, str] = field(default_factory=dict)  # e.g. creator, language
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

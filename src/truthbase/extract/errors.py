@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-ExtractionFailure = Literal["encrypted", "not_pdf", "corrupt", "no_text", "unsupported"]
+ExtractionFailure = Literal[
+    "encrypted", "not_pdf", "corrupt", "no_text", "unsupported", "not_epub", "drm", "zip_bomb"
+]
 
 
 class ExtractionError(Exception):
