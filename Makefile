@@ -13,23 +13,26 @@ $(STAMP): pyproject.toml scripts/install.sh
 	touch $(STAMP)
 
 install: $(STAMP)
+	bash scripts/install-system.sh
+	bash scripts/install-web.sh
 
-lint: $(STAMP)
+lint: install
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-typecheck: $(STAMP)
+typecheck: install
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: install
 	$(BIN)/pytest tests
 
 test: lint typecheck unit
 
-bench: $(STAMP)
+bench: install
 	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/pg_bench.py
 
-demo: $(STAMP)
+demo: install
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"
 
 clean:

@@ -15,17 +15,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pypdfium2 as pdfium
 
-from truthbase.chunking import chunk_units
 from truthbase.config import Settings
+from truthbase.embed import DEFAULT_MODEL_ID as MODEL_ID
 from truthbase.embed import load_embedder
+from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
-from truthbase.ingest import sha256_file
+from truthbase.ingest import StageTimes, index_document
+from truthbase.model import ChunkDraft, ExtractedDocument, Unit
+from truthbase.retrieve.hybrid import search
 from truthbase.store import IndexEmbedder, SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "corpus" / "seed"
+GOLDEN = ROOT.parent / "shared" / "golden" / "dev.json"
 
 
 def bare_pdfium_seconds(path: Path) -> float:
@@ -40,48 +45,29 @@ def bare_pdfium_seconds(path: Path) -> float:
     return time.perf_counter() - started
 
 
-def bench_ingest(paths: list[Path]) -> dict[str, Any]:
-    settings = Settings()
+def bench_ingest(paths: list[Path], store: SQLiteStore, settings: Settings) -> dict[str, Any]:
     embedder = load_embedder(settings.embedder)
     embedder.embed(["warm up the session"])
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SQLiteStore(Path(tmp) / "bench.sqlite")
-        for path in paths:
-            bare = min(bare_pdfium_seconds(path) for _ in range(3))
-            t0 = time.perf_counter()
-            document = extract_path(path)
-            t1 = time.perf_counter()
-            drafts = chunk_units(
-                document.units,
-                max_chars=settings.chunking.max_chars,
-                overlap=settings.chunking.overlap,
-            )
-            t2 = time.perf_counter()
-            vectors = embedder.embed([d.text for d in drafts])
-            t3 = time.perf_counter()
-            store.add_document(
-                document,
-                drafts,
-                vectors,
-                IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
-            )
-            t4 = time.perf_counter()
-            pages = len(document.units)
-            rows.append(
-                {
-                    "file": path.name,
-                    "pages": pages,
-                    "chunks": len(drafts),
-                    "extract_s": t1 - t0,
-                    "chunk_s": t2 - t1,
-                    "embed_s": t3 - t2,
-                    "store_s": t4 - t3,
-                    "bare_pdfium_s": bare,
-                    "sha256": sha256_file(path)[:12],
-                }
-            )
-        store.close()
+    for path in paths:
+        bare = min(bare_pdfium_seconds(path) for _ in range(3))
+        times = StageTimes()
+        started = time.perf_counter()
+        document = extract_path(path)
+        times.extract = time.perf_counter() - started
+        drafts = index_document(document, store, embedder, settings.chunking, times)
+        rows.append(
+            {
+                "file": path.name,
+                "pages": len(document.units),
+                "chunks": len(drafts),
+                "extract_s": times.extract,
+                "chunk_s": times.chunk,
+                "embed_s": times.embed,
+                "store_s": times.store,
+                "bare_pdfium_s": bare,
+            }
+        )
     pages = sum(r["pages"] for r in rows)
     totals = {
         key: sum(r[key] for r in rows)
@@ -99,6 +85,151 @@ def bench_ingest(paths: list[Path]) -> dict[str, Any]:
         / totals["bare_pdfium_s"],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench_latency(
+    store: SQLiteStore, queries: list[str], settings: Settings, repeats: int = 3
+) -> dict[str, Any]:
+    """Hybrid query latency, and the share of each stage of the total.
+
+    fts: the full-text arm; dense: embedding the query plus exact cosine; feedback: the
+    pseudo-relevance feedback query; fusion: RRF and loading the result chunks. The shares are of
+    the wall time around search(), so what they leave is the glue between stages.
+    """
+    embedder = load_embedder(settings.embedder)
+    search(store, embedder, queries[0], settings.retrieval)  # loads the vector matrix
+    totals: list[float] = []
+    stage = {"fts": 0.0, "dense": 0.0, "feedback": 0.0, "fusion": 0.0}
+    for _ in range(repeats):
+        for query in queries:
+            started = time.perf_counter()
+            result = search(store, embedder, query, settings.retrieval)
+            totals.append(time.perf_counter() - started)
+            stage["fts"] += result.timings.fts
+            stage["dense"] += result.timings.embed + result.timings.dense
+            stage["feedback"] += result.timings.feedback
+            stage["fusion"] += result.timings.fuse
+    whole = sum(totals)
+    return {
+        "queries": len(totals),
+        "p50_ms": 1000 * _percentile(totals, 0.5),
+        "p95_ms": 1000 * _percentile(totals, 0.95),
+        "share": {name: value / whole for name, value in stage.items()},
+    }
+
+
+def bench_answer_latency(
+    store: SQLiteStore, questions: list[str], settings: Settings
+) -> dict[str, Any]:
+    """Time to the `sources` event and to the first token, extractive answerer."""
+    from truthbase.answer import answer_question
+    from truthbase.answer.model import SourcesEvent, TokenEvent
+
+    embedder = load_embedder(settings.embedder)
+    to_sources: list[float] = []
+    to_token: list[float] = []
+    for question in questions:
+        started = time.perf_counter()
+        seen_sources = seen_token = False
+        for event in answer_question(store, embedder, question, settings.retrieval):
+            if isinstance(event, SourcesEvent) and not seen_sources:
+                to_sources.append(time.perf_counter() - started)
+                seen_sources = True
+            if isinstance(event, TokenEvent) and not seen_token:
+                to_token.append(time.perf_counter() - started)
+                seen_token = True
+    return {
+        "questions": len(questions),
+        "sources_p50_ms": 1000 * _percentile(to_sources, 0.5),
+        "first_token_p50_ms": 1000 * _percentile(to_token, 0.5) if to_token else None,
+        "answers_with_tokens": len(to_token),
+    }
+
+
+def bench_click_to_highlight(db: Path, spans: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Open each span in the real viewer (Debian's Chromium) and time until it is drawn."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        return None
+    import socket
+    import threading
+    from urllib.parse import urlencode
+
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from truthbase.server import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(Settings(db=db)), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    times: list[float] = []
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(chromium),
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--no-first-run",
+                ],
+            )
+            page = browser.new_page()
+            ready = "() => document.querySelector('#viewer')?.dataset.viewerState === 'ready'"
+            for i, span in enumerate(spans):
+                started = time.perf_counter()
+                page.goto(f"http://127.0.0.1:{port}/view?{urlencode(span)}")
+                page.wait_for_function(ready)
+                if i:  # the first one warms pdf.js and the browser cache
+                    times.append(time.perf_counter() - started)
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+    return {"spans": len(times), "p50_ms": 1000 * _percentile(times, 0.5)}
+
+
+def synthetic_store(path: Path, chunks: int, dim: int, seed: int = 7) -> SQLiteStore:
+    """An index of generated text and random unit vectors: enough to time the arms at scale."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(20_000)]
+    weights = 1.0 / np.arange(1, len(vocabulary) + 1)  # Zipf-like term frequencies
+    weights /= weights.sum()
+    store = SQLiteStore(path)
+    per_doc = 1_000
+    for d in range(chunks // per_doc):
+        words = rng.choice(len(vocabulary), size=(per_doc, 120), p=weights)
+        texts = [" ".join(vocabulary[w] for w in row) for row in words]
+        unit = Unit(index=0, text="synthetic", boxes=[None] * 9)
+        document = ExtractedDocument(
+            sha256=f"synthetic-{d}",
+            title=f"synthetic {d}",
+            path=f"synthetic-{d}",
+            kind="pdf",
+            units=[unit],
+            extractor_version="synthetic",
+        )
+        drafts = [ChunkDraft(unit=0, start=0, end=9, text=t, rects=()) for t in texts]
+        vectors = rng.standard_normal((per_doc, dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.add_document(document, drafts, vectors, IndexEmbedder(model_id=MODEL_ID, dim=dim))
+    return store
 
 
 def print_ingest(report: dict[str, Any]) -> None:
@@ -128,17 +259,76 @@ def print_ingest(report: dict[str, Any]) -> None:
     print(f"peak RSS: {report['peak_rss_mib']:.0f} MiB")
 
 
+def print_latency(title: str, report: dict[str, Any]) -> None:
+    share = ", ".join(f"{k} {100 * v:.0f}%" for k, v in report["share"].items())
+    print(
+        f"{title}: p50 {report['p50_ms']:.1f} ms, p95 {report['p95_ms']:.1f} ms "
+        f"over {report['queries']} queries; share of total: {share}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--corpus", type=Path, default=SEED, help="folder of PDFs")
+    parser.add_argument("--golden", type=Path, default=GOLDEN, help="questions to time")
+    parser.add_argument("--synthetic", type=int, default=100_000, help="chunks, 0 to skip")
     parser.add_argument("--json", type=Path, default=ROOT / "var" / "bench.json", help="output")
     args = parser.parse_args()
     paths = sorted(args.corpus.glob("*.pdf"))
     if not paths:
         print(f"no PDFs under {args.corpus}", file=sys.stderr)
         return 2
-    report = {"ingest": bench_ingest(paths)}
-    print_ingest(report["ingest"])
+    settings = Settings()
+    report: dict[str, Any] = {}
+    queries = [q.question for q in load_golden(args.golden).questions]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteStore(Path(tmp) / "bench.sqlite")
+        report["ingest"] = bench_ingest(paths, store, settings)
+        print_ingest(report["ingest"])
+        report["latency_seed"] = bench_latency(store, queries, settings)
+        print_latency(
+            f"\nhybrid search, seed corpus ({store.counts()['chunks']} chunks)",
+            report["latency_seed"],
+        )
+        report["answer_latency"] = bench_answer_latency(store, queries[:20], settings)
+        answer = report["answer_latency"]
+        print(
+            f"answers (extractive), {answer['questions']} questions: time to sources p50 "
+            f"{answer['sources_p50_ms']:.0f} ms, to first token p50 "
+            f"{answer['first_token_p50_ms'] or float('nan'):.0f} ms"
+        )
+        spans = []
+        for query in queries[:21]:
+            hits = search(store, load_embedder(settings.embedder), query, settings.retrieval, k=1)
+            for hit in hits.hits:
+                c = hit.chunk
+                spans.append({"doc": c.doc_id, "page": c.unit + 1, "start": c.start, "end": c.end})
+        store.close()
+        click = bench_click_to_highlight(Path(tmp) / "bench.sqlite", spans)
+        report["click_to_highlight"] = click
+        if click:
+            print(
+                f"viewer, open a span until highlighted: p50 {click['p50_ms']:.0f} ms "
+                f"over {click['spans']} spans"
+            )
+        if args.synthetic:
+            started = time.perf_counter()
+            synthetic = synthetic_store(Path(tmp) / "synthetic.sqlite", args.synthetic, 384)
+            built = time.perf_counter() - started
+            rng = np.random.default_rng(3)
+            words = [" ".join(f"w{w}" for w in rng.integers(0, 5_000, 6)) for _ in range(40)]
+            report["latency_synthetic"] = {
+                "chunks": args.synthetic,
+                "build_s": built,
+                **bench_latency(synthetic, words, settings, repeats=1),
+            }
+            print_latency(
+                f"hybrid search, synthetic index ({args.synthetic} chunks, built in {built:.0f} s)",
+                report["latency_synthetic"],
+            )
+            synthetic.close()
+    report["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of the whole run: {report['peak_rss_mib']:.0f} MiB")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2))
     print(f"\nwritten: {args.json}")

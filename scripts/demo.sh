@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: ingest a corpus into var/demo.sqlite and run a few example searches.
+# make demo: ingest a corpus into var/demo.sqlite, run a few example searches, then serve the app.
 set -euo pipefail
 bin=$1
 db=$2
@@ -23,3 +23,5 @@ for q in "Which function did CSF 2.0 add?" \
          "What are reflection tokens in Self-RAG?"; do
   "$bin/truthbase" --db "$db" search --k 3 "$q"
 done
+echo ">> serving the chat page and viewer (Ctrl-C stops)"
+exec "$bin/truthbase" --db "$db" serve

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,32 @@ def seed_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Pat
         store.close()
     assert not summary.failed, [(o.path, o.message) for o in summary.failed]
     assert summary.count("ingested") == 4
+    return path
+
+
+@pytest.fixture(scope="session")
+def golden_db(tmp_path_factory: pytest.TempPathFactory, seed_db: Path, embedder: Embedder) -> Path:
+    """The seed index plus every other document of dev.json (the EPUB books), for the gates.
+
+    A copy: tests that read ``seed_db`` expect exactly the four seed PDFs.
+    """
+    from truthbase.eval.golden import default_corpus_root, load_golden
+    from truthbase.eval.retrieval import prepare_corpus
+
+    path = tmp_path_factory.mktemp("golden") / "golden.sqlite"
+    shutil.copy(seed_db, path)
+    store = SQLiteStore(path)
+    try:
+        prepared = prepare_corpus(
+            load_golden(GOLDEN_DEV),
+            default_corpus_root(GOLDEN_DEV),
+            store,
+            embedder,
+            ChunkingSettings(),
+        )
+    finally:
+        store.close()
+    assert not prepared.skipped_documents, prepared.skipped_documents
     return path
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -34,6 +34,22 @@ class ChunkingSettings(_Section):
         lt=0.9,
         description="Share of a chunk repeated at the start of the next.",
     )
+    window_chars: int = Field(
+        default=200,
+        ge=0,
+        le=10_000,
+        description=(
+            "Sentence windows of about this many characters inside each chunk get vectors of "
+            "their own; the dense arm scores a chunk by its best vector. 0 turns windows off."
+        ),
+    )
+    window_overlap: float = Field(
+        default=0.0, ge=0.0, lt=0.9, description="Share of a window repeated in the next."
+    )
+    title_context: bool = Field(
+        default=True,
+        description="Embed chunks and windows with the document title prefixed as context.",
+    )
 
 
 class EmbedderSettings(_Section):
@@ -57,12 +73,164 @@ class EmbedderSettings(_Section):
 
 class RetrievalSettings(_Section):
     k: int = Field(default=8, ge=1, le=100, description="Results returned by a search.")
-    rrf_k: float = Field(default=60.0, gt=0, description="The k of reciprocal rank fusion.")
+    # rrf_k and the weights (prf_weight too): `truthbase eval tune` on golden/dev.json, 189
+    # configurations, 5-fold cross-validation (docs/evals/retrieval-tune.json).
+    rrf_k: float = Field(default=1.0, gt=0, description="The k of reciprocal rank fusion.")
     fts_weight: float = Field(
         default=1.0, ge=0, description="Weight of the full-text arm in fusion."
     )
-    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense arm in fusion.")
+    dense_weight: float = Field(
+        default=0.75, ge=0, description="Weight of the dense arm in fusion."
+    )
     candidates: int = Field(default=50, ge=1, le=1000, description="Results each arm contributes.")
+    subqueries: bool = Field(
+        default=False,
+        description="Also search each interrogative clause of a compound question on its own.",
+    )
+    subquery_weight: float = Field(
+        default=1.0, ge=0, description="Fusion weight of a sub-query's lists, times its arm's."
+    )
+    fts_title_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="BM25 weight of the document title column against the chunk text's 1.0.",
+    )
+    # Pseudo-relevance feedback (retrieve/feedback.py); prf_weight 0 turns it off. prf_docs,
+    # prf_terms and prf_max_df were compared with 5-fold cross-validation on golden/dev.json
+    # (3 / 10 / 0.1); prf_weight is tuned with the fusion grid.
+    prf_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="Fusion weight of the feedback full-text list (expanded query); 0: off.",
+    )
+    prf_docs: int = Field(
+        default=3, ge=0, le=50, description="Top fused chunks that feedback words are taken from."
+    )
+    prf_terms: int = Field(
+        default=10, ge=0, le=50, description="Expansion words added to the full-text query."
+    )
+    prf_max_df: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description="Largest share of the candidate pool a feedback word may occur in.",
+    )
+
+
+class LLMEndpoint(_Section):
+    """One OpenAI-compatible chat endpoint of the fallback list."""
+
+    base_url: str = Field(
+        description="Base URL of an OpenAI-compatible /v1 API (Ollama, vLLM, llama.cpp, OpenAI)."
+    )
+    model: str = Field(min_length=1, description="Model name sent with each request.")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY",
+        description="Variable that holds the API key; a dummy key is sent when it is unset.",
+    )
+
+
+class LLMSettings(_Section):
+    base_url: str | None = Field(
+        default=None,
+        description=(
+            "Base URL of the OpenAI-compatible chat API (http://localhost:11434/v1 for Ollama, "
+            "https://api.openai.com/v1 for OpenAI). None: no LLM, answers are extractive."
+        ),
+    )
+    model: str = Field(default="", description="Model name; required when base_url is set.")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY",
+        description="Variable that holds the API key; a dummy key is sent when it is unset.",
+    )
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Timeout of one answer call: connection, first token and each next token.",
+    )
+    stream: bool = Field(default=True, description="Stream the answer token by token.")
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(
+        default=1024, ge=16, le=32_768, description="Most tokens the model may write per call."
+    )
+    fallbacks: tuple[LLMEndpoint, ...] = Field(
+        default=(),
+        description=(
+            "Endpoints tried in order after the primary on a provider error or timeout; the "
+            "extractive answerer answers last. JSON in the environment."
+        ),
+    )
+    rewrite_enabled: bool = Field(
+        default=False,
+        description="Let the primary model split an ambiguous question into up to 3 sub-queries.",
+    )
+    rewrite_timeout_s: float = Field(
+        default=5.0, gt=0, description="Timeout of the query rewrite; past it the question stands."
+    )
+    rerank_enabled: bool = Field(
+        default=False,
+        description="Let the primary model rerank the fused top 15 (its first 4 go in front).",
+    )
+    rerank_timeout_s: float = Field(
+        default=10.0, gt=0, description="Timeout of the rerank; past it the fused order stands."
+    )
+
+    @model_validator(mode="after")
+    def _model_named(self) -> LLMSettings:
+        if self.base_url is not None and not self.model.strip():
+            raise ValueError("llm.model is required when llm.base_url is set")
+        return self
+
+
+class ServerSettings(_Section):
+    """The web app (`truthbase serve`)."""
+
+    host: str = Field(default="127.0.0.1", description="Interface the server listens on.")
+    port: int = Field(default=8000, ge=0, le=65_535, description="TCP port (0: any free port).")
+    web_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Folder with the chat page and viewer (index.html, js/, css/) and node_modules/"
+            "pdfjs-dist; None: the repository's web/ folder."
+        ),
+    )
+    sources: int = Field(default=8, ge=1, le=50, description="Sources retrieved per chat answer.")
+
+
+class PostgresSettings(_Section):
+    """The PostgreSQL backend (used when ``database_url`` is set)."""
+
+    hnsw: bool = Field(
+        default=False,
+        description=(
+            "Build and use HNSW indexes for the dense arm (approximate; for large corpora). "
+            "False: exact cosine."
+        ),
+    )
+    pool_size: int = Field(
+        default=8, ge=1, le=256, description="Most database connections one process holds."
+    )
+
+
+class QuotaSettings(_Section):
+    """Admission limits of ``POST /api/chat``, checked before any model call (None: unlimited)."""
+
+    per_client_per_minute: int | None = Field(
+        default=None, ge=0, description="Chat requests one client may make per UTC minute."
+    )
+    per_client_per_day: int | None = Field(
+        default=None, ge=0, description="Chat requests one client may make per UTC day."
+    )
+    global_per_day: int | None = Field(
+        default=None, ge=0, description="Chat requests all clients together may make per UTC day."
+    )
+    client_header: str | None = Field(
+        default=None,
+        description=(
+            "Request header that names the client (behind a proxy: X-Forwarded-For, whose first "
+            "address is used); None: the peer's IP address."
+        ),
+    )
 
 
 class Settings(BaseSettings):
@@ -77,9 +245,20 @@ class Settings(BaseSettings):
     )
 
     db: Path = Field(default=DEFAULT_DB, description="The SQLite file of the index.")
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "A PostgreSQL URL (postgresql://user:pass@host:5432/db, pgvector installed); when "
+            "set, the index lives there instead of in the SQLite file."
+        ),
+    )
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    quota: QuotaSettings = Field(default_factory=QuotaSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -28,9 +28,7 @@ def _union(a: Rect, b: Rect) -> Rect:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
-def span_line_rects(
-    text: str, boxes: Sequence[Rect | None], start: int, end: int
-) -> list[Rect]:
+def span_line_rects(text: str, boxes: Sequence[Rect | None], start: int, end: int) -> list[Rect]:
     """One rectangle per rendered line covering the glyphs of ``text[start:end]``.
 
     A new line starts where the text has a line break or where the next glyph does not share the

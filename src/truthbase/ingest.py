@@ -19,9 +19,11 @@ from .chunking import chunk_units
 from .config import ChunkingSettings
 from .embed import Embedder
 from .extract import ExtractionError, extract_path
-from .store import IndexEmbedder, Store, StoreError
+from .model import ChunkDraft, ExtractedDocument
+from .retrieve.windows import chunk_windows, context_text
+from .store import IndexEmbedder, Store, StoreError, WindowDraft
 
-SUPPORTED_SUFFIXES = (".pdf",)
+SUPPORTED_SUFFIXES = (".pdf", ".epub")
 
 Status = Literal["ingested", "unchanged", "failed"]
 
@@ -98,6 +100,56 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def index_document(
+    document: ExtractedDocument,
+    store: Store,
+    embedder: Embedder,
+    chunking: ChunkingSettings,
+    times: StageTimes | None = None,
+) -> list[ChunkDraft]:
+    """Chunk, embed (chunks and their sentence windows) and store one extracted document."""
+    times = times if times is not None else StageTimes()
+    started = time.perf_counter()
+    drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
+    texts = {unit.index: unit.text for unit in document.units}
+    windows = [
+        WindowDraft(chunk=w.chunk, start=w.start, end=w.end)
+        for w in chunk_windows(
+            [(d.start, d.end) for d in drafts],
+            [texts[d.unit] for d in drafts],
+            window_chars=chunking.window_chars,
+            overlap=chunking.window_overlap,
+        )
+    ]
+    times.chunk = time.perf_counter() - started
+
+    started = time.perf_counter()
+    title = document.title if chunking.title_context else ""
+    inputs = [context_text(title, d.text) for d in drafts]
+    inputs += [context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows]
+    # Overlapping chunks repeat windows: embed each distinct text once.
+    distinct = list(dict.fromkeys(inputs))
+    if distinct:
+        embedded = embedder.embed(distinct)
+        row = {text: i for i, text in enumerate(distinct)}
+        vectors = embedded[[row[text] for text in inputs]]
+    else:
+        vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+    times.embed = time.perf_counter() - started
+
+    started = time.perf_counter()
+    store.add_document(
+        document,
+        drafts,
+        vectors[: len(drafts)],
+        IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+        windows,
+        vectors[len(drafts) :],
+    )
+    times.store = time.perf_counter() - started
+    return drafts
+
+
 def ingest_file(
     path: Path, store: Store, embedder: Embedder, chunking: ChunkingSettings
 ) -> FileOutcome:
@@ -112,24 +164,11 @@ def ingest_file(
     try:
         started = time.perf_counter()
         document = extract_path(path)
+        # The server opens the file by its stored path, from whatever folder it runs in.
+        document.path = str(path.resolve())
         times.extract = time.perf_counter() - started
 
-        started = time.perf_counter()
-        drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
-        times.chunk = time.perf_counter() - started
-
-        started = time.perf_counter()
-        if drafts:
-            vectors = embedder.embed([d.text for d in drafts])
-        else:
-            vectors = np.zeros((0, embedder.dim), dtype=np.float32)
-        times.embed = time.perf_counter() - started
-
-        started = time.perf_counter()
-        store.add_document(
-            document, drafts, vectors, IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim)
-        )
-        times.store = time.perf_counter() - started
+        drafts = index_document(document, store, embedder, chunking, times)
     except ExtractionError as exc:
         return FileOutcome(
             path=path, status="failed", doc_id=doc_id, reason=exc.reason, message=str(exc)

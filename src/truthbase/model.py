@@ -141,6 +141,7 @@ class Chunk:
     end: int
     text: str
     rects: tuple[Rect, ...]
+    href: str | None = None  # EPUB: the spine item's href
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from tests.conftest import ROBUSTNESS, SEED
+from tests.conftest import ROBUSTNESS
 from truthbase.cli import cli
 
 
@@ -65,7 +65,7 @@ def test_search_explain_shows_both_arms(seed_db: Path) -> None:
     assert "fts" in out and "dense" in out
     code, out = run("--db", str(seed_db), "search", "--json", "--k", "8", "GV.OC-01")
     arms = [set(hit["arms"]) for hit in json.loads(out)["results"]]
-    assert {"fts"} in arms or {"fts", "dense"} in arms
+    assert any("fts" in a for a in arms)
     assert any("dense" in a for a in arms)
 
 
@@ -83,7 +83,7 @@ def test_search_with_another_embedder_says_to_reindex(seed_db: Path, tmp_path: P
 
 def test_ingest_is_idempotent_through_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "t.sqlite")
-    target = str(SEED / "nist-csf-2.0.pdf")
+    target = str(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     assert run("--db", db, "ingest", target)[0] == 0
     code, out = run("--db", db, "ingest", target)
     assert code == 0

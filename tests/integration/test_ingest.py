@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROBUSTNESS, SEED
 from truthbase.config import ChunkingSettings
-from truthbase.embed import Embedder
+from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest import ingest_paths
 from truthbase.model import ChunkDraft
@@ -39,14 +39,19 @@ def dump(db: Path) -> list[str]:
         connection.close()
 
 
+# Ingesting the hostile corpus tests extraction and the store's atomicity, not search quality:
+# the hashing embedder keeps it fast (GeoTopo alone is 117 pages).
+FAST = HashingEmbedder()
+
+
 @pytest.fixture(scope="module")
 def robustness_run(
-    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, dict[str, tuple[str, str | None]]]:
     db = tmp_path_factory.mktemp("robust") / "robust.sqlite"
     store = SQLiteStore(db)
     try:
-        summary = ingest_paths([ROBUSTNESS], store, embedder, ChunkingSettings())
+        summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
     finally:
         store.close()
     outcomes = {o.path.name: (o.status, o.reason) for o in summary.outcomes}
@@ -67,7 +72,6 @@ def test_every_robustness_file_ingests_or_fails_with_its_reason(
 
 def test_reingesting_changes_nothing(
     robustness_run: tuple[Path, dict[str, tuple[str, str | None]]],
-    embedder: Embedder,
     tmp_path: Path,
 ) -> None:
     db, _ = robustness_run
@@ -76,7 +80,7 @@ def test_reingesting_changes_nothing(
     before = dump(copy)
     store = SQLiteStore(copy)
     try:
-        summary = ingest_paths([ROBUSTNESS], store, embedder, ChunkingSettings())
+        summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
     finally:
         store.close()
     assert summary.count("ingested") == 0
@@ -84,14 +88,14 @@ def test_reingesting_changes_nothing(
     assert dump(copy) == before
 
 
-def test_a_failing_file_leaves_the_database_as_it_was(embedder: Embedder, tmp_path: Path) -> None:
+def test_a_failing_file_leaves_the_database_as_it_was(tmp_path: Path) -> None:
     db = tmp_path / "t.sqlite"
     store = SQLiteStore(db)
     try:
-        ingest_paths([SEED / "nist-csf-2.0.pdf"], store, embedder, ChunkingSettings())
+        ingest_paths([SEED / "nist-csf-2.0.pdf"], store, FAST, ChunkingSettings())
         before = dump(db)
         summary = ingest_paths(
-            [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, embedder, ChunkingSettings()
+            [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, FAST, ChunkingSettings()
         )
         assert len(summary.failed) == len(EXPECTED_FAILURES)
         assert dump(db) == before

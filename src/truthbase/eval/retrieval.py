@@ -1,7 +1,9 @@
 """Retrieval evaluation on a golden set: fts-only, dense-only and hybrid, per tag, with misses.
 
 Each question's arms are run once; fusion (cheap) is then applied per mode, and per
-configuration when tuning, so a 60-configuration grid costs one pass of searches.
+configuration when tuning, so a 60-configuration grid costs one pass of searches. The
+pseudo-relevance feedback list depends on the first pass's fusion, so tuning rebuilds it once per
+(k, weights) pair: one more full-text query per question and pair.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
 from ..ingest import SUPPORTED_SUFFIXES, ingest_file
-from ..retrieve.hybrid import MODES, ArmRankings, Mode, fuse, rank_arms
+from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
 from .golden import GoldenQuestion, GoldenSet, resolve_document_paths
 from .metrics import (
@@ -85,7 +87,10 @@ class ChunkCache:
         missing = [i for i in chunk_ids if i not in self._cache]
         for chunk in self._store.chunks(missing):
             self._cache[chunk.id] = RetrievedChunk(
-                doc=self._names.get(chunk.doc_id, chunk.doc_id), unit=chunk.unit, text=chunk.text
+                doc=self._names.get(chunk.doc_id, chunk.doc_id),
+                unit=chunk.unit,
+                text=chunk.text,
+                href=chunk.href,  # EPUB evidence is matched by spine href, not by unit index
             )
         return [self._cache[i] for i in chunk_ids if i in self._cache]
 
@@ -202,6 +207,7 @@ def evaluate_retrieval(
 
 RRF_KS: tuple[float, ...] = (1, 5, 10, 20, 40, 60, 100)
 DENSE_TO_FTS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
+PRF_WEIGHTS: tuple[float, ...] = (0.0, 0.5, 1.0)
 
 
 def _objective(summary: Mapping[str, float]) -> tuple[float, float, float]:
@@ -210,12 +216,25 @@ def _objective(summary: Mapping[str, float]) -> tuple[float, float, float]:
 
 
 def grid(base: RetrievalSettings) -> list[RetrievalSettings]:
-    """The tuning grid: RRF k by the dense arm's weight relative to the full-text arm's."""
+    """The tuning grid: RRF k by the dense arm's weight relative to the full-text arm's by the
+    feedback list's weight (0: no pseudo-relevance feedback)."""
     return [
-        base.model_copy(update={"rrf_k": k, "fts_weight": 1.0, "dense_weight": ratio})
+        base.model_copy(
+            update={"rrf_k": k, "fts_weight": 1.0, "dense_weight": ratio, "prf_weight": prf}
+        )
         for k in RRF_KS
         for ratio in DENSE_TO_FTS
+        for prf in PRF_WEIGHTS
     ]
+
+
+def _config(config: RetrievalSettings) -> dict[str, float]:
+    return {
+        "rrf_k": config.rrf_k,
+        "fts_weight": config.fts_weight,
+        "dense_weight": config.dense_weight,
+        "prf_weight": config.prf_weight,
+    }
 
 
 def _folds(ids: Sequence[str], k: int, seed: int) -> list[set[str]]:
@@ -236,12 +255,26 @@ def tune_retrieval(
 ) -> dict[str, Any]:
     """Grid over RRF k and arm weights with k-fold cross-validation on the golden set."""
     questions, skipped = split_questions(golden, prepared)
-    collected = collect_arms(questions, store, embedder, base)
+    collected = collect_arms(questions, store, embedder, base.model_copy(update={"prf_weight": 0}))
     chunks = ChunkCache(store, prepared.names)
     configs = grid(base)
+    texts: dict[int, str] = {}
+    with_feedback: dict[tuple[float, float, float], list[QuestionArms]] = {}
     results: list[dict[str, QuestionResult]] = []
     for config in configs:
-        scored = score_mode(collected, chunks, config, "hybrid")
+        items = collected
+        if config.prf_weight > 0:
+            pair = (config.rrf_k, config.fts_weight, config.dense_weight)
+            if pair not in with_feedback:
+                with_feedback[pair] = [
+                    QuestionArms(
+                        question=item.question,
+                        arms=add_feedback(store, item.question.question, item.arms, config, texts),
+                    )
+                    for item in collected
+                ]
+            items = with_feedback[pair]
+        scored = score_mode(items, chunks, config, "hybrid")
         results.append({r.id: r for r, _ in scored})
 
     def best_on(ids: set[str]) -> int:
@@ -249,7 +282,10 @@ def tune_retrieval(
             range(len(configs)),
             key=lambda c: (
                 _objective(summarize_results([results[c][i] for i in sorted(ids)])),
-                -abs(configs[c].rrf_k - base.rrf_k),  # prefer the current default when tied
+                # prefer the current defaults when tied
+                -abs(configs[c].rrf_k - base.rrf_k),
+                -abs(configs[c].prf_weight - base.prf_weight),
+                -abs(configs[c].dense_weight - base.dense_weight),
             ),
         )
 
@@ -262,20 +298,14 @@ def tune_retrieval(
         fold_reports.append(
             {
                 "test_questions": len(fold),
-                "chosen": {
-                    "rrf_k": configs[chosen].rrf_k,
-                    "fts_weight": configs[chosen].fts_weight,
-                    "dense_weight": configs[chosen].dense_weight,
-                },
+                "chosen": _config(configs[chosen]),
                 "test": summarize_results([results[chosen][i] for i in sorted(fold)]),
             }
         )
     chosen = best_on(all_ids)
     table = [
         {
-            "rrf_k": config.rrf_k,
-            "fts_weight": config.fts_weight,
-            "dense_weight": config.dense_weight,
+            **_config(config),
             **summarize_results(list(results[c].values())),
         }
         for c, config in enumerate(configs)
@@ -289,9 +319,7 @@ def tune_retrieval(
         "cross_validated": summarize_results(held_out),
         "fold_choices": fold_reports,
         "chosen": {
-            "rrf_k": configs[chosen].rrf_k,
-            "fts_weight": configs[chosen].fts_weight,
-            "dense_weight": configs[chosen].dense_weight,
+            **_config(configs[chosen]),
             "full_set": summarize_results(list(results[chosen].values())),
         },
         "grid": table,

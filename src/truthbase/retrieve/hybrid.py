@@ -1,4 +1,9 @@
-"""Hybrid search: the full-text arm and the dense arm, fused with weighted RRF."""
+"""Hybrid search: the full-text arm and the dense arm, fused with weighted RRF.
+
+In hybrid mode a third list joins the fusion when ``settings.prf_weight`` > 0: pseudo-relevance
+feedback (see :mod:`.feedback`), a second full-text query expanded with the words that weigh most
+in the first fused pass's top chunks.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,10 @@ from ..config import RetrievalSettings
 from ..embed import Embedder, check_compatible
 from ..model import SearchHit
 from ..store import ArmHit, Store
+from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query
 from .fusion import weighted_rrf
+from .subqueries import split_question
 
 Mode = Literal["hybrid", "fts", "dense"]
 MODES: tuple[Mode, ...] = ("hybrid", "fts", "dense")
@@ -24,11 +31,12 @@ class SearchTimings:
     fts: float = 0.0
     embed: float = 0.0
     dense: float = 0.0
+    feedback: float = 0.0
     fuse: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.fts + self.embed + self.dense + self.fuse
+        return self.fts + self.embed + self.dense + self.feedback + self.fuse
 
 
 @dataclass(slots=True, kw_only=True)
@@ -45,44 +53,130 @@ class ArmRankings:
     ranked: dict[str, list[int]] = field(default_factory=dict)
     scores: dict[str, dict[int, float]] = field(default_factory=dict)
     fts_query: str | None = None
+    feedback_terms: list[str] = field(default_factory=list)
     timings: SearchTimings = field(default_factory=SearchTimings)
+
+
+#: The pseudo-relevance feedback list's name; a full-text list, weighted by ``prf_weight``.
+PRF_ARM = "prf"
+
+
+def arm_base(arm: str) -> str:
+    """The arm kind of a ranked list: "fts#2" (the second sub-query's full-text list) -> "fts"."""
+    return arm.split("#", 1)[0]
 
 
 def rank_arms(
     store: Store, embedder: Embedder, query: str, settings: RetrievalSettings, mode: Mode
 ) -> ArmRankings:
-    """Run the arms that ``mode`` asks for, each returning ``settings.candidates`` chunks."""
+    """Run the arms that ``mode`` asks for, each returning ``settings.candidates`` chunks.
+
+    The whole query's lists are "fts" and "dense". When ``settings.subqueries`` is on and the
+    query joins several questions (see :mod:`.subqueries`), each sub-query adds its own lists,
+    "fts#1", "dense#1", ..., which fusion weighs by ``settings.subquery_weight``.
+    """
     arms = ArmRankings(fts_query=build_fts_query(query))
+    queries = [query]
+    if settings.subqueries:
+        queries += split_question(query)
 
     def record(arm: str, hits: list[ArmHit]) -> None:
         arms.ranked[arm] = [h.chunk_id for h in hits]
         arms.scores[arm] = {h.chunk_id: h.score for h in hits}
 
-    if mode in ("hybrid", "fts") and arms.fts_query is not None:
-        started = time.perf_counter()
-        record("fts", store.fts_search(arms.fts_query, settings.candidates))
-        arms.timings.fts = time.perf_counter() - started
+    if mode in ("hybrid", "fts"):
+        for i, text in enumerate(queries):
+            expression = arms.fts_query if i == 0 else build_fts_query(text)
+            if expression is None:
+                continue
+            started = time.perf_counter()
+            hits = store.fts_search(expression, settings.candidates, settings.fts_title_weight)
+            record("fts" if i == 0 else f"fts#{i}", hits)
+            arms.timings.fts += time.perf_counter() - started
     if mode in ("hybrid", "dense"):
         index = store.index_embedder()
         if index is not None:
             check_compatible(index.model_id, index.dim, embedder)
             started = time.perf_counter()
-            vector = embedder.embed([query])[0]
+            vectors = embedder.embed(queries)
             arms.timings.embed = time.perf_counter() - started
-            started = time.perf_counter()
-            record("dense", store.dense_search(vector, settings.candidates))
-            arms.timings.dense = time.perf_counter() - started
+            for i, vector in enumerate(vectors):
+                started = time.perf_counter()
+                record(
+                    "dense" if i == 0 else f"dense#{i}",
+                    store.dense_search(vector, settings.candidates),
+                )
+                arms.timings.dense += time.perf_counter() - started
+    if mode == "hybrid" and settings.prf_weight > 0:
+        arms = add_feedback(store, query, arms, settings)
     return arms
+
+
+def add_feedback(
+    store: Store,
+    query: str,
+    arms: ArmRankings,
+    settings: RetrievalSettings,
+    texts: dict[int, str] | None = None,
+) -> ArmRankings:
+    """``arms`` with the pseudo-relevance feedback list (:data:`PRF_ARM`) added or replaced.
+
+    The feedback chunks are the top ``settings.prf_docs`` of the hybrid fusion of the other
+    lists under ``settings``; document frequencies are counted over the candidate pool (the
+    union of the whole query's "fts" and "dense" lists). ``texts`` caches chunk texts by id
+    across calls (tuning calls this once per fusion configuration). Returns a new ArmRankings;
+    ``arms`` is not changed. Without a full-text expression or an expansion word, no list is
+    added.
+    """
+    started = time.perf_counter()
+    ranked = {arm: ids for arm, ids in arms.ranked.items() if arm != PRF_ARM}
+    scores = {arm: s for arm, s in arms.scores.items() if arm != PRF_ARM}
+    out = ArmRankings(ranked=ranked, scores=scores, fts_query=arms.fts_query, timings=arms.timings)
+    if arms.fts_query is None or settings.prf_docs == 0 or settings.prf_terms == 0:
+        return out
+    first = [chunk_id for chunk_id, _, _ in fuse(out, settings, settings.prf_docs)]
+    pool = list(dict.fromkeys([*ranked.get("fts", []), *ranked.get("dense", []), *first]))
+    cache = texts if texts is not None else {}
+    missing = [chunk_id for chunk_id in pool if chunk_id not in cache]
+    for chunk in store.chunks(missing):
+        cache[chunk.id] = chunk.text
+    words = expansion_terms(
+        query,
+        [cache[i] for i in first if i in cache],
+        [cache[i] for i in pool if i in cache],
+        terms=settings.prf_terms,
+        max_pool_df=settings.prf_max_df,
+    )
+    out.feedback_terms = words
+    if words:
+        hits = store.fts_search(
+            feedback_query(arms.fts_query, words), settings.candidates, settings.fts_title_weight
+        )
+        out.ranked[PRF_ARM] = [h.chunk_id for h in hits]
+        out.scores[PRF_ARM] = {h.chunk_id: h.score for h in hits}
+    out.timings.feedback = time.perf_counter() - started
+    return out
 
 
 def fuse(
     arms: ArmRankings, settings: RetrievalSettings, limit: int, mode: Mode = "hybrid"
 ) -> list[tuple[int, float, dict[str, int]]]:
-    """Weighted RRF over the arms that ``mode`` uses: (chunk id, score, rank per arm)."""
-    used = {arm: ranked for arm, ranked in arms.ranked.items() if mode in ("hybrid", arm)}
-    weights = {"fts": settings.fts_weight, "dense": settings.dense_weight}
+    """Weighted RRF over the lists that ``mode`` uses: (chunk id, score, rank per list).
+
+    The feedback list (:data:`PRF_ARM`) is used in hybrid mode only: a single-arm mode is that
+    arm's own order."""
+    used = {arm: ranked for arm, ranked in arms.ranked.items() if mode in ("hybrid", arm_base(arm))}
+    base = {
+        "fts": settings.fts_weight,
+        "dense": settings.dense_weight,
+        PRF_ARM: settings.prf_weight,
+    }
     if mode != "hybrid":
-        weights[mode] = 1.0  # one arm alone: its own order, whatever its fusion weight
+        base[mode] = 1.0  # one arm alone: its own order, whatever its fusion weight
+    weights = {
+        arm: base[arm_base(arm)] * (1.0 if arm == arm_base(arm) else settings.subquery_weight)
+        for arm in used
+    }
     return weighted_rrf(used, weights, settings.rrf_k)[:limit]
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import ArmHit, FloatMatrix, IndexEmbedder, Store, StoreError
+from .base import ArmHit, FloatMatrix, IndexEmbedder, Store, StoreError, WindowDraft
 from .sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 __all__ = [
     "ArmHit",
@@ -14,10 +18,20 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "StoreError",
+    "WindowDraft",
     "open_store",
 ]
 
 
-def open_store(db: Path) -> Store:
-    """Open (or create) the index at ``db``."""
-    return SQLiteStore(db)
+def open_store(db: Path | Settings) -> Store:
+    """Open (or create) the index: the SQLite file ``db``, or, given settings, PostgreSQL when
+    ``settings.database_url`` is set and the SQLite file ``settings.db`` otherwise."""
+    if isinstance(db, Path):
+        return SQLiteStore(db)
+    if db.database_url:
+        from .postgres import PostgresStore
+
+        return PostgresStore(
+            db.database_url, hnsw=db.postgres.hnsw, pool_size=db.postgres.pool_size
+        )
+    return SQLiteStore(db.db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,16 @@ class IndexEmbedder:
 
     model_id: str
     dim: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDraft:
+    """A sentence window to store with its vector: ``chunk`` indexes the chunks passed along with
+    it; ``start`` and ``end`` are offsets into that chunk's unit text."""
+
+    chunk: int
+    start: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +58,8 @@ class Store(Protocol):
         chunks: Sequence[ChunkDraft],
         vectors: FloatMatrix,
         embedder: IndexEmbedder,
+        windows: Sequence[WindowDraft] = (),
+        window_vectors: FloatMatrix | None = None,
     ) -> None: ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
@@ -60,8 +72,32 @@ class Store(Protocol):
 
     def index_embedder(self) -> IndexEmbedder | None: ...
 
-    def fts_search(self, match_expression: str, limit: int) -> list[ArmHit]: ...
+    def fts_search(
+        self, match_expression: str, limit: int, title_weight: float = 0.0
+    ) -> list[ArmHit]: ...
 
-    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]: ...
+    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
+        """Chunks by cosine to ``query_vector``: a chunk scores the best of its own vector and
+        its windows' vectors (max-sim)."""
+        ...
 
     def counts(self) -> dict[str, int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """An answer as it was shown: ``answer`` is the answer object's JSON (with citations)."""
+
+    id: int
+    question: str
+    answer: dict[str, Any]
+    created_at: str
+
+
+@runtime_checkable
+class AnswerLog(Protocol):
+    """A store that keeps the answers it served (for ``truthbase verify``)."""
+
+    def add_answer(self, question: str, answer: dict[str, Any]) -> int: ...
+
+    def answers(self) -> list[StoredAnswer]: ...

@@ -12,7 +12,9 @@ CREATE TABLE IF NOT EXISTS documents (
     unit_count        INTEGER NOT NULL,
     ingested_at       TEXT NOT NULL,
     extractor_version TEXT NOT NULL,
-    report            TEXT NOT NULL              -- JSON: what extraction repaired
+    report            TEXT NOT NULL,             -- JSON: what extraction repaired
+    toc               TEXT,                      -- JSON: EPUB table of contents
+    metadata          TEXT                       -- JSON: EPUB dc:* metadata
 );
 
 CREATE TABLE IF NOT EXISTS units (
@@ -23,6 +25,8 @@ CREATE TABLE IF NOT EXISTS units (
     text     TEXT NOT NULL,                      -- canonical text: every offset points here
     boxes    BLOB,                               -- float32 (len(text), 4), NaN for no box
     geometry TEXT,                               -- JSON: mediabox, cropbox, rotation
+    html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
+    dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
     PRIMARY KEY (doc_id, idx)
 );
 
@@ -38,9 +42,36 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (doc_id, unit);
 
+-- Sentence windows inside a chunk, each with its own vector; the dense arm scores a chunk by the
+-- best of its own vector and its windows' (max-sim). Offsets are unit offsets, like the chunk's.
+CREATE TABLE IF NOT EXISTS windows (
+    id       INTEGER PRIMARY KEY,
+    chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    start    INTEGER NOT NULL,
+    "end"    INTEGER NOT NULL,
+    vector   BLOB NOT NULL                       -- float32 (dim,), L2-normalized
+);
+CREATE INDEX IF NOT EXISTS windows_by_chunk ON windows (chunk_id);
+
+-- What the full-text index reads: each chunk's text with its document's title, so that a question
+-- that names the document ("Self-RAG's critic") can match it (weighted at query time by bm25()).
+CREATE VIEW IF NOT EXISTS chunks_fts_content AS
+    SELECT c.id AS id, d.title AS title, c.text AS text
+    FROM chunks c JOIN documents d ON d.id = c.doc_id;
+
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title,
     text,
-    content = 'chunks',
+    content = 'chunks_fts_content',
     content_rowid = 'id',
     tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+-- Answers as they were shown (`truthbase ask`, POST /api/chat), for `truthbase verify`: the
+-- answer object's JSON with its citations (source n, doc_id, unit, start, end, quote, verified).
+CREATE TABLE IF NOT EXISTS answers (
+    id         INTEGER PRIMARY KEY,
+    question   TEXT NOT NULL,
+    answer     TEXT NOT NULL,                    -- JSON: the answer object
+    created_at TEXT NOT NULL                     -- ISO 8601, UTC
 );

@@ -17,9 +17,12 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..extract.epub_map import dom_map_from_json, dom_map_to_json
 from ..model import (
     Chunk,
     ChunkDraft,
@@ -29,12 +32,22 @@ from ..model import (
     Rect,
     Unit,
 )
-from .base import ArmHit, FloatMatrix, IndexEmbedder, StoreError
+from .base import ArmHit, FloatMatrix, IndexEmbedder, StoredAnswer, StoreError, WindowDraft
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 4  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers
+#: Versions that the schema script brings up to date in place (it only adds tables).
+ADDITIVE_FROM = frozenset({3})
+
+IdArray = npt.NDArray[np.int64]
 
 
-def _encode_boxes(boxes: Sequence[Rect | None]) -> bytes:
+def _schema_script() -> str:
+    return resources.files("truthbase.store").joinpath("schema.sql").read_text("utf-8")
+
+
+def _encode_boxes(boxes: Sequence[Rect | None]) -> bytes | None:
+    if all(box is None for box in boxes):
+        return None  # EPUB units and empty pages: rebuilt from the text length
     array = np.full((len(boxes), 4), np.nan, dtype=np.float32)
     for i, box in enumerate(boxes):
         if box is not None:
@@ -75,8 +88,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the index {path}: {exc}") from exc
         self._lock = threading.RLock()
-        self._matrix: FloatMatrix | None = None
-        self._matrix_ids: np.ndarray | None = None
+        self._matrix: tuple[FloatMatrix, IdArray, IdArray] | None = None
         self._matrix_generation = -1
         self._migrate()
 
@@ -100,13 +112,21 @@ class SQLiteStore:
         )
         if row is not None:
             version = int(row[0])
+            if version in ADDITIVE_FROM:
+                db.executescript(_schema_script())
+                with self._transaction():
+                    db.execute(
+                        "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                        (str(SCHEMA_VERSION),),
+                    )
+                return
             if version != SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path} has schema version {version}, this TruthBase needs "
                     f"{SCHEMA_VERSION}: re-ingest into a new --db"
                 )
             return
-        script = resources.files("truthbase.store").joinpath("schema.sql").read_text("utf-8")
+        script = _schema_script()
         # Every statement of the script is IF NOT EXISTS, so a crash between it and the meta
         # row leaves a file that the next open completes.
         db.executescript(script)
@@ -145,12 +165,29 @@ class SQLiteStore:
         chunks: Sequence[ChunkDraft],
         vectors: FloatMatrix,
         embedder: IndexEmbedder,
+        windows: Sequence[WindowDraft] = (),
+        window_vectors: FloatMatrix | None = None,
     ) -> None:
-        """Write a document, its units, chunks, full text and vectors in one transaction."""
+        """Write a document, its units, chunks, full text and vectors (of chunks and of their
+        sentence windows) in one transaction."""
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         if len(vectors) and vectors.shape[1] != embedder.dim:
             raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
+        n_window_vectors = 0 if window_vectors is None else len(window_vectors)
+        if len(windows) != n_window_vectors:
+            raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
+        if (
+            window_vectors is not None
+            and len(window_vectors)
+            and window_vectors.shape[1] != embedder.dim
+        ):
+            raise ValueError(
+                f"window vectors of dim {window_vectors.shape[1]}, embedder says {embedder.dim}"
+            )
+        for window in windows:
+            if not 0 <= window.chunk < len(chunks):
+                raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
         with self._transaction() as db:
             current = self._index_embedder_locked()
             if current is None:
@@ -166,7 +203,7 @@ class SQLiteStore:
                 )
             db.execute(
                 "INSERT INTO documents(id, title, path, kind, unit_count, ingested_at, "
-                "extractor_version, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "extractor_version, report, toc, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.sha256,
                     document.title,
@@ -176,11 +213,13 @@ class SQLiteStore:
                     datetime.now(UTC).isoformat(timespec="seconds"),
                     document.extractor_version,
                     json.dumps(asdict(document.report)),
+                    json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
+                    json.dumps(document.metadata) if document.metadata else None,
                 ),
             )
             db.executemany(
-                "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         document.sha256,
@@ -190,10 +229,13 @@ class SQLiteStore:
                         unit.text,
                         _encode_boxes(unit.boxes),
                         json.dumps(asdict(unit.geometry)) if unit.geometry else None,
+                        unit.dom.html if unit.dom else None,
+                        dom_map_to_json(unit.dom) if unit.dom else None,
                     )
                     for unit in document.units
                 ],
             )
+            chunk_ids: list[int] = []
             for chunk, vector in zip(chunks, vectors, strict=True):
                 cursor = db.execute(
                     'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector) '
@@ -208,13 +250,50 @@ class SQLiteStore:
                         np.asarray(vector, dtype=np.float32).tobytes(),
                     ),
                 )
+                assert cursor.lastrowid is not None
+                chunk_ids.append(cursor.lastrowid)
                 db.execute(
-                    "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                    (cursor.lastrowid, chunk.text),
+                    "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
+                    (cursor.lastrowid, document.title, chunk.text),
+                )
+            if windows and window_vectors is not None:
+                db.executemany(
+                    'INSERT INTO windows(chunk_id, start, "end", vector) VALUES (?, ?, ?, ?)',
+                    [
+                        (
+                            chunk_ids[window.chunk],
+                            window.start,
+                            window.end,
+                            np.asarray(vector, dtype=np.float32).tobytes(),
+                        )
+                        for window, vector in zip(windows, window_vectors, strict=True)
+                    ],
                 )
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
+    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
+        """Keep an answer as it was shown; returns its id."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO answers(question, answer, created_at) VALUES (?, ?, ?)",
+                (
+                    question,
+                    json.dumps(answer, ensure_ascii=False),
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                ),
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
     # -- reads ----------------------------------------------------------------------------
+
+    def answers(self) -> list[StoredAnswer]:
+        """Every stored answer, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, question, answer, created_at FROM answers ORDER BY id"
+            ).fetchall()
+        return [StoredAnswer(int(r[0]), str(r[1]), json.loads(r[2]), str(r[3])) for r in rows]
 
     def _index_embedder_locked(self) -> IndexEmbedder | None:
         rows = dict(
@@ -265,13 +344,13 @@ class SQLiteStore:
     def unit(self, doc_id: str, index: int) -> Unit | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT idx, label, href, text, boxes, geometry FROM units "
+                "SELECT idx, label, href, text, boxes, geometry, html, dom_map FROM units "
                 "WHERE doc_id = ? AND idx = ?",
                 (doc_id, index),
             ).fetchone()
         if row is None:
             return None
-        idx, label, href, text, boxes, geometry = row
+        idx, label, href, text, boxes, geometry, html, dom_map = row
         page: PageGeometry | None = None
         if geometry:
             g = json.loads(geometry)
@@ -287,6 +366,7 @@ class SQLiteStore:
             label=label,
             href=href,
             geometry=page,
+            dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
         )
 
     def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
@@ -296,8 +376,9 @@ class SQLiteStore:
         placeholders = ",".join("?" * len(chunk_ids))
         with self._lock:
             rows = self._db.execute(
-                f'SELECT id, doc_id, unit, start, "end", text, rects FROM chunks '
-                f"WHERE id IN ({placeholders})",
+                f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href '
+                f"FROM chunks c JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+                f"WHERE c.id IN ({placeholders})",
                 list(chunk_ids),
             ).fetchall()
         by_id = {
@@ -309,6 +390,7 @@ class SQLiteStore:
                 end=row[4],
                 text=row[5],
                 rects=_rects_from_json(row[6]),
+                href=row[7],
             )
             for row in rows
         }
@@ -323,49 +405,67 @@ class SQLiteStore:
 
     # -- search arms ----------------------------------------------------------------------
 
-    def fts_search(self, match_expression: str, limit: int) -> list[ArmHit]:
-        """BM25 over chunk text; FTS5's bm25() is lower-is-better, so the score is negated."""
+    def fts_search(
+        self, match_expression: str, limit: int, title_weight: float = 0.0
+    ) -> list[ArmHit]:
+        """BM25 over chunk text, plus the document title's column at ``title_weight`` (0: the
+        title is not searched at all). FTS5's bm25() is lower-is-better: the score is negated."""
+        if title_weight <= 0:
+            match_expression = f"text : ({match_expression})"
         with self._lock:
             rows = self._db.execute(
-                "SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts "
+                "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS score FROM chunks_fts "
                 "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
-                (match_expression, limit),
+                (float(title_weight), match_expression, limit),
             ).fetchall()
         return [
             ArmHit(chunk_id=int(row[0]), rank=rank, score=-float(row[1]))
             for rank, row in enumerate(rows, start=1)
         ]
 
-    def _vector_matrix(self) -> tuple[FloatMatrix, np.ndarray]:
+    def _vector_matrix(self) -> tuple[FloatMatrix, IdArray, IdArray]:
+        """All vectors, grouped by chunk: (matrix, chunk ids, start row of each chunk's group)."""
         generation = int(
             self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
         )
-        if (
-            self._matrix is None
-            or self._matrix_ids is None
-            or generation != self._matrix_generation
-        ):
-            rows = self._db.execute("SELECT id, vector FROM chunks ORDER BY id").fetchall()
-            ids = np.array([row[0] for row in rows], dtype=np.int64)
+        if self._matrix is None or generation != self._matrix_generation:
+            # Each chunk's own vector and its windows', grouped by chunk id.
+            rows = self._db.execute(
+                "SELECT id, vector FROM chunks UNION ALL SELECT chunk_id, vector FROM windows "
+                "ORDER BY 1"
+            ).fetchall()
+            owners = np.array([row[0] for row in rows], dtype=np.int64)
             if rows:
                 matrix = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
             else:
                 matrix = np.zeros((0, 1), dtype=np.float32)
-            self._matrix, self._matrix_ids = matrix, ids
+            starts = group_starts(owners)
+            self._matrix = (matrix, owners[starts], starts)
             self._matrix_generation = generation
-        return self._matrix, self._matrix_ids
+        return self._matrix
 
     def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
-        """Exact cosine: vectors are L2-normalized, so a dot product."""
+        """Exact cosine (vectors are L2-normalized, so a dot product); a chunk scores the best of
+        its own vector and its sentence windows' (max-sim)."""
         with self._lock:
-            matrix, ids = self._vector_matrix()
-        if len(ids) == 0:
+            matrix, chunk_ids, starts = self._vector_matrix()
+        if len(chunk_ids) == 0:
             return []
         scores = matrix @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        limit = min(limit, len(ids))
-        top = np.argpartition(-scores, limit - 1)[:limit]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        chunk_scores = np.maximum.reduceat(scores, starts)
+        limit = min(limit, len(chunk_ids))
+        top = np.argpartition(-chunk_scores, limit - 1)[:limit]
+        # Ties (equal cosine) go to the lower chunk id, so the order is deterministic.
+        top = top[np.lexsort((chunk_ids[top], -chunk_scores[top]))]
         return [
-            ArmHit(chunk_id=int(ids[i]), rank=rank, score=float(scores[i]))
+            ArmHit(chunk_id=int(chunk_ids[i]), rank=rank, score=float(chunk_scores[i]))
             for rank, i in enumerate(top, start=1)
         ]
+
+
+def group_starts(sorted_ids: IdArray) -> IdArray:
+    """Start index of each run of equal values in ``sorted_ids`` (for ``np.maximum.reduceat``)."""
+    if len(sorted_ids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1
+    return np.concatenate(([0], change)).astype(np.int64)

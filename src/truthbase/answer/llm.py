@@ -1,0 +1,148 @@
+"""The LLM answerer: the configured chain of chat models, the extractive answerer last.
+
+:class:`LLMAnswerer` implements :class:`~truthbase.answer.base.Answerer` over
+:func:`truthbase.llm.draft_answer`. The first model of the chain that produces a first token
+answers, and its tokens stream through. When every model fails (provider error, timeout, empty
+reply) the fallback answerer (the extractive one) answers instead. The draft names whoever
+answered (:attr:`Draft.answerer`: the model's name, or "extractive") and lists the failures in
+``info["failed"]``.
+
+:func:`resolve_mode` and :func:`answerer_for` make the choice that ``truthbase ask`` and the chat
+endpoint share: ``llm`` when ``llm.base_url`` is set, else ``extractive``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..config import LLMSettings
+from ..embed import Embedder
+from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
+from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
+from .base import Answerer, Draft
+from .extractive import ExtractiveAnswerer
+from .model import Source
+
+__all__ = [
+    "MODES",
+    "AnswerMode",
+    "LLMAnswerer",
+    "LLMNotConfigured",
+    "Stages",
+    "answerer_for",
+    "resolve_mode",
+    "stages_for",
+]
+
+AnswerMode = Literal["extractive", "llm"]
+MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
+
+
+class LLMNotConfigured(ValueError):
+    """``--mode llm`` (or an LLM stage) asked for without ``llm.base_url``."""
+
+
+def _failures_json(failures: Sequence[Failure]) -> list[dict[str, Any]]:
+    return [{"model": f.model, "error": f.error, "timed_out": f.timed_out} for f in failures]
+
+
+class LLMAnswerer:
+    """Answers with the first chat model of ``chain`` that answers, else with ``fallback``."""
+
+    def __init__(
+        self,
+        chain: ChatModel,
+        fallback: Answerer,
+        *,
+        timeout: float,
+        stream: bool = True,
+    ) -> None:
+        self.chain: FallbackChatModel = (
+            chain if isinstance(chain, FallbackChatModel) else with_fallbacks([chain])
+        )
+        self.fallback = fallback
+        self.timeout = timeout
+        self.stream = stream
+
+    @property
+    def name(self) -> str:
+        return "llm"
+
+    def draft(self, question: str, sources: Sequence[Source]) -> Draft:
+        """The first model's stream, or the fallback's draft when every model failed.
+
+        A failure after the first token (text already shown) is raised from the iteration.
+        """
+        try:
+            reply = draft_answer(
+                self.chain, question, sources, timeout=self.timeout, stream=self.stream
+            )
+        except AllModelsFailed as exc:
+            draft = self.fallback.draft(question, sources)
+            info = {
+                **draft.info,
+                "mode": "llm",
+                "model": None,
+                "failed": _failures_json(exc.failures),
+                "fell_back_to": self.fallback.name,
+            }
+            return Draft(tokens=draft.tokens, info=info, answerer=self.fallback.name)
+        info = {"mode": "llm", "model": reply.model, "failed": _failures_json(reply.failures)}
+        return Draft(tokens=reply.tokens, info=info, answerer=reply.model)
+
+
+def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
+    """``mode`` checked against the settings; None picks llm when an LLM is configured."""
+    if mode is None:
+        return "llm" if llm.base_url is not None else "extractive"
+    if mode == "extractive":
+        return "extractive"
+    if mode == "llm":
+        if llm.base_url is None:
+            raise LLMNotConfigured(
+                "--mode llm needs an LLM: set TRUTHBASE_LLM__BASE_URL and TRUTHBASE_LLM__MODEL "
+                "(or [llm] base_url and model in truthbase.toml)"
+            )
+        return "llm"
+    raise ValueError(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
+
+
+def answerer_for(llm: LLMSettings, embedder: Embedder, mode: str | None = None) -> Answerer:
+    """The answerer of ``mode`` (see :func:`resolve_mode`): the configured chain with the
+    extractive answerer last, or the extractive answerer alone."""
+    extractive = ExtractiveAnswerer(embedder)
+    if resolve_mode(mode, llm) == "extractive":
+        return extractive
+    chain = load_chat_model(llm)
+    assert chain is not None  # resolve_mode checked base_url
+    return LLMAnswerer(chain, extractive, timeout=llm.timeout_s, stream=llm.stream)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stages:
+    """The optional LLM stages of one answer, each with its own timeout; both fail open."""
+
+    model: ChatModel | None = None
+    rewrite: bool = False
+    rewrite_timeout: float = 5.0
+    rerank: bool = False
+    rerank_timeout: float = 10.0
+    rerank_chars: int = 600  # each passage shown to the reranker is cut to this many characters
+
+    @property
+    def active(self) -> bool:
+        return self.model is not None and (self.rewrite or self.rerank)
+
+
+def stages_for(llm: LLMSettings, mode: AnswerMode) -> Stages:
+    """The stages the settings enable; none in extractive mode or without an LLM."""
+    model = load_stage_model(llm) if mode == "llm" else None
+    return Stages(
+        model=model,
+        rewrite=llm.rewrite_enabled,
+        rewrite_timeout=llm.rewrite_timeout_s,
+        rerank=llm.rerank_enabled,
+        rerank_timeout=llm.rerank_timeout_s,
+    )

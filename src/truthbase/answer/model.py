@@ -1,0 +1,114 @@
+"""The answer's records and the typed events of one answer's stream.
+
+The stream of one answer is ``sources`` first, then ``token``s, then ``citations``, then ``done``
+(or ``error`` at any point, which ends the stream). The server turns each event into one
+server-sent event with :meth:`to_json`; the CLI prints them; :func:`truthbase.answer.ask` keeps
+only the final :class:`Answer`.
+
+Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit index; ``start`` and
+``end`` are offsets into that unit's canonical text. Rects are in PDF user space.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..cite.records import NO_ANSWER, Citation, Source
+
+__all__ = [
+    "NO_ANSWER",
+    "Answer",
+    "Citation",
+    "CitationsEvent",
+    "DoneEvent",
+    "ErrorEvent",
+    "Event",
+    "Source",
+    "SourcesEvent",
+    "TokenEvent",
+]
+
+
+@dataclass(slots=True, kw_only=True)
+class Answer:
+    """The final answer object (what ``ask --json`` prints and ``done`` carries)."""
+
+    question: str
+    text: str
+    sources: list[Source]
+    citations: list[Citation]
+    refused: bool
+    answerer: str
+    timings: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # dropped markers, unresolved tags
+    info: dict[str, Any] = field(default_factory=dict)  # what the answerer reports
+    id: int | None = None  # the stored answer's id (``truthbase verify`` names it)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "text": self.text,
+            "refused": self.refused,
+            "answerer": self.answerer,
+            "sources": [s.to_json() for s in self.sources],
+            "citations": [c.to_json() for c in self.citations],
+            "problems": list(self.problems),
+            "info": dict(self.info),
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SourcesEvent:
+    sources: tuple[Source, ...]
+    kind: Literal["sources"] = "sources"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "sources": [s.to_json() for s in self.sources]}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    text: str
+    kind: Literal["token"] = "token"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class CitationsEvent:
+    citations: tuple[Citation, ...]
+    problems: tuple[str, ...] = ()
+    kind: Literal["citations"] = "citations"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "citations": [c.to_json() for c in self.citations],
+            "problems": list(self.problems),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    answer: Answer
+    kind: Literal["done"] = "done"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "answer": self.answer.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    message: str
+    stage: str
+    kind: Literal["error"] = "error"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.kind, "stage": self.stage, "message": self.message}
+
+
+Event = SourcesEvent | TokenEvent | CitationsEvent | DoneEvent | ErrorEvent

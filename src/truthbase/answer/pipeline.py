@@ -1,0 +1,272 @@
+"""One answer: (rewrite || search) -> sub-query fusion -> rerank -> numbered sources ->
+answerer -> resolved, verified citations.
+
+:func:`answer_question` yields the typed events (``sources``, ``token``..., ``citations``, then
+``done``; ``error`` ends the stream early); :func:`ask` runs it and returns the final answer.
+The optional LLM stages (:class:`~truthbase.answer.llm.Stages`: query rewrite, listwise rerank)
+each have their own timeout and fail open; ``Answer.timings`` has one entry per stage and
+``Answer.info`` says what each did. The LLM answerer falls back to the extractive one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cite import parse_answer, resolve_citations
+from ..config import RetrievalSettings
+from ..embed import Embedder
+from ..llm.rerank import WINDOW, rerank_outcome
+from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
+from ..model import SearchHit
+from ..retrieve.hybrid import search
+from ..store import Store
+from .base import Answerer
+from .extractive import ExtractiveAnswerer
+from .llm import Stages
+from .model import (
+    NO_ANSWER,
+    Answer,
+    CitationsEvent,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    Source,
+    SourcesEvent,
+    TokenEvent,
+)
+
+#: Sources per answer.
+DEFAULT_SOURCES = 8
+
+
+def sources_from_hits(hits: Sequence[SearchHit]) -> list[Source]:
+    """Number the hits [1]..[n] in rank order."""
+    return [
+        Source(
+            n=i,
+            doc_id=h.chunk.doc_id,
+            title=h.document_title,
+            unit=h.chunk.unit,
+            start=h.chunk.start,
+            end=h.chunk.end,
+            text=h.chunk.text,
+            rects=h.chunk.rects,
+            chunk_id=h.chunk.id,
+            score=h.score,
+        )
+        for i, h in enumerate(hits, 1)
+    ]
+
+
+@dataclass(slots=True, kw_only=True)
+class Retrieved:
+    """The ranked hits of the retrieval stages and what each stage did."""
+
+    hits: list[SearchHit]
+    timings: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def retrieve(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    settings: RetrievalSettings,
+    *,
+    k: int = DEFAULT_SOURCES,
+    stages: Stages | None = None,
+) -> Retrieved:
+    """(rewrite, in a thread, in parallel with the search of the question) -> search of each
+    sub-query, fused with the question's own ranking -> listwise rerank of the fused top 15.
+
+    Both LLM stages fail open (the question stands; the fused order stands); ``info`` says what
+    happened, ``timings`` how long each stage took (the rewrite ran beside the search).
+    """
+    stages = stages if stages is not None else Stages()
+    model = stages.model
+    do_rewrite = model is not None and stages.rewrite
+    do_rerank = model is not None and stages.rerank
+    depth = max(k, WINDOW) if (do_rewrite or do_rerank) else k
+    out = Retrieved(hits=[])
+    pool: ThreadPoolExecutor | None = None
+    pending: Future[RewriteOutcome] | None = None
+    if do_rewrite and model is not None:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="truthbase-rewrite")
+        pending = pool.submit(rewrite, model, question, stages.rewrite_timeout)
+    try:
+        started = time.perf_counter()
+        result = search(store, embedder, question, settings, k=depth)
+        out.timings["search"] = time.perf_counter() - started
+        hits = list(result.hits)
+        if pending is not None:
+            waited = time.perf_counter()
+            outcome = _rewrite_outcome(pending, question, stages.rewrite_timeout)
+            out.timings["rewrite"] = outcome.seconds
+            out.timings["rewrite_wait"] = time.perf_counter() - waited
+            out.info["rewrite"] = {
+                "queries": outcome.queries,
+                "rewritten": outcome.rewritten,
+                "reason": outcome.reason,
+            }
+            if outcome.rewritten:
+                started = time.perf_counter()
+                hits = _fuse_queries(store, embedder, question, outcome.queries, hits, settings)
+                hits = hits[:depth]
+                out.timings["subqueries"] = time.perf_counter() - started
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    if do_rerank and model is not None:
+        ranked = rerank_outcome(
+            model,
+            question,
+            [(h.chunk.id, h.chunk.text) for h in hits],
+            stages.rerank_timeout,
+            window=WINDOW,
+            keep=k,
+            max_chars=stages.rerank_chars,
+        )
+        by_id = {h.chunk.id: h for h in hits}
+        hits = [by_id[i] for i in ranked.ids]
+        out.timings["rerank"] = ranked.seconds
+        out.info["rerank"] = {
+            "reranked": ranked.reranked,
+            "model_order": list(ranked.model_order),
+            "reason": ranked.reason,
+        }
+    out.hits = hits[:k]
+    return out
+
+
+def _rewrite_outcome(
+    pending: Future[RewriteOutcome], question: str, timeout: float
+) -> RewriteOutcome:
+    """The rewrite's outcome; the question stands if the thread outlives its timeout."""
+    try:
+        # The client enforces the timeout per call; this bounds a stuck thread as well.
+        return pending.result(timeout=timeout + 1.0)
+    except Exception as exc:  # the stage is optional: fail open on anything
+        kind = "timeout" if isinstance(exc, FutureTimeout) else "error"
+        return RewriteOutcome([question], False, f"{kind}: {type(exc).__name__}", timeout)
+
+
+def _fuse_queries(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    queries: Sequence[str],
+    question_hits: Sequence[SearchHit],
+    settings: RetrievalSettings,
+) -> list[SearchHit]:
+    """The question's ranking fused with each sub-query's (the question's is always in)."""
+    depth = max(len(question_hits), WINDOW)
+    by_id = {h.chunk.id: h for h in question_hits}
+    rankings = [[h.chunk.id for h in question_hits]]
+    asked = {" ".join(question.lower().split())}
+    for query in queries:
+        key = " ".join(query.lower().split())
+        if key in asked:
+            continue
+        asked.add(key)
+        sub = search(store, embedder, query, settings, k=depth).hits
+        for h in sub:
+            by_id.setdefault(h.chunk.id, h)
+        rankings.append([h.chunk.id for h in sub])
+    return [by_id[i] for i in fuse_subqueries(rankings, settings.rrf_k)]
+
+
+def answer_question(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    retrieval: RetrievalSettings | None = None,
+    *,
+    answerer: Answerer | None = None,
+    k: int = DEFAULT_SOURCES,
+    stages: Stages | None = None,
+) -> Iterator[Event]:
+    """The events of one answer; the answerer defaults to the extractive one.
+
+    ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
+    """
+    settings = retrieval if retrieval is not None else RetrievalSettings()
+    chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
+    began = time.perf_counter()
+
+    try:
+        retrieved = retrieve(store, embedder, question, settings, k=k, stages=stages)
+    except Exception as exc:  # any failure ends the stream as an error event
+        yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
+        return
+    timings = dict(retrieved.timings)
+    sources = sources_from_hits(retrieved.hits)
+    yield SourcesEvent(tuple(sources))
+
+    started = time.perf_counter()
+    pieces: list[str] = []
+    try:
+        draft = chosen.draft(question, sources)
+        for token in draft.tokens:
+            pieces.append(token)
+            yield TokenEvent(token)
+    except Exception as exc:
+        yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="answer")
+        return
+    timings["answer"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    parsed = parse_answer("".join(pieces))
+    resolution = resolve_citations(parsed, sources, store, embedder)
+    timings["cite"] = time.perf_counter() - started
+    yield CitationsEvent(tuple(resolution.citations), tuple(resolution.problems))
+
+    timings["total"] = time.perf_counter() - began
+    text = NO_ANSWER if parsed.refused else resolution.text.strip()
+    yield DoneEvent(
+        Answer(
+            question=question,
+            text=text,
+            sources=sources,
+            citations=resolution.citations,
+            refused=parsed.refused or not text,
+            answerer=draft.answerer or chosen.name,
+            timings=timings,
+            problems=resolution.problems,
+            info={**retrieved.info, **draft.info},
+        )
+    )
+
+
+class AnswerError(RuntimeError):
+    """A stage failed; ``stage`` says which."""
+
+    def __init__(self, message: str, stage: str) -> None:
+        super().__init__(f"{stage}: {message}")
+        self.stage = stage
+
+
+def ask(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    retrieval: RetrievalSettings | None = None,
+    *,
+    answerer: Answerer | None = None,
+    k: int = DEFAULT_SOURCES,
+    stages: Stages | None = None,
+) -> Answer:
+    """Run :func:`answer_question` to the end; raises :class:`AnswerError` on an error event."""
+    events = answer_question(
+        store, embedder, question, retrieval, answerer=answerer, k=k, stages=stages
+    )
+    for event in events:
+        if isinstance(event, ErrorEvent):
+            raise AnswerError(event.message, event.stage)
+        if isinstance(event, DoneEvent):
+            return event.answer
+    raise AnswerError("the answer stream ended without a result", "answer")

@@ -1,0 +1,117 @@
+"""Re-check stored answers: every citation shown as verified must still be on its page.
+
+``truthbase verify`` runs :func:`verify_answers` over a store's answer log. For each citation
+marked verified it reads the stored unit and checks, with the one matcher
+(:func:`truthbase.textmatch.quote_in`, through :func:`~truthbase.cite.resolve.span_verified`),
+that the citation's quote is in the unit text at [start, end). Citations stored as unverified
+were never shown as verified and are counted, not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..store.base import StoredAnswer
+from .resolve import UnitCache, UnitReader, span_verified
+
+__all__ = ["AuditFailure", "AuditReport", "check_citation", "verify_answers"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFailure:
+    """A citation shown as verified that the re-check does not confirm."""
+
+    answer_id: int
+    n: int | None
+    doc_id: str
+    page: int | None
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer_id": self.answer_id,
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "page": self.page,
+            "why": self.why,
+        }
+
+
+@dataclass(slots=True)
+class AuditReport:
+    answers: int = 0
+    verified_citations: int = 0  # citations marked verified, each re-checked
+    unverified_citations: int = 0  # citations shown as unverified (not re-checked)
+    failures: list[AuditFailure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answers": self.answers,
+            "verified_citations": self.verified_citations,
+            "unverified_citations": self.unverified_citations,
+            "failures": [f.to_json() for f in self.failures],
+        }
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_citation(units: UnitCache, answer_id: int, citation: Any) -> AuditFailure | None:
+    """Why a citation marked verified is not on its page, or None when it is."""
+    if not isinstance(citation, dict):
+        return AuditFailure(answer_id, None, "", None, "the citation is not an object")
+    n = _int(citation.get("n"))
+    doc_id = citation.get("doc_id")
+    unit = _int(citation.get("unit"))
+    start, end = _int(citation.get("start")), _int(citation.get("end"))
+    quote = citation.get("quote")
+    page = unit + 1 if unit is not None else _int(citation.get("page"))
+    if not isinstance(doc_id, str) or unit is None or start is None or end is None:
+        return AuditFailure(answer_id, n, str(doc_id or ""), page, "incomplete citation record")
+    if not isinstance(quote, str) or not quote.strip():
+        return AuditFailure(answer_id, n, doc_id, page, "no quote")
+    stored = units.get(doc_id, unit)
+    if stored is None:
+        return AuditFailure(answer_id, n, doc_id, page, "the document or page is not in the index")
+    if not 0 <= start < end <= len(stored.text):
+        return AuditFailure(
+            answer_id,
+            n,
+            doc_id,
+            page,
+            f"span [{start}, {end}) outside the page text (length {len(stored.text)})",
+        )
+    if not span_verified(stored.text, start, end, quote):
+        why = "the quote is not in the page text at its span"
+        return AuditFailure(answer_id, n, doc_id, page, why)
+    return None
+
+
+def verify_answers(answers: Sequence[StoredAnswer], reader: UnitReader) -> AuditReport:
+    """Re-check every citation marked verified of ``answers`` against ``reader``'s units."""
+    report = AuditReport()
+    units = UnitCache(reader)
+    for stored in answers:
+        report.answers += 1
+        citations = stored.answer.get("citations", [])
+        if not isinstance(citations, list):
+            report.failures.append(
+                AuditFailure(stored.id, None, "", None, "the citations are not a list")
+            )
+            continue
+        for citation in citations:
+            if isinstance(citation, dict) and citation.get("verified") is not True:
+                report.unverified_citations += 1
+                continue
+            report.verified_citations += 1
+            failure = check_citation(units, stored.id, citation)
+            if failure is not None:
+                report.failures.append(failure)
+    return report

@@ -1,0 +1,246 @@
+"""Resolve an answer's markers and tags to verified spans of the stored page text.
+
+For each claim of a parsed answer and each source it cites, the supporting span is found inside
+that source: the claim itself when it is a verbatim passage of the source (extractive answers),
+else the source sentence, or two consecutive sentences, that best match the claim (stemmed,
+idf-weighted term overlap, plus embedding cosine when an embedder is given). A position tag
+that falls inside a source resolves to exactly its span.
+
+Verification is the product's backbone: a citation is ``verified`` only when its quote is in the
+stored unit text at its span under the one matcher (:mod:`truthbase.textmatch`) and, for an
+aligned claim, the support clears :data:`MIN_SUPPORT`. Markers that name no source and tags that
+resolve to no source are dropped and reported.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from ..embed import Embedder
+from ..geometry import span_line_rects
+from ..model import Unit
+from ..sentences import split_sentences
+from ..textmatch import find_quote, normalize, quote_in
+from .lexical import idf_table, terms, weighted_coverage
+from .parse import Claim, ParsedAnswer, Tag, render_groups
+from .records import Citation, Source
+
+#: A claim must be at least this long (normalized) to be located verbatim in a source.
+MIN_EXACT_CHARS = 20
+#: An aligned (non-verbatim) citation is verified only with at least this support.
+MIN_SUPPORT = 0.35
+#: A pair of consecutive sentences replaces the best single one only when it scores this much more.
+PAIR_MARGIN = 0.05
+
+
+class UnitReader(Protocol):
+    """What resolution needs from a store: the canonical text and boxes of one unit."""
+
+    def unit(self, doc_id: str, index: int) -> Unit | None: ...
+
+
+class UnitCache:
+    """Units loaded once per answer."""
+
+    def __init__(self, reader: UnitReader) -> None:
+        self._reader = reader
+        self._units: dict[tuple[str, int], Unit | None] = {}
+
+    def get(self, doc_id: str, index: int) -> Unit | None:
+        key = (doc_id, index)
+        if key not in self._units:
+            self._units[key] = self._reader.unit(doc_id, index)
+        return self._units[key]
+
+
+def span_verified(unit_text: str, start: int, end: int, quote: str) -> bool:
+    """Whether ``quote`` is, under the matching rule, in ``unit_text[start:end]``."""
+    if not 0 <= start < end <= len(unit_text) or not normalize(quote):
+        return False
+    return quote_in(quote, unit_text[start:end])
+
+
+@dataclass(slots=True, kw_only=True)
+class Resolution:
+    citations: list[Citation] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    text: str = ""  # the answer text with dropped markers and tags removed
+
+
+def make_citation(
+    units: UnitCache,
+    source: Source,
+    start: int,
+    end: int,
+    *,
+    claim: str,
+    support: float,
+    via: str = "marker",
+    min_support: float = 0.0,
+) -> Citation:
+    """A citation of ``source`` at the unit span [start, end), verified against the stored unit."""
+    unit = units.get(source.doc_id, source.unit)
+    if unit is None or not 0 <= start < end <= len(unit.text):
+        return Citation(
+            n=source.n,
+            doc_id=source.doc_id,
+            unit=source.unit,
+            start=start,
+            end=end,
+            quote="",
+            rects=(),
+            verified=False,
+            claim=claim,
+            support=support,
+            via="tag" if via == "tag" else "marker",
+        )
+    # The quote is what the answer was built from (the source as retrieved); verification
+    # confirms that it is on the stored page at the span.
+    inside = source.start <= start < end <= source.end
+    quote = source.text[start - source.start : end - source.start] if inside else ""
+    verified = support >= min_support and span_verified(unit.text, start, end, quote)
+    return Citation(
+        n=source.n,
+        doc_id=source.doc_id,
+        unit=source.unit,
+        start=start,
+        end=end,
+        quote=quote,
+        rects=tuple(span_line_rects(unit.text, unit.boxes, start, end)),
+        verified=verified,
+        claim=claim,
+        support=support,
+        via="tag" if via == "tag" else "marker",
+    )
+
+
+def _exact_span(claim: str, source: Source) -> tuple[int, int] | None:
+    if len(normalize(claim)) < MIN_EXACT_CHARS:
+        return None
+    found = find_quote(claim, source.text)
+    if found is None:
+        return None
+    return source.start + found[0][0], source.start + found[-1][1]
+
+
+def align_claim(
+    claim: str, source: Source, embedder: Embedder | None = None
+) -> tuple[int, int, float] | None:
+    """The unit span inside ``source`` that best supports ``claim``, with its support in [0, 1].
+
+    Verbatim claims resolve to themselves (support 1.0). Otherwise each source sentence, and
+    each pair of consecutive sentences, is scored; None when the source has no sentences.
+    """
+    exact = _exact_span(claim, source)
+    if exact is not None:
+        return exact[0], exact[1], 1.0
+    spans = split_sentences(source.text)
+    if not spans:
+        return None
+    candidates = list(spans)
+    candidates += [(a[0], b[1]) for a, b in itertools.pairwise(spans)]
+    texts = [source.text[s:e] for s, e in candidates]
+    claim_terms = terms(claim)
+    sentence_terms = [terms(t) for t in texts]
+    idf, unseen = idf_table(sentence_terms[: len(spans)])
+    lexical = [weighted_coverage(claim_terms, st, idf, unseen) for st in sentence_terms]
+    if embedder is not None:
+        vectors = embedder.embed([claim, *texts])
+        cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        scores = [0.5 * lx + 0.5 * float(c) for lx, c in zip(lexical, cosine, strict=True)]
+    else:
+        scores = lexical
+    singles = scores[: len(spans)]
+    best = max(range(len(spans)), key=lambda i: singles[i])
+    best_score = singles[best]
+    for j in range(len(spans), len(candidates)):
+        if scores[j] > best_score + PAIR_MARGIN:
+            best, best_score = j, scores[j]
+    start, end = candidates[best]
+    return source.start + start, source.start + end, best_score
+
+
+def _tag_source(tag: Tag, sources: Sequence[Source], preferred: Sequence[int]) -> Source | None:
+    inside = [s for s in sources if s.unit == tag.unit and s.start <= tag.start < tag.end <= s.end]
+    for s in inside:
+        if s.n in preferred:
+            return s
+    return inside[0] if inside else None
+
+
+def resolve_citations(
+    parsed: ParsedAnswer,
+    sources: Sequence[Source],
+    reader: UnitReader,
+    embedder: Embedder | None = None,
+    *,
+    min_support: float = MIN_SUPPORT,
+) -> Resolution:
+    """Citations for every claim of ``parsed``; a refusal has none (its markers are dropped)."""
+    result = Resolution()
+    units = UnitCache(reader)
+    by_n = {s.n: s for s in sources}
+    kept_numbers: list[tuple[int, ...]] = []
+    for claim in parsed.claims:
+        kept: list[int] = []
+        if parsed.refused:
+            kept_numbers.append(())
+            continue
+        for n in claim.numbers:
+            if n not in by_n:
+                result.problems.append(
+                    f"marker [{n}] names no source (there are {len(sources)}); dropped"
+                )
+        valid = [n for n in claim.numbers if n in by_n]
+        for tag in claim.tags:
+            source = _tag_source(tag, sources, valid)
+            if source is None:
+                result.problems.append(f"tag {tag.text} is inside no source; dropped")
+                continue
+            result.citations.append(
+                make_citation(
+                    units, source, tag.start, tag.end, claim=claim.text, support=1.0, via="tag"
+                )
+            )
+            kept.append(source.n)
+        tagged = set(kept)
+        for n in valid:
+            kept.append(n)
+            if n in tagged:
+                continue
+            result.citations.append(_claim_citation(units, claim, by_n[n], embedder, min_support))
+        kept_numbers.append(tuple(dict.fromkeys(kept)))
+    result.text = render_groups(parsed.text, parsed.claims, kept_numbers)
+    return result
+
+
+def _claim_citation(
+    units: UnitCache,
+    claim: Claim,
+    source: Source,
+    embedder: Embedder | None,
+    min_support: float,
+) -> Citation:
+    aligned = align_claim(claim.text, source, embedder) if claim.text.strip() else None
+    if aligned is None:
+        return Citation(
+            n=source.n,
+            doc_id=source.doc_id,
+            unit=source.unit,
+            start=source.start,
+            end=source.end,
+            quote="",
+            rects=(),
+            verified=False,
+            claim=claim.text,
+            support=0.0,
+        )
+    start, end, support = aligned
+    return make_citation(
+        units, source, start, end, claim=claim.text, support=support, min_support=min_support
+    )

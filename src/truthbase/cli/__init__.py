@@ -1,0 +1,58 @@
+"""The `truthbase` command line: a thin shell over the library.
+
+Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
+command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
+answers), :mod:`.answer` (ask, verify), :mod:`.serve` (serve); :mod:`.common` holds what they
+share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..config import Settings
+from .answer import ask_command, verify_command
+from .common import AppContext, fail
+from .docs import docs, ingest, search_command
+from .eval import eval_group
+from .serve import serve
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The SQLite index file [env TRUTHBASE_DB; default ./truthbase.sqlite].",
+)
+@click.version_option(package_name="truthbase")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None) -> None:
+    """TruthBase: answers from your PDFs, every citation one click from the exact passage.
+
+    \b
+    Typical use:
+      truthbase --db my.sqlite ingest ~/papers
+      truthbase --db my.sqlite search "what does GV.OC-01 require?"
+    """
+    try:
+        settings = Settings() if db is None else Settings(db=db)
+    except Exception as exc:  # pydantic's ValidationError names the bad variable
+        fail(f"invalid settings: {exc}")
+    ctx.obj = AppContext(settings)
+
+
+for _command in (ingest, docs, search_command, eval_group, serve, ask_command, verify_command):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    cli(prog_name="truthbase")
+
+
+if __name__ == "__main__":
+    main()

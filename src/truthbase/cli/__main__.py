@@ -1,0 +1,5 @@
+"""`python -m truthbase.cli`."""
+
+from . import main
+
+main()

@@ -1,0 +1,217 @@
+"""`ingest`, `docs` and `search`: building the index and looking into it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..embed import EmbedderMismatchError, EmbeddingError
+from ..ingest import FileOutcome, ingest_paths
+from ..model import SearchHit
+from ..retrieve.hybrid import MODES, search
+from ..store import StoreError
+from .common import AppContext, console, err_console, fail, snippet
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=False))
+@click.pass_obj
+def ingest(app: AppContext, paths: tuple[Path, ...]) -> None:
+    """Ingest PDF files and folders (recursively).
+
+    Idempotent: a file whose bytes are already in the index is skipped. One transaction per
+    document: a failing file is reported with its reason and leaves the index as it was.
+    Exits 1 when any file failed.
+    """
+    try:
+        with app.store() as store:
+            embedder = app.embedder
+            progress = Progress(
+                TextColumn("[bold]ingest"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=err_console,
+                transient=True,
+            )
+            task_ids: list[Any] = []
+
+            def on_start(files: list[Path]) -> None:
+                task_ids.append(progress.add_task("", total=len(files)))
+
+            def on_file(outcome: FileOutcome) -> None:
+                progress.update(task_ids[0], advance=1, description=outcome.path.name)
+
+            with progress:
+                summary = ingest_paths(
+                    list(paths),
+                    store,
+                    embedder,
+                    app.settings.chunking,
+                    on_start=on_start,
+                    on_file=on_file,
+                )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
+        fail(str(exc))
+        return
+
+    table = Table(title="ingest summary", show_lines=False)
+    for column in ("file", "status", "pages", "chunks", "details"):
+        table.add_column(column, overflow="fold")
+    style = {"ingested": "green", "unchanged": "dim", "failed": "red"}
+    for o in summary.outcomes:
+        details = f"{o.reason}: {o.message}" if o.status == "failed" else ""
+        if o.ligature_words_repaired:
+            details = f"{o.ligature_words_repaired} ligature words repaired"
+        table.add_row(
+            str(o.path),
+            f"[{style[o.status]}]{o.status}[/]",
+            str(o.pages) if o.pages else "",
+            str(o.chunks) if o.chunks else "",
+            details,
+        )
+    console.print(table)
+    console.print(
+        f"{summary.count('ingested')} ingested, {summary.count('unchanged')} unchanged, "
+        f"{summary.count('failed')} failed"
+    )
+    if summary.failed:
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_obj
+def docs(app: AppContext, as_json: bool) -> None:
+    """List the ingested documents."""
+    try:
+        with app.store() as store:
+            documents = store.list_documents()
+    except StoreError as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": d.id,
+                        "title": d.title,
+                        "path": d.path,
+                        "kind": d.kind,
+                        "pages": d.unit_count,
+                        "chunks": d.chunk_count,
+                        "ingested_at": d.ingested_at,
+                    }
+                    for d in documents
+                ],
+                indent=2,
+            )
+        )
+        return
+    if not documents:
+        console.print("No documents yet: run `truthbase ingest PATH`.")
+        return
+    table = Table(title=f"{len(documents)} documents in {app.settings.db}")
+    for column in ("id", "title", "kind", "pages", "chunks", "path"):
+        table.add_column(column, overflow="fold")
+    for d in documents:
+        table.add_row(d.id[:12], d.title, d.kind, str(d.unit_count), str(d.chunk_count), d.path)
+    console.print(table)
+
+
+def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        "rank": rank,
+        "score": hit.score,
+        "doc_id": c.doc_id,
+        "document": hit.document_title,
+        "page": c.unit + 1,
+        "chunk_id": c.id,
+        "start": c.start,
+        "end": c.end,
+        "text": c.text,
+        "rects": [list(r) for r in c.rects],
+        "arms": {
+            arm: {"rank": hit.arm_ranks[arm], "score": hit.arm_scores.get(arm)}
+            for arm in hit.arm_ranks
+        },
+    }
+
+
+@click.command(name="search")
+@click.argument("query")
+@click.option("--k", "k", type=click.IntRange(1, 100), default=None, help="Results [default 8].")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON with text and rects.")
+@click.option("--explain", is_flag=True, help="Show each arm's rank and score per result.")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="hybrid",
+    show_default=True,
+    help="Fuse both arms, or use one alone.",
+)
+@click.pass_obj
+def search_command(
+    app: AppContext, query: str, k: int | None, as_json: bool, explain: bool, mode: str
+) -> None:
+    """Rank passages for QUERY (full text + dense vectors, fused)."""
+    try:
+        with app.store() as store:
+            result = search(
+                store,
+                app.embedder,
+                query,
+                app.settings.retrieval,
+                k=k,
+                mode=mode,  # type: ignore[arg-type]
+            )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "query": query,
+                    "fts_query": result.fts_query,
+                    "results": [_hit_json(h, i) for i, h in enumerate(result.hits, 1)],
+                },
+                indent=2,
+            )
+        )
+        return
+    if not result.hits:
+        console.print("No results. Is anything ingested? (`truthbase docs`)")
+        return
+    table = Table(title=f"{query!r}: {len(result.hits)} results ({mode})", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("document")
+    table.add_column("page", justify="right")
+    table.add_column("score", justify="right")
+    # Every ranked list that fed the fusion: fts, dense, and prf (pseudo-relevance feedback) or
+    # per-sub-query lists when those are on, in the order they first appear.
+    arms = list(dict.fromkeys(arm for hit in result.hits for arm in hit.arm_ranks))
+    if explain:
+        for arm in arms:
+            table.add_column(f"{arm} rank/score")
+    table.add_column("snippet", overflow="fold")
+    for i, hit in enumerate(result.hits, 1):
+        row = [str(i), hit.document_title, str(hit.chunk.unit + 1), f"{hit.score:.4f}"]
+        if explain:
+            for arm in arms:
+                if arm in hit.arm_ranks:
+                    row.append(f"{hit.arm_ranks[arm]} / {hit.arm_scores.get(arm, 0.0):.3f}")
+                else:
+                    row.append("-")
+        row.append(snippet(hit.chunk.text))
+        table.add_row(*row)
+    console.print(table)

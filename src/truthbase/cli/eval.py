@@ -1,0 +1,235 @@
+"""`eval retrieval`, `eval tune` and `eval answers`: measurements against a golden set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..embed import EmbedderMismatchError, EmbeddingError
+from ..eval.golden import GoldenError, GoldenSet, default_corpus_root, load_golden
+from ..eval.metrics import METRIC_NAMES
+from ..eval.retrieval import PreparedCorpus, evaluate_retrieval, prepare_corpus, tune_retrieval
+from ..store import Store, StoreError
+from .common import AppContext, console, err_console, fail, run_metadata
+
+
+def _prepare_eval(
+    app: AppContext, store: Store, golden_path: Path, corpus_root: Path | None
+) -> tuple[GoldenSet, PreparedCorpus]:
+    golden = load_golden(golden_path)
+    root = corpus_root if corpus_root is not None else default_corpus_root(golden_path)
+    with err_console.status("ingesting the golden set's documents") as status:
+        prepared = prepare_corpus(
+            golden,
+            root,
+            store,
+            app.embedder,
+            app.settings.chunking,
+            on_document=lambda name: status.update(f"ingesting {name}"),
+        )
+    for name, why in prepared.skipped_documents.items():
+        err_console.print(f"[yellow]skipped document[/] {name}: {why}")
+    return golden, prepared
+
+
+def _metrics_table(title: str, rows: dict[str, dict[str, float]]) -> Table:
+    table = Table(title=title)
+    table.add_column("mode")
+    for name in METRIC_NAMES:
+        table.add_column(name, justify="right")
+    for mode, metrics in rows.items():
+        table.add_row(mode, *(f"{metrics[name]:.3f}" for name in METRIC_NAMES))
+    return table
+
+
+_golden_option = click.option(
+    "--golden",
+    "golden_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A golden set (format of shared/golden/README.md).",
+)
+_corpus_root_option = click.option(
+    "--corpus-root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder the golden document paths are relative to [default: the golden file's "
+    "folder's parent].",
+)
+_json_out_option = click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the full report as JSON to this file.",
+)
+
+
+@click.group(name="eval")
+def eval_group() -> None:
+    """Measure retrieval against a golden set."""
+
+
+@eval_group.command(name="retrieval")
+@_golden_option
+@_corpus_root_option
+@_json_out_option
+@click.pass_obj
+def eval_retrieval(
+    app: AppContext, golden_path: Path, corpus_root: Path | None, json_out: Path | None
+) -> None:
+    """Recall@1/5/8/15, MRR and nDCG@5 for fts-only, dense-only and hybrid retrieval.
+
+    Ingests the golden set's documents into --db first (a no-op when they are there).
+    Questions on documents that cannot be ingested are listed as skipped, never as misses.
+    """
+    try:
+        with app.store() as store:
+            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+            report = evaluate_retrieval(
+                golden, prepared, store, app.embedder, app.settings.retrieval
+            )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
+        fail(str(exc))
+        return
+    report = {**run_metadata(), "golden": str(golden_path), **report}
+    console.print(_metrics_table(f"retrieval on {report['questions']} questions", report["modes"]))
+    if report["misses"]:
+        table = Table(title="hybrid misses (not found in the top 8)")
+        for column in ("id", "expected", "rank", "ranked first"):
+            table.add_column(column, overflow="fold")
+        for miss in report["misses"]:
+            expected = ", ".join(
+                f"{e['doc']} p{e['page'] or e['section']}" for e in miss["expected"]
+            )
+            first = miss["first"]
+            table.add_row(
+                miss["id"],
+                expected,
+                str(miss["rank"] or "-"),
+                f"{first['doc']} p{first['page']}: {first['text'][:80]}" if first else "-",
+            )
+        console.print(table)
+    for item in report["skipped"]:
+        console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        console.print(f"written: {json_out}")
+
+
+@eval_group.command(name="tune")
+@_golden_option
+@_corpus_root_option
+@_json_out_option
+@click.option("--folds", type=click.IntRange(2, 20), default=5, show_default=True)
+@click.pass_obj
+def eval_tune(
+    app: AppContext,
+    golden_path: Path,
+    corpus_root: Path | None,
+    json_out: Path | None,
+    folds: int,
+) -> None:
+    """Grid over RRF k and arm weights with k-fold cross-validation; prints the best values.
+
+    Put the chosen values into settings (TRUTHBASE_RETRIEVAL__RRF_K and the weights) or make
+    them the defaults in config.py together with the JSON report under docs/evals/.
+    """
+    try:
+        with app.store() as store:
+            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+            report = tune_retrieval(
+                golden, prepared, store, app.embedder, app.settings.retrieval, folds=folds
+            )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
+        fail(str(exc))
+        return
+    report = {**run_metadata(), "golden": str(golden_path), **report}
+    chosen = report["chosen"]
+    console.print(
+        _metrics_table(
+            f"{report['configurations']} configurations, {folds}-fold cross-validation",
+            {"cross-validated": report["cross_validated"], "chosen, full set": chosen["full_set"]},
+        )
+    )
+    console.print(
+        f"chosen: rrf_k={chosen['rrf_k']:g} fts_weight={chosen['fts_weight']:g} "
+        f"dense_weight={chosen['dense_weight']:g}"
+    )
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        console.print(f"written: {json_out}")
+
+
+@eval_group.command(name="answers")
+@_golden_option
+@_corpus_root_option
+@_json_out_option
+@click.option(
+    "--mode",
+    type=click.Choice(["extractive", "llm"]),
+    default=None,
+    help="Who answers, as for `ask` [default: llm when llm.base_url is set, else extractive].",
+)
+@click.pass_obj
+def eval_answers(
+    app: AppContext,
+    golden_path: Path,
+    corpus_root: Path | None,
+    json_out: Path | None,
+    mode: str | None,
+) -> None:
+    """Refusals, answers, correct citations, citation precision and verified share.
+
+    A citation is correct when its span overlaps a golden quote on the right page;
+    verified_share re-checks every citation marked verified against the stored page text.
+    """
+    from ..answer import LLMNotConfigured, answerer_for, resolve_mode
+    from ..eval.answers import evaluate_answers
+
+    try:
+        chosen = resolve_mode(mode, app.settings.llm)
+    except LLMNotConfigured as exc:
+        fail(str(exc))
+    try:
+        with app.store() as store:
+            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+            with err_console.status("answering") as status:
+                report = evaluate_answers(
+                    golden,
+                    prepared,
+                    store,
+                    app.embedder,
+                    app.settings.retrieval,
+                    answerer=answerer_for(app.settings.llm, app.embedder, chosen),
+                    on_question=lambda qid: status.update(f"answering {qid}"),
+                )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
+        fail(str(exc))
+        return
+    report = {**run_metadata(), "golden": str(golden_path), **report}
+    table = Table(title=f"answers on {report['questions']} questions ({report['answerer']})")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name in (
+        "unanswerable_refused",
+        "answered",
+        "answered_with_correct_citation",
+        "citation_precision",
+        "false_refusals",
+        "verified_share",
+    ):
+        value = report[name]
+        table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")
+    console.print(table)
+    for item in report["skipped"]:
+        console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        console.print(f"written: {json_out}")

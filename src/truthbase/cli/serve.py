@@ -1,0 +1,45 @@
+"""`serve`: the web app."""
+
+from __future__ import annotations
+
+import click
+
+from ..store import StoreError
+from .common import AppContext, fail
+
+
+@click.command()
+@click.option("--host", default=None, help="Interface to listen on [default 127.0.0.1].")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port [default 8000].")
+@click.pass_obj
+def serve(app: AppContext, host: str | None, port: int | None) -> None:
+    """Serve the chat page, the PDF viewer and the HTTP API (OpenAPI at /docs)."""
+    import socket
+
+    import uvicorn
+
+    from ..server import create_app
+
+    server_settings = app.settings.server
+    host = host if host is not None else server_settings.host
+    port = port if port is not None else server_settings.port
+    if app.settings.database_url is None and not app.settings.db.exists():
+        fail(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
+    try:
+        with app.store():
+            pass  # fail here, with a message, rather than in the server's startup
+    except StoreError as exc:
+        fail(str(exc))
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc}")
+    bound_port = sock.getsockname()[1]
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host
+    # click.echo, not rich: the URL line must never be wrapped (scripts and tests read it).
+    click.echo(f"TruthBase serving {app.settings.db} at http://{shown}:{bound_port}/")
+    click.echo(f"API docs at http://{shown}:{bound_port}/docs  (Ctrl-C stops)")
+    config = uvicorn.Config(create_app(app.settings), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,63 @@
+"""The LLM answer: numbered sources in, a stream of text with [n] markers (or NO_ANSWER) out.
+
+:func:`draft_answer` is what an LLM answerer of the answer pipeline calls: it picks the first
+model of the chain that answers (its first token already received), so the pipeline can emit the
+``sources`` event, then the tokens, and report which model answered. When every model fails it
+raises :class:`~truthbase.llm.client.AllModelsFailed`; the pipeline then lets the extractive
+answerer answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .client import ChatModel, Failure, FallbackChatModel, with_fallbacks
+from .prompts import PromptSource, build_answer_messages
+
+__all__ = ["LLMDraft", "draft_answer"]
+
+
+@dataclass(slots=True)
+class LLMDraft:
+    """An answer in the making: ``tokens`` streams its text; ``model`` is the one answering."""
+
+    tokens: Iterator[str]
+    model: str
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Facts for the final answer: which model answered and which failed before it."""
+        return {
+            "answerer": "llm",
+            "model": self.model,
+            "failed": [
+                {"model": f.model, "error": f.error, "timed_out": f.timed_out}
+                for f in self.failures
+            ],
+        }
+
+
+def draft_answer(
+    model: ChatModel,
+    question: str,
+    sources: Sequence[PromptSource],
+    *,
+    timeout: float,
+    stream: bool = True,
+) -> LLMDraft:
+    """Ask ``model`` (a chain, or one model) to answer ``question`` from ``sources``.
+
+    With ``stream`` the tokens come as the model writes them; without, as one piece. Raises
+    :class:`~truthbase.llm.client.AllModelsFailed` (an ``LLMError``) when no model answers; a
+    failure after the first token raises ``LLMError`` from the iteration.
+    """
+    chain = model if isinstance(model, FallbackChatModel) else with_fallbacks([model])
+    messages = build_answer_messages(question, sources)
+    if stream:
+        reply = chain.stream_reply(messages, timeout)
+        return LLMDraft(reply.tokens, reply.model, reply.failures)
+    done = chain.complete_reply(messages, timeout)
+    return LLMDraft(iter([done.text]), done.model, done.failures)

@@ -1,0 +1,371 @@
+"""Chat models behind one small interface, and a fallback chain over them.
+
+:class:`ChatModel` is what the answerer and the optional stages (rewrite, rerank) need: a name,
+``complete`` (the whole reply) and ``stream`` (the reply's text pieces as they come).
+:class:`OpenAIChatModel` implements it over the ``openai`` client for any OpenAI-compatible
+server (Ollama, vLLM, llama.cpp's server, OpenAI). :func:`with_fallbacks` chains models: on a
+provider error or timeout the next one answers, and the reply says which one did. The extractive
+answerer is the last resort after the chain; the answer pipeline adds it.
+
+Every provider failure surfaces as :class:`LLMError` (:class:`LLMTimeout` for timeouts), never
+as the client library's own exceptions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypedDict, cast
+
+import openai
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+
+from ..config import LLMEndpoint, LLMSettings
+
+__all__ = [
+    "LOCAL_DUMMY_API_KEY",
+    "AllModelsFailed",
+    "ChatMessage",
+    "ChatModel",
+    "CompleteReply",
+    "Failure",
+    "FallbackChatModel",
+    "LLMError",
+    "LLMTimeout",
+    "OpenAIChatModel",
+    "StreamReply",
+    "load_chat_model",
+    "load_stage_model",
+    "with_fallbacks",
+]
+
+log = logging.getLogger(__name__)
+
+#: The API key sent to a local server (Ollama, vLLM, llama.cpp) when the key's variable is unset.
+LOCAL_DUMMY_API_KEY = "not-needed"
+
+
+class ChatMessage(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class LLMError(Exception):
+    """A provider failed: connection refused, an HTTP error, a malformed or empty reply."""
+
+
+class LLMTimeout(LLMError):
+    """A provider did not answer (or stopped sending tokens) within the timeout."""
+
+
+class ChatModel(Protocol):
+    """A chat model. ``timeout`` (seconds) bounds the connection and the wait for each piece.
+
+    Both methods raise :class:`LLMError` on any provider failure. ``stream`` may raise it before
+    the first piece or between pieces; it yields only non-empty pieces.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str: ...
+
+    def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]: ...
+
+
+class OpenAIChatModel:
+    """Chat completions from any OpenAI-compatible ``/v1`` endpoint, without retries.
+
+    Retries are the fallback chain's business: the client's own (with backoff) would multiply
+    the timeout. ``name`` defaults to ``MODEL@BASE_URL``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str,
+        temperature: float = 0.0,
+        max_tokens: int | None = 1024,
+        name: str | None = None,
+    ) -> None:
+        if not model.strip():
+            raise ValueError("an OpenAI-compatible chat model needs a model name")
+        self.model = model
+        self.base_url = base_url
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._name = name or f"{model}@{base_url or 'api.openai.com'}"
+        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model,
+                messages=_params(messages),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                stream=False,
+                timeout=timeout,
+            )
+        except Exception as exc:
+            raise _wrap(exc, self._name) from exc
+        try:
+            content = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
+            raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
+        if content is None:
+            raise LLMError(f"{self._name}: the reply has no text")
+        return content
+
+    def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:
+        try:
+            chunks = self._client.chat.completions.create(
+                model=self.model,
+                messages=_params(messages),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                stream=True,
+                timeout=timeout,
+            )
+        except Exception as exc:
+            raise _wrap(exc, self._name) from exc
+        return self._pieces(chunks)
+
+    def _pieces(self, chunks: openai.Stream[ChatCompletionChunk]) -> Iterator[str]:
+        try:
+            for chunk in chunks:
+                for choice in chunk.choices:
+                    if choice.index == 0 and choice.delta.content:
+                        yield choice.delta.content
+        except (AttributeError, KeyError, TypeError) as exc:  # a chunk that is no chat chunk
+            raise LLMError(f"{self._name}: malformed stream chunk") from exc
+        except Exception as exc:
+            raise _wrap(exc, self._name) from exc
+        finally:
+            chunks.close()
+
+
+def _params(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
+    # Each ChatMessage is a valid system, user or assistant message param.
+    return [cast(ChatCompletionMessageParam, dict(m)) for m in messages]
+
+
+def _wrap(exc: Exception, name: str) -> LLMError:
+    """The provider failure as an :class:`LLMError`; programming errors pass through."""
+    if isinstance(exc, LLMError):
+        return exc
+    transport = _transport_error(exc)
+    if isinstance(exc, openai.APITimeoutError | TimeoutError) or (
+        transport and "Timeout" in type(exc).__name__
+    ):
+        return LLMTimeout(f"{name}: timed out")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"{name}: HTTP {exc.status_code}: {_detail(exc)}")
+    if transport or isinstance(exc, openai.APIError | OSError | ValueError):
+        # connection failures, undecodable replies and broken event streams
+        return LLMError(f"{name}: {type(exc).__name__}: {exc}")
+    raise exc
+
+
+def _transport_error(exc: Exception) -> bool:
+    """An error of the HTTP stack under ``openai`` (httpx, or httpx2 in openai 3), raised while
+    a stream is read. Told by module so that either stack works without importing it."""
+    return type(exc).__module__.split(".")[0] in _TRANSPORT_MODULES
+
+
+_TRANSPORT_MODULES = frozenset({"httpx", "httpx2", "httpcore", "httpcore2", "h11"})
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error")
+        if isinstance(message, dict):
+            message = message.get("message")
+        if isinstance(message, str) and message:
+            return message[:300]
+    return str(exc.message)[:300]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One model of a chain that did not answer, and why."""
+
+    model: str
+    error: str
+    timed_out: bool
+
+
+@dataclass(slots=True)
+class CompleteReply:
+    text: str
+    model: str  # the name of the model that answered
+    failures: list[Failure] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StreamReply:
+    """A stream whose model already produced its first piece (so it is the one that answers).
+
+    Iterating ``tokens`` yields that piece, then the rest. A failure after the first piece cannot
+    fall back any more (text was shown) and raises :class:`LLMError` from the iteration.
+    """
+
+    tokens: Iterator[str]
+    model: str
+    failures: list[Failure] = field(default_factory=list)
+
+
+class AllModelsFailed(LLMError):
+    """Every model of a chain failed; ``failures`` says how, in order."""
+
+    def __init__(self, failures: Sequence[Failure]) -> None:
+        self.failures = list(failures)
+        detail = "; ".join(f"{f.model}: {f.error}" for f in self.failures) or "no models"
+        super().__init__(f"every chat model failed: {detail}")
+
+
+class FallbackChatModel:
+    """Models tried in order; the first that answers wins. Itself a :class:`ChatModel`.
+
+    A model fails over on :class:`LLMError` (provider error, timeout) and on an empty reply (a
+    blank completion, or a stream that ends before its first non-blank piece). Each model gets the
+    full ``timeout``. ``complete_reply`` and ``stream_reply`` say which model answered; ``complete``
+    and ``stream`` record it in :attr:`last_model` (only meaningful without concurrent calls).
+    """
+
+    def __init__(self, models: Sequence[ChatModel]) -> None:
+        if not models:
+            raise ValueError("a fallback chain needs at least one model")
+        self.models: tuple[ChatModel, ...] = tuple(models)
+        self.last_model: str | None = None
+        self.last_failures: list[Failure] = []
+
+    @property
+    def name(self) -> str:
+        return " -> ".join(m.name for m in self.models)
+
+    def __repr__(self) -> str:
+        return f"FallbackChatModel({list(self.models)!r})"
+
+    def complete_reply(self, messages: Sequence[ChatMessage], timeout: float) -> CompleteReply:
+        failures: list[Failure] = []
+        for model in self.models:
+            try:
+                text = model.complete(messages, timeout)
+            except LLMError as exc:
+                failures.append(_failure(model, exc))
+                continue
+            if not text.strip():
+                failures.append(Failure(model.name, "empty reply", timed_out=False))
+                continue
+            return CompleteReply(text, model.name, failures)
+        raise AllModelsFailed(failures)
+
+    def stream_reply(self, messages: Sequence[ChatMessage], timeout: float) -> StreamReply:
+        failures: list[Failure] = []
+        for model in self.models:
+            try:
+                pieces = model.stream(messages, timeout)
+                first = _first_piece(pieces)
+            except LLMError as exc:
+                failures.append(_failure(model, exc))
+                continue
+            if first is None:
+                failures.append(Failure(model.name, "empty reply", timed_out=False))
+                continue
+            return StreamReply(_chain_first(first, pieces), model.name, failures)
+        raise AllModelsFailed(failures)
+
+    def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
+        self.last_model = None
+        try:
+            reply = self.complete_reply(messages, timeout)
+        except AllModelsFailed as exc:
+            self.last_failures = exc.failures
+            raise
+        self.last_model, self.last_failures = reply.model, reply.failures
+        return reply.text
+
+    def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:
+        self.last_model = None
+        try:
+            reply = self.stream_reply(messages, timeout)
+        except AllModelsFailed as exc:
+            self.last_failures = exc.failures
+            raise
+        self.last_model, self.last_failures = reply.model, reply.failures
+        return reply.tokens
+
+
+def _failure(model: ChatModel, exc: LLMError) -> Failure:
+    log.warning("chat model %s failed: %s", model.name, exc)
+    return Failure(model.name, str(exc), timed_out=isinstance(exc, LLMTimeout))
+
+
+def _first_piece(pieces: Iterator[str]) -> str | None:
+    """The first non-blank piece; leading blank pieces are kept in front of it."""
+    skipped = ""
+    for piece in pieces:
+        skipped += piece
+        if skipped.strip():
+            return skipped
+    return None
+
+
+def _chain_first(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def with_fallbacks(models: Sequence[ChatModel]) -> FallbackChatModel:
+    """A chain that tries ``models`` in order; see :class:`FallbackChatModel`."""
+    return FallbackChatModel(models)
+
+
+def _api_key(env: str) -> str:
+    return os.environ.get(env, "").strip() or LOCAL_DUMMY_API_KEY
+
+
+def _endpoint_model(endpoint: LLMEndpoint | LLMSettings, settings: LLMSettings) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        endpoint.model,
+        base_url=endpoint.base_url,
+        api_key=_api_key(endpoint.api_key_env),
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+    )
+
+
+def load_stage_model(settings: LLMSettings) -> OpenAIChatModel | None:
+    """The primary model alone, or None when no LLM is configured.
+
+    For the optional stages (rewrite, rerank): their timeout bounds their latency only with one
+    model; a chain would spend it once per model.
+    """
+    if settings.base_url is None:
+        return None
+    return _endpoint_model(settings, settings)
+
+
+def load_chat_model(settings: LLMSettings) -> FallbackChatModel | None:
+    """The primary model, then ``settings.fallbacks`` in order; None when no LLM is configured.
+
+    The API key of each comes from the variable its ``api_key_env`` names; when that is unset a
+    dummy key is sent (local servers ignore it; a hosted API answers 401, which fails over).
+    """
+    primary = load_stage_model(settings)
+    if primary is None:
+        return None
+    return with_fallbacks([primary, *(_endpoint_model(e, settings) for e in settings.fallbacks)])

@@ -1,0 +1,364 @@
+"""The FastAPI app: REST + server-sent events over one index, plus the static chat page and the
+pdf.js viewer.
+
+Every store and embedder call is synchronous (SQLite, onnxruntime), so each runs in Starlette's
+thread pool, never on the event loop. One :class:`~truthbase.store.SQLiteStore` is shared: it
+serializes its own connection with a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+
+from ..config import Settings
+from ..embed import Embedder, load_embedder
+from ..geometry import span_line_rects
+from ..quota import (
+    Admitter,
+    client_key,
+    close_admitter,
+    open_admitter,
+    quota_limits,
+    retry_after_header,
+)
+from ..retrieve.hybrid import search
+from ..store import Store, open_store
+from .schemas import (
+    ChatIn,
+    DocumentOut,
+    GeometryOut,
+    HealthOut,
+    SearchHitOut,
+    SearchOut,
+    SpanOut,
+)
+
+# Browsers refuse ES modules served with a non-JavaScript type; some systems lack this mapping.
+mimetypes.add_type("text/javascript", ".mjs")
+
+#: Every route, as README.md documents it (a test keeps the two in step).
+ROUTES = (
+    "GET /",
+    "GET /view",
+    "GET /healthz",
+    "GET /api/documents",
+    "GET /api/documents/{doc_id}/file",
+    "GET /api/search",
+    "GET /api/spans",
+    "POST /api/chat",
+    "GET /docs",
+)
+
+_SHA256_HEX = r"^[0-9a-f]{64}$"
+
+
+def default_web_dir() -> Path:
+    """The repository's ``web/`` folder (src/truthbase/server/app.py -> ../../../web)."""
+    return Path(__file__).resolve().parents[3] / "web"
+
+
+def _package_version() -> str:
+    try:
+        return version("truthbase")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        return "0+unknown"
+
+
+class _State:
+    """The open index and the (lazily loaded) embedder of one app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._store: Store | None = None
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()
+        self._file_checks: dict[tuple[str, int, int], bool] = {}
+        self.quota: Admitter | None = None
+
+    def open(self) -> None:
+        self._store = open_store(self.settings)
+        self.quota = open_admitter(self.settings, self._store)
+
+    def close(self) -> None:
+        if self.quota is not None:
+            close_admitter(self.quota, self._store)
+        self.quota = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the app's store is not open (is the lifespan running?)")
+        return self._store
+
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = load_embedder(self.settings.embedder)
+            return self._embedder
+
+    def file_matches_index(self, doc_id: str, path: Path) -> bool:
+        """Whether the file's bytes still hash to the document id (cached per mtime and size)."""
+        stat = path.stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            cached = self._file_checks.get(key)
+        if cached is None:
+            digest = hashlib.sha256()
+            with path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            cached = digest.hexdigest() == doc_id
+            with self._lock:
+                self._file_checks[key] = cached
+        return cached
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _answer_events(state: _State, question: str) -> Iterator[bytes]:
+    """The chat's server-sent events; runs in the thread pool one step at a time."""
+    from ..answer import (
+        DoneEvent,
+        answer_question,
+        answerer_for,
+        record_answer,
+        resolve_mode,
+        stages_for,
+    )
+
+    try:
+        embedder = state.embedder()
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        yield _sse("error", {"type": "error", "stage": "embedder", "message": message})
+        return
+    llm = state.settings.llm
+    mode = resolve_mode(None, llm)  # as `truthbase ask` chooses: llm when one is configured
+    events = answer_question(
+        state.store,
+        embedder,
+        question,
+        state.settings.retrieval,
+        answerer=answerer_for(llm, embedder, mode),
+        k=state.settings.server.sources,
+        stages=stages_for(llm, mode),
+    )
+    try:
+        for event in events:
+            if isinstance(event, DoneEvent):
+                record_answer(state.store, event.answer)  # for `truthbase verify`
+            yield _sse(event.kind, event.to_json())
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        yield _sse("error", {"type": "error", "stage": "answer", "message": message})
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The app over ``settings.db``; the index is opened at startup and closed at shutdown."""
+    state = _State(settings)
+    web_dir = settings.server.web_dir or default_web_dir()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(state.open)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state.close)
+
+    app = FastAPI(
+        title="TruthBase",
+        version=_package_version(),
+        description="Verifiable question answering over PDFs: every citation opens on the exact "
+        "supporting passage.",
+        lifespan=lifespan,
+    )
+    app.state.truthbase = state
+
+    @app.get("/healthz", response_model=HealthOut, tags=["meta"])
+    async def healthz() -> HealthOut:
+        documents = await run_in_threadpool(state.store.list_documents)
+        return HealthOut(status="ok", documents=len(documents), version=_package_version())
+
+    @app.get("/api/documents", response_model=list[DocumentOut], tags=["documents"])
+    async def list_documents() -> list[DocumentOut]:
+        """The ingested documents."""
+        documents = await run_in_threadpool(state.store.list_documents)
+        return [DocumentOut.of(d) for d in documents]
+
+    @app.get("/api/documents/{doc_id}/file", tags=["documents"], response_class=FileResponse)
+    async def document_file(
+        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    ) -> FileResponse:
+        """The bytes of an ingested document, looked up by id (never by a path from the request).
+
+        The header ``X-TruthBase-Matches-Index`` says whether the file still hashes to its id
+        (``false``: it changed on disk since ingest, so stored offsets may not fit)."""
+        info = await run_in_threadpool(state.store.document, doc_id)
+        if info is None:
+            raise HTTPException(404, f"no document {doc_id}")
+        path = Path(info.path)
+        if not path.is_file():
+            raise HTTPException(404, f"the file of document {doc_id} is gone: {info.path}")
+        matches = await run_in_threadpool(state.file_matches_index, doc_id, path)
+        media = "application/pdf" if info.kind == "pdf" else "application/epub+zip"
+        return FileResponse(
+            path,
+            media_type=media,
+            headers={
+                "Content-Disposition": "inline",
+                "X-TruthBase-Matches-Index": "true" if matches else "false",
+                "Cache-Control": "no-cache",
+            },
+        )
+
+    @app.get("/api/search", response_model=SearchOut, tags=["search"])
+    async def search_route(
+        q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
+        k: Annotated[int, Query(ge=1, le=100, description="Results.")] = 8,
+    ) -> SearchOut:
+        """Hybrid search (full text + dense, fused): ranked chunks with their rects."""
+
+        def run() -> SearchOut:
+            result = search(state.store, state.embedder(), q, settings.retrieval, k=k)
+            return SearchOut(
+                query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(result.hits, 1)]
+            )
+
+        try:
+            return await run_in_threadpool(run)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from exc
+
+    @app.get("/api/spans", response_model=SpanOut, tags=["documents"])
+    async def span(
+        doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
+        page: Annotated[int, Query(ge=1, description="1-based page.")],
+        start: Annotated[int, Query(ge=0, description="Offset into the page's text.")],
+        end: Annotated[int, Query(ge=0, description="End offset (exclusive).")],
+    ) -> SpanOut:
+        """The rects of any span of a page's canonical text, with the page geometry."""
+
+        def run() -> SpanOut:
+            info = state.store.document(doc)
+            if info is None:
+                raise HTTPException(404, f"no document {doc}")
+            unit = state.store.unit(doc, page - 1)
+            if unit is None:
+                raise HTTPException(404, f"document {doc} has no page {page}")
+            if not start <= end <= len(unit.text):
+                raise HTTPException(
+                    422, f"span [{start}, {end}) outside page text of length {len(unit.text)}"
+                )
+            rects = span_line_rects(unit.text, unit.boxes, start, end)
+            return SpanOut(
+                doc=doc,
+                title=info.title,
+                page=page,
+                unit=unit.index,
+                page_count=info.unit_count,
+                start=start,
+                end=end,
+                text=unit.text[start:end],
+                rects=rects,
+                geometry=GeometryOut.of(unit.geometry) if unit.geometry else None,
+                page_text=unit.text,
+                label=unit.label,
+            )
+
+        return await run_in_threadpool(run)
+
+    @app.post(
+        "/api/chat",
+        tags=["chat"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def chat(body: ChatIn, request: Request) -> StreamingResponse:
+        """One answer as server-sent events: ``sources`` (with spans and rects) first, then
+        ``token``s, then ``citations`` (verified spans with rects), then ``done`` or ``error``.
+        Each event's data is JSON with a ``type`` field equal to the event name.
+
+        Refused with 429 and ``Retry-After`` (before any model call) when the client's or the
+        global quota is spent."""
+        if state.quota is not None:
+            key = client_key(request, settings.quota.client_header)
+            admission = await run_in_threadpool(
+                state.quota.try_admit, key, time.time(), quota_limits(settings.quota)
+            )
+            if not admission.admitted:
+                raise HTTPException(
+                    429,
+                    "quota exceeded: try again later",
+                    headers={"Retry-After": retry_after_header(admission)},
+                )
+
+        async def stream() -> AsyncIterator[bytes]:
+            async for chunk in iterate_in_threadpool(_answer_events(state, body.question)):
+                if await request.is_disconnected():
+                    break
+                yield chunk
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    _mount_web(app, web_dir)
+    return app
+
+
+def _page(web_dir: Path, name: str) -> HTMLResponse:
+    path = web_dir / name
+    if not path.is_file():
+        raise HTTPException(404, f"{name} is missing from {web_dir}")
+    return HTMLResponse(path.read_text("utf-8"), headers={"Cache-Control": "no-cache"})
+
+
+def _mount_web(app: FastAPI, web_dir: Path) -> None:
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> HTMLResponse:
+        """The chat page."""
+        return _page(web_dir, "index.html")
+
+    @app.get("/view", response_class=HTMLResponse, include_in_schema=False)
+    async def view() -> HTMLResponse:
+        """The viewer alone: /view?doc=ID&page=N&start=S&end=E[&cstart=&cend=][&zoom=1|fit]
+        [&rotation=90]."""
+        return _page(web_dir, "view.html")
+
+    for prefix in ("js", "css"):
+        folder = web_dir / prefix
+        if folder.is_dir():
+            app.mount(f"/{prefix}", StaticFiles(directory=folder), name=prefix)
+    pdfjs = web_dir / "node_modules" / "pdfjs-dist"
+    if pdfjs.is_dir():
+        app.mount("/pdfjs", StaticFiles(directory=pdfjs), name="pdfjs")
+    else:
+
+        @app.get("/pdfjs/{rest:path}", include_in_schema=False)
+        async def pdfjs_missing(rest: str) -> None:
+            raise HTTPException(
+                503, "pdf.js is not installed: run scripts/install-web.sh (npm ci in web/)"
+            )

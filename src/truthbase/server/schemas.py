@@ -1,0 +1,109 @@
+"""Response bodies of the HTTP API (they make the OpenAPI document at /docs)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class DocumentOut(_Body):
+    id: str = Field(description="sha256 of the document's bytes.")
+    title: str
+    kind: str
+    pages: int = Field(description="Number of units (pages of a PDF).")
+    chunks: int
+    ingested_at: str
+    file_url: str = Field(description="Where GET serves the document's bytes.")
+
+    @classmethod
+    def of(cls, info: DocumentInfo) -> DocumentOut:
+        return cls(
+            id=info.id,
+            title=info.title,
+            kind=info.kind,
+            pages=info.unit_count,
+            chunks=info.chunk_count,
+            ingested_at=info.ingested_at,
+            file_url=f"/api/documents/{info.id}/file",
+        )
+
+
+class GeometryOut(_Body):
+    mediabox: Rect
+    cropbox: Rect
+    rotation: int = Field(description="The page's own clockwise rotation: 0, 90, 180 or 270.")
+
+    @classmethod
+    def of(cls, geometry: PageGeometry) -> GeometryOut:
+        return cls(mediabox=geometry.mediabox, cropbox=geometry.cropbox, rotation=geometry.rotation)
+
+
+class SearchHitOut(_Body):
+    rank: int
+    score: float
+    doc_id: str
+    document: str
+    page: int = Field(description="1-based page.")
+    unit: int = Field(description="0-based unit index.")
+    chunk_id: int
+    start: int
+    end: int
+    text: str
+    rects: list[Rect] = Field(description="One rect per rendered line, PDF user space.")
+
+    @classmethod
+    def of(cls, hit: SearchHit, rank: int) -> SearchHitOut:
+        c = hit.chunk
+        return cls(
+            rank=rank,
+            score=hit.score,
+            doc_id=c.doc_id,
+            document=hit.document_title,
+            page=c.unit + 1,
+            unit=c.unit,
+            chunk_id=c.id,
+            start=c.start,
+            end=c.end,
+            text=c.text,
+            rects=list(c.rects),
+        )
+
+
+class SearchOut(_Body):
+    query: str
+    results: list[SearchHitOut]
+
+
+class SpanOut(_Body):
+    doc: str
+    title: str
+    page: int = Field(description="1-based page.")
+    unit: int
+    page_count: int
+    start: int
+    end: int
+    text: str = Field(description="The span's canonical text.")
+    rects: list[Rect] = Field(description="One rect per rendered line, PDF user space (y up).")
+    geometry: GeometryOut | None
+    page_text: str = Field(
+        description="The page's stored canonical text: the viewer compares it with the PDF's "
+        "own text to notice a file that changed since ingest."
+    )
+    label: str | None = Field(description="The printed page label, when the PDF has one.")
+
+
+class HealthOut(_Body):
+    status: str
+    documents: int
+    version: str
+
+
+class ChatIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=2000)

@@ -1,0 +1,100 @@
+"""Copy an SQLite index into another store (PostgreSQL) without re-extracting or re-embedding.
+
+Each document is read back whole from the SQLite file (units with boxes, geometry and the EPUB
+reader data; chunks with their rects and vectors; sentence windows with theirs) and written with
+the target's ``add_document``: one transaction per document, documents already in the target are
+skipped. Used by the tests to give PostgreSQL the seed index without a second embedding run, and
+usable to move an index that outgrew its file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit
+from .base import FloatMatrix, IndexEmbedder, Store, StoreError, WindowDraft
+from .sqlite import SQLiteStore, _rects_from_json
+
+__all__ = ["copy_sqlite_index"]
+
+
+def copy_sqlite_index(source: Path, target: Store) -> int:
+    """Copy every document of the SQLite index ``source`` into ``target``; returns how many
+    were written (documents the target already has are left alone)."""
+    store = SQLiteStore(source)
+    try:
+        embedder = store.index_embedder()
+        if embedder is None:
+            return 0
+        db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            return _copy(db, store, embedder, target)
+        finally:
+            db.close()
+    finally:
+        store.close()
+
+
+def _copy(
+    db: sqlite3.Connection, store: SQLiteStore, embedder: IndexEmbedder, target: Store
+) -> int:
+    copied = 0
+    documents = db.execute(
+        # In the order they were ingested (of their first chunk), so that a fresh target gives
+        # the chunks the same ids as the source (ties between equal scores break the same way).
+        "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata "
+        "FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
+        "d.rowid"
+    ).fetchall()
+    for doc_id, title, path, kind, unit_count, version, report, toc, metadata in documents:
+        if target.has_document(doc_id):
+            continue
+        units: list[Unit] = []
+        for index in range(int(unit_count)):
+            unit = store.unit(doc_id, index)
+            if unit is None:
+                raise StoreError(f"document {doc_id} lacks unit {index}")
+            units.append(unit)
+        report_data = json.loads(report)
+        document = ExtractedDocument(
+            sha256=doc_id,
+            title=title,
+            path=path,
+            kind="epub" if kind == "epub" else "pdf",
+            units=units,
+            extractor_version=version,
+            report=ExtractionReport(**report_data),
+            toc=[TocEntry(**entry) for entry in json.loads(toc)] if toc else [],
+            metadata=json.loads(metadata) if metadata else {},
+        )
+        rows = db.execute(
+            'SELECT id, unit, start, "end", text, rects, vector FROM chunks WHERE doc_id = ? '
+            "ORDER BY id",
+            (doc_id,),
+        ).fetchall()
+        position = {row[0]: i for i, row in enumerate(rows)}
+        chunks = [
+            ChunkDraft(unit=r[1], start=r[2], end=r[3], text=r[4], rects=_rects_from_json(r[5]))
+            for r in rows
+        ]
+        vectors = _matrix([r[6] for r in rows], embedder.dim)
+        window_rows = db.execute(
+            'SELECT w.chunk_id, w.start, w."end", w.vector FROM windows w '
+            "JOIN chunks c ON c.id = w.chunk_id WHERE c.doc_id = ? ORDER BY w.id",
+            (doc_id,),
+        ).fetchall()
+        windows = [WindowDraft(chunk=position[r[0]], start=r[1], end=r[2]) for r in window_rows]
+        window_vectors = _matrix([r[3] for r in window_rows], embedder.dim)
+        target.add_document(document, chunks, vectors, embedder, windows, window_vectors)
+        copied += 1
+    return copied
+
+
+def _matrix(blobs: list[bytes], dim: int) -> FloatMatrix:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.vstack([np.frombuffer(b, dtype=np.float32) for b in blobs])

@@ -1,0 +1,98 @@
+"""Browser fixtures: the real server (uvicorn in a thread, on a free port) and Debian's Chromium
+driven by Python Playwright. No test tool ever downloads a browser: without /usr/bin/chromium
+(scripts/install-system.sh installs it) these tests are skipped with that reason."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from truthbase.config import Settings
+from truthbase.server import create_app
+
+CHROMIUM = Path(os.environ.get("TRUTHBASE_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+
+# Playwright must never fetch a browser of its own.
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+
+class LiveServer:
+    def __init__(self, db: Path) -> None:
+        import uvicorn
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(Settings(db=db)),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ws="none",
+            lifespan="on",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def live_server(seed_db: Path) -> Iterator[LiveServer]:
+    with LiveServer(seed_db) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing: run scripts/install-system.sh (apt-get install chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(  # type: ignore[attr-defined]
+        viewport={"width": 1400, "height": 1000}, device_scale_factor=1
+    )
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, errors

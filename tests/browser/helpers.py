@@ -1,0 +1,120 @@
+"""The test's own PDF-to-viewport arithmetic (no pdf.js) and DOM readers for the viewer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from truthbase.model import PageGeometry, Rect
+
+CSS_UNITS = 96 / 72  # zoom 1 (100%): one PDF point is 4/3 CSS pixels
+
+
+def _normalized(r: Rect) -> Rect:
+    return (min(r[0], r[2]), min(r[1], r[3]), max(r[0], r[2]), max(r[1], r[3]))
+
+
+def view_box(geometry: PageGeometry) -> Rect:
+    """The page's visible box: the crop box clipped to the media box (the media box when they
+    do not meet)."""
+    m, c = _normalized(geometry.mediabox), _normalized(geometry.cropbox)
+    box = (max(m[0], c[0]), max(m[1], c[1]), min(m[2], c[2]), min(m[3], c[3]))
+    return box if box[0] < box[2] and box[1] < box[3] else m
+
+
+def to_viewport(rect: Rect, geometry: PageGeometry, zoom: float, extra_rotation: int = 0) -> Rect:
+    """A user-space rect to (left, top, right, bottom) page pixels at ``zoom`` (CSS px, y down)
+    with the page's own rotation plus ``extra_rotation`` (clockwise degrees)."""
+    s = zoom * CSS_UNITS
+    vx0, vy0, vx1, vy1 = view_box(geometry)
+    rotation = (geometry.rotation + extra_rotation) % 360
+
+    def point(x: float, y: float) -> tuple[float, float]:
+        if rotation == 0:
+            return (x - vx0) * s, (vy1 - y) * s
+        if rotation == 90:
+            return (y - vy0) * s, (x - vx0) * s
+        if rotation == 180:
+            return (vx1 - x) * s, (y - vy0) * s
+        if rotation == 270:
+            return (vy1 - y) * s, (vx1 - x) * s
+        raise ValueError(f"rotation {rotation}")
+
+    ax, ay = point(rect[0], rect[1])
+    bx, by = point(rect[2], rect[3])
+    return min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)
+
+
+READ_BOXES = """() => {
+  const page = document.querySelector('.tb-page');
+  if (!page) return null;
+  const p = page.getBoundingClientRect();
+  const badge = document.querySelector('.badge');
+  return {
+    page: Number(page.dataset.page),
+    scale: Number(page.dataset.scale),
+    rotation: Number(page.dataset.rotation),
+    viewBox: page.dataset.viewBox.split(',').map(Number),
+    width: p.width,
+    height: p.height,
+    badge: !badge || badge.hidden ? '' : badge.textContent,
+    boxes: [...page.querySelectorAll('.hl')].map((h) => {
+      const r = h.getBoundingClientRect();
+      return {
+        kind: h.dataset.kind, line: Number(h.dataset.line), approximate: h.dataset.approximate,
+        left: r.left - p.left, top: r.top - p.top,
+        right: r.right - p.left, bottom: r.bottom - p.top,
+      };
+    }),
+  };
+}"""
+
+WAIT_READY = "() => document.querySelector('#viewer')?.dataset.viewerState === 'ready'"
+
+DARK_SHARE = """async (b64) => {
+  const blob = await (await fetch('data:image/png;base64,' + b64)).blob();
+  const bitmap = await createImageBitmap(blob);
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(bitmap, 0, 0);
+  const d = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+  let dark = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2] < 110) dark++;
+  }
+  return {dark, total: d.length / 4};
+}"""
+
+
+def max_error(measured: list[dict[str, Any]], expected: list[Rect]) -> float:
+    assert len(measured) == len(expected), (len(measured), len(expected))
+    worst = 0.0
+    for box, want in zip(measured, expected, strict=True):
+        got = (box["left"], box["top"], box["right"], box["bottom"])
+        worst = max(worst, *(abs(g - w) for g, w in zip(got, want, strict=True)))
+    return worst
+
+
+def ink_shares(page: Any, kind: str = "strong") -> list[float]:
+    """For each highlight box of ``kind``: the share of dark pixels in a screenshot of it."""
+    import base64
+
+    shares: list[float] = []
+    count = page.locator(f".hl-{kind}").count()
+    for i in range(count):
+        box = page.locator(f".hl-{kind}").nth(i)
+        box.evaluate("(h) => h.scrollIntoView({block: 'center', inline: 'center'})")
+        r = box.bounding_box()
+        assert r is not None
+        clip = {
+            "x": r["x"] + 1,
+            "y": r["y"] + 1,
+            "width": r["width"] - 2,
+            "height": r["height"] - 2,
+        }
+        if clip["width"] < 1 or clip["height"] < 1:
+            shares.append(0.0)
+            continue
+        png = page.screenshot(clip=clip)
+        result = page.evaluate(DARK_SHARE, base64.b64encode(png).decode())
+        shares.append(result["dark"] / max(result["total"], 1))
+    return shares

@@ -1,0 +1,86 @@
+"""The answer gate: the extractive run on dev.json must not fall below the stored baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from truthbase.config import Settings
+from truthbase.embed import Embedder
+from truthbase.eval.answers import ANSWER_METRICS, evaluate_answers
+from truthbase.eval.golden import load_golden
+from truthbase.eval.retrieval import prepare_corpus
+from truthbase.store import SQLiteStore
+
+from ..conftest import GOLDEN_DEV, REPO, SHARED
+
+BASELINE = REPO / "docs" / "evals" / "answers-baseline.json"
+TOLERANCE = 1e-9
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def report(golden_db: Path, embedder: Embedder) -> dict[str, Any]:
+    settings = Settings()
+    golden = load_golden(GOLDEN_DEV)
+    store = SQLiteStore(golden_db)
+    try:
+        prepared = prepare_corpus(golden, SHARED, store, embedder, settings.chunking)
+        return evaluate_answers(golden, prepared, store, embedder, settings.retrieval)
+    finally:
+        store.close()
+
+
+def _asked(report: dict[str, Any]) -> set[str]:
+    return {record["id"] for record in report["per_question"]}
+
+
+def test_the_baseline_asked_the_same_questions(report: dict[str, Any]) -> None:
+    """Like with like: a baseline taken on another question set (say, before the EPUB books
+    were indexed) is no baseline; regenerate it on the golden_db corpus."""
+    baseline = json.loads(BASELINE.read_text("utf-8"))
+    then, now = _asked(baseline), _asked(report)
+    assert then == now, (
+        f"baseline questions differ: only in baseline {sorted(then - now)}, "
+        f"only now {sorted(now - then)}"
+    )
+    assert baseline["questions"] == report["questions"]
+    assert {s["id"] for s in baseline["skipped"]} == {s["id"] for s in report["skipped"]}
+
+
+def test_no_metric_drops_against_the_baseline(report: dict[str, Any]) -> None:
+    baseline = json.loads(BASELINE.read_text("utf-8"))
+    drops = []
+    for name in ANSWER_METRICS:
+        now, then = report[name], baseline[name]
+        worse = now > then if name == "false_refusals" else now < then - TOLERANCE
+        if worse:
+            drops.append(f"{name}: {then} -> {now}")
+    assert not drops, "answer metrics dropped: " + "; ".join(drops)
+
+
+def test_every_unanswerable_question_is_refused(report: dict[str, Any]) -> None:
+    assert report["unanswerable_refused"] == 1.0, [
+        (r["id"], r["support"])
+        for r in report["per_question"]
+        if not r["answerable"] and not r["refused"]
+    ]
+
+
+def test_every_verified_citation_rechecks(report: dict[str, Any]) -> None:
+    assert report["verified_share"] == 1.0
+    for record in report["per_question"]:
+        for citation in record["citations"]:
+            if citation["verified"]:
+                assert citation["rechecked"], (record["id"], citation)
+
+
+def test_questions_on_unindexed_documents_are_skipped_not_failed(report: dict[str, Any]) -> None:
+    skipped = {item["id"] for item in report["skipped"]}
+    asked = {record["id"] for record in report["per_question"]}
+    assert not skipped & asked
+    assert report["questions"] == len(asked)

@@ -1,0 +1,157 @@
+"""Quotas on both backends: one atomic admission call, all or nothing, and the 429 of
+POST /api/chat before any model call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.pg_server import shared_server
+from truthbase.config import QuotaSettings, Settings
+from truthbase.quota import Admission, Admitter, QuotaLimits, SQLiteQuota, retry_after_header
+from truthbase.server import create_app
+from truthbase.store.postgres import PostgresStore
+
+NOW = 1_750_000_000.0  # a fixed instant: 2025-06-15T15:06:40Z, 40 s into its minute
+
+
+class Admitters:
+    """``n`` independent admitters (separate connections) over one backend's storage."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.tmp_path = tmp_path
+        self._server = shared_server() if kind == "postgres" else None
+        self.location = (
+            self._server.create_database() if self._server else str(tmp_path / "quota.sqlite")
+        )
+        self._opened: list[SQLiteQuota | PostgresStore] = []
+
+    def open(self) -> Admitter:
+        admitter: SQLiteQuota | PostgresStore
+        if self.kind == "sqlite":
+            admitter = SQLiteQuota(Path(self.location))
+        else:
+            admitter = PostgresStore(self.location, pool_size=2)
+        self._opened.append(admitter)
+        return admitter
+
+    def settings(self) -> Settings:
+        quota = QuotaSettings(global_per_day=5, client_header="X-Client")
+        if self.kind == "sqlite":
+            return Settings(db=Path(self.location), quota=quota)
+        return Settings(db=self.tmp_path / "unused.sqlite", database_url=self.location, quota=quota)
+
+    def close(self) -> None:
+        for admitter in self._opened:
+            admitter.close()
+        if self._server is not None:
+            self._server.drop_database(self.location)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def admitters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Admitters]:
+    a = Admitters(request.param, tmp_path)
+    yield a
+    a.close()
+
+
+def test_200_concurrent_attempts_against_a_budget_of_50_admit_exactly_50(
+    admitters: Admitters,
+) -> None:
+    """20 connections, 200 threads released at once, clients spread over 7 keys."""
+    pool = [admitters.open() for _ in range(20)]
+    limits = QuotaLimits(global_per_day=50)
+    start = threading.Barrier(200)
+
+    def attempt(i: int) -> Admission:
+        start.wait()
+        return pool[i % len(pool)].try_admit(f"client-{i % 7}", NOW + i * 0.001, limits)
+
+    with ThreadPoolExecutor(200) as executor:
+        results = list(executor.map(attempt, range(200)))
+    admitted = [r for r in results if r.admitted]
+    assert len(admitted) == 50
+    refused = [r for r in results if not r.admitted]
+    assert all(0 < r.retry_after_s <= 86_400 for r in refused)
+    # the budget stays spent
+    assert not pool[0].try_admit("someone-new", NOW + 1, limits).admitted
+
+
+def test_limits_are_per_client_per_window_and_all_or_nothing(admitters: Admitters) -> None:
+    quota = admitters.open()
+    limits = QuotaLimits(per_minute=2, per_day=3, global_per_day=4)
+    assert quota.try_admit("a", NOW, limits).admitted
+    assert quota.try_admit("a", NOW + 1, limits).admitted
+    refused = quota.try_admit("a", NOW + 2, limits)  # a's minute is spent
+    assert not refused.admitted
+    assert refused.retry_after_s == pytest.approx(60 - 42)
+    assert retry_after_header(refused) == "18"
+    # the refusal consumed nothing: b still gets the two global slots left
+    assert quota.try_admit("b", NOW + 3, limits).admitted
+    assert quota.try_admit("a", NOW + 60, limits).admitted  # a new minute; a's 3rd of the day
+    # the global budget (4) is now spent: refused until the UTC day ends
+    day_refusal = quota.try_admit("c", NOW + 61, limits)
+    assert not day_refusal.admitted
+    assert day_refusal.retry_after_s == pytest.approx(86_400 - (NOW + 61) % 86_400)
+    # a is over its day too: the wait is the longest of the refusing windows
+    assert quota.try_admit("a", NOW + 200, limits).retry_after_s > 3600
+    # a new day: everything resets
+    tomorrow = (NOW // 86_400 + 1) * 86_400
+    assert quota.try_admit("a", tomorrow, limits).admitted
+
+
+def test_unlimited_admits_without_touching_storage(admitters: Admitters) -> None:
+    quota = admitters.open()
+    for i in range(20):
+        assert quota.try_admit("a", NOW + i, QuotaLimits()).admitted
+    assert quota.try_admit("a", NOW, QuotaLimits(per_minute=0)).admitted is False
+
+
+def test_chat_answers_429_with_retry_after_before_any_model_call(
+    admitters: Admitters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 concurrent chat requests against a global budget of 5: exactly 5 reach the answer
+    pipeline; the other 15 get 429 with Retry-After and never load the embedder."""
+    settings = admitters.settings()
+    app = create_app(settings)
+    model_calls: list[str] = []
+
+    def fake_embedder(self: object) -> object:
+        model_calls.append("embedder")
+        raise RuntimeError("no model in this test")  # the stream reports it as an error event
+
+    monkeypatch.setattr("truthbase.server.app._State.embedder", fake_embedder)
+
+    async def run() -> list[httpx.Response]:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                return list(
+                    await asyncio.gather(
+                        *(
+                            client.post(
+                                "/api/chat",
+                                json={"question": "What is GV.OC?"},
+                                headers={"X-Client": f"10.0.0.{i % 3}"},
+                            )
+                            for i in range(20)
+                        )
+                    )
+                )
+
+    responses = asyncio.run(run())
+    codes = sorted(r.status_code for r in responses)
+    assert codes == [200] * 5 + [429] * 15
+    for response in responses:
+        if response.status_code == 429:
+            assert int(response.headers["retry-after"]) >= 1
+        else:
+            assert "event: error" in response.text
+    assert len(model_calls) == 5

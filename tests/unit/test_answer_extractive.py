@@ -1,0 +1,72 @@
+"""The extractive answerer's answerability rules: named terms must be in the sources, and the
+support threshold; with a hashing embedder, no model and no index."""
+
+from __future__ import annotations
+
+from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, ExtractiveSettings, Source
+from truthbase.answer.extractive import missing_named_terms, named_terms
+from truthbase.embed._fake import HashingEmbedder
+
+
+def _source(n: int, text: str, title: str = "Doc") -> Source:
+    return Source(
+        n=n, doc_id="d" * 64, title=title, unit=0, start=0, end=len(text), text=text, rects=()
+    )
+
+
+SOURCES = [
+    _source(
+        1,
+        "RAPTOR achieves an accuracy of 62.4% on the QuALITY dataset with GPT-4. "
+        "The tree is built by recursive clustering and summarization of the chunks.",
+        title="raptor",
+    )
+]
+
+
+def test_named_terms_are_acronyms_digits_and_capitalized_words_inside_sentences() -> None:
+    assert named_terms("What accuracy does RAPTOR achieve on the HotpotQA benchmark?") == [
+        "raptor",
+        "hotpotqa",
+    ]
+    assert named_terms("Which clauses of ISO/IEC 42001 apply?") == ["iso", "iec", "42001"]
+    assert named_terms("What is Mrs. Bennet's first name?") == ["mrs", "bennet"]
+    # the first word of the question or of a sentence is capitalized anyway
+    assert named_terms("How is the tree built? Explain briefly.") == []
+    assert named_terms("why is the tree built?") == []
+
+
+def test_missing_named_terms_look_in_the_text_and_the_titles() -> None:
+    assert missing_named_terms("What does RAPTOR reach on QuALITY?", SOURCES) == ()
+    assert missing_named_terms("What does RAPTOR reach on HotpotQA?", SOURCES) == ("hotpotqa",)
+    titled = [_source(1, "She was the second of five daughters.", "Pride and Prejudice")]
+    assert missing_named_terms("Who is the second daughter in Pride and Prejudice?", titled) == ()
+
+
+def test_a_question_naming_what_no_source_mentions_is_refused_however_close() -> None:
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    refused = answerer.select("What accuracy does RAPTOR achieve on the HotpotQA dataset?", SOURCES)
+    assert refused.refused and refused.support == 0.0
+    assert refused.best_score > 0.0 and refused.missing_terms == ("hotpotqa",)
+    assert answerer.compose(refused) == NO_ANSWER
+
+    answered = answerer.select("What accuracy does RAPTOR achieve on the QuALITY dataset?", SOURCES)
+    assert not answered.refused and answered.support == answered.best_score > 0.0
+    assert answered.chosen[0].text.startswith("RAPTOR achieves an accuracy of 62.4%")
+    assert answerer.compose(answered).endswith("[1]")
+
+
+def test_the_named_term_rule_can_be_turned_off() -> None:
+    settings = ExtractiveSettings(threshold=0.0, require_named_terms=False)
+    answerer = ExtractiveAnswerer(HashingEmbedder(), settings)
+    selection = answerer.select("What accuracy does RAPTOR achieve on HotpotQA?", SOURCES)
+    assert not selection.refused and selection.missing_terms == ()
+
+
+def test_support_below_the_threshold_is_refused_and_reported() -> None:
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.99))
+    draft = answerer.draft("What accuracy does RAPTOR achieve on the QuALITY dataset?", SOURCES)
+    assert "".join(draft.tokens) == NO_ANSWER
+    assert draft.info["threshold"] == 0.99
+    assert 0.0 < draft.info["support"] == draft.info["best_score"] < 0.99
+    assert draft.info["missing_terms"] == []

@@ -1,0 +1,23 @@
+// /view?doc=ID&page=N&start=S&end=E[&cstart=S2&cend=E2][&zoom=1|0.5|200|fit][&rotation=90]
+// Opens one span directly: strong = [start, end), light = [cstart, cend) (both optional).
+import { Viewer } from "./viewer.js";
+
+const params = new URLSearchParams(location.search);
+const root = document.getElementById("viewer");
+const viewer = new Viewer(root, { closable: false });
+window.truthbaseViewer = viewer;
+
+function span(startKey, endKey) {
+  if (!params.has(startKey) || !params.has(endKey)) return null;
+  return { start: Number(params.get(startKey)), end: Number(params.get(endKey)) };
+}
+
+const doc = params.get("doc");
+if (!doc) {
+  root.textContent = "Name a span: /view?doc=ID&page=N&start=S&end=E";
+} else {
+  viewer.open(
+    { doc, page: Number(params.get("page") ?? 1), strong: span("start", "end"), light: span("cstart", "cend") },
+    { zoom: params.get("zoom") ?? 1, rotation: params.get("rotation") ?? 0 },
+  );
+}
