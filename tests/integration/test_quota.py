@@ -146,7 +146,10 @@ def test_chat_answers_429_with_retry_after_before_any_model_call(
                     )
                 )
 
-    responses = asyncio.run(run())
+    # A fresh thread: Playwright's sync API (the browser tests) keeps an event loop running on
+    # the main thread for the whole session, and asyncio.run refuses to nest in it.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        responses = pool.submit(asyncio.run, run()).result()
     codes = sorted(r.status_code for r in responses)
     assert codes == [200] * 5 + [429] * 15
     for response in responses:
