@@ -101,3 +101,31 @@ class AnswerLog(Protocol):
     def add_answer(self, question: str, answer: dict[str, Any]) -> int: ...
 
     def answers(self) -> list[StoredAnswer]: ...
+
+
+def check_document_inputs(
+    chunks: Sequence[ChunkDraft],
+    vectors: FloatMatrix,
+    embedder: IndexEmbedder,
+    windows: Sequence[WindowDraft],
+    window_vectors: FloatMatrix | None,
+) -> None:
+    """What every backend checks before it opens the transaction of ``add_document``."""
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+    if len(vectors) and vectors.shape[1] != embedder.dim:
+        raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
+    n_window_vectors = 0 if window_vectors is None else len(window_vectors)
+    if len(windows) != n_window_vectors:
+        raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
+    if (
+        window_vectors is not None
+        and len(window_vectors)
+        and window_vectors.shape[1] != embedder.dim
+    ):
+        raise ValueError(
+            f"window vectors of dim {window_vectors.shape[1]}, embedder says {embedder.dim}"
+        )
+    for window in windows:
+        if not 0 <= window.chunk < len(chunks):
+            raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")

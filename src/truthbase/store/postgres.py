@@ -37,7 +37,14 @@ import numpy as np
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, PageGeometry, Unit
 from ..quota import Admission, QuotaLimits
-from .base import ArmHit, FloatMatrix, IndexEmbedder, StoreError, WindowDraft
+from .base import (
+    ArmHit,
+    FloatMatrix,
+    IndexEmbedder,
+    StoreError,
+    WindowDraft,
+    check_document_inputs,
+)
 from .postgres_query import terms_from_match_expression
 from .sqlite import _decode_boxes, _encode_boxes, _rects_from_json, _rects_json
 
@@ -229,24 +236,7 @@ class PostgresStore:
     ) -> None:
         """Write a document, its units, chunks (full text is a generated column) and vectors of
         chunks and windows in one transaction."""
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        if len(vectors) and vectors.shape[1] != embedder.dim:
-            raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
-        n_window_vectors = 0 if window_vectors is None else len(window_vectors)
-        if len(windows) != n_window_vectors:
-            raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
-        if (
-            window_vectors is not None
-            and len(window_vectors)
-            and window_vectors.shape[1] != embedder.dim
-        ):
-            raise ValueError(
-                f"window vectors of dim {window_vectors.shape[1]}, embedder says {embedder.dim}"
-            )
-        for window in windows:
-            if not 0 <= window.chunk < len(chunks):
-                raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+        check_document_inputs(chunks, vectors, embedder, windows, window_vectors)
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
             current = self._index_embedder_on(conn)

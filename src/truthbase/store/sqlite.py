@@ -32,7 +32,15 @@ from ..model import (
     Rect,
     Unit,
 )
-from .base import ArmHit, FloatMatrix, IndexEmbedder, StoredAnswer, StoreError, WindowDraft
+from .base import (
+    ArmHit,
+    FloatMatrix,
+    IndexEmbedder,
+    StoredAnswer,
+    StoreError,
+    WindowDraft,
+    check_document_inputs,
+)
 
 SCHEMA_VERSION = 4  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers
 #: Versions that the schema script brings up to date in place (it only adds tables).
@@ -170,24 +178,7 @@ class SQLiteStore:
     ) -> None:
         """Write a document, its units, chunks, full text and vectors (of chunks and of their
         sentence windows) in one transaction."""
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        if len(vectors) and vectors.shape[1] != embedder.dim:
-            raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
-        n_window_vectors = 0 if window_vectors is None else len(window_vectors)
-        if len(windows) != n_window_vectors:
-            raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
-        if (
-            window_vectors is not None
-            and len(window_vectors)
-            and window_vectors.shape[1] != embedder.dim
-        ):
-            raise ValueError(
-                f"window vectors of dim {window_vectors.shape[1]}, embedder says {embedder.dim}"
-            )
-        for window in windows:
-            if not 0 <= window.chunk < len(chunks):
-                raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+        check_document_inputs(chunks, vectors, embedder, windows, window_vectors)
         with self._transaction() as db:
             current = self._index_embedder_locked()
             if current is None:
