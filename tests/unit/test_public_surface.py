@@ -74,3 +74,40 @@ def test_every_setting_is_in_the_readme() -> None:
     assert "TRUTHBASE_CHUNKING__MAX_CHARS" in names
     for name in names:
         assert f"`{name}`" in README, f"{name} is not documented in README.md"
+
+
+def _readme_defaults() -> dict[str, str]:
+    rows: dict[str, str] = {}
+    for line in README.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[1].startswith("`TRUTHBASE_"):
+            rows[cells[1].strip("`")] = cells[2].strip("`").lower()
+    return rows
+
+
+def _settings_defaults(model: type[BaseModel], prefix: str) -> dict[str, object]:
+    defaults: dict[str, object] = {}
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            defaults.update(_settings_defaults(annotation, f"{prefix}{name.upper()}__"))
+        else:
+            defaults[f"{prefix}{name.upper()}"] = field.default
+    return defaults
+
+
+def test_the_readme_shows_the_real_defaults() -> None:
+    documented = _readme_defaults()
+    checked = 0
+    for name, default in _settings_defaults(Settings, "TRUTHBASE_").items():
+        shown = documented[name]
+        if isinstance(default, bool):
+            assert shown == str(default).lower(), name
+        elif isinstance(default, int | float):
+            assert float(shown) == float(default), f"{name}: README says {shown}, code {default}"
+        elif isinstance(default, str) and default:
+            assert shown == default.lower(), name
+        else:
+            continue
+        checked += 1
+    assert checked >= 25
