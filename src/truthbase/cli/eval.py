@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -73,6 +74,14 @@ def eval_group() -> None:
     """Measure retrieval against a golden set."""
 
 
+def _write_report(json_out: Path | None, report: dict[str, Any]) -> None:
+    """The full report as JSON, when --json names a file."""
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        console.print(f"written: {json_out}")
+
+
 @eval_group.command(name="retrieval")
 @_golden_option
 @_corpus_root_option
@@ -115,10 +124,7 @@ def eval_retrieval(
         console.print(table)
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
-        console.print(f"written: {json_out}")
+    _write_report(json_out, report)
 
 
 @eval_group.command(name="tune")
@@ -160,10 +166,7 @@ def eval_tune(
         f"chosen: rrf_k={chosen['rrf_k']:g} fts_weight={chosen['fts_weight']:g} "
         f"dense_weight={chosen['dense_weight']:g}"
     )
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
-        console.print(f"written: {json_out}")
+    _write_report(json_out, report)
 
 
 @eval_group.command(name="answers")
@@ -229,7 +232,4 @@ def eval_answers(
     console.print(table)
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
-        console.print(f"written: {json_out}")
+    _write_report(json_out, report)

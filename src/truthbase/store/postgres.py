@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, PageGeometry, Unit
+from ..extract.epub_map import dom_map_to_json
+from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, Unit
 from ..quota import Admission, QuotaLimits
 from .base import (
     ArmHit,
@@ -46,7 +46,7 @@ from .base import (
     check_document_inputs,
 )
 from .postgres_query import terms_from_match_expression
-from .sqlite import _decode_boxes, _encode_boxes, _rects_from_json, _rects_json
+from .sqlite import _encode_boxes, _rects_from_json, _rects_json, _unit_from_row
 
 try:  # psycopg is a dependency, but keep `import truthbase.store` working without it
     import psycopg
@@ -387,26 +387,7 @@ class PostgresStore:
                 "FROM truthbase.units WHERE doc_id = %s AND idx = %s",
                 (doc_id, index),
             ).fetchone()
-        if row is None:
-            return None
-        idx, label, href, text, boxes, geometry, html, dom_map = row
-        page: PageGeometry | None = None
-        if geometry:
-            g = json.loads(geometry)
-            page = PageGeometry(
-                mediabox=tuple(g["mediabox"]),
-                cropbox=tuple(g["cropbox"]),
-                rotation=int(g["rotation"]),
-            )
-        return Unit(
-            index=idx,
-            text=text,
-            boxes=_decode_boxes(bytes(boxes) if boxes is not None else None, len(text)),
-            label=label,
-            href=href,
-            geometry=page,
-            dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
-        )
+        return _unit_from_row(row) if row is not None else None
 
     def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         """The chunks with these ids, in the order asked (missing ids are left out)."""

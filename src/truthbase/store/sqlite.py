@@ -76,6 +76,29 @@ def _decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
     return boxes
 
 
+def _unit_from_row(row: Sequence[Any]) -> Unit:
+    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map), as both backends
+    select it."""
+    idx, label, href, text, boxes, geometry, html, dom_map = row
+    page: PageGeometry | None = None
+    if geometry:
+        g = json.loads(geometry)
+        page = PageGeometry(
+            mediabox=tuple(g["mediabox"]),
+            cropbox=tuple(g["cropbox"]),
+            rotation=int(g["rotation"]),
+        )
+    return Unit(
+        index=idx,
+        text=text,
+        boxes=_decode_boxes(bytes(boxes) if boxes is not None else None, len(text)),
+        label=label,
+        href=href,
+        geometry=page,
+        dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
+    )
+
+
 def _rects_json(rects: Sequence[Rect]) -> str:
     return json.dumps([[round(v, 3) for v in rect] for rect in rects])
 
@@ -339,26 +362,7 @@ class SQLiteStore:
                 "WHERE doc_id = ? AND idx = ?",
                 (doc_id, index),
             ).fetchone()
-        if row is None:
-            return None
-        idx, label, href, text, boxes, geometry, html, dom_map = row
-        page: PageGeometry | None = None
-        if geometry:
-            g = json.loads(geometry)
-            page = PageGeometry(
-                mediabox=tuple(g["mediabox"]),
-                cropbox=tuple(g["cropbox"]),
-                rotation=int(g["rotation"]),
-            )
-        return Unit(
-            index=idx,
-            text=text,
-            boxes=_decode_boxes(boxes, len(text)),
-            label=label,
-            href=href,
-            geometry=page,
-            dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
-        )
+        return _unit_from_row(row) if row is not None else None
 
     def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         """The chunks with these ids, in the order asked (missing ids are left out)."""
