@@ -17,6 +17,7 @@ from .answer import ask_command, verify_command
 from .common import AppContext, fail
 from .docs import docs, ingest, search_command
 from .eval import eval_group
+from .segments import segments_group
 from .serve import serve
 
 __all__ = ["cli", "main"]
@@ -48,6 +49,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
 
 for _command in (ingest, docs, search_command, eval_group, serve, ask_command, verify_command):
     cli.add_command(_command)
+cli.add_command(segments_group)
 
 
 def main() -> None:

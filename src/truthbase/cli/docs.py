@@ -21,8 +21,14 @@ from .common import AppContext, console, err_console, fail, snippet
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=False))
+@click.option(
+    "--segments",
+    "with_segments",
+    is_flag=True,
+    help="Also build each document's segment index (see `truthbase segments build`).",
+)
 @click.pass_obj
-def ingest(app: AppContext, paths: tuple[Path, ...]) -> None:
+def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> None:
     """Ingest PDF files and folders (recursively).
 
     Idempotent: a file whose bytes are already in the index is skipped. One transaction per
@@ -58,6 +64,12 @@ def ingest(app: AppContext, paths: tuple[Path, ...]) -> None:
                     on_start=on_start,
                     on_file=on_file,
                 )
+            segment_rows: list[dict[str, Any]] = []
+            if with_segments:
+                from .segments import build_with_progress
+
+                done = [o.doc_id for o in summary.outcomes if o.status != "failed" and o.doc_id]
+                segment_rows = build_with_progress(app, store, done, None, rebuild=False)
     except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
         fail(str(exc))
         return
@@ -82,6 +94,10 @@ def ingest(app: AppContext, paths: tuple[Path, ...]) -> None:
         f"{summary.count('ingested')} ingested, {summary.count('unchanged')} unchanged, "
         f"{summary.count('failed')} failed"
     )
+    if segment_rows:
+        from .segments import print_build_rows
+
+        print_build_rows(segment_rows)
     if summary.failed:
         sys.exit(1)
 

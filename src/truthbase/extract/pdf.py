@@ -22,7 +22,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from ..model import ExtractedDocument, ExtractionReport, PageGeometry, Rect, Unit
+from ..model import ExtractedDocument, ExtractionReport, PageGeometry, Rect, TocEntry, Unit
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
 from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
@@ -127,6 +127,88 @@ def _open(data: bytes, path: Path, password: str | None) -> pdfium.PdfDocument:
         ) from exc
 
 
+@dataclass(frozen=True, slots=True)
+class _Bookmark:
+    """An outline entry as pdfium gives it: the page it points to and, if known, the y where
+    the view starts (PDF user space, the top edge of the view)."""
+
+    title: str
+    page: int
+    top: float | None
+    depth: int
+
+
+# pdfium's destination view modes (fpdf_doc.h) and where each keeps its "top" parameter.
+_VIEW_TOP_PARAM = {1: 1, 3: 0, 7: 0}  # XYZ (left, top, zoom), FitH (top), FitBH (top)
+_OUTLINE_BAND = 48.0  # points below a view's top where its heading may start
+_OUTLINE_MAX_ENTRIES = 2000  # a malformed outline can be huge; segments need far fewer
+
+
+def _read_outline(document: pdfium.PdfDocument) -> list[_Bookmark]:
+    """The bookmarks (outline) that point to a page of this document, in outline order."""
+    marks: list[_Bookmark] = []
+    try:
+        for item in document.get_toc(max_depth=8):
+            if len(marks) >= _OUTLINE_MAX_ENTRIES:
+                break
+            dest = item.get_dest()
+            if dest is None:
+                continue  # an action bookmark (URI, launch): nothing in this document
+            page = dest.get_index()
+            if page is None or not 0 <= page < len(document):
+                continue
+            title = " ".join((item.get_title() or "").replace("\x00", "").split())
+            if not title:
+                continue
+            top: float | None = None
+            try:
+                mode, params = dest.get_view()
+                at = _VIEW_TOP_PARAM.get(int(mode))
+                if at is not None and at < len(params) and params[at] > 0:
+                    top = float(params[at])
+            except (pdfium.PdfiumError, TypeError, ValueError):
+                top = None
+            marks.append(_Bookmark(title, int(page), top, int(item.level)))
+    except pdfium.PdfiumError:
+        return marks  # a broken outline is no reason to refuse the text
+    return marks
+
+
+def outline_offset(unit: Unit, top: float | None) -> int:
+    """Where a bookmark that shows ``unit`` from y = ``top`` down starts in the unit's text.
+
+    The first character (in reading order) whose glyph box tops out just below ``top`` (within
+    :data:`_OUTLINE_BAND` points): the heading the bookmark names. Page numbers and running
+    footers also lie below ``top`` and may come first in reading order, hence the band; failing
+    that, the first character anywhere below ``top``; without a ``top``, the page's start.
+    """
+    if top is None:
+        return 0
+    below: int | None = None
+    for i, box in enumerate(unit.boxes):
+        if box is None or unit.text[i].isspace() or box[3] > top + 2.0:
+            continue
+        if box[3] >= top - _OUTLINE_BAND:
+            return i
+        if below is None:
+            below = i
+    return below or 0
+
+
+def _toc(marks: Sequence[_Bookmark], units: Sequence[Unit]) -> list[TocEntry]:
+    return [
+        TocEntry(
+            title=mark.title,
+            unit=mark.page,
+            offset=outline_offset(units[mark.page], mark.top),
+            depth=mark.depth,
+            href=f"#page={mark.page + 1}",
+        )
+        for mark in marks
+        if mark.page < len(units)
+    ]
+
+
 def _title(document: pdfium.PdfDocument, path: Path) -> str:
     try:
         title = str(document.get_metadata_value("Title"))
@@ -148,6 +230,7 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
     try:
         title = _title(document, path)
         raw_pages = [_read_page(document, i) for i in range(len(document))]
+        outline = _read_outline(document)
     finally:
         document.close()
 
@@ -209,4 +292,5 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
         units=units,
         extractor_version=EXTRACTOR_VERSION,
         report=report,
+        toc=_toc(outline, units),
     )

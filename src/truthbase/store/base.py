@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, Unit
+from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, TocEntry, Unit
+
+if TYPE_CHECKING:  # segments.model imports cite, whose audit imports this module
+    from ..segments.model import Segment
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -101,6 +104,30 @@ class AnswerLog(Protocol):
     def add_answer(self, question: str, answer: dict[str, Any]) -> int: ...
 
     def answers(self) -> list[StoredAnswer]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSegments:
+    """A document's segment index for one summarizer id: ``builder`` names the cutting rules it
+    was built with (:func:`truthbase.segments.build.builder_id`); ``vectors`` (one row per
+    segment, or None) embed the summaries with the embedder ``embedder``."""
+
+    segments: list[Segment]
+    builder: str
+    vectors: FloatMatrix | None = None
+    embedder: str | None = None
+
+
+@runtime_checkable
+class SegmentStore(Protocol):
+    """A store that keeps segment indexes (:mod:`truthbase.segments`), cached per document and
+    summarizer id; writing one replaces the previous one in one transaction."""
+
+    def document_toc(self, doc_id: str) -> list[TocEntry]: ...
+
+    def segments(self, doc_id: str, summarizer: str) -> StoredSegments | None: ...
+
+    def put_segments(self, doc_id: str, summarizer: str, stored: StoredSegments) -> None: ...
 
 
 def check_document_inputs(

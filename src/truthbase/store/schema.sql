@@ -75,3 +75,20 @@ CREATE TABLE IF NOT EXISTS answers (
     answer     TEXT NOT NULL,                    -- JSON: the answer object
     created_at TEXT NOT NULL                     -- ISO 8601, UTC
 );
+
+-- The segment index (truthbase.segments; queries in segments_sqlite.py): a document's segments
+-- per summarizer id ("extractive-v1", "llm:MODEL"), each with its tagged summary and the
+-- summary's vector. `builder` names the cutting rules; stale rows are rebuilt on use.
+CREATE TABLE IF NOT EXISTS segments (
+    doc_id     TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    summarizer TEXT NOT NULL,                    -- cache key
+    idx        INTEGER NOT NULL,                 -- 0-based, reading order
+    title      TEXT NOT NULL,
+    parts      TEXT NOT NULL,                    -- JSON [[unit, start, end], ...]
+    summary    TEXT NOT NULL,                    -- with position tags [f{unit}-{start}-{end}]
+    written_by TEXT NOT NULL,                    -- the summarizer that wrote this summary
+    builder    TEXT NOT NULL,
+    embedder   TEXT,
+    vector     BLOB,                             -- float32 (dim,): the summary's embedding
+    PRIMARY KEY (doc_id, summarizer, idx)
+);

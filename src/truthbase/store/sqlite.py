@@ -41,10 +41,12 @@ from .base import (
     WindowDraft,
     check_document_inputs,
 )
+from .segments_sqlite import SQLiteSegments
 
-SCHEMA_VERSION = 4  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers
+SCHEMA_VERSION = 5  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments
 #: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3})
+ADDITIVE_FROM = frozenset({3, 4})
 
 IdArray = npt.NDArray[np.int64]
 
@@ -107,7 +109,7 @@ def _rects_from_json(text: str) -> tuple[Rect, ...]:
     return tuple((r[0], r[1], r[2], r[3]) for r in json.loads(text))
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteSegments):
     """A TruthBase index in one SQLite file."""
 
     def __init__(self, path: Path) -> None:

@@ -1,0 +1,162 @@
+"""Building and loading a document's segment index: the I/O shell over build and summarize.
+
+The index is cached in the store per (document, summarizer id): ``extractive-v1`` or
+``llm:{model}``. A cached index built with other cutting rules (see
+:func:`truthbase.segments.build.builder_id`) or another embedder is rebuilt on use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+
+from ..config import Settings
+from ..embed import Embedder
+from ..llm.client import ChatModel
+from ..store import Store, StoreError
+from ..store.base import FloatMatrix, SegmentStore, StoredSegments
+from .build import build_segments, builder_id
+from .model import Segment
+from .passages import strip_tags
+from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
+
+__all__ = [
+    "SummarizerKind",
+    "build_document_segments",
+    "ensure_segments",
+    "resolve_summarizer",
+    "segment_store",
+    "summarizer_id",
+]
+
+SummarizerKind = Literal["extractive", "llm"]
+
+
+def segment_store(store: Store) -> SegmentStore:
+    """``store`` as a segment store, or StoreError for a backend without segment tables."""
+    if not isinstance(store, SegmentStore):
+        raise StoreError(f"{type(store).__name__} cannot keep a segment index")
+    return store
+
+
+def resolve_summarizer(
+    settings: Settings, requested: str | None, model: ChatModel | None
+) -> SummarizerKind:
+    """The summarizer to use: ``requested`` ("extractive", "llm", "auto" or None for the
+    setting); "auto" is llm when an LLM is configured and a model is at hand."""
+    kind = requested or settings.segments.summarizer
+    if kind == "auto":
+        return "llm" if model is not None and settings.llm.base_url is not None else "extractive"
+    if kind == "llm":
+        if model is None:
+            raise ValueError("the llm summarizer needs a chat model (set llm.base_url)")
+        return "llm"
+    if kind == "extractive":
+        return "extractive"
+    raise ValueError(f"unknown summarizer {kind!r}: extractive, llm or auto")
+
+
+def summarizer_id(kind: SummarizerKind, settings: Settings) -> str:
+    return llm_summarizer_id(settings.llm.model) if kind == "llm" else EXTRACTIVE_ID
+
+
+#: Summaries embedded per call (progress moves between calls).
+_EMBED_BATCH = 8
+
+
+def _summary_input(segment: Segment) -> str:
+    return f"{segment.title}\n{strip_tags(segment.summary)}"
+
+
+def build_document_segments(
+    store: Store,
+    doc_id: str,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    kind: SummarizerKind = "extractive",
+    model: ChatModel | None = None,
+    on_start: Callable[[str, int], None] | None = None,
+    on_step: Callable[[], None] | None = None,
+) -> StoredSegments:
+    """Cut, summarize and embed one stored document's segments, and store them.
+
+    For progress bars: ``on_start(doc_id, steps)`` says how many steps there are (two per
+    segment: its summary, its summary's vector), ``on_step()`` marks each one done."""
+    segments_store = segment_store(store)
+    info = store.document(doc_id)
+    if info is None:
+        raise StoreError(f"no document {doc_id} in the index")
+    texts: list[str] = []
+    for index in range(info.unit_count):
+        unit = store.unit(doc_id, index)
+        texts.append(unit.text if unit is not None else "")
+    segments = build_segments(
+        doc_id, texts, segments_store.document_toc(doc_id), settings.segments, title=info.title
+    )
+    if on_start is not None:
+        on_start(doc_id, 2 * len(segments))
+    if kind == "llm" and model is None:
+        raise ValueError("the llm summarizer needs a chat model")
+    summarized = summarize_segments(
+        segments,
+        texts,
+        max_sentences=settings.segments.summary_sentences,
+        model=model if kind == "llm" else None,
+        model_id=settings.llm.model,
+        timeout=settings.llm.timeout_s,
+        passage_chars=settings.segments.passage_chars,
+        on_segment=(lambda _: on_step()) if on_step is not None else None,
+    )
+    batches: list[FloatMatrix] = []
+    for i in range(0, len(summarized), _EMBED_BATCH):
+        batch = summarized[i : i + _EMBED_BATCH]
+        batches.append(embedder.embed([_summary_input(s) for s in batch]))
+        if on_step is not None:
+            for _ in batch:
+                on_step()
+    vectors = np.vstack(batches) if batches else np.zeros((0, embedder.dim), dtype=np.float32)
+    stored = StoredSegments(
+        segments=summarized,
+        builder=builder_id(settings.segments),
+        vectors=np.asarray(vectors, dtype=np.float32),
+        embedder=embedder.model_id,
+    )
+    segments_store.put_segments(doc_id, summarizer_id(kind, settings), stored)
+    return stored
+
+
+def ensure_segments(
+    store: Store,
+    doc_id: str,
+    embedder: Embedder,
+    settings: Settings,
+    *,
+    kind: SummarizerKind = "extractive",
+    model: ChatModel | None = None,
+    rebuild: bool = False,
+    on_start: Callable[[str, int], None] | None = None,
+    on_step: Callable[[], None] | None = None,
+) -> StoredSegments:
+    """The document's cached segment index for this summarizer, built first when it is missing,
+    stale (other cutting rules or embedder) or ``rebuild`` is asked."""
+    cached = segment_store(store).segments(doc_id, summarizer_id(kind, settings))
+    if (
+        cached is not None
+        and not rebuild
+        and cached.builder == builder_id(settings.segments)
+        and cached.embedder == embedder.model_id
+    ):
+        return cached
+    return build_document_segments(
+        store,
+        doc_id,
+        embedder,
+        settings,
+        kind=kind,
+        model=model,
+        on_start=on_start,
+        on_step=on_step,
+    )

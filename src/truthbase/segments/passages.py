@@ -1,0 +1,85 @@
+"""Sentences and tagged passages of a segment's text (pure).
+
+A *span* is (unit, start, end) of canonical text; its position tag is ``[f{unit}-{start}-{end}]``
+(:mod:`truthbase.cite.parse` reads it back). Passages group whole consecutive sentences of one
+unit up to a size, so that a tool output carries one tag per passage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from ..sentences import split_sentences
+from .model import Segment
+
+__all__ = [
+    "Span",
+    "inside_segment",
+    "passages",
+    "segment_sentences",
+    "segment_size",
+    "strip_tags",
+    "tag",
+    "tags_in",
+]
+
+_TAG = re.compile(r"\[f(\d{1,6})-(\d{1,9})-(\d{1,9})\]")
+#: Anything that looks like a position tag, well formed or not ("[f3-10]", "[f3-10-20-30]").
+_TAG_LIKE = re.compile(r"\[f\d+(?:-\d+)*\]")
+
+
+class Span(NamedTuple):
+    unit: int
+    start: int
+    end: int
+
+
+def tag(span: Span) -> str:
+    return f"[f{span.unit}-{span.start}-{span.end}]"
+
+
+def tags_in(text: str) -> list[Span]:
+    """The well-formed position tags of ``text``, in order (repeats kept)."""
+    return [Span(int(m[1]), int(m[2]), int(m[3])) for m in _TAG.finditer(text)]
+
+
+def strip_tags(text: str) -> str:
+    """``text`` without anything that looks like a position tag, whitespace collapsed."""
+    return " ".join(_TAG_LIKE.sub(" ", text).split())
+
+
+def segment_size(segment: Segment) -> int:
+    return sum(p.end - p.start for p in segment.parts)
+
+
+def inside_segment(span: Span, segment: Segment) -> bool:
+    """Whether ``span`` is a non-empty range inside one of the segment's parts."""
+    return any(
+        p.unit == span.unit and p.start <= span.start < span.end <= p.end for p in segment.parts
+    )
+
+
+def segment_sentences(segment: Segment, texts: Mapping[int, str] | Sequence[str]) -> list[Span]:
+    """The sentence spans of the segment's parts, in reading order."""
+    spans: list[Span] = []
+    for part in segment.parts:
+        text = texts[part.unit]
+        for start, end in split_sentences(text[part.start : part.end]):
+            spans.append(Span(part.unit, part.start + start, part.start + end))
+    return spans
+
+
+def passages(sentences: Sequence[Span], max_chars: int) -> list[Span]:
+    """Consecutive sentences of one unit joined while the passage stays within ``max_chars``
+    (a longer sentence is a passage alone)."""
+    out: list[Span] = []
+    for sentence in sentences:
+        if out:
+            last = out[-1]
+            if last.unit == sentence.unit and sentence.end - last.start <= max_chars:
+                out[-1] = Span(last.unit, last.start, sentence.end)
+                continue
+        out.append(sentence)
+    return out
