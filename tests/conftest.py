@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,5 +75,39 @@ def golden_db(tmp_path_factory: pytest.TempPathFactory, seed_db: Path, embedder:
 @pytest.fixture()
 def seed_store(seed_db: Path) -> Iterator[SQLiteStore]:
     store = SQLiteStore(seed_db)
+    yield store
+    store.close()
+
+
+# -- both store backends: SQLite and a real PostgreSQL (tests/integration/pg_server.py) --------
+
+
+@pytest.fixture(params=("sqlite", "postgres"))
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A fresh, empty store of each kind in turn (a ``pg_server.Backend``)."""
+    from tests.integration.pg_server import Backend
+
+    created = Backend(request.param, tmp_path)
+    yield created
+    created.drop()
+
+
+@pytest.fixture(scope="session")
+def pg_seed_url(seed_db: Path) -> str:
+    """A PostgreSQL copy of the session's seed index (same chunks, same vectors), read-only."""
+    from tests.integration.pg_server import copy_into_postgres
+
+    return copy_into_postgres(seed_db, "seed")
+
+
+@pytest.fixture(params=("sqlite", "postgres"))
+def any_seed_store(request: pytest.FixtureRequest, seed_db: Path) -> Iterator[Any]:
+    """The seed index on each backend in turn (read-only)."""
+    if request.param == "sqlite":
+        store: Any = SQLiteStore(seed_db)
+    else:
+        from truthbase.store.postgres import PostgresStore
+
+        store = PostgresStore(request.getfixturevalue("pg_seed_url"))
     yield store
     store.close()

@@ -28,6 +28,7 @@ import time
 import uuid
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 PG_USER = "truthbase-pg"
 
@@ -76,8 +77,9 @@ def _ensure_user(name: str) -> tuple[int, int]:
 class PgServer:
     """One PostgreSQL cluster in a temporary directory. ``url`` is its ``postgres`` database."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared_buffers: str = "128MB") -> None:
         self.bin = pg_bin_dir()
+        self.shared_buffers = shared_buffers
         self.root = Path(tempfile.mkdtemp(prefix="truthbase-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -136,7 +138,7 @@ class PgServer:
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c max_connections=300 -c shared_buffers=128MB"
+            f"-c max_connections=300 -c shared_buffers={self.shared_buffers}"
         )
         self._run(
             [
@@ -228,6 +230,87 @@ def shared_server() -> PgServer:
         atexit.register(server.stop)
         _shared = server
     return _shared
+
+
+def pg_dump(url: str) -> list[str]:
+    """Every row of every TruthBase table, to compare a database before and after."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = 'truthbase' ORDER BY 1"
+            )
+        ]
+        rows: list[str] = []
+        for table in tables:
+            rows += [
+                f"{table}: {r[0]}"
+                for r in conn.execute(f"SELECT t::text FROM truthbase.{table} t ORDER BY 1")
+            ]
+    return rows
+
+
+def sqlite_dump(db: Path) -> list[str]:
+    """Every row of every table of an SQLite index."""
+    import sqlite3
+
+    connection = sqlite3.connect(db)
+    try:
+        return list(connection.iterdump())
+    finally:
+        connection.close()
+
+
+BACKENDS = ("sqlite", "postgres")
+
+
+class Backend:
+    """A fresh, empty store of one kind (an SQLite file in ``folder``, or a new database on the
+    shared server), with a way to snapshot its contents; the store-level tests run on both."""
+
+    def __init__(self, kind: str, folder: Path) -> None:
+        self.kind = kind
+        self._server = shared_server() if kind == "postgres" else None
+        if self._server is not None:
+            self.location = self._server.create_database()
+        else:
+            self.location = str(folder / "t.sqlite")
+
+    def open(self) -> Any:
+        """The store (typed Any: tests use the Protocol and each backend's extras)."""
+        from truthbase.store import SQLiteStore
+        from truthbase.store.postgres import PostgresStore
+
+        if self._server is None:
+            return SQLiteStore(Path(self.location))
+        return PostgresStore(self.location)
+
+    def dump(self) -> list[str]:
+        if self._server is None:
+            return sqlite_dump(Path(self.location))
+        return pg_dump(self.location)
+
+    def drop(self) -> None:
+        if self._server is not None:
+            self._server.drop_database(self.location)
+
+
+def copy_into_postgres(sqlite_db: Path, name: str | None = None) -> str:
+    """A new database on the shared server holding a copy of the SQLite index (same chunks,
+    same vectors, no embedding run); returns its URL."""
+    from truthbase.store.postgres import PostgresStore
+    from truthbase.store.postgres_copy import copy_sqlite_index
+
+    url = shared_server().create_database(name)
+    store = PostgresStore(url)
+    try:
+        copy_sqlite_index(sqlite_db, store)
+    finally:
+        store.close()
+    return url
 
 
 if __name__ == "__main__":  # pragma: no cover - a manual helper

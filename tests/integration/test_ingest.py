@@ -1,4 +1,5 @@
-"""Ingestion end to end on real files: robustness corpus, idempotence, atomicity."""
+"""Ingestion end to end on real files: robustness corpus, idempotence, atomicity; the store-level
+tests run on both backends (SQLite and a real PostgreSQL: the ``backend`` fixture)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
 from tests.conftest import ROBUSTNESS, SEED
+from tests.integration.pg_server import BACKENDS, Backend
 from truthbase.config import ChunkingSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest import ingest_paths
 from truthbase.model import ChunkDraft
-from truthbase.store import IndexEmbedder, SQLiteStore, StoreError
+from truthbase.store import IndexEmbedder, SQLiteStore, Store, StoreError
+from truthbase.store.postgres_copy import copy_sqlite_index
 
 # The specific reason each hostile file must fail with (MANIFEST.md); every other file ingests.
 EXPECTED_FAILURES = {
@@ -70,75 +74,101 @@ def test_every_robustness_file_ingests_or_fails_with_its_reason(
             assert status == "ingested", (name, reason)
 
 
+@pytest.mark.parametrize("kind", BACKENDS)
 def test_reingesting_changes_nothing(
     robustness_run: tuple[Path, dict[str, tuple[str, str | None]]],
     tmp_path: Path,
+    kind: str,
 ) -> None:
     db, _ = robustness_run
     copy = tmp_path / "copy.sqlite"
     shutil.copy(db, copy)
-    before = dump(copy)
-    store = SQLiteStore(copy)
+    backend = Backend(kind, tmp_path / "unused")
     try:
-        summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
+        if kind == "sqlite":
+            backend.location = str(copy)
+        else:  # the same index in PostgreSQL (copied: no second extraction run)
+            target = backend.open()
+            try:
+                copy_sqlite_index(copy, target)
+            finally:
+                target.close()
+        before = backend.dump()
+        store = backend.open()
+        try:
+            summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
+        finally:
+            store.close()
+        assert summary.count("ingested") == 0
+        assert summary.count("unchanged") == 30 - len(EXPECTED_FAILURES)
+        assert backend.dump() == before
     finally:
-        store.close()
-    assert summary.count("ingested") == 0
-    assert summary.count("unchanged") == 30 - len(EXPECTED_FAILURES)
-    assert dump(copy) == before
+        backend.drop()
 
 
-def test_a_failing_file_leaves_the_database_as_it_was(tmp_path: Path) -> None:
-    db = tmp_path / "t.sqlite"
-    store = SQLiteStore(db)
+def test_a_failing_file_leaves_the_database_as_it_was(backend: Backend) -> None:
+    store = backend.open()
     try:
-        ingest_paths([SEED / "nist-csf-2.0.pdf"], store, FAST, ChunkingSettings())
-        before = dump(db)
+        summary = ingest_paths(
+            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, ChunkingSettings()
+        )
+        assert summary.count("ingested") == 1
+        before = backend.dump()
         summary = ingest_paths(
             [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, FAST, ChunkingSettings()
         )
         assert len(summary.failed) == len(EXPECTED_FAILURES)
-        assert dump(db) == before
+        assert backend.dump() == before
+        # and ingesting the same file again is a no-op
+        summary = ingest_paths(
+            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, ChunkingSettings()
+        )
+        assert summary.count("unchanged") == 1
+        assert backend.dump() == before
     finally:
         store.close()
 
 
-def test_an_error_midway_through_a_document_rolls_it_back(tmp_path: Path) -> None:
+def test_an_error_midway_through_a_document_rolls_it_back(backend: Backend) -> None:
     """The transaction covers the document, its pages, chunks, full text and vectors."""
-    db = tmp_path / "t.sqlite"
     document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
-    store = SQLiteStore(db)
+    store = backend.open()
     try:
         good = ChunkDraft(unit=0, start=0, end=5, text=document.units[0].text[:5], rects=())
-        # sqlite cannot bind an object: the last chunk fails after the document, its pages and
-        # the first chunk were written inside the transaction
+        # neither driver can bind an object: the last chunk fails after the document, its
+        # pages and the first chunk were written inside the transaction
         bad = ChunkDraft(unit=0, start=0, end=5, text=object(), rects=())  # type: ignore[arg-type]
         vectors = np.ones((2, 4), dtype=np.float32) / 2
-        before = dump(db)
-        with pytest.raises(sqlite3.Error):
+        before = backend.dump()
+        with pytest.raises((sqlite3.Error, psycopg.Error)):
             store.add_document(document, [good, bad], vectors, IndexEmbedder(model_id="m", dim=4))
-        assert dump(db) == before
+        assert backend.dump() == before
         assert store.counts() == {"documents": 0, "units": 0, "chunks": 0}
+        assert store.index_embedder() is None
+        # the store is still usable after the failure
+        store.add_document(document, [good], vectors[:1], IndexEmbedder(model_id="m", dim=4))
+        assert store.counts()["chunks"] == 1
     finally:
         store.close()
 
 
-def test_an_index_refuses_vectors_of_another_embedder(tmp_path: Path) -> None:
+def test_an_index_refuses_vectors_of_another_embedder(backend: Backend) -> None:
     document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     other = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
-    store = SQLiteStore(tmp_path / "t.sqlite")
+    store = backend.open()
     try:
         store.add_document(document, [], np.zeros((0, 4), np.float32), IndexEmbedder("a", 4))
         with pytest.raises(StoreError, match="built with a"):
             store.add_document(other, [], np.zeros((0, 8), np.float32), IndexEmbedder("b", 8))
         assert store.counts()["documents"] == 1
+        assert store.index_embedder() == IndexEmbedder("a", 4)
     finally:
         store.close()
 
 
-def test_stored_units_round_trip_text_and_boxes(seed_store: SQLiteStore) -> None:
+def test_stored_units_round_trip_text_and_boxes(any_seed_store: Store) -> None:
     document = extract_path(SEED / "self-rag.pdf")
-    stored = seed_store.unit(document.sha256, 3)
+    stored = any_seed_store.unit(document.sha256, 3)
     assert stored is not None
     original = document.units[3]
     assert stored.text == original.text

@@ -32,6 +32,11 @@ def open_store(db: Path | Settings) -> Store:
         from .postgres import PostgresStore
 
         return PostgresStore(
-            db.database_url, hnsw=db.postgres.hnsw, pool_size=db.postgres.pool_size
+            db.database_url,
+            hnsw=db.postgres.hnsw,
+            pool_size=db.postgres.pool_size,
+            hnsw_m=db.postgres.hnsw_m,
+            hnsw_ef_construction=db.postgres.hnsw_ef_construction,
+            hnsw_ef_search=db.postgres.hnsw_ef_search,
         )
     return SQLiteStore(db.db)

@@ -2,6 +2,12 @@
 -- check (try_admit). All CREATE OR REPLACE: postgres.py re-applies this file whenever its
 -- sha256 differs from the one recorded in truthbase.meta.
 
+-- Signatures that changed (a new argument): drop the old ones so that no call is ambiguous.
+DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean);
+DROP FUNCTION IF EXISTS truthbase.hybrid_search(
+    text, vector, integer, float8[], float8, integer, float8, text[], boolean
+);
+
 -- OR over the terms, each term a phrase of its words (a one-word term is its lexeme). Stop words
 -- and punctuation drop out; nothing in a term is parsed as an operator, so no input raises.
 -- NULL when no lexeme remains.
@@ -30,98 +36,220 @@ CREATE OR REPLACE FUNCTION truthbase.query_terms(query_text text) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN regexp_split_to_array(btrim(coalesce(query_text, '')), '\s+');
 
+-- How often a phrase of several lexemes occurs in a chunk: positions of its first lexeme followed
+-- by the others at their offsets, with the same weight; a title (weight A) hit counts tw, a text
+-- hit 1. (One-lexeme terms are counted by ts_rank_cd in fts_arm, in C.)
+CREATE OR REPLACE FUNCTION truthbase.phrase_freq(tsv tsvector, term text, tw float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH
+    raw AS (
+        SELECT u.lexeme, p::integer AS p
+        FROM unnest(to_tsvector('english'::regconfig, truthbase.fts_prepare(term)))
+                 u(lexeme, positions, weights),
+             unnest(u.positions) p
+    ),
+    t AS (
+        SELECT array_agg(r.lexeme ORDER BY r.p) AS lex,
+               array_agg(r.p - (SELECT min(p) FROM raw) ORDER BY r.p) AS offs
+        FROM raw r
+    ),
+    pos AS (
+        SELECT x.lexeme, y.p::integer AS p, y.wt
+        FROM t, unnest(tsv) x(lexeme, positions, weights), unnest(x.positions, x.weights) y(p, wt)
+        WHERE x.lexeme = ANY (t.lex)
+    )
+    SELECT coalesce(sum(CASE WHEN f.wt = 'A' THEN tw ELSE 1 END), 0)::float8
+    FROM t JOIN pos f ON f.lexeme = t.lex[1]
+    WHERE NOT EXISTS (
+        SELECT 1 FROM generate_subscripts(t.lex, 1) k
+        WHERE k > 1 AND NOT EXISTS (
+            SELECT 1 FROM pos o
+            WHERE o.lexeme = t.lex[k] AND o.p = f.p + t.offs[k] AND o.wt = f.wt
+        )
+    )
+$$;
+
 -- The full-text arm: chunks matching any term (a word or a phrase), ranked by BM25 as SQLite
 -- FTS5's bm25() computes it (k1 = 1.2, b = 0.75; idf = ln((N - df + 0.5) / (df + 0.5)), at
 -- least 1e-6; the frequency of a term is title_weight * its title hits + its text hits; the
 -- length is the row's tokens over the average), so both backends rank alike. ts_rank_cd has no
 -- IDF and ranked far worse on the golden set (MRR 0.38 against 0.63). title_weight 0 searches
--- the text alone. The GIN index finds the candidates; only they are scored.
+-- the text alone.
+--
+-- Cost: N, the average length and each word's df come from truthbase.fts_stats and
+-- truthbase.lexeme_df (kept by triggers); a phrase's df is counted through the GIN index. Only
+-- chunks holding one of the rarest terms are scored (exact MaxScore): a term adds at most
+-- 2.2 * idf to a chunk's score, so once the n-th best candidate beats the sum of that bound over
+-- the terms left out, no chunk outside the candidates can reach the top n. Common words (idf
+-- near 0) are then never used to find candidates, only to score them; more terms are taken in,
+-- rarest first, until the bound holds. The result is the same as scoring every matching chunk.
 CREATE OR REPLACE FUNCTION truthbase.fts_arm(terms text[], title_weight float8, n integer)
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
-LANGUAGE sql STABLE AS $$
-    WITH
-    raw AS (
-        SELECT o.i, u.lexeme, p::integer AS p
-        FROM unnest((coalesce(terms, '{}'::text[]))[1:64]) WITH ORDINALITY o(term, i),
-             unnest(to_tsvector('english'::regconfig, truthbase.fts_prepare(o.term)))
-                 u(lexeme, positions, weights),
-             unnest(u.positions) p
-        WHERE o.term IS NOT NULL
-    ),
-    t AS (
-        SELECT r.i,
-               array_agg(r.lexeme ORDER BY r.p) AS lex,
-               array_agg(r.p - m.p0 ORDER BY r.p) AS offs,
-               phraseto_tsquery('english'::regconfig, truthbase.fts_prepare(terms[r.i])) AS q
-        FROM raw r JOIN (SELECT i, min(p) AS p0 FROM raw GROUP BY i) m ON m.i = r.i
-        GROUP BY r.i
-    ),
-    stats AS (
-        SELECT count(*)::float8 AS n, greatest(coalesce(avg(ntok), 1), 1)::float8 AS avgdl
-        FROM truthbase.chunks
-    ),
-    idf AS (
-        SELECT t.i, t.lex, t.offs,
-               greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-        FROM t, stats, LATERAL (
-            SELECT count(*)::float8 AS df FROM truthbase.chunks c
-            WHERE c.tsv @@ t.q AND (title_weight > 0 OR ts_filter(c.tsv, '{d}') @@ t.q)
-        ) d
-    ),
-    cand AS MATERIALIZED (
-        SELECT c.id, c.tsv, c.ntok FROM truthbase.chunks c
-        WHERE c.tsv @@ truthbase.terms_tsquery(terms)
-    ),
-    -- Every position (and weight) of a query lexeme in a candidate, unnested once.
-    pos AS MATERIALIZED (
-        SELECT c.id, x.lexeme, y.p::integer AS p, y.wt
-        FROM cand c,
-             unnest(c.tsv) x(lexeme, positions, weights),
-             unnest(x.positions, x.weights) y(p, wt)
-        WHERE x.lexeme IN (SELECT unnest(idf.lex) FROM idf)
-    ),
-    -- A term's hits: positions of its first lexeme followed by the others at their offsets.
-    hits AS (
-        SELECT f.id, idf.i, idf.idf,
-               sum(CASE WHEN f.wt = 'A' THEN greatest(title_weight, 0) ELSE 1 END) AS f
-        FROM idf JOIN pos f ON f.lexeme = idf.lex[1]
-        WHERE cardinality(idf.lex) = 1
-           OR NOT EXISTS (
-                SELECT 1 FROM generate_subscripts(idf.lex, 1) k
-                WHERE k > 1 AND NOT EXISTS (
-                    SELECT 1 FROM pos o
-                    WHERE o.id = f.id AND o.lexeme = idf.lex[k]
-                      AND o.p = f.p + idf.offs[k] AND o.wt = f.wt
-                )
-           )
-        GROUP BY f.id, idf.i, idf.idf
-    ),
-    scored AS (
-        SELECT h.id,
-               sum(h.idf * (h.f * 2.2) / (h.f + 1.2 * (0.25 + 0.75 * c.ntok / stats.avgdl)))
-                   AS score
-        FROM hits h JOIN cand c ON c.id = h.id, stats
-        GROUP BY h.id
-        HAVING sum(h.f) > 0
-    )
-    SELECT s.id, (row_number() OVER (ORDER BY s.score DESC, s.id))::integer, s.score
-    FROM scored s
-    ORDER BY s.score DESC, s.id
-    LIMIT greatest(n, 0)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    tw float8 := greatest(coalesce(title_weight, 0), 0);
+    -- A one-lexeme term's frequency, tw * title hits + text hits, from ts_rank_cd (in C): for
+    -- one lexeme each hit is its own cover, of density w (weights {D, C, B, A}, each <= 1), so
+    -- with weights 0 and 1 it counts hits exactly (float4 holds small integers exactly)
+    freq text;
+    n_docs float8;
+    avgdl float8;
+    t_term text[] := '{}';
+    t_q tsquery[] := '{}';
+    t_df float8[] := '{}';
+    t_idf float8[] := '{}';
+    t_single boolean[] := '{}';
+    term text;
+    q tsquery;
+    df float8;
+    by_df integer[];
+    m integer;
+    used integer := 0;
+    upto integer;
+    added_df float8;
+    theta float8;
+    new_q tsquery;
+    old_q tsquery;
+    freqs text := '';
+    total text := '';
+    expr text := '';
+    ids bigint[] := '{}';
+    scores float8[] := '{}';
+BEGIN
+    IF n IS NULL OR n <= 0 THEN
+        RETURN;
+    END IF;
+    freq := CASE
+        WHEN tw = 1 THEN 'ts_rank_cd(''{1,0,0,1}'', c.tsv, %L::tsquery)'
+        WHEN tw = 0 THEN 'ts_rank_cd(''{1,0,0,0}'', c.tsv, %L::tsquery)'
+        ELSE 'ts_rank_cd(''{1,0,0,0}'', c.tsv, %1$L::tsquery) + ' || tw::text
+             || '::float8 * ts_rank_cd(''{0,0,0,1}'', c.tsv, %1$L::tsquery)'
+    END;
+    SELECT s.n::float8, greatest(s.tokens::float8 / greatest(s.n, 1), 1)
+    INTO n_docs, avgdl FROM truthbase.fts_stats s;
+    FOREACH term IN ARRAY coalesce((terms)[1:64], '{}'::text[]) LOOP
+        CONTINUE WHEN term IS NULL;
+        q := phraseto_tsquery('english'::regconfig, truthbase.fts_prepare(term));
+        CONTINUE WHEN numnode(q) = 0;
+        IF numnode(q) = 1 THEN
+            SELECT CASE WHEN tw > 0 THEN d.df_any ELSE d.df_text END INTO df
+            FROM truthbase.lexeme_df d
+            WHERE d.lexeme = (
+                SELECT u.lexeme
+                FROM unnest(to_tsvector('english'::regconfig, truthbase.fts_prepare(term))) u
+                LIMIT 1
+            );
+        ELSE
+            SELECT count(*) INTO df FROM truthbase.chunks c
+            WHERE c.tsv @@ q AND (tw > 0 OR ts_filter(c.tsv, '{d}') @@ q);
+        END IF;
+        CONTINUE WHEN coalesce(df, 0) = 0;  -- no chunk has it: it can score nothing
+        t_term := t_term || term;
+        t_q := t_q || q;
+        t_df := t_df || df;
+        t_idf := t_idf || greatest(ln((n_docs - df + 0.5) / (df + 0.5)), 1e-6);
+        t_single := t_single || (numnode(q) = 1);
+    END LOOP;
+    m := cardinality(t_q);
+    IF m = 0 THEN
+        RETURN;
+    END IF;
+    SELECT array_agg(i ORDER BY t_df[i], i) INTO by_df FROM generate_series(1, m) i;
+    -- One scoring expression over all terms, written out (no per-term rows to group): f_i is
+    -- term i's frequency in the chunk, k the chunk's length part of BM25.
+    FOR i IN 1..m LOOP
+        freqs := freqs || format(
+            ', %s AS f%s',
+            CASE WHEN t_single[i]
+                THEN format(freq, t_q[i])
+                ELSE format('CASE WHEN c.tsv @@ %L::tsquery '
+                            'THEN truthbase.phrase_freq(c.tsv, %L, %s::float8) ELSE 0 END',
+                            t_q[i], t_term[i], tw)
+            END,
+            i);
+        total := total || CASE WHEN i > 1 THEN ' + ' ELSE '' END || format('f%s', i);
+        expr := expr || CASE WHEN i > 1 THEN ' + ' ELSE '' END
+            || format('%s::float8 * (f%s * 2.2) / (f%s + k)', t_idf[i], i, i);
+    END LOOP;
+    LOOP
+        -- Take in the next rarest term(s): at least one, all those the current n-th score
+        -- cannot yet exclude, and more while the new candidates stay few.
+        theta := CASE WHEN cardinality(ids) >= n THEN scores[n] END;
+        upto := used + 1;
+        IF theta IS NOT NULL THEN
+            WHILE upto < m AND (
+                SELECT sum(2.2 * t_idf[by_df[j]]) FROM generate_series(upto + 1, m) j
+            ) >= theta LOOP
+                upto := upto + 1;
+            END LOOP;
+        END IF;
+        added_df := (SELECT sum(t_df[by_df[j]]) FROM generate_series(used + 1, upto) j);
+        WHILE upto < m AND added_df + t_df[by_df[upto + 1]] <= greatest(20 * n, 2000) LOOP
+            upto := upto + 1;
+            added_df := added_df + t_df[by_df[upto]];
+        END LOOP;
+        SELECT string_agg('(' || t_q[by_df[j]]::text || ')', ' | ')::tsquery INTO new_q
+        FROM generate_series(used + 1, upto) j;
+        -- Score the chunks the new terms bring (not those scored already) and keep the best n
+        -- of them and the previous best. EXECUTE: planned with this call's values.
+        EXECUTE format(
+            'SELECT coalesce(array_agg(b.id ORDER BY b.score DESC, b.id), ''{}''), '
+            '       coalesce(array_agg(b.score ORDER BY b.score DESC, b.id), ''{}'') '
+            'FROM ( '
+            '    SELECT a.id, a.score FROM ( '
+            '        SELECT x.id, %s AS score, %s AS f FROM ( '
+            '            SELECT c.id, 1.2 * (0.25 + 0.75 * c.ntok / %s::float8) AS k %s '
+            '            FROM truthbase.chunks c '
+            '            WHERE c.tsv @@ $1 %s '
+            '            OFFSET 0 '
+            '        ) x '
+            '        UNION ALL '
+            '        SELECT p.id, p.score, 1 FROM unnest($3, $4) p(id, score) '
+            '    ) a '
+            '    WHERE a.f > 0 '
+            '    ORDER BY a.score DESC, a.id '
+            '    LIMIT $5 '
+            ') b',
+            expr, total, avgdl, freqs,
+            CASE WHEN old_q IS NULL THEN '' ELSE 'AND NOT (c.tsv @@ $2)' END)
+        INTO ids, scores
+        USING new_q, old_q, ids, scores, n;
+        old_q := CASE WHEN old_q IS NULL THEN new_q ELSE old_q || new_q END;
+        used := upto;
+        EXIT WHEN used >= m OR (
+            cardinality(ids) >= n
+            AND scores[n] > (SELECT sum(2.2 * t_idf[by_df[j]]) FROM generate_series(used + 1, m) j)
+        );
+    END LOOP;
+    RETURN QUERY
+    SELECT ids[i], i, scores[i] FROM generate_subscripts(ids, 1) i ORDER BY i;
+END
 $$;
 
 -- The dense arm: cosine (inner product of L2-normalized vectors); a chunk scores the best of its
 -- own vector and its windows' (max-sim). Exact by default; use_index reads the HNSW indexes
--- (approximate: each table's nearest 4n rows, then max-sim over those).
-CREATE OR REPLACE FUNCTION truthbase.dense_arm(qv vector, n integer, use_index boolean)
+-- (approximate: each table's nearest 4n rows, then max-sim over those, searched with a beam of
+-- ef_search, at least 4n, candidates).
+CREATE OR REPLACE FUNCTION truthbase.dense_arm(
+    qv vector, n integer, use_index boolean, ef_search integer
+)
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    lim integer := 4 * n;
+    seen bigint;
+    floor_s float8;
+    ids bigint[];
+    scores float8[];
 BEGIN
     IF qv IS NULL OR n <= 0 THEN
         RETURN;
     END IF;
     IF use_index THEN
-        PERFORM set_config('hnsw.ef_search', greatest(4 * n, 40)::text, true);
+        PERFORM set_config(
+            'hnsw.ef_search', least(greatest(4 * n, coalesce(ef_search, 40), 1), 1000)::text, true
+        );
         RETURN QUERY
         SELECT g.cid, (row_number() OVER (ORDER BY g.s DESC, g.cid))::integer, g.s
         FROM (
@@ -138,6 +266,47 @@ BEGIN
             LIMIT n
         ) g;
     ELSE
+        -- Exact, without grouping every row (at 100k chunks the grouping cost as much as the
+        -- scan): the n nearest chunk vectors and the lim nearest windows (top-N sorts), max-sim
+        -- over their chunks. That is the exact answer once the n-th result scores above the
+        -- lim-th window: a chunk left out has its own vector outside the n nearest and every
+        -- window at most that score. Otherwise lim grows; past 64n, group everything.
+        LOOP
+            WITH near AS MATERIALIZED (
+                SELECT w.chunk_id AS cid, -(w.vector <#> qv)::float8 AS s
+                FROM truthbase.windows w
+                ORDER BY w.vector <#> qv
+                FETCH FIRST lim ROWS WITH TIES
+            )
+            SELECT (SELECT count(*) FROM near), (SELECT min(near.s) FROM near),
+                   array_agg(g.cid ORDER BY g.s DESC, g.cid),
+                   array_agg(g.s ORDER BY g.s DESC, g.cid)
+            INTO seen, floor_s, ids, scores
+            FROM (
+                SELECT a.cid, max(a.s) AS s
+                FROM (
+                    (SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s
+                     FROM truthbase.chunks c
+                     ORDER BY c.vector <#> qv
+                     FETCH FIRST n ROWS WITH TIES)
+                    UNION ALL
+                    SELECT near.cid, near.s FROM near
+                    UNION ALL
+                    SELECT c.id, -(c.vector <#> qv)::float8
+                    FROM truthbase.chunks c WHERE c.id IN (SELECT near.cid FROM near)
+                ) a
+                GROUP BY a.cid
+                ORDER BY s DESC, a.cid
+                LIMIT n
+            ) g;
+            IF seen < lim OR (cardinality(ids) >= n AND scores[n] > floor_s) THEN
+                RETURN QUERY
+                SELECT ids[i], i, scores[i] FROM generate_subscripts(ids, 1) i ORDER BY i;
+                RETURN;
+            END IF;
+            EXIT WHEN lim >= 64 * n;
+            lim := lim * 4;
+        END LOOP;
         RETURN QUERY
         SELECT g.cid, (row_number() OVER (ORDER BY g.s DESC, g.cid))::integer, g.s
         FROM (
@@ -169,7 +338,8 @@ CREATE OR REPLACE FUNCTION truthbase.hybrid_search(
     candidates integer DEFAULT 50,
     title_weight float8 DEFAULT 1.0,
     terms text[] DEFAULT NULL,
-    use_index boolean DEFAULT false
+    use_index boolean DEFAULT false,
+    ef_search integer DEFAULT 100
 )
 RETURNS TABLE (
     chunk_id bigint,
@@ -194,7 +364,8 @@ LANGUAGE sql STABLE AS $$
         FROM truthbase.dense_arm(
             query_embedding,
             CASE WHEN coalesce(weights[2], 0) > 0 THEN candidates ELSE 0 END,
-            use_index
+            use_index,
+            ef_search
         ) d
     ),
     n_fts AS (SELECT count(*) AS n FROM fts),

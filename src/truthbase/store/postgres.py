@@ -4,12 +4,15 @@ Layout (``pg_schema.sql``, every object in the schema ``truthbase``): documents,
 EPUB reader's html and DOM map), chunks with a generated, weighted ``tsvector`` (the document
 title as weight A, the text as D) under a GIN index and a ``vector(dim)`` column, sentence
 windows with their own ``vector(dim)``, a ``meta`` table (schema version, embedder) and the
-quota counters. The dimension is fixed by the first ingest (the columns are typed then, while
-the tables are empty); an HNSW index is built only when asked (``hnsw=True``).
+quota counters; migration 2 (``pg_migration_2.sql``) adds the full-text statistics (per-lexeme
+document frequencies, chunk count and total length, kept by triggers) and the answer log. The
+dimension is fixed by the first ingest (the columns are typed then, while the tables are
+empty); an HNSW index is built only when asked (``hnsw=True``).
 
 Search: ``truthbase.hybrid_search`` (``pg_functions.sql``) runs the full-text arm
-(BM25 in SQL over an OR of the query's terms), the exact cosine arm (a chunk scores the best of
-its own and its windows' vectors, as in SQLite) and weighted RRF in one SQL statement;
+(BM25 in SQL over an OR of the query's terms, scoring only the chunks that can still reach the
+top n), the exact cosine arm (a chunk scores the best of its own and its windows' vectors, as in
+SQLite) and weighted RRF in one SQL statement;
 :meth:`PostgresStore.fts_search` and :meth:`PostgresStore.dense_search` expose the arms
 separately so that :func:`truthbase.retrieve.hybrid.search` (Python fusion, sub-queries) works
 unchanged.
@@ -41,11 +44,13 @@ from .base import (
     ArmHit,
     FloatMatrix,
     IndexEmbedder,
+    StoredAnswer,
     StoreError,
     WindowDraft,
     check_document_inputs,
 )
 from .postgres_query import terms_from_match_expression
+from .segments_postgres import PostgresSegments
 from .sqlite import _encode_boxes, _rects_from_json, _rects_json, _unit_from_row
 
 try:  # psycopg is a dependency, but keep `import truthbase.store` working without it
@@ -54,7 +59,9 @@ try:  # psycopg is a dependency, but keep `import truthbase.store` working witho
 except ImportError:  # pragma: no cover
     psycopg = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
+# Each step from version N - 1 to N: an SQL file that only adds (pg_schema.sql is version 1).
+MIGRATIONS = {2: "pg_migration_2.sql", 3: "segments_pg.sql"}
 # Advisory lock keys (any constant bigint): schema migration, document writes.
 _MIGRATE_LOCK = 0x7472757468_01
 _WRITE_LOCK = 0x7472757468_02
@@ -133,16 +140,30 @@ class _Pool:
             conn.close()
 
 
-class PostgresStore:
+class PostgresStore(PostgresSegments):
     """A TruthBase index in a PostgreSQL database (pgvector required)."""
 
-    def __init__(self, url: str, *, hnsw: bool = False, pool_size: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        hnsw: bool = False,
+        pool_size: int = 8,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
+        hnsw_ef_search: int = 100,
+    ) -> None:
         if psycopg is None:  # pragma: no cover
             raise StoreError("PostgreSQL needs the psycopg package: pip install 'psycopg[binary]'")
         if pool_size < 1:
             raise ValueError("pool_size must be >= 1")
         self.url = url
         self.hnsw = hnsw
+        # HNSW: the graph's degree and build-time beam (used when the index is built; an
+        # existing index keeps its own), and the query-time beam (at least 4x the rows asked).
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construction = hnsw_ef_construction
+        self.hnsw_ef_search = hnsw_ef_search
         self._pool = _Pool(url, pool_size)
         try:
             self._migrate()
@@ -164,16 +185,22 @@ class PostgresStore:
                     ).fetchone()[0]
                     if not exists:
                         conn.execute(_sql_text("pg_schema.sql"))
+                        # pg_schema.sql is version 1; the migrations below bring it up to date
                         conn.execute(
-                            "INSERT INTO truthbase.meta(key, value) VALUES ('schema_version', %s)",
-                            (str(SCHEMA_VERSION),),
+                            "INSERT INTO truthbase.meta(key, value) VALUES ('schema_version', '1')"
                         )
                     row = conn.execute(
                         "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                     ).fetchone()
                     version = int(row[0]) if row else 0
+                    while 1 <= version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
+                        version += 1
+                        conn.execute(_sql_text(MIGRATIONS[version]))
+                        conn.execute(
+                            "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
+                            (str(version),),
+                        )
                     if version != SCHEMA_VERSION:
-                        # Later versions add steps here: `if version == 1: ...; version = 2`.
                         raise StoreError(
                             f"the database has TruthBase schema version {version}, this "
                             f"TruthBase needs {SCHEMA_VERSION}"
@@ -191,28 +218,36 @@ class PostgresStore:
                         )
                     embedder = self._index_embedder_on(conn)
                     if embedder is not None and self.hnsw:
-                        self._ensure_hnsw(conn)
+                        self._ensure_hnsw(conn, self.hnsw_m, self.hnsw_ef_construction)
             except psycopg.Error as exc:
                 raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
 
     @staticmethod
     def _type_vectors(conn: Connection, dim: int) -> None:
         for table in ("chunks", "windows"):
+            # Changing the type resets the column's storage to the type's (out of line): keep
+            # vectors in the heap rows, as migration 2 set (a seq scan reads no TOAST then).
             conn.execute(
-                sql.SQL("ALTER TABLE truthbase.{} ALTER COLUMN vector TYPE vector({})").format(
-                    sql.Identifier(table), sql.Literal(dim)
-                )
+                sql.SQL(
+                    "ALTER TABLE truthbase.{} ALTER COLUMN vector TYPE vector({}), "
+                    "ALTER COLUMN vector SET STORAGE MAIN"
+                ).format(sql.Identifier(table), sql.Literal(dim))
             )
 
     @staticmethod
-    def _ensure_hnsw(conn: Connection) -> None:
+    def _ensure_hnsw(conn: Connection, m: int, ef_construction: int) -> None:
         """HNSW indexes (inner product) on chunk and window vectors; no-op when present."""
         for table in ("chunks", "windows"):
             conn.execute(
                 sql.SQL(
                     "CREATE INDEX IF NOT EXISTS {} ON truthbase.{} "
-                    "USING hnsw (vector vector_ip_ops)"
-                ).format(sql.Identifier(f"{table}_hnsw"), sql.Identifier(table))
+                    "USING hnsw (vector vector_ip_ops) WITH (m = {}, ef_construction = {})"
+                ).format(
+                    sql.Identifier(f"{table}_hnsw"),
+                    sql.Identifier(table),
+                    sql.Literal(int(m)),
+                    sql.Literal(int(ef_construction)),
+                )
             )
 
     def close(self) -> None:
@@ -248,7 +283,7 @@ class PostgresStore:
                 )
                 self._type_vectors(conn, embedder.dim)
                 if self.hnsw:
-                    self._ensure_hnsw(conn)
+                    self._ensure_hnsw(conn, self.hnsw_m, self.hnsw_ef_construction)
             elif current != embedder:
                 raise StoreError(
                     f"the index was built with {current.model_id} (dim {current.dim}); "
@@ -450,8 +485,8 @@ class PostgresStore:
         opened with ``hnsw=True``; a chunk scores the best of its own and its windows' vectors."""
         with self._pool.connection() as conn:
             rows = conn.execute(
-                "SELECT chunk_id, rank, score FROM truthbase.dense_arm(%s::vector, %s, %s)",
-                (_vector_literal(query_vector), int(limit), self.hnsw),
+                "SELECT chunk_id, rank, score FROM truthbase.dense_arm(%s::vector, %s, %s, %s)",
+                (_vector_literal(query_vector), int(limit), self.hnsw, self.hnsw_ef_search),
             ).fetchall()
         return [ArmHit(chunk_id=int(r[0]), rank=int(r[1]), score=float(r[2])) for r in rows]
 
@@ -481,7 +516,7 @@ class PostgresStore:
             rows = conn.execute(
                 "SELECT chunk_id, score, fts_rank, dense_rank, fts_score, dense_score "
                 "FROM truthbase.hybrid_search(%s, %s::vector, %s, %s::float8[], %s, %s, %s, "
-                "%s::text[], %s)",
+                "%s::text[], %s, %s)",
                 (
                     query_text,
                     vector,
@@ -492,6 +527,7 @@ class PostgresStore:
                     float(title_weight),
                     list(terms) if terms is not None else None,
                     self.hnsw,
+                    self.hnsw_ef_search,
                 ),
             ).fetchall()
         results: list[tuple[int, float, dict[str, int], dict[str, float]]] = []
@@ -504,6 +540,30 @@ class PostgresStore:
                 ranks["dense"], scores["dense"] = int(dense_rank), float(dense_score)
             results.append((int(chunk_id), float(score), ranks, scores))
         return results
+
+    # -- answer log -----------------------------------------------------------------------
+
+    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
+        """Keep an answer as it was shown; returns its id (the AnswerLog Protocol)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "INSERT INTO truthbase.answers(question, answer, created_at) "
+                "VALUES (%s, %s, %s) RETURNING id",
+                (
+                    question,
+                    json.dumps(answer, ensure_ascii=False),
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                ),
+            ).fetchone()
+        return int(row[0])
+
+    def answers(self) -> list[StoredAnswer]:
+        """Every stored answer, oldest first."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, question, answer, created_at FROM truthbase.answers ORDER BY id"
+            ).fetchall()
+        return [StoredAnswer(int(r[0]), str(r[1]), json.loads(r[2]), str(r[3])) for r in rows]
 
     # -- quotas ---------------------------------------------------------------------------
 
