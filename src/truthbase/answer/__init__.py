@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from .base import Answerer, Draft
 from .extractive import Candidate, ExtractiveAnswerer, ExtractiveSettings, Selection
 from .llm import (
@@ -26,17 +27,22 @@ from .model import (
     SourcesEvent,
     TokenEvent,
 )
+from .modes import CHAT_MODES, ChatMode, agent_for, answer_events, resolve_chat_mode
 from .pipeline import AnswerError, Retrieved, answer_question, ask, retrieve, sources_from_hits
 from .stored import record_answer
 
 __all__ = [
+    "AGENT_EXTRACTIVE",
+    "CHAT_MODES",
     "MODES",
     "NO_ANSWER",
+    "Agent",
     "Answer",
     "AnswerError",
     "AnswerMode",
     "Answerer",
     "Candidate",
+    "ChatMode",
     "Citation",
     "CitationsEvent",
     "DoneEvent",
@@ -53,10 +59,15 @@ __all__ = [
     "SourcesEvent",
     "Stages",
     "TokenEvent",
+    "agent_events",
+    "agent_for",
+    "answer_events",
     "answer_question",
     "answerer_for",
     "ask",
+    "ask_agent",
     "record_answer",
+    "resolve_chat_mode",
     "resolve_mode",
     "retrieve",
     "sources_from_hits",

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..embed import EmbedderMismatchError, EmbeddingError
-from ..store import StoreError
+from ..store import Store, StoreError
 from .common import AppContext, console, err_console, fail, snippet
 
 
@@ -18,19 +18,32 @@ from .common import AppContext, console, err_console, fail, snippet
 @click.option("--k", "k", type=click.IntRange(1, 30), default=8, show_default=True, help="Sources.")
 @click.option(
     "--mode",
-    type=click.Choice(["extractive", "llm"]),
+    type=click.Choice(["auto", "extractive", "llm", "agent"]),
     default=None,
-    help="Who answers: the configured LLM chain (extractive last) or the extractive answerer "
-    "[default: llm when llm.base_url is set, else extractive].",
+    help="Who answers: the configured LLM chain (extractive last), the extractive answerer, "
+    "or the agent (the book tools first; the extractive agent without an LLM) "
+    "[default, auto: llm when llm.base_url is set, else extractive].",
+)
+@click.option(
+    "--doc",
+    "doc_id",
+    default=None,
+    metavar="ID",
+    help="Agent mode: read only this document (its id, or a unique prefix of it).",
 )
 @click.pass_obj
-def ask_command(app: AppContext, question: str, as_json: bool, k: int, mode: str | None) -> None:
+def ask_command(
+    app: AppContext, question: str, as_json: bool, k: int, mode: str | None, doc_id: str | None
+) -> None:
     """Answer QUESTION from the index with [n] citations, each verified against its page.
 
     Without an LLM configured the extractive answerer answers: verbatim sentences of the
     sources, or NO_ANSWER when the support is too weak. With one (TRUTHBASE_LLM__BASE_URL), the
     models of the chain answer in turn on errors and timeouts, the extractive answerer last; the
-    optional rewrite and rerank stages fail open. Every answer is stored for `truthbase verify`.
+    optional rewrite and rerank stages fail open. `--mode agent` lets the model call the book
+    tools (segment summaries, related passages) before it answers with position tags; without
+    an LLM, or when the model fails, the extractive agent answers from the same tools. Every
+    answer is stored for `truthbase verify`.
     """
     from ..answer import (
         Answer,
@@ -40,30 +53,22 @@ def ask_command(app: AppContext, question: str, as_json: bool, k: int, mode: str
         LLMNotConfigured,
         SourcesEvent,
         TokenEvent,
-        answerer_for,
         record_answer,
-        resolve_mode,
-        stages_for,
     )
-    from ..answer import answer_question as run_answer
+    from ..answer.modes import answer_events, resolve_chat_mode
 
-    llm = app.settings.llm
     try:
-        chosen = resolve_mode(mode, llm)
+        chosen = resolve_chat_mode(mode, app.settings.llm)
     except LLMNotConfigured as exc:
         fail(str(exc))
+    if doc_id is not None and chosen != "agent":
+        fail("--doc scopes the book tools of --mode agent")
     final: Answer | None = None
     try:
         with app.store() as store:
-            answerer = answerer_for(llm, app.embedder, chosen)
-            events = run_answer(
-                store,
-                app.embedder,
-                question,
-                app.settings.retrieval,
-                answerer=answerer,
-                k=k,
-                stages=stages_for(llm, chosen),
+            scope = _document_id(store, doc_id) if doc_id is not None else None
+            events = answer_events(
+                store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
             )
             for event in events:
                 if isinstance(event, ErrorEvent):
@@ -85,9 +90,15 @@ def ask_command(app: AppContext, question: str, as_json: bool, k: int, mode: str
     click.echo()
     cited = {c.n for c in final.citations}
     console.print("\n[bold]sources[/]")
-    for s in final.sources:
+    # Agent mode's tools may show hundreds of passages: then only the cited ones are listed.
+    shown = (
+        final.sources if len(final.sources) <= 12 else [s for s in final.sources if s.n in cited]
+    )
+    for s in shown:
         mark = "*" if s.n in cited else " "
         console.print(f"{mark}[{s.n}] {s.title}, p. {s.page}: {snippet(s.text, 140)}")
+    if len(shown) < len(final.sources):
+        console.print(f"[dim]({len(final.sources) - len(shown)} more sources, not cited)[/]")
     if final.citations:
         console.print("\n[bold]citations[/]")
     for c in final.citations:
@@ -99,9 +110,23 @@ def ask_command(app: AppContext, question: str, as_json: bool, k: int, mode: str
         err_console.print(f"[yellow]dropped[/] {problem}")
     for failure in final.info.get("failed", []):
         err_console.print(f"[yellow]model failed[/] {failure['model']}: {failure['error']}")
+    for tool in final.info.get("tools", []):
+        state = f"error: {tool['error']}" if tool["error"] else f"{len(tool['sources'])} sources"
+        forced = " (not asked for by a model: book first)" if tool["forced"] else ""
+        console.print(f"[dim]tool {tool['name']}{forced}: {state}[/]")
+    if final.info.get("fallback_reason"):
+        console.print(f"[dim]{final.answerer}: {final.info['fallback_reason']}[/]")
     timings = ", ".join(f"{k} {v:.2f}s" for k, v in final.timings.items())
     stored = f"; stored as answer {final.id}" if final.id is not None else ""
     console.print(f"\n[dim]answered by {final.answerer}; {timings}{stored}[/]")
+
+
+def _document_id(store: Store, wanted: str) -> str:
+    """The id of the one document whose id starts with ``wanted``; fails otherwise."""
+    matches = [d.id for d in store.list_documents() if d.id.startswith(wanted.lower())]
+    if len(matches) != 1:
+        fail(f"--doc {wanted}: {len(matches)} documents match (see `truthbase docs`)")
+    return matches[0]
 
 
 @click.command(name="verify")

@@ -7,6 +7,11 @@ server (Ollama, vLLM, llama.cpp's server, OpenAI). :func:`with_fallbacks` chains
 provider error or timeout the next one answers, and the reply says which one did. The extractive
 answerer is the last resort after the chain; the answer pipeline adds it.
 
+Tool calling (the agent mode) is a separate, non-streaming call: :class:`ToolCallingModel`'s
+``complete_tools`` sends the OpenAI ``tools`` schema and returns the assistant's turn
+(:class:`AssistantTurn`: its text and its tool calls); a chain tries its models in order the
+same way (:meth:`FallbackChatModel.complete_tools_reply`).
+
 Every provider failure surfaces as :class:`LLMError` (:class:`LLMTimeout` for timeouts), never
 as the client library's own exceptions.
 """
@@ -15,9 +20,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, cast
+from typing import Any, Literal, Protocol, TypedDict, cast, runtime_checkable
 
 import openai
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
@@ -27,6 +32,7 @@ from ..config import LLMEndpoint, LLMSettings
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
     "AllModelsFailed",
+    "AssistantTurn",
     "ChatMessage",
     "ChatModel",
     "CompleteReply",
@@ -36,6 +42,10 @@ __all__ = [
     "LLMTimeout",
     "OpenAIChatModel",
     "StreamReply",
+    "ToolCall",
+    "ToolCallingModel",
+    "ToolMessage",
+    "ToolsReply",
     "load_chat_model",
     "load_stage_model",
     "with_fallbacks",
@@ -50,6 +60,43 @@ LOCAL_DUMMY_API_KEY = "not-needed"
 class ChatMessage(TypedDict):
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+#: A message of a tool-calling conversation: any OpenAI chat message, ``role: tool`` and an
+#: assistant's ``tool_calls`` included (plain dicts, sent as they are).
+ToolMessage = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call the model asked for; ``arguments`` is the JSON text it wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The call as the assistant message's ``tool_calls`` entry (to send it back)."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """What the model said in one tool-calling step: text, tool calls, or both."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    def to_message(self) -> dict[str, Any]:
+        """The turn as the assistant message that goes back into the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            message["tool_calls"] = [c.to_json() for c in self.tool_calls]
+        return message
 
 
 class LLMError(Exception):
@@ -73,6 +120,28 @@ class ChatModel(Protocol):
     def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str: ...
 
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]: ...
+
+
+@runtime_checkable
+class ToolCallingModel(Protocol):
+    """A chat model that can be offered tools (OpenAI function-calling schema).
+
+    ``complete_tools`` is one non-streaming call: ``tool_choice`` "none" asks for text only
+    (None: the server's default, "auto"). Raises :class:`LLMError` on any provider failure,
+    including a reply with neither text nor tool calls.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def complete_tools(
+        self,
+        messages: Sequence[ToolMessage],
+        tools: Sequence[Mapping[str, Any]],
+        timeout: float,
+        *,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn: ...
 
 
 class OpenAIChatModel:
@@ -127,6 +196,46 @@ class OpenAIChatModel:
         if content is None:
             raise LLMError(f"{self._name}: the reply has no text")
         return content
+
+    def complete_tools(
+        self,
+        messages: Sequence[ToolMessage],
+        tools: Sequence[Mapping[str, Any]],
+        timeout: float,
+        *,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
+        extra: dict[str, Any] = {"tool_choice": tool_choice} if tool_choice is not None else {}
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model,
+                messages=[cast(ChatCompletionMessageParam, dict(m)) for m in messages],
+                tools=cast(Any, [dict(t) for t in tools]),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                stream=False,
+                timeout=timeout,
+                **extra,
+            )
+        except Exception as exc:
+            raise _wrap(exc, self._name) from exc
+        try:
+            message = response.choices[0].message
+            calls = tuple(
+                ToolCall(
+                    id=str(c.id or f"call-{i}"),
+                    name=str(c.function.name),
+                    arguments=str(c.function.arguments or ""),
+                )
+                for i, c in enumerate(message.tool_calls or [], 1)
+                if getattr(c, "function", None) is not None
+            )
+            text = message.content or ""
+        except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
+            raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
+        if not text.strip() and not calls:
+            raise LLMError(f"{self._name}: the reply has neither text nor tool calls")
+        return AssistantTurn(text, calls)
 
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:
         try:
@@ -227,6 +336,15 @@ class StreamReply:
     failures: list[Failure] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class ToolsReply:
+    """A tool-calling turn and the model of the chain that gave it."""
+
+    turn: AssistantTurn
+    model: str
+    failures: list[Failure] = field(default_factory=list)
+
+
 class AllModelsFailed(LLMError):
     """Every model of a chain failed; ``failures`` says how, in order."""
 
@@ -287,6 +405,46 @@ class FallbackChatModel:
                 continue
             return StreamReply(_chain_first(first, pieces), model.name, failures)
         raise AllModelsFailed(failures)
+
+    def complete_tools_reply(
+        self,
+        messages: Sequence[ToolMessage],
+        tools: Sequence[Mapping[str, Any]],
+        timeout: float,
+        *,
+        tool_choice: str | None = None,
+    ) -> ToolsReply:
+        """The first model's turn that has text or tool calls; models that cannot be offered
+        tools (no ``complete_tools``) count as failures."""
+        failures: list[Failure] = []
+        for model in self.models:
+            if not isinstance(model, ToolCallingModel):
+                failures.append(Failure(model.name, "cannot call tools", timed_out=False))
+                continue
+            try:
+                turn = model.complete_tools(messages, tools, timeout, tool_choice=tool_choice)
+            except LLMError as exc:
+                failures.append(_failure(model, exc))
+                continue
+            return ToolsReply(turn, model.name, failures)
+        raise AllModelsFailed(failures)
+
+    def complete_tools(
+        self,
+        messages: Sequence[ToolMessage],
+        tools: Sequence[Mapping[str, Any]],
+        timeout: float,
+        *,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
+        self.last_model = None
+        try:
+            reply = self.complete_tools_reply(messages, tools, timeout, tool_choice=tool_choice)
+        except AllModelsFailed as exc:
+            self.last_failures = exc.failures
+            raise
+        self.last_model, self.last_failures = reply.model, reply.failures
+        return reply.turn
 
     def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
         self.last_model = None

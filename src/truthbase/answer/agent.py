@@ -1,0 +1,218 @@
+"""Agent mode: a model with the book tools reads the book first, then answers with position tags.
+
+The loop itself is pure (:mod:`.agent_loop`); the extractive agent answers without a model
+(:mod:`.agent_extractive`). This module is the shell: it runs one of them, resolves the final
+text's [n] markers and position tags against *all* sources of this turn's tool results with the
+same code as every other answer (:func:`truthbase.cite.parse_answer`,
+:func:`truthbase.cite.resolve_citations`, the one matcher), and yields the same typed events as
+:func:`truthbase.answer.answer_question`: ``sources``, ``token``, ``citations``, ``done`` (or
+``error``), so the CLI and the server show agent answers unchanged.
+
+Who answers (``Answer.answerer``): ``agent:MODEL`` when the model's final text stands, else
+``agent-extractive``: without an LLM, when the loop fails (model error, too many steps, out of
+time), or when the model's answer is not a refusal yet cites no passage that verifies; an answer
+that the book does not back is never shown as the book's content. ``Answer.info`` says why
+(``fallback_reason``), which models failed (``failed``) and every tool call (``tools``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cite import parse_answer, resolve_citations
+from ..cite.records import Citation
+from ..cite.resolve import UnitReader
+from ..embed import Embedder
+from ..llm.client import Failure, ToolCallingModel
+from ..segments.model import Toolbox
+from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
+from .agent_loop import AgentFailed, LoopLimits, ToolRun, run_agent, screen_tags, shown_tags
+from .extractive import ExtractiveAnswerer
+from .model import (
+    NO_ANSWER,
+    Answer,
+    CitationsEvent,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    Source,
+    SourcesEvent,
+    TokenEvent,
+)
+from .pipeline import AnswerError
+
+__all__ = ["AGENT_EXTRACTIVE", "Agent", "agent_events", "ask_agent"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Agent:
+    """What one agent answer needs: the tools, the model (None: the extractive agent answers),
+    the extractive answerer (the detail fallback) and the limits of the loop."""
+
+    toolbox: Toolbox
+    model: ToolCallingModel | None
+    extractive: ExtractiveAnswerer
+    limits: LoopLimits = field(default_factory=LoopLimits)
+    overview_sentences: int = 5
+    detail_sources: int = 8  # passages the extractive agent answers a detail question from
+    rank: PassageRanker | None = None  # orders them (None: embedding cosine + term overlap)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Outcome:
+    text: str
+    runs: list[ToolRun]
+    answerer: str
+    info: dict[str, Any]
+
+    @property
+    def sources(self) -> list[Source]:
+        return [s for r in self.runs for s in r.sources]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Resolved:
+    text: str  # screened: dropped tags removed
+    final: str  # rendered: [n] markers only, dropped ones removed (the token and the answer)
+    refused: bool
+    citations: list[Citation]
+    problems: list[str]
+
+
+def _failures_json(failures: list[Failure]) -> list[dict[str, Any]]:
+    return [{"model": f.model, "error": f.error, "timed_out": f.timed_out} for f in failures]
+
+
+def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> _Resolved:
+    sources = outcome.sources
+    screened, problems = screen_tags(outcome.text, shown_tags(outcome.runs), sources)
+    parsed = parse_answer(screened)
+    resolution = resolve_citations(parsed, sources, store, embedder)
+    final = NO_ANSWER if parsed.refused else resolution.text.strip()
+    return _Resolved(
+        text=screened,
+        final=final,
+        refused=parsed.refused or not final,
+        citations=resolution.citations,
+        problems=[*problems, *resolution.problems],
+    )
+
+
+def _extractive(agent: Agent, question: str, embedder: Embedder, info: dict[str, Any]) -> _Outcome:
+    result = extractive_agent(
+        agent.toolbox,
+        question,
+        embedder,
+        agent.extractive,
+        overview_sentences=agent.overview_sentences,
+        detail_sources=agent.detail_sources,
+        rank=agent.rank,
+    )
+    return _Outcome(
+        text=result.text,
+        runs=result.runs,
+        answerer=AGENT_EXTRACTIVE,
+        info={**info, **result.info},
+    )
+
+
+def _model_outcome(agent: Agent, question: str, embedder: Embedder) -> _Outcome:
+    """The model's loop, or the extractive agent when there is no model or the loop fails."""
+    if agent.model is None:
+        return _extractive(agent, question, embedder, {"fallback_reason": "no LLM configured"})
+    try:
+        run = run_agent(agent.model, agent.toolbox, question, agent.limits)
+    except AgentFailed as exc:
+        info = {
+            "model": None,
+            "steps": exc.steps,
+            "fallback_reason": exc.reason,
+            "failed": _failures_json(exc.failures),
+            "model_tools": [r.to_json() for r in exc.runs],
+        }
+        return _extractive(agent, question, embedder, info)
+    return _Outcome(
+        text=run.text,
+        runs=run.runs,
+        answerer=f"agent:{run.model}",
+        info={
+            "model": run.model,
+            "steps": run.steps,
+            "forced_tool": run.forced,
+            "failed": _failures_json(run.failures),
+        },
+    )
+
+
+def agent_events(
+    store: UnitReader, embedder: Embedder, question: str, agent: Agent
+) -> Iterator[Event]:
+    """The events of one agent answer; see the module docstring."""
+    began = time.perf_counter()
+    timings: dict[str, float] = {}
+    try:
+        outcome = _model_outcome(agent, question, embedder)
+        timings["agent"] = time.perf_counter() - began
+        started = time.perf_counter()
+        resolved = _resolve(outcome, store, embedder)
+        timings["cite"] = time.perf_counter() - started
+        if (
+            outcome.answerer != AGENT_EXTRACTIVE
+            and not resolved.refused
+            and not any(c.verified for c in resolved.citations)
+        ):
+            # The model answered, but nothing it wrote is backed by a passage that verifies:
+            # that may be its own knowledge, so the book's own words answer instead.
+            started = time.perf_counter()
+            info = {
+                **outcome.info,
+                "fallback_reason": "the model's answer cites no verified passage of the book",
+                "model_text": outcome.text,
+                "model_tools": [r.to_json() for r in outcome.runs],
+            }
+            outcome = _extractive(agent, question, embedder, info)
+            dropped = [f"model answer: {p}" for p in resolved.problems]
+            resolved = _resolve(outcome, store, embedder)
+            resolved.problems[:0] = dropped
+            timings["extractive"] = time.perf_counter() - started
+    except Exception as exc:  # any failure ends the stream as an error event
+        yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="agent")
+        return
+    sources = outcome.sources
+    timings["tools"] = sum(r.seconds for r in outcome.runs)
+    yield SourcesEvent(tuple(sources))
+    # The whole text is known before the first event: the token is the rendered answer
+    # ([n] markers, dropped tags gone), as the `done` event's text.
+    yield TokenEvent(resolved.final)
+    yield CitationsEvent(tuple(resolved.citations), tuple(resolved.problems))
+    timings["total"] = time.perf_counter() - began
+    facts: dict[str, Any] = {"mode": "agent", **outcome.info}
+    facts["tools"] = [r.to_json() for r in outcome.runs]
+    if outcome.answerer == AGENT_EXTRACTIVE:
+        facts["fell_back_to"] = AGENT_EXTRACTIVE
+    yield DoneEvent(
+        Answer(
+            question=question,
+            text=resolved.final,
+            sources=sources,
+            citations=resolved.citations,
+            refused=resolved.refused,
+            answerer=outcome.answerer,
+            timings=timings,
+            problems=resolved.problems,
+            info=facts,
+        )
+    )
+
+
+def ask_agent(store: UnitReader, embedder: Embedder, question: str, agent: Agent) -> Answer:
+    """Run :func:`agent_events` to the end; raises :class:`AnswerError` on an error event."""
+    for event in agent_events(store, embedder, question, agent):
+        if isinstance(event, ErrorEvent):
+            raise AnswerError(event.message, event.stage)
+        if isinstance(event, DoneEvent):
+            return event.answer
+    raise AnswerError("the agent's stream ended without a result", "agent")

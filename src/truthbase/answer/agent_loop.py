@@ -1,0 +1,327 @@
+"""The agent's tool loop: model -> tool calls -> ``role: tool`` results -> ... -> final text.
+
+Pure over its two collaborators, a :class:`~truthbase.llm.client.ToolCallingModel` (or a chain
+of them) and a :class:`~truthbase.segments.model.Toolbox`; the clock is a parameter too, so the
+scripted tests control time. The shell (:mod:`truthbase.answer.agent`) turns the outcome into the
+answer's events.
+
+Guarantees that do not depend on the model behaving:
+
+- *Book first*: a final text is accepted only after at least one tool ran in this turn. When the
+  model answers without calling a tool, the loop calls ``get_related_segment_summaries`` with the
+  question itself, shows the model the result and asks again.
+- Tool results go back as data (:func:`~truthbase.llm.prompts.tool_result_content`); a bad call
+  (unknown tool, arguments that are not a JSON object, :class:`ToolError`) is told to the model
+  as an error result, never raised.
+- Every source a tool returns is numbered in this turn's sequence (1, 2, ... across all calls),
+  so ``[n]`` markers and position tags of the final text resolve against all of them; a tag in
+  the final text must be one a tool result showed (:func:`screen_tags`), else it is dropped.
+- Limits: at most ``max_steps`` model calls (the last one is asked for text only), at most
+  ``max_tool_calls`` tool calls per step, each model call bounded by ``timeout_s`` and the whole
+  loop by ``total_timeout_s``. Running out of either raises :class:`AgentFailed`, as does a model
+  error; the shell then lets the extractive agent answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cite.records import Source
+from ..llm.client import (
+    AllModelsFailed,
+    AssistantTurn,
+    Failure,
+    FallbackChatModel,
+    LLMError,
+    LLMTimeout,
+    ToolCall,
+    ToolCallingModel,
+    ToolMessage,
+)
+from ..llm.prompts import build_agent_messages, tool_result_content
+from ..segments.model import Toolbox, ToolError
+
+__all__ = [
+    "FULL_TOOL",
+    "RELATED_TOOL",
+    "AgentFailed",
+    "AgentRun",
+    "LoopLimits",
+    "ToolRun",
+    "run_agent",
+    "run_tool",
+    "screen_tags",
+    "shown_tags",
+]
+
+#: The book tools by name (segments/tools.py implements them).
+RELATED_TOOL = "get_related_segment_summaries"
+FULL_TOOL = "get_full_book_segment_summaries"
+
+_TAG = re.compile(r"\[f\d{1,6}-\d{1,9}-\d{1,9}\]")
+# Anything that looks like a position tag, well-formed or not ("[f3-10]", "[f3-10-20-30]",
+# "[f 3-10-20]"); "[for example]" does not (a digit or hyphen must follow the f).
+_TAG_LIKE = re.compile(r"[ \t]*\[f\s*[\d-][^\[\]\n]{0,60}\]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopLimits:
+    max_steps: int = 6  # model calls, the last one asked for text only
+    timeout_s: float = 60.0  # one model call
+    total_timeout_s: float = 180.0  # the whole loop, tool runs included
+    max_tool_calls: int = 4  # tool calls run per step; more get an error result
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolRun:
+    """One tool call of the turn and what it returned."""
+
+    name: str
+    arguments: dict[str, Any]
+    call_id: str
+    step: int
+    content: str = ""  # what the tool returned (before delimiting), "" on error
+    sources: list[Source] = field(default_factory=list)
+    segment_ids: list[str] = field(default_factory=list)
+    error: str | None = None
+    forced: bool = False  # the loop called it (book first), not the model
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "arguments": self.arguments,
+            "step": self.step,
+            "forced": self.forced,
+            "error": self.error,
+            "sources": [s.n for s in self.sources],
+            "segments": list(self.segment_ids),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentRun:
+    """The loop's outcome: the final text and everything the tools showed on the way."""
+
+    text: str
+    model: str  # the model that wrote the final text
+    steps: int
+    runs: list[ToolRun]
+    failures: list[Failure] = field(default_factory=list)  # chain models that failed on the way
+
+    @property
+    def sources(self) -> list[Source]:
+        return [s for r in self.runs for s in r.sources]
+
+    @property
+    def forced(self) -> bool:
+        return any(r.forced for r in self.runs)
+
+
+class AgentFailed(Exception):
+    """The loop gave no final text: a model error, too many steps, or out of time."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        steps: int,
+        runs: Sequence[ToolRun] = (),
+        failures: Sequence[Failure] = (),
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.steps = steps
+        self.runs = list(runs)
+        self.failures = list(failures)
+
+
+def _renumbered(sources: Sequence[Source], first_n: int) -> list[Source]:
+    """The sources numbered first_n, first_n + 1, ... (a toolbox that numbers them otherwise
+    would make [n] ambiguous across the calls of one turn)."""
+    return [
+        s if s.n == first_n + i else dataclasses.replace(s, n=first_n + i)
+        for i, s in enumerate(sources)
+    ]
+
+
+def _arguments(raw: str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    text = raw.strip() or "{}"
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ToolError(f"the arguments are not valid JSON: {text[:200]!r}") from exc
+    if not isinstance(value, dict):
+        raise ToolError(f"the arguments must be a JSON object, not {text[:200]!r}")
+    return value
+
+
+def run_tool(
+    toolbox: Toolbox,
+    call: ToolCall,
+    *,
+    step: int,
+    first_n: int,
+    forced: bool = False,
+    clock: Callable[[], float] = time.perf_counter,
+) -> ToolRun:
+    """Run one call; a bad call becomes a run with ``error`` set (the model is told)."""
+    started = clock()
+    run = ToolRun(name=call.name, arguments={}, call_id=call.id, step=step, forced=forced)
+    try:
+        run.arguments = _arguments(call.arguments)
+        output = toolbox.call(call.name, run.arguments, first_n=first_n)
+    except ToolError as exc:
+        run.error = str(exc) or type(exc).__name__
+    else:
+        run.content = output.content
+        run.sources = _renumbered(output.sources, first_n)
+        run.segment_ids = list(output.segment_ids)
+    run.seconds = clock() - started
+    return run
+
+
+def _tool_message(run: ToolRun) -> dict[str, Any]:
+    if run.error is not None:
+        content = tool_result_content(run.name, run.error, error=True)
+    else:
+        content = tool_result_content(run.name, run.content or "(nothing found)")
+    return {"role": "tool", "tool_call_id": run.call_id, "content": content}
+
+
+def _refused_call(call: ToolCall, step: int, limit: int) -> ToolRun:
+    why = f"at most {limit} tool calls per step; this one was not run"
+    return ToolRun(name=call.name, arguments={}, call_id=call.id, step=step, error=why)
+
+
+def _ask(
+    model: ToolCallingModel,
+    messages: Sequence[ToolMessage],
+    tools: Sequence[Mapping[str, Any]],
+    timeout: float,
+    tool_choice: str | None,
+) -> tuple[AssistantTurn, str, list[Failure]]:
+    if isinstance(model, FallbackChatModel):
+        reply = model.complete_tools_reply(messages, tools, timeout, tool_choice=tool_choice)
+        return reply.turn, reply.model, reply.failures
+    return model.complete_tools(messages, tools, timeout, tool_choice=tool_choice), model.name, []
+
+
+def run_agent(
+    model: ToolCallingModel,
+    toolbox: Toolbox,
+    question: str,
+    limits: LoopLimits | None = None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> AgentRun:
+    """Run the loop until the model's final text; see the module docstring.
+
+    Raises :class:`AgentFailed` (with the runs so far) on a model error, when ``max_steps``
+    model calls gave no accepted final text, or when ``total_timeout_s`` is spent.
+    """
+    limits = limits if limits is not None else LoopLimits()
+    messages: list[ToolMessage] = [dict(m) for m in build_agent_messages(question)]
+    tools = toolbox.schemas()
+    runs: list[ToolRun] = []
+    failures: list[Failure] = []
+    deadline = clock() + limits.total_timeout_s
+    next_n = 1
+
+    def add_run(run: ToolRun) -> None:
+        nonlocal next_n
+        runs.append(run)
+        next_n += len(run.sources)
+
+    for step in range(1, limits.max_steps + 1):
+        remaining = deadline - clock()
+        if remaining <= 0:
+            raise AgentFailed("timeout", steps=step - 1, runs=runs, failures=failures)
+        last = step == limits.max_steps
+        try:
+            turn, answered_by, failed = _ask(
+                model,
+                messages,
+                tools,
+                min(limits.timeout_s, remaining),
+                "none" if last else None,
+            )
+        except LLMError as exc:
+            if isinstance(exc, AllModelsFailed):
+                failed = exc.failures
+            else:
+                failed = [Failure(model.name, str(exc), timed_out=isinstance(exc, LLMTimeout))]
+            raise AgentFailed(
+                f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
+            ) from exc
+        failures.extend(failed)
+        if turn.tool_calls and not last:
+            messages.append(turn.to_message())
+            for i, call in enumerate(turn.tool_calls):
+                if i >= limits.max_tool_calls:
+                    run = _refused_call(call, step, limits.max_tool_calls)
+                else:
+                    run = run_tool(toolbox, call, step=step, first_n=next_n)
+                add_run(run)
+                messages.append(_tool_message(run))
+            continue
+        if not turn.text.strip():
+            break  # the text-only last step still asked for tools
+        if not runs:
+            if last:
+                break
+            # Book first: the model answered without reading; read for it and ask again.
+            arguments = json.dumps({"question": question}, ensure_ascii=False)
+            call = ToolCall(id=f"call-book-first-{step}", name=RELATED_TOOL, arguments=arguments)
+            messages.append(AssistantTurn("", (call,)).to_message())
+            run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True)
+            add_run(run)
+            messages.append(_tool_message(run))
+            continue
+        return AgentRun(text=turn.text, model=answered_by, steps=step, runs=runs, failures=failures)
+    raise AgentFailed(
+        f"no final answer within {limits.max_steps} steps",
+        steps=limits.max_steps,
+        runs=runs,
+        failures=failures,
+    )
+
+
+def shown_tags(runs: Iterable[ToolRun]) -> set[str]:
+    """The position tags the tool results of this turn showed, as written."""
+    return {m.group() for r in runs if r.error is None for m in _TAG.finditer(r.content)}
+
+
+def screen_tags(text: str, shown: set[str], sources: Sequence[Source]) -> tuple[str, list[str]]:
+    """``text`` without the tags that may not be resolved, and why each was dropped.
+
+    Dropped: malformed tags (two parts, four parts, spaces inside) and well-formed tags that
+    neither appeared in this turn's tool results nor name a source's exact span (the model
+    copies tags; it does not compute them). Tags outside every source are left for
+    :func:`truthbase.cite.resolve_citations`, which drops and reports them.
+    """
+    allowed = shown | {f"[f{s.unit}-{s.start}-{s.end}]" for s in sources}
+    problems: list[str] = []
+
+    def check(match: re.Match[str]) -> str:
+        raw = match.group().strip()
+        if not _TAG.fullmatch(raw):
+            problems.append(
+                f"malformed tag {raw} (tags are [f{{unit}}-{{start}}-{{end}}]); dropped"
+            )
+            return ""
+        if raw not in allowed:
+            problems.append(f"tag {raw} is not in this turn's tool results; dropped")
+            return ""
+        return match.group()
+
+    return _TAG_LIKE.sub(check, text), problems
