@@ -71,6 +71,13 @@ def live_server(seed_db: Path) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="session")
+def golden_server(golden_db: Path) -> Iterator[LiveServer]:
+    """The server over the seed PDFs plus the EPUB books of dev.json."""
+    with LiveServer(golden_db) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
         pytest.skip(

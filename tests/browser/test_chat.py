@@ -49,7 +49,8 @@ def test_ask_and_open_the_first_citation(page: Any, live_server: LiveServer, see
     cite = page.locator("#answer .cite").first
     cited_page = int(cite.get_attribute("data-page") or 0)
     doc = cite.get_attribute("data-doc")
-    cite.click()
+    cite.click()  # the first click shows the footnote preview; its Open button opens the page
+    page.locator(f"#{cite.get_attribute('aria-controls')} .preview-open").click()
     page.wait_for_function(WAIT_READY)
     drawn = page.evaluate(READ_BOXES)
     assert drawn["page"] == cited_page == evidence["page"]
@@ -125,6 +126,10 @@ def test_keyboard_alone_opens_and_closes_a_citation(page: Any, live_server: Live
             break
         page.keyboard.press("Shift+Tab")
     assert page.evaluate(first)
+    page.keyboard.press("Enter")  # shows the footnote preview
+    assert page.get_attribute("#answer .cite >> nth=0", "aria-expanded") == "true"
+    page.keyboard.press("Tab")  # to its Open button
+    assert "preview-open" in page.evaluate("document.activeElement.className")
     page.keyboard.press("Enter")
     page.wait_for_function(WAIT_READY)
     assert page.locator(".hl-strong").count() >= 1
@@ -133,3 +138,25 @@ def test_keyboard_alone_opens_and_closes_a_citation(page: Any, live_server: Live
     page.keyboard.press("Escape")
     assert page.locator("#viewer").is_hidden()
     assert "cite" in page.evaluate("document.activeElement.className").split()
+
+
+def test_mode_selector_posts_mode_only_when_not_auto(page: Any, live_server: LiveServer) -> None:
+    bodies: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            bodies.append(json.loads(r.post_data or "{}")) if r.url.endswith("/api/chat") else None
+        ),
+    )
+    question = _question("d001")["question"]
+    page.goto(live_server.url)
+    assert page.input_value("#mode") == "auto"
+    assert page.locator("label[for=mode]").inner_text()
+    page.fill("#question", question)
+    page.press("#question", "Enter")
+    page.wait_for_function(ANSWERED, timeout=60_000)
+    page.select_option("#mode", "extractive")
+    page.press("#question", "Enter")
+    page.wait_for_function(ANSWERED, timeout=60_000)
+    assert bodies == [{"question": question}, {"question": question, "mode": "extractive"}]
+    assert page.get_attribute("#answer", "data-state") == "done", page.inner_text("#answer")

@@ -1,5 +1,8 @@
 // The chat page: POST /api/chat streams server-sent events (sources, token..., citations,
-// done | error); [n] markers become buttons that open the viewer on the cited span.
+// done | error); [n] markers become footnote buttons: the first click (Enter, Space) shows a
+// preview of the cited text, the second closes it (so does Escape), and its "Open" button shows
+// the cited span highlighted: in the pdf.js viewer for a PDF, in the reader for an EPUB.
+import { Reader } from "./reader.js";
 import { Viewer } from "./viewer.js";
 
 const form = document.getElementById("ask");
@@ -8,15 +11,37 @@ const askButton = document.getElementById("ask-button");
 const statusLine = document.getElementById("status");
 const answerBox = document.getElementById("answer");
 const sourcesList = document.getElementById("sources");
+const modeSelect = document.getElementById("mode");
 
-let opener = null; // the element that opened the viewer, to return focus on close
-const viewer = new Viewer(document.getElementById("viewer"), {
-  onClose: () => {
-    document.querySelectorAll("[aria-expanded=true]").forEach((b) => b.setAttribute("aria-expanded", "false"));
-    if (opener && document.contains(opener)) opener.focus();
-  },
-});
+let opener = null; // the element that opened the viewer or reader, to return focus on close
+function onPanelClose() {
+  document.querySelectorAll(".source-open[aria-expanded=true]").forEach((b) => b.setAttribute("aria-expanded", "false"));
+  if (opener && document.contains(opener)) opener.focus();
+}
+const viewer = new Viewer(document.getElementById("viewer"), { onClose: onPanelClose });
+const reader = new Reader(document.getElementById("reader"), { onClose: onPanelClose });
 window.truthbaseViewer = viewer;
+window.truthbaseReader = reader;
+
+// Document id -> kind ("pdf" | "epub"): a citation opens the viewer or the reader by it.
+const kinds = new Map();
+function loadDocuments() {
+  return fetch("/api/documents")
+    .then((r) => r.json())
+    .then((docs) => {
+      for (const d of docs) kinds.set(d.id, d.kind);
+      return docs;
+    });
+}
+let documentsLoaded = loadDocuments();
+async function kindOf(doc) {
+  if (!kinds.has(doc)) {
+    documentsLoaded = loadDocuments();
+    await documentsLoaded.catch(() => {});
+  }
+  return kinds.get(doc) ?? "pdf";
+}
+const where = (doc, unit) => (kinds.get(doc) === "epub" ? `section ${unit + 1}` : `page ${unit + 1}`);
 
 let state = null;
 const MARKERS = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
@@ -39,17 +64,94 @@ function snippet(text, width = 260) {
   return flat.length <= width ? flat : `${flat.slice(0, width - 1)}…`;
 }
 
-async function openTarget(button, source, citation) {
-  opener = button;
-  document.querySelectorAll("[aria-expanded=true]").forEach((b) => b.setAttribute("aria-expanded", "false"));
-  button.setAttribute("aria-expanded", "true");
+function targetOf(source, citation) {
   const strong = citation ? { start: citation.start, end: citation.end } : null;
   const sameUnit = source && (!citation || (citation.doc_id === source.doc_id && citation.unit === source.unit));
   const light = sameUnit && source ? { start: source.start, end: source.end } : null;
   const doc = citation?.doc_id ?? source.doc_id;
-  const page = citation?.page ?? source.page;
-  await viewer.open({ doc, page, strong, light, title: source?.title });
-  viewer.title.focus();
+  const unit = citation?.unit ?? source.unit;
+  return { doc, unit, page: unit + 1, strong, light, title: source?.title };
+}
+
+// The standalone page of a target, for "open in a new tab".
+function targetUrl(target) {
+  const params = new URLSearchParams({ doc: target.doc });
+  if (kinds.get(target.doc) === "epub") params.set("unit", String(target.unit));
+  else params.set("page", String(target.page));
+  if (target.strong) {
+    params.set("start", String(target.strong.start));
+    params.set("end", String(target.strong.end));
+  }
+  if (target.light) {
+    params.set("cstart", String(target.light.start));
+    params.set("cend", String(target.light.end));
+  }
+  return `${kinds.get(target.doc) === "epub" ? "/read" : "/view"}?${params}`;
+}
+
+async function openTarget(button, source, citation) {
+  opener = button;
+  document.querySelectorAll(".source-open[aria-expanded=true]").forEach((b) => b.setAttribute("aria-expanded", "false"));
+  if (button.classList.contains("source-open")) button.setAttribute("aria-expanded", "true");
+  const target = targetOf(source, citation);
+  if ((await kindOf(target.doc)) === "epub") {
+    viewer.root.hidden = true;
+    await reader.open(target);
+    reader.title.focus();
+  } else {
+    reader.root.hidden = true;
+    await viewer.open(target);
+    viewer.title.focus();
+  }
+}
+
+// Footnote previews: one open at a time, right after its marker.
+function closePreview(button, { focus = false } = {}) {
+  const preview = document.getElementById(button.getAttribute("aria-controls"));
+  preview?.remove();
+  button.setAttribute("aria-expanded", "false");
+  if (focus) button.focus();
+}
+
+function togglePreview(button, source, citation) {
+  if (button.getAttribute("aria-expanded") === "true") {
+    closePreview(button);
+    return;
+  }
+  answerBox.querySelectorAll(".cite[aria-expanded=true]").forEach((b) => closePreview(b));
+  const target = targetOf(source, citation);
+  const verified = citation?.verified;
+  const status = citation ? (verified ? "Verified quote" : "Not verified") : "Source passage (no citation resolved)";
+  const openButton = el("button", {
+    type: "button",
+    class: "preview-open",
+    text: kinds.get(target.doc) === "epub" ? "Open the section" : "Open the page",
+    "aria-label": `Open ${source.title}, ${where(target.doc, target.unit)}, with the cited text highlighted`,
+    onclick: () => openTarget(button, source, citation),
+  });
+  const preview = el("span", {
+    class: `cite-preview${citation && !verified ? " cite-preview-unverified" : ""}`,
+    id: button.getAttribute("aria-controls"),
+    role: "group",
+    "aria-label": `Citation ${button.dataset.n}`,
+  }, [
+    el("span", { class: "preview-where", text: `[${button.dataset.n}] ${source.title}, ${where(target.doc, target.unit)}` }),
+    el("q", { class: "preview-quote", text: squashSpaces(citation ? citation.quote : snippet(source.text, 400)) }),
+    el("span", { class: "preview-tools" }, [
+      el("span", { class: "preview-status", text: status }),
+      openButton,
+      el("a", { class: "preview-link", href: targetUrl(target), target: "_blank", rel: "noopener", text: "new tab" }),
+    ]),
+  ]);
+  preview.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      closePreview(button, { focus: true });
+    }
+  });
+  button.after(preview);
+  button.setAttribute("aria-expanded", "true");
 }
 
 function citationFor(n, claim) {
@@ -65,28 +167,42 @@ function citationFor(n, claim) {
   );
 }
 
+let markerCount = 0;
 function markerButton(n, claim) {
   const source = state.sources.find((s) => s.n === n);
   const citation = citationFor(n, claim);
-  const where = source ? `${source.title}, page ${citation?.page ?? source.page}` : "unknown source";
+  const place = source
+    ? `${source.title}, ${where(citation?.doc_id ?? source.doc_id, citation?.unit ?? source.unit)}`
+    : "unknown source";
   const verified = citation ? (citation.verified ? ", verified" : ", not verified") : "";
   const button = el("button", {
     type: "button",
     class: `cite${citation && !citation.verified ? " cite-unverified" : ""}`,
     "data-n": String(n),
-    "aria-label": `Citation ${n}: ${where}${verified}. Opens the document viewer.`,
-    "aria-controls": "viewer",
+    "aria-label": `Citation ${n}: ${place}${verified}. Shows the cited text.`,
+    "aria-controls": `cite-preview-${++markerCount}`,
     "aria-expanded": "false",
     text: `[${n}]`,
   });
   if (citation) {
     button.dataset.doc = citation.doc_id;
     button.dataset.page = String(citation.page);
+    button.dataset.unit = String(citation.unit);
     button.dataset.start = String(citation.start);
     button.dataset.end = String(citation.end);
   }
   if (!source) button.disabled = true;
-  else button.addEventListener("click", () => openTarget(button, source, citation));
+  else {
+    button.dataset.kind = kinds.get(citation?.doc_id ?? source.doc_id) ?? "";
+    button.addEventListener("click", () => togglePreview(button, source, citation));
+    button.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && button.getAttribute("aria-expanded") === "true") {
+        event.preventDefault();
+        event.stopPropagation();
+        closePreview(button, { focus: true });
+      }
+    });
+  }
   return button;
 }
 
@@ -117,14 +233,14 @@ function renderSources() {
         type: "button",
         class: "source-open",
         "data-n": String(source.n),
-        "aria-label": `Open source ${source.n}: ${source.title}, page ${source.page}`,
+        "aria-label": `Open source ${source.n}: ${source.title}, ${where(source.doc_id, source.unit)}`,
         "aria-controls": "viewer",
         "aria-expanded": "false",
         onclick: () => openTarget(button, source, citation),
       }, [
         el("span", { class: "source-n", text: `[${source.n}]` }),
         el("span", { class: "source-title", text: source.title }),
-        el("span", { class: "source-page", text: `page ${source.page}` }),
+        el("span", { class: "source-page", text: where(source.doc_id, source.unit) }),
       ]);
       return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),
@@ -180,10 +296,12 @@ async function ask(question) {
   askButton.disabled = true;
   setStatus("Searching…");
   try {
+    // "auto" is the server's default: the field is sent only to ask for another mode.
+    const body = modeSelect.value === "auto" ? { question } : { question, mode: modeSelect.value };
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ question }),
+      body: JSON.stringify(body),
     });
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -221,14 +339,15 @@ form.addEventListener("submit", (event) => {
   if (question) ask(question);
 });
 
-fetch("/api/documents")
-  .then((r) => r.json())
+documentsLoaded
   .then((docs) => {
     document.getElementById("docs-count").textContent =
       docs.length ? `${docs.length} documents indexed: ${docs.map((d) => d.title).join("; ")}` : "No documents indexed yet.";
   })
   .catch(() => {});
 
+const initialMode = new URLSearchParams(location.search).get("mode");
+if (initialMode && [...modeSelect.options].some((o) => o.value === initialMode)) modeSelect.value = initialMode;
 const initial = new URLSearchParams(location.search).get("q");
 if (initial) {
   input.value = initial;

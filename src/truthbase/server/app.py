@@ -38,6 +38,8 @@ from ..quota import (
 )
 from ..retrieve.hybrid import search
 from ..store import Store, open_store
+from .epub_routes import add_epub_routes
+from .reader import READER_PAGE_CSP
 from .schemas import (
     ChatIn,
     DocumentOut,
@@ -55,11 +57,16 @@ mimetypes.add_type("text/javascript", ".mjs")
 ROUTES = (
     "GET /",
     "GET /view",
+    "GET /read",
     "GET /healthz",
     "GET /api/documents",
     "GET /api/documents/{doc_id}/file",
     "GET /api/search",
     "GET /api/spans",
+    "GET /api/epub/sections/{doc_id}/{unit}",
+    "GET /api/epub/sections/{doc_id}/{unit}/xhtml",
+    "GET /api/epub/spans",
+    "GET /api/epub/images/{doc_id}",
     "POST /api/chat",
     "GET /docs",
 )
@@ -135,33 +142,34 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def _answer_events(state: _State, question: str) -> Iterator[bytes]:
-    """The chat's server-sent events; runs in the thread pool one step at a time."""
-    from ..answer import (
-        DoneEvent,
-        answer_question,
-        answerer_for,
-        record_answer,
-        resolve_mode,
-        stages_for,
-    )
+def _answer_events(
+    state: _State, question: str, mode: str | None = None, doc: str | None = None
+) -> Iterator[bytes]:
+    """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
+    for `truthbase ask` (None or "auto": llm when one is configured); ``doc`` scopes agent mode's
+    book tools to one document."""
+    from ..answer import DoneEvent, record_answer
+    from ..answer.modes import answer_events, resolve_chat_mode
 
+    try:
+        chosen = resolve_chat_mode(mode, state.settings.llm)
+    except ValueError as exc:  # llm asked for without one configured
+        yield _sse("error", {"type": "error", "stage": "mode", "message": str(exc)})
+        return
     try:
         embedder = state.embedder()
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
         yield _sse("error", {"type": "error", "stage": "embedder", "message": message})
         return
-    llm = state.settings.llm
-    mode = resolve_mode(None, llm)  # as `truthbase ask` chooses: llm when one is configured
-    events = answer_question(
+    events = answer_events(
         state.store,
         embedder,
         question,
-        state.settings.retrieval,
-        answerer=answerer_for(llm, embedder, mode),
+        state.settings,
+        mode=chosen,
         k=state.settings.server.sources,
-        stages=stages_for(llm, mode),
+        doc_id=doc if chosen == "agent" else None,
     )
     try:
         for event in events:
@@ -288,6 +296,8 @@ def create_app(settings: Settings) -> FastAPI:
 
         return await run_in_threadpool(run)
 
+    add_epub_routes(app, state, state.file_matches_index)
+
     @app.post(
         "/api/chat",
         tags=["chat"],
@@ -314,7 +324,8 @@ def create_app(settings: Settings) -> FastAPI:
                 )
 
         async def stream() -> AsyncIterator[bytes]:
-            async for chunk in iterate_in_threadpool(_answer_events(state, body.question)):
+            events = _answer_events(state, body.question, body.mode, body.doc)
+            async for chunk in iterate_in_threadpool(events):
                 if await request.is_disconnected():
                     break
                 yield chunk
@@ -347,6 +358,13 @@ def _mount_web(app: FastAPI, web_dir: Path) -> None:
         """The viewer alone: /view?doc=ID&page=N&start=S&end=E[&cstart=&cend=][&zoom=1|fit]
         [&rotation=90]."""
         return _page(web_dir, "view.html")
+
+    @app.get("/read", response_class=HTMLResponse, include_in_schema=False)
+    async def read() -> HTMLResponse:
+        """The EPUB reader: /read?doc=ID&unit=N[&start=S&end=E][&cstart=&cend=]."""
+        page = _page(web_dir, "read.html")
+        page.headers["Content-Security-Policy"] = READER_PAGE_CSP
+        return page
 
     for prefix in ("js", "css"):
         folder = web_dir / prefix

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
@@ -103,7 +105,63 @@ class HealthOut(_Body):
     version: str
 
 
+class SectionOut(_Body):
+    """One EPUB section (unit) for the reader: where its XHTML is and its text-to-DOM map."""
+
+    doc: str
+    title: str = Field(description="The book's title.")
+    unit: int = Field(description="0-based unit (spine item) index.")
+    unit_count: int
+    href: str | None = Field(description="The spine item's href, as the OPF manifest writes it.")
+    label: str | None = Field(description="The first table-of-contents title pointing into it.")
+    linear: bool = Field(description='False for a spine item marked linear="no".')
+    prev: int | None = Field(description="The previous unit's index (None at the first).")
+    next: int | None = Field(description="The next unit's index (None at the last).")
+    text_length: int = Field(description="Characters of canonical text.")
+    html_url: str = Field(description="Where GET serves the section's sanitized XHTML.")
+    nodes: list[list[int]] = Field(
+        description="Text-node paths from <body>: element-child indexes, then the text node's "
+        "index among its parent's text nodes."
+    )
+    runs: list[list[int]] = Field(
+        description="[start, end, node, offset]: canonical [start, end) is text node `node` "
+        "from code point `offset` on."
+    )
+    anchors: dict[str, int] = Field(description="Element id -> canonical offset.")
+
+
+class DomSegmentOut(_Body):
+    path: list[int] = Field(description="A text node's path (see SectionOut.nodes).")
+    start: int = Field(description="Code-point offset into the text node's data.")
+    end: int = Field(description="Exclusive end, code points.")
+
+
+class EpubSpanOut(_Body):
+    """A span of an EPUB section as DOM ranges: one segment per text node, in document order."""
+
+    doc: str
+    title: str
+    unit: int
+    unit_count: int
+    href: str | None
+    label: str | None
+    start: int
+    end: int
+    text: str = Field(description="The span's canonical text.")
+    segments: list[DomSegmentOut]
+
+
 class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
+    mode: Literal["auto", "extractive", "llm", "agent"] = Field(
+        default="auto",
+        description="Who answers, as `truthbase ask --mode`: auto (llm when one is configured, "
+        "else extractive), extractive, llm, or agent (the book tools first).",
+    )
+    doc: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="Agent mode: read only this document (its id).",
+    )
