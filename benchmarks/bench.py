@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 import pypdfium2 as pdfium
 
+# Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
+from agent_bench import bench_agent, print_agent
+from segments_bench import bench_segments, print_segments
+
 from truthbase.config import Settings
 from truthbase.embed import DEFAULT_MODEL_ID as MODEL_ID
 from truthbase.embed import load_embedder
@@ -272,6 +276,12 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=SEED, help="folder of PDFs")
     parser.add_argument("--golden", type=Path, default=GOLDEN, help="questions to time")
     parser.add_argument("--synthetic", type=int, default=100_000, help="chunks, 0 to skip")
+    parser.add_argument(
+        "--no-books",
+        dest="books",
+        action="store_false",
+        help="skip the segment index and agent-mode timings (they ingest an EPUB book)",
+    )
     parser.add_argument("--json", type=Path, default=ROOT / "var" / "bench.json", help="output")
     args = parser.parse_args()
     paths = sorted(args.corpus.glob("*.pdf"))
@@ -311,6 +321,15 @@ def main() -> int:
                 f"viewer, open a span until highlighted: p50 {click['p50_ms']:.0f} ms "
                 f"over {click['spans']} spans"
             )
+        if args.books:
+            # The segment index over the seed PDFs plus Pride and Prejudice (ingested here), then
+            # agent-mode latency with the extractive agent on that book.
+            store = SQLiteStore(Path(tmp) / "bench.sqlite")
+            report["segments"] = bench_segments(store, settings)
+            print_segments(report["segments"])
+            report["agent"] = bench_agent(store, settings)
+            print_agent(report["agent"])
+            store.close()
         if args.synthetic:
             started = time.perf_counter()
             synthetic = synthetic_store(Path(tmp) / "synthetic.sqlite", args.synthetic, 384)

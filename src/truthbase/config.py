@@ -8,6 +8,7 @@ environment: ``TRUTHBASE_CHUNKING__MAX_CHARS=600``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
@@ -210,6 +211,119 @@ class PostgresSettings(_Section):
     pool_size: int = Field(
         default=8, ge=1, le=256, description="Most database connections one process holds."
     )
+    # m / ef_construction / ef_search: benchmarks/pg_bench.py measures HNSW recall@10 against
+    # exact with these (pgvector's own defaults are 16 / 64 / 40).
+    hnsw_m: int = Field(
+        default=16, ge=2, le=100, description="HNSW graph degree (when the index is built)."
+    )
+    hnsw_ef_construction: int = Field(
+        default=64, ge=4, le=1000, description="HNSW build-time candidate list size."
+    )
+    hnsw_ef_search: int = Field(
+        default=100,
+        ge=1,
+        le=1000,
+        description="HNSW query-time candidate list size (at least 4x the rows asked).",
+    )
+
+
+class SegmentSettings(_Section):
+    """The segment index (segments/*): how documents are cut, summarized and shown to tools."""
+
+    alone_chars: int = Field(
+        default=20_000,
+        ge=1_000,
+        description="A table-of-contents node up to this many characters is a segment alone.",
+    )
+    batch_min_chars: int = Field(
+        default=15_000,
+        ge=0,
+        description="Small sibling nodes are batched into one segment until it has this many.",
+    )
+    batch_max_chars: int = Field(
+        default=20_000, ge=1_000, description="Largest batch of small sibling nodes, in characters."
+    )
+    split_chars: int = Field(
+        default=40_000,
+        ge=2_000,
+        description="A node without sub-entries larger than this is split at sentence boundaries.",
+    )
+    range_min_chars: int = Field(
+        default=30_000,
+        ge=1_000,
+        description="Without a usable table of contents: smallest range (pages or sentences).",
+    )
+    range_max_chars: int = Field(
+        default=40_000,
+        ge=2_000,
+        description="Without a usable table of contents: largest range (pages or sentences).",
+    )
+    summarizer: Literal["auto", "extractive", "llm"] = Field(
+        default="auto",
+        description="'extractive' (central sentences), 'llm' (the configured chat model), "
+        "or 'auto' (llm when llm.base_url is set, else extractive).",
+    )
+    summary_sentences: int = Field(
+        default=6, ge=1, le=50, description="Most sentences of an extractive summary."
+    )
+    related_segments: int = Field(
+        default=3,
+        ge=1,
+        le=25,
+        description="Segments the related-segments tool picks without an LLM (hybrid search).",
+    )
+    tool_max_chars: int = Field(
+        default=30_000,
+        ge=1_000,
+        description="Most source text one tool call returns; past it, the passages that match "
+        "the question best.",
+    )
+    passage_chars: int = Field(
+        default=500,
+        ge=50,
+        description="Tool output carries one position tag per passage of whole sentences up to "
+        "this size.",
+    )
+    select_batch_tokens: int = Field(
+        default=30_000,
+        ge=1_000,
+        description="Largest batch of segment summaries the LLM picks from (about 4 chars a "
+        "token); at most 5 batches.",
+    )
+
+    @model_validator(mode="after")
+    def _sizes_ordered(self) -> SegmentSettings:
+        if self.batch_min_chars > self.batch_max_chars:
+            raise ValueError("segments.batch_min_chars must not exceed segments.batch_max_chars")
+        if self.range_min_chars > self.range_max_chars:
+            raise ValueError("segments.range_min_chars must not exceed segments.range_max_chars")
+        return self
+
+
+class AgentSettings(_Section):
+    """The agent mode (`ask --mode agent`): the tool loop that reads the book first."""
+
+    max_steps: int = Field(
+        default=6,
+        ge=2,
+        le=50,
+        description="Most model calls of one answer; the last is asked for text only.",
+    )
+    timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one model call.")
+    total_timeout_s: float = Field(
+        default=180.0,
+        gt=0,
+        description="Time for the whole loop; past it the extractive agent answers.",
+    )
+    max_tool_calls: int = Field(
+        default=4, ge=1, le=32, description="Tool calls run per model step; more get an error."
+    )
+    overview_sentences: int = Field(
+        default=5,
+        ge=1,
+        le=20,
+        description="Passages of the extractive agent's answer to an overview question.",
+    )
 
 
 class QuotaSettings(_Section):
@@ -259,6 +373,8 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)
+    segments: SegmentSettings = Field(default_factory=SegmentSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -84,3 +84,12 @@ def test_questions_on_unindexed_documents_are_skipped_not_failed(report: dict[st
     asked = {record["id"] for record in report["per_question"]}
     assert not skipped & asked
     assert report["questions"] == len(asked)
+
+
+def test_every_golden_quote_is_located_for_scoring(report: dict[str, Any]) -> None:
+    """A golden quote that cannot be located would make every citation of its question count as
+    wrong (EPUB evidence names a spine href, PDF evidence a page)."""
+    lost = {r["id"]: r.get("golden_quotes_not_found") for r in report["per_question"]}
+    assert not {k: v for k, v in lost.items() if v}, lost
+    kinds = {r["kind"] for r in report["per_question"] if r["answerable"]}
+    assert kinds == set(report["by_kind"]) and {"pdf", "epub"} <= kinds

@@ -181,3 +181,20 @@ def test_the_dev_set_loads_cleanly() -> None:
     root = default_corpus_root(DEV)
     assert root == DEV.parent.parent
     assert set(resolve_document_paths(golden, root)) == set(golden.documents)
+
+
+def test_question_kind_follows_its_evidence() -> None:
+    data = golden_data()
+    data["questions"].append(
+        {
+            "id": "q4",
+            "question": "Both?",
+            "answerable": True,
+            "evidence": [
+                {"doc": "csf", "page": 3, "quote": QUOTE},
+                {"doc": "alice", "section": "chapter_002.xhtml", "quote": QUOTE},
+            ],
+        }
+    )
+    kinds = {q.id: q.kind for q in parse_golden(data).questions}
+    assert kinds == {"q1": "pdf", "q2": "epub", "q3": "none", "q4": "mixed"}

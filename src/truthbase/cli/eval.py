@@ -106,6 +106,11 @@ def eval_retrieval(
         return
     report = {**run_metadata(), "golden": str(golden_path), **report}
     console.print(_metrics_table(f"retrieval on {report['questions']} questions", report["modes"]))
+    for kind, row in report["by_kind"]["hybrid"].items():
+        console.print(
+            f"hybrid on {kind} questions ({int(row['n'])}): "
+            + ", ".join(f"{name} {row[name]:.3f}" for name in METRIC_NAMES)
+        )
     if report["misses"]:
         table = Table(title="hybrid misses (not found in the top 8)")
         for column in ("id", "expected", "rank", "ranked first"):
@@ -230,6 +235,12 @@ def eval_answers(
         value = report[name]
         table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")
     console.print(table)
+    for kind, row in report["by_kind"].items():
+        console.print(
+            f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
+            f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
+            f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
+        )
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
     _write_report(json_out, report)

@@ -22,6 +22,7 @@ from ..embed import Embedder
 from ..store import Store
 from ..textmatch import find_quote, normalize, quote_in
 from .golden import GoldenQuestion, GoldenSet
+from .metrics import same_section
 from .retrieval import PreparedCorpus, split_questions
 
 #: The metrics the answer gate compares; "false_refusals" is lower-is-better.
@@ -52,6 +53,8 @@ def golden_spans(
     for evidence in question.evidence:
         doc_id = prepared.doc_ids.get(evidence.doc)
         index = evidence.unit_index
+        if evidence.section is not None and doc_id is not None:
+            index = section_unit(store, doc_id, evidence.section)
         unit = store.unit(doc_id, index) if doc_id is not None and index is not None else None
         found = find_quote(evidence.quote, unit.text) if unit is not None else None
         if doc_id is None or index is None or found is None:
@@ -59,6 +62,16 @@ def golden_spans(
             continue
         spans.append(GoldenSpan(doc_id, index, found[0][0], found[-1][1]))
     return spans, missing
+
+
+def section_unit(store: Store, doc_id: str, section: str) -> int | None:
+    """The unit index of an EPUB spine item named by its href (as golden sets name sections)."""
+    info = store.document(doc_id)
+    for index in range(info.unit_count if info is not None else 0):
+        unit = store.unit(doc_id, index)
+        if unit is not None and unit.href is not None and same_section(unit.href, section):
+            return index
+    return None
 
 
 def recheck(store: Store, doc_id: str, unit: int, start: int, end: int, quote: str) -> bool:
@@ -98,6 +111,7 @@ def _record(
         "id": question.id,
         "answerable": question.answerable,
         "tags": list(question.tags),
+        "kind": question.kind,
         "refused": answer.refused,
         "support": answer.info.get("support"),
         "text": answer.text,
@@ -187,8 +201,16 @@ def evaluate_answers(
         if missing:
             record["golden_quotes_not_found"] = missing
         records.append(record)
+    kinds = sorted({r["kind"] for r in records if r["answerable"]})
+    by_kind = {}
+    for kind in kinds:
+        # Unanswerable questions have no evidence, so no kind: the refusal share is overall only.
+        summary = summarize([r for r in records if r["kind"] == kind])
+        del summary["unanswerable_refused"]
+        by_kind[kind] = {"n": sum(r["kind"] == kind for r in records), **summary}
     return {
         **summarize(records),
+        "by_kind": by_kind,
         "answerer": name,
         "questions": len(records),
         "skipped": skipped,

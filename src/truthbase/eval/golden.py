@@ -105,6 +105,15 @@ class GoldenQuestion(_Model):
             raise ValueError(f"question {self.id}: unanswerable but has evidence")
         return self
 
+    @property
+    def kind(self) -> str:
+        """The kind of document its evidence is in: "pdf", "epub", "mixed", or "none" (no
+        evidence: an unanswerable question). Metrics are reported per kind."""
+        kinds = {"pdf" if e.page is not None else "epub" for e in self.evidence}
+        if not kinds:
+            return "none"
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
 
 class GoldenSet(_Model):
     version: int

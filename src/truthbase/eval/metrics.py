@@ -93,7 +93,7 @@ def _section_key(href: str) -> str:
     return unquote(href.split("#", 1)[0])
 
 
-def _same_section(chunk_href: str, section: str) -> bool:
+def same_section(chunk_href: str, section: str) -> bool:
     """Same spine item; tolerates a folder prefix on either side ("OEBPS/ch1.xhtml")."""
     a, b = _section_key(chunk_href), _section_key(section)
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
@@ -109,7 +109,7 @@ def chunk_contains(evidence: GoldenEvidence, chunk: RetrievedChunk) -> bool:
         same_unit = (
             evidence.section is not None
             and chunk.href is not None
-            and _same_section(chunk.href, evidence.section)
+            and same_section(chunk.href, evidence.section)
         )
     if not same_unit:
         return False

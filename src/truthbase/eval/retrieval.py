@@ -150,6 +150,19 @@ def _describe(chunk: RetrievedChunk | None) -> dict[str, Any] | None:
     return {"doc": chunk.doc, "page": chunk.unit + 1, "text": " ".join(chunk.text.split())[:160]}
 
 
+def _summarize_by_kind(
+    results: Sequence[QuestionResult], kinds: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    """Per document kind of the evidence (pdf, epub), the metrics and ``"n"``."""
+    groups: dict[str, list[QuestionResult]] = {}
+    for result in results:
+        groups.setdefault(kinds[result.id], []).append(result)
+    return {
+        kind: {"n": float(len(group)), **summarize_results(group)}
+        for kind, group in sorted(groups.items())
+    }
+
+
 def evaluate_retrieval(
     golden: GoldenSet,
     prepared: PreparedCorpus,
@@ -165,12 +178,15 @@ def evaluate_retrieval(
     chunks = ChunkCache(store, prepared.names)
     modes: dict[str, Any] = {}
     by_tag: dict[str, Any] = {}
+    by_kind: dict[str, Any] = {}
+    kinds = {item.question.id: item.question.kind for item in collected}
     per_mode: dict[str, list[tuple[QuestionResult, list[RetrievedChunk]]]] = {}
     for mode in MODES:
         per_mode[mode] = score_mode(collected, chunks, settings, mode)
         results = [result for result, _ in per_mode[mode]]
         modes[mode] = summarize_results(results)
         by_tag[mode] = summarize_by_tag(results)
+        by_kind[mode] = _summarize_by_kind(results, kinds)
     misses = [
         {
             "id": result.id,
@@ -195,6 +211,7 @@ def evaluate_retrieval(
     return {
         "modes": modes,
         "by_tag": by_tag,
+        "by_kind": by_kind,
         "questions": len(questions),
         "settings": settings.model_dump(),
         "misses": misses,
