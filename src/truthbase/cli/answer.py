@@ -80,6 +80,7 @@ def ask_command(
                 elif isinstance(event, DoneEvent):
                     final = event.answer
                     record_answer(store, final)
+            kinds = {d.id: d.kind for d in store.list_documents()}
     except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
         fail(str(exc))
     if final is None:
@@ -96,7 +97,8 @@ def ask_command(
     )
     for s in shown:
         mark = "*" if s.n in cited else " "
-        console.print(f"{mark}[{s.n}] {s.title}, p. {s.page}: {snippet(s.text, 140)}")
+        place = _place(kinds.get(s.doc_id), s.page)
+        console.print(f"{mark}[{s.n}] {s.title}, {place}: {snippet(s.text, 140)}")
     if len(shown) < len(final.sources):
         console.print(f"[dim]({len(final.sources) - len(shown)} more sources, not cited)[/]")
     if final.citations:
@@ -104,7 +106,8 @@ def ask_command(
     for c in final.citations:
         state = "[green]✓ verified[/]" if c.verified else "[red]unverified[/]"
         console.print(
-            f"[{c.n}] p. {c.page} chars {c.start}-{c.end} {state}: {snippet(c.quote, 160)}"
+            f"[{c.n}] {_place(kinds.get(c.doc_id), c.page)} chars {c.start}-{c.end} {state}: "
+            f"{snippet(c.quote, 160)}"
         )
     for problem in final.problems:
         err_console.print(f"[yellow]dropped[/] {problem}")
@@ -119,6 +122,11 @@ def ask_command(
     timings = ", ".join(f"{k} {v:.2f}s" for k, v in final.timings.items())
     stored = f"; stored as answer {final.id}" if final.id is not None else ""
     console.print(f"\n[dim]answered by {final.answerer}; {timings}{stored}[/]")
+
+
+def _place(kind: str | None, page: int) -> str:
+    """Where a span is, as a reader would say it: a PDF page or an EPUB section (1-based)."""
+    return f"section {page}" if kind == "epub" else f"p. {page}"
 
 
 def _document_id(store: Store, wanted: str) -> str:
@@ -145,7 +153,7 @@ def verify_command(app: AppContext, as_json: bool) -> None:
     try:
         with app.store() as store:
             if not isinstance(store, AnswerLog):
-                fail("this store keeps no answers (only the SQLite store does so far)")
+                fail("this store keeps no answers")
             report = verify_answers(store.answers(), store)
     except StoreError as exc:
         fail(str(exc))
