@@ -225,9 +225,27 @@ function renderAnswer(text) {
   answerBox.replaceChildren(paragraph);
 }
 
+// Agent mode's tools may show hundreds of passages: past this many, the list shows the cited
+// ones (or, before the citations arrive, the first ones) and says how many it left out.
+const MAX_LISTED = 12;
+
+function listedSources() {
+  if (state.sources.length <= MAX_LISTED) return state.sources;
+  if (state.citations) {
+    const cited = new Set(state.citations.map((c) => c.n));
+    return state.sources.filter((s) => cited.has(s.n));
+  }
+  return state.sources.slice(0, MAX_LISTED);
+}
+
 function renderSources() {
+  const listed = listedSources();
+  const hidden = state.sources.length - listed.length;
+  const more = hidden > 0
+    ? [el("li", { class: "source source-more", text: `${hidden} more passages were consulted and are not cited.` })]
+    : [];
   sourcesList.replaceChildren(
-    ...state.sources.map((source) => {
+    ...listed.map((source) => {
       const citation = state.citations?.find((c) => c.n === source.n && c.verified) ?? null;
       const button = el("button", {
         type: "button",
@@ -244,6 +262,7 @@ function renderSources() {
       ]);
       return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),
+    ...more,
   );
 }
 
