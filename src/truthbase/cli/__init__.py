@@ -28,12 +28,13 @@ __all__ = ["cli", "main"]
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The SQLite index file [env TRUTHBASE_DB; default ./truthbase.sqlite].",
+    help="The SQLite index file [env TRUTHBASE_DB; default ./truthbase.sqlite]; "
+    "TRUTHBASE_DATABASE_URL=postgresql://... uses PostgreSQL instead.",
 )
 @click.version_option(package_name="truthbase")
 @click.pass_context
 def cli(ctx: click.Context, db: Path | None) -> None:
-    """TruthBase: answers from your PDFs, every citation one click from the exact passage.
+    """TruthBase: answers from your PDFs and EPUB books, each citation one click from its passage.
 
     \b
     Typical use:

@@ -29,7 +29,7 @@ from .common import AppContext, console, err_console, fail, snippet
 )
 @click.pass_obj
 def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> None:
-    """Ingest PDF files and folders (recursively).
+    """Ingest PDF and EPUB files, and folders of them (recursively).
 
     Idempotent: a file whose bytes are already in the index is skipped. One transaction per
     document: a failing file is reported with its reason and leaves the index as it was.

@@ -71,7 +71,7 @@ _json_out_option = click.option(
 
 @click.group(name="eval")
 def eval_group() -> None:
-    """Measure retrieval against a golden set."""
+    """Measure retrieval and answers against a golden set."""
 
 
 def _write_report(json_out: Path | None, report: dict[str, Any]) -> None:
