@@ -298,7 +298,8 @@ function handle(event, data) {
       renderAnswer(answer.text);
       answerBox.dataset.state = "done";
       const verified = answer.citations.filter((c) => c.verified).length;
-      setStatus(`Answered with ${answer.citations.length} citations (${verified} verified).`);
+      const count = answer.citations.length;
+      setStatus(`Answered with ${count} citation${count === 1 ? "" : "s"} (${verified} verified).`);
     }
   } else if (event === "error") {
     answerBox.dataset.state = "error";
