@@ -8,9 +8,10 @@ DROP FUNCTION IF EXISTS truthbase.hybrid_search(
     text, vector, integer, float8[], float8, integer, float8, text[], boolean
 );
 
--- OR over the terms, each term a phrase of its words (a one-word term is its lexeme). Stop words
--- and punctuation drop out; nothing in a term is parsed as an operator, so no input raises.
--- NULL when no lexeme remains.
+-- OR over the terms, each term a phrase of its tokens (a one-token term is its lexeme), tokenized
+-- and stemmed as the chunks are (truthbase.fts_phrase, pg_migration_4.sql: FTS5's tokenizer).
+-- Punctuation drops out; nothing in a term is parsed as an operator, so no input raises. NULL
+-- when no lexeme remains.
 CREATE OR REPLACE FUNCTION truthbase.terms_tsquery(terms text[]) RETURNS tsquery
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
@@ -22,8 +23,8 @@ BEGIN
     FOREACH term IN ARRAY coalesce(terms, '{}'::text[]) LOOP
         EXIT WHEN n >= 64;
         CONTINUE WHEN term IS NULL;
-        phrase := phraseto_tsquery('english'::regconfig, truthbase.fts_prepare(term));
-        CONTINUE WHEN numnode(phrase) = 0;
+        phrase := truthbase.fts_phrase(term);
+        CONTINUE WHEN phrase IS NULL OR numnode(phrase) = 0;
         result := CASE WHEN result IS NULL THEN phrase ELSE result || phrase END;
         n := n + 1;
     END LOOP;
@@ -45,7 +46,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WITH
     raw AS (
         SELECT u.lexeme, p::integer AS p
-        FROM unnest(to_tsvector('english'::regconfig, truthbase.fts_prepare(term)))
+        FROM unnest(truthbase.fts_vector(term))
                  u(lexeme, positions, weights),
              unnest(u.positions) p
     ),
@@ -130,14 +131,14 @@ BEGIN
     INTO n_docs, avgdl FROM truthbase.fts_stats s;
     FOREACH term IN ARRAY coalesce((terms)[1:64], '{}'::text[]) LOOP
         CONTINUE WHEN term IS NULL;
-        q := phraseto_tsquery('english'::regconfig, truthbase.fts_prepare(term));
-        CONTINUE WHEN numnode(q) = 0;
+        q := truthbase.fts_phrase(term);
+        CONTINUE WHEN q IS NULL OR numnode(q) = 0;
         IF numnode(q) = 1 THEN
             SELECT CASE WHEN tw > 0 THEN d.df_any ELSE d.df_text END INTO df
             FROM truthbase.lexeme_df d
             WHERE d.lexeme = (
                 SELECT u.lexeme
-                FROM unnest(to_tsvector('english'::regconfig, truthbase.fts_prepare(term))) u
+                FROM unnest(truthbase.fts_vector(term)) u
                 LIMIT 1
             );
         ELSE

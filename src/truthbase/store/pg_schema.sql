@@ -39,6 +39,7 @@ CREATE TABLE truthbase.units (
 -- tokens gv, oc, 03); PostgreSQL's parser keeps such runs as one token ("gv.oc", "-03"). Turning
 -- ASCII punctuation into spaces before to_tsvector makes both backends see the same words.
 -- translate() is immutable and locale-independent, so a generated column may use it.
+-- (Migration 4, pg_migration_4.sql, replaces this column's tokenization with FTS5's own.)
 CREATE FUNCTION truthbase.fts_prepare(t text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 RETURN translate(t, E'!"#$%&''()*+,-./:;<=>?@[\\]^_`{|}~', repeat(' ', 32));
