@@ -156,3 +156,12 @@ def check_document_inputs(
     for window in windows:
         if not 0 <= window.chunk < len(chunks):
             raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+
+
+def check_same_embedder(current: IndexEmbedder, embedder: IndexEmbedder) -> None:
+    """Vectors of one index come from one embedder: refuse a document embedded by another."""
+    if current != embedder:
+        raise StoreError(
+            f"the index was built with {current.model_id} (dim {current.dim}); "
+            f"cannot add vectors from {embedder.model_id} (dim {embedder.dim})"
+        )

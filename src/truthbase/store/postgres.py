@@ -32,14 +32,12 @@ import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from ..extract.epub_map import dom_map_to_json
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, Unit
 from ..quota import Admission, QuotaLimits
 from .base import (
@@ -50,10 +48,17 @@ from .base import (
     StoreError,
     WindowDraft,
     check_document_inputs,
+    check_same_embedder,
 )
 from .postgres_query import terms_from_match_expression
 from .segments_postgres import PostgresSegments
-from .sqlite import _encode_boxes, _rects_from_json, _rects_json, _unit_from_row
+from .sqlite import (
+    _document_row,
+    _rects_from_json,
+    _rects_json,
+    _unit_from_row,
+    _unit_rows,
+)
 
 try:  # psycopg is a dependency, but keep `import truthbase.store` working without it
     import psycopg
@@ -287,46 +292,19 @@ class PostgresStore(PostgresSegments):
                 self._type_vectors(conn, embedder.dim)
                 if self.hnsw:
                     self._ensure_hnsw(conn, self.hnsw_m, self.hnsw_ef_construction)
-            elif current != embedder:
-                raise StoreError(
-                    f"the index was built with {current.model_id} (dim {current.dim}); "
-                    f"cannot add vectors from {embedder.model_id} (dim {embedder.dim})"
-                )
+            else:
+                check_same_embedder(current, embedder)
             conn.execute(
                 "INSERT INTO truthbase.documents(id, title, path, kind, unit_count, ingested_at, "
                 "extractor_version, report, toc, metadata) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    document.sha256,
-                    document.title,
-                    document.path,
-                    document.kind,
-                    len(document.units),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                    document.extractor_version,
-                    json.dumps(asdict(document.report)),
-                    json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
-                    json.dumps(document.metadata) if document.metadata else None,
-                ),
+                _document_row(document),
             )
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO truthbase.units(doc_id, idx, label, href, text, boxes, geometry, "
                     "html, dom_map) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            document.sha256,
-                            unit.index,
-                            unit.label,
-                            unit.href,
-                            unit.text,
-                            _encode_boxes(unit.boxes),
-                            json.dumps(asdict(unit.geometry)) if unit.geometry else None,
-                            unit.dom.html if unit.dom else None,
-                            dom_map_to_json(unit.dom) if unit.dom else None,
-                        )
-                        for unit in document.units
-                    ],
+                    _unit_rows(document),
                 )
                 chunk_ids: list[int] = []
                 if chunks:

@@ -40,6 +40,7 @@ from .base import (
     StoreError,
     WindowDraft,
     check_document_inputs,
+    check_same_embedder,
 )
 from .segments_sqlite import SQLiteSegments
 
@@ -76,6 +77,42 @@ def _decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
         else:
             boxes.append((float(row[0]), float(row[1]), float(row[2]), float(row[3])))
     return boxes
+
+
+def _document_row(document: ExtractedDocument) -> tuple[Any, ...]:
+    """(id, title, path, kind, unit_count, ingested_at, extractor_version, report, toc,
+    metadata) of a new document, as both backends insert it."""
+    return (
+        document.sha256,
+        document.title,
+        document.path,
+        document.kind,
+        len(document.units),
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        document.extractor_version,
+        json.dumps(asdict(document.report)),
+        json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
+        json.dumps(document.metadata) if document.metadata else None,
+    )
+
+
+def _unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
+    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) of each unit, as both
+    backends insert them (and :func:`_unit_from_row` reads them back)."""
+    return [
+        (
+            document.sha256,
+            unit.index,
+            unit.label,
+            unit.href,
+            unit.text,
+            _encode_boxes(unit.boxes),
+            json.dumps(asdict(unit.geometry)) if unit.geometry else None,
+            unit.dom.html if unit.dom else None,
+            dom_map_to_json(unit.dom) if unit.dom else None,
+        )
+        for unit in document.units
+    ]
 
 
 def _unit_from_row(row: Sequence[Any]) -> Unit:
@@ -212,44 +249,17 @@ class SQLiteStore(SQLiteSegments):
                     "('embedding_dim', ?)",
                     (embedder.model_id, str(embedder.dim)),
                 )
-            elif current != embedder:
-                raise StoreError(
-                    f"the index was built with {current.model_id} (dim {current.dim}); "
-                    f"cannot add vectors from {embedder.model_id} (dim {embedder.dim})"
-                )
+            else:
+                check_same_embedder(current, embedder)
             db.execute(
                 "INSERT INTO documents(id, title, path, kind, unit_count, ingested_at, "
                 "extractor_version, report, toc, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    document.sha256,
-                    document.title,
-                    document.path,
-                    document.kind,
-                    len(document.units),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                    document.extractor_version,
-                    json.dumps(asdict(document.report)),
-                    json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
-                    json.dumps(document.metadata) if document.metadata else None,
-                ),
+                _document_row(document),
             )
             db.executemany(
                 "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        document.sha256,
-                        unit.index,
-                        unit.label,
-                        unit.href,
-                        unit.text,
-                        _encode_boxes(unit.boxes),
-                        json.dumps(asdict(unit.geometry)) if unit.geometry else None,
-                        unit.dom.html if unit.dom else None,
-                        dom_map_to_json(unit.dom) if unit.dom else None,
-                    )
-                    for unit in document.units
-                ],
+                _unit_rows(document),
             )
             chunk_ids: list[int] = []
             for chunk, vector in zip(chunks, vectors, strict=True):
