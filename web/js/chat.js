@@ -2,6 +2,7 @@
 // done | error); [n] markers become footnote buttons: the first click (Enter, Space) shows a
 // preview of the cited text, the second closes it (so does Escape), and its "Open" button shows
 // the cited span highlighted: in the pdf.js viewer for a PDF, in the reader for an EPUB.
+import { el } from "./dom.js";
 import { Reader } from "./reader.js";
 import { Viewer } from "./viewer.js";
 
@@ -46,18 +47,6 @@ const where = (doc, unit) => (kinds.get(doc) === "epub" ? `section ${unit + 1}` 
 let state = null;
 const MARKERS = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 const squashSpaces = (text) => text.replace(/\s+/g, " ").trim();
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
 
 function snippet(text, width = 260) {
   const flat = squashSpaces(text);

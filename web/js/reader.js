@@ -9,31 +9,9 @@
 // tb-light; <mark> elements where the API is missing). Highlight positions therefore come from
 // the stored map, never from searching the rendered text.
 
+import { el, getJson } from "./dom.js";
+
 const SANDBOX = "allow-same-origin allow-top-navigation-by-user-activation";
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-async function getJson(url) {
-  const response = await fetch(url);
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      detail = (await response.json()).detail ?? detail;
-    } catch { /* not JSON */ }
-    throw new Error(`${url}: ${detail}`);
-  }
-  return response.json();
-}
 
 // The text node a node path names in `body`, or null.
 export function resolvePath(body, path) {

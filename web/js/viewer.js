@@ -7,6 +7,8 @@
 // .tb-page-layer, absolutely positioned in page pixels (CSS px from the page's top-left corner).
 import * as pdfjsLib from "/pdfjs/build/pdf.mjs";
 
+import { el, getJson } from "./dom.js";
+
 pdfjsLib.GlobalWorkerOptions.workerSrc = "/pdfjs/build/pdf.worker.mjs";
 
 export const CSS_UNITS = 96 / 72;
@@ -36,15 +38,7 @@ function loadDocument(doc) {
 
 async function fetchSpan(doc, page, start, end) {
   const params = new URLSearchParams({ doc, page: String(page), start: String(start), end: String(end) });
-  const response = await fetch(`/api/spans?${params}`);
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      detail = (await response.json()).detail ?? detail;
-    } catch { /* not JSON */ }
-    throw new Error(`span ${doc.slice(0, 8)} p${page} [${start}, ${end}): ${detail}`);
-  }
-  return response.json();
+  return getJson(`/api/spans?${params}`, `span ${doc.slice(0, 8)} p${page} [${start}, ${end})`);
 }
 
 // Text normalization for comparisons: case-folded letters and digits only.
@@ -135,18 +129,6 @@ function rectsFromText(content, index, from, to) {
     } else lines.push([...r]);
   }
   return lines;
-}
-
-function el(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const child of children) node.append(child);
-  return node;
 }
 
 export function parseZoom(value) {
