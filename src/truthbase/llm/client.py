@@ -177,23 +177,26 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
 
-    def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
+    def _create(self, timeout: float, **params: Any) -> Any:
+        """One chat completion request; any failure becomes an LLMError naming this model."""
         try:
-            response = self._client.chat.completions.create(
+            return self._client.chat.completions.create(
                 model=self.model,
-                messages=_params(messages),
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
-                stream=False,
                 timeout=timeout,
+                **params,
             )
         except Exception as exc:
             raise _wrap(exc, self._name) from exc
+
+    def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
+        response = self._create(timeout, messages=_params(messages), stream=False)
         try:
-            content = response.choices[0].message.content
+            content: object = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
             raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
-        if content is None:
+        if not isinstance(content, str):
             raise LLMError(f"{self._name}: the reply has no text")
         return content
 
@@ -206,19 +209,13 @@ class OpenAIChatModel:
         tool_choice: str | None = None,
     ) -> AssistantTurn:
         extra: dict[str, Any] = {"tool_choice": tool_choice} if tool_choice is not None else {}
-        try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[cast(ChatCompletionMessageParam, dict(m)) for m in messages],
-                tools=cast(Any, [dict(t) for t in tools]),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                stream=False,
-                timeout=timeout,
-                **extra,
-            )
-        except Exception as exc:
-            raise _wrap(exc, self._name) from exc
+        response = self._create(
+            timeout,
+            messages=[cast(ChatCompletionMessageParam, dict(m)) for m in messages],
+            tools=cast(Any, [dict(t) for t in tools]),
+            stream=False,
+            **extra,
+        )
         try:
             message = response.choices[0].message
             calls = tuple(
@@ -238,17 +235,9 @@ class OpenAIChatModel:
         return AssistantTurn(text, calls)
 
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:
-        try:
-            chunks = self._client.chat.completions.create(
-                model=self.model,
-                messages=_params(messages),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                stream=True,
-                timeout=timeout,
-            )
-        except Exception as exc:
-            raise _wrap(exc, self._name) from exc
+        chunks: openai.Stream[ChatCompletionChunk] = self._create(
+            timeout, messages=_params(messages), stream=True
+        )
         return self._pieces(chunks)
 
     def _pieces(self, chunks: openai.Stream[ChatCompletionChunk]) -> Iterator[str]:
