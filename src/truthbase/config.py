@@ -51,6 +51,13 @@ class ChunkingSettings(_Section):
         default=True,
         description="Embed chunks and windows with the document title prefixed as context.",
     )
+    token_signs: bool = Field(
+        default=True,
+        description=(
+            "Store the signs of each chunk's token vectors (48 bytes a token at dim 384) for "
+            "the late-interaction list; needs an embedder with token vectors (local ONNX)."
+        ),
+    )
 
 
 class EmbedderSettings(_Section):
@@ -74,14 +81,18 @@ class EmbedderSettings(_Section):
 
 class RetrievalSettings(_Section):
     k: int = Field(default=8, ge=1, le=100, description="Results returned by a search.")
-    # rrf_k and the weights (prf_weight too): `truthbase eval tune` on golden/dev.json, 189
-    # configurations, 5-fold cross-validation (docs/evals/retrieval-tune.json).
+    # rrf_k and the weights (late_weight and prf_weight too): `truthbase eval tune` on
+    # golden/dev.json, 945 configurations, 5-fold cross-validation (docs/evals/retrieval-tune.json).
     rrf_k: float = Field(default=1.0, gt=0, description="The k of reciprocal rank fusion.")
     fts_weight: float = Field(
         default=1.0, ge=0, description="Weight of the full-text arm in fusion."
     )
-    dense_weight: float = Field(
-        default=0.75, ge=0, description="Weight of the dense arm in fusion."
+    dense_weight: float = Field(default=0.5, ge=0, description="Weight of the dense arm in fusion.")
+    # Late interaction (retrieve/late.py): token-level MaxSim over the arms' candidates.
+    late_weight: float = Field(
+        default=0.5,
+        ge=0,
+        description="Fusion weight of the late-interaction list (token-level re-ranking); 0: off.",
     )
     candidates: int = Field(default=50, ge=1, le=1000, description="Results each arm contributes.")
     subqueries: bool = Field(

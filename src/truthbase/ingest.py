@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from .chunking import chunk_units
 from .config import ChunkingSettings
-from .embed import Embedder
+from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
 from .model import ChunkDraft, ExtractedDocument
+from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text
 from .store import IndexEmbedder, Store, StoreError, WindowDraft
 
@@ -100,6 +102,17 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _embed_distinct(embedder: Embedder, inputs: list[str]) -> npt.NDArray[np.float32]:
+    """Vectors of ``inputs``, each distinct text embedded once (overlapping chunks repeat
+    windows)."""
+    if not inputs:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    distinct = list(dict.fromkeys(inputs))
+    embedded = embedder.embed(distinct)
+    row = {text: i for i, text in enumerate(distinct)}
+    return np.asarray(embedded[[row[text] for text in inputs]], dtype=np.float32)
+
+
 def index_document(
     document: ExtractedDocument,
     store: Store,
@@ -125,16 +138,19 @@ def index_document(
 
     started = time.perf_counter()
     title = document.title if chunking.title_context else ""
-    inputs = [context_text(title, d.text) for d in drafts]
-    inputs += [context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows]
-    # Overlapping chunks repeat windows: embed each distinct text once.
-    distinct = list(dict.fromkeys(inputs))
-    if distinct:
-        embedded = embedder.embed(distinct)
-        row = {text: i for i, text in enumerate(distinct)}
-        vectors = embedded[[row[text] for text in inputs]]
+    chunk_inputs = [context_text(title, d.text) for d in drafts]
+    window_inputs = [
+        context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows
+    ]
+    token_signs: list[bytes] | None = None
+    if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):
+        # The chunk vectors and their token vectors come from one forward pass.
+        chunk_vectors, tokens = embedder.embed_with_tokens(chunk_inputs)
+        if tokens is not None and all(len(t.tokens) for t in tokens):
+            token_signs = [pack_signs(t.vectors) for t in tokens]
+        vectors = np.concatenate([chunk_vectors, _embed_distinct(embedder, window_inputs)])
     else:
-        vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        vectors = _embed_distinct(embedder, chunk_inputs + window_inputs)
     times.embed = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -145,6 +161,7 @@ def index_document(
         IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
         windows,
         vectors[len(drafts) :],
+        token_signs=token_signs,
     )
     times.store = time.perf_counter() - started
     return drafts

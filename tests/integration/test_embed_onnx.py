@@ -15,11 +15,13 @@ from truthbase.embed import (
     EmbedderMismatchError,
     EmbeddingError,
     OnnxEmbedder,
+    TokenEmbedder,
     bundled_model_files,
     check_compatible,
     default_embedder,
     load_embedder,
 )
+from truthbase.retrieve.late import late_ranking, late_scores, pack_signs, query_rows
 
 TEXTS = [
     "The Govern function establishes the organization's cybersecurity risk management strategy.",
@@ -110,3 +112,36 @@ def test_onnx_dir_with_a_broken_model_fails_clearly(tmp_path: Path) -> None:
     shutil.copyfile(tokenizer, tmp_path / "tokenizer.json")
     with pytest.raises(EmbeddingError, match="cannot load ONNX model"):
         load_embedder(EmbedderSettings(name=f"onnx:{tmp_path}"))
+
+
+def test_token_vectors_come_from_the_same_pass(minilm: OnnxEmbedder) -> None:
+    """embed_with_tokens gives the same sentence vectors as embed, and one unit row per word
+    piece of each text, [CLS] and [SEP] left out."""
+    assert isinstance(minilm, TokenEmbedder)
+    vectors, tokens = minilm.embed_with_tokens(TEXTS)
+    np.testing.assert_allclose(vectors, minilm.embed(TEXTS), atol=1e-6)
+    assert tokens is not None and len(tokens) == len(TEXTS)
+    for item in tokens:
+        assert item.vectors.shape == (len(item.tokens), minilm.dim)
+        assert "[CLS]" not in item.tokens and "[SEP]" not in item.tokens
+        if item.tokens:
+            np.testing.assert_allclose(np.linalg.norm(item.vectors, axis=1), 1.0, rtol=1e-5)
+    assert tokens[1].tokens[0] == "rap" and tokens[3].tokens == ()
+
+
+def test_late_interaction_finds_the_paraphrased_passage(minilm: OnnxEmbedder) -> None:
+    """MaxSim over packed token signs of the real model ranks the passage that answers a
+    paraphrased question above passages that share its topic words."""
+    question = "Why can trying to drive every risk down to zero backfire?"
+    passages = [
+        "Risk management can help organizations identify and prioritize risk across functions.",
+        "Attempting to eliminate negative risk entirely can be counterproductive in practice "
+        "because not all incidents and failures can be eliminated.",
+        "The organization's risk appetite and risk tolerance statements are communicated.",
+    ]
+    _, q_tokens = minilm.embed_with_tokens([question])
+    _, p_tokens = minilm.embed_with_tokens(passages)
+    assert q_tokens is not None and p_tokens is not None
+    signs = {i: pack_signs(t.vectors) for i, t in enumerate(p_tokens)}
+    scores = late_scores(query_rows(q_tokens[0]), signs, minilm.dim)
+    assert late_ranking(scores)[0] == 1, scores

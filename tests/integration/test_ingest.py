@@ -143,7 +143,7 @@ def test_an_error_midway_through_a_document_rolls_it_back(backend: Backend) -> N
         with pytest.raises((sqlite3.Error, psycopg.Error)):
             store.add_document(document, [good, bad], vectors, IndexEmbedder(model_id="m", dim=4))
         assert backend.dump() == before
-        assert store.counts() == {"documents": 0, "units": 0, "chunks": 0}
+        assert store.counts() == {"documents": 0, "units": 0, "chunks": 0, "token_chunks": 0}
         assert store.index_embedder() is None
         # the store is still usable after the failure
         store.add_document(document, [good], vectors[:1], IndexEmbedder(model_id="m", dim=4))

@@ -552,7 +552,7 @@ def test_concurrent_first_opens_create_the_schema_once(pg_url: str) -> None:
     with ThreadPoolExecutor(6) as pool:
         stores = list(pool.map(lambda _: PostgresStore(pg_url, pool_size=1), range(6)))
     for store in stores:
-        assert store.counts() == {"documents": 0, "units": 0, "chunks": 0}
+        assert store.counts() == {"documents": 0, "units": 0, "chunks": 0, "token_chunks": 0}
         store.close()
 
 

@@ -32,6 +32,8 @@ def test_public_api() -> None:
         "HashingEmbedder",
         "OnnxEmbedder",
         "OpenAIEmbedder",
+        "TokenEmbedder",
+        "TokenVectors",
         "Vectors",
         "bundled_model_files",
         "check_compatible",

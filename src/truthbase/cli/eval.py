@@ -169,7 +169,8 @@ def eval_tune(
     )
     console.print(
         f"chosen: rrf_k={chosen['rrf_k']:g} fts_weight={chosen['fts_weight']:g} "
-        f"dense_weight={chosen['dense_weight']:g}"
+        f"dense_weight={chosen['dense_weight']:g} late_weight={chosen['late_weight']:g} "
+        f"prf_weight={chosen['prf_weight']:g}"
     )
     _write_report(json_out, report)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,28 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts``: float32 array of shape (len(texts), dim), rows of unit norm."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenVectors:
+    """One text's contextual token vectors: a row of unit norm per word piece (the model's
+    special tokens left out), and the word pieces themselves, in order."""
+
+    vectors: Vectors  # (len(tokens), dim)
+    tokens: tuple[str, ...]
+
+
+@runtime_checkable
+class TokenEmbedder(Protocol):
+    """An embedder that can also hand out the token vectors its sentence vectors pool.
+
+    Runtime-checkable: the check looks for this one method only (not ``dim``).
+    """
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[TokenVectors] | None]:
+        """Sentence vectors as :meth:`Embedder.embed` gives them, and each text's token
+        vectors from the same forward pass; None when the model outputs pooled vectors only."""
         ...
 
 

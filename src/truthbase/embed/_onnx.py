@@ -21,7 +21,13 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
-from truthbase.embed._base import DEFAULT_MODEL_ID, EmbeddingError, Vectors, l2_normalize
+from truthbase.embed._base import (
+    DEFAULT_MODEL_ID,
+    EmbeddingError,
+    TokenVectors,
+    Vectors,
+    l2_normalize,
+)
 
 #: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
 DEFAULT_MAX_SEQ_LENGTH = 256
@@ -138,7 +144,7 @@ class OnnxEmbedder:
         self._dim = (
             last
             if isinstance(last, int)
-            else int(self._run([self._tokenizer.encode("dim")]).shape[1])
+            else int(self._run([self._tokenizer.encode("dim")])[0].shape[-1])
         )
 
     @property
@@ -153,21 +159,46 @@ class OnnxEmbedder:
         return f"OnnxEmbedder(model_id={self._model_id!r}, dim={self._dim})"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._embed(texts, with_tokens=False)[0]
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Vectors, list[TokenVectors] | None]:
+        return self._embed(texts, with_tokens=True)
+
+    def _embed(
+        self, texts: Sequence[str], *, with_tokens: bool
+    ) -> tuple[Vectors, list[TokenVectors] | None]:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         out = np.empty((len(texts), self._dim), dtype=np.float32)
+        tokens: list[TokenVectors | None] = [None] * len(texts)
+        pooled_only = False
         if not texts:
-            return out
+            return out, [] if with_tokens else None
         with self._lock:
             encodings = self._tokenizer.encode_batch(list(texts))
         # Longest first: batches of similar length pad little, and the first batch fails fast.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
         for begin in range(0, len(order), self.batch_size):
             rows = order[begin : begin + self.batch_size]
-            out[rows] = self._run([encodings[i] for i in rows])
-        return out
+            batch = [encodings[i] for i in rows]
+            hidden, mask = self._run(batch)
+            if hidden.ndim == 2:
+                out[rows] = l2_normalize(hidden)
+                pooled_only = True
+                continue
+            out[rows] = l2_normalize(mean_pool(hidden, mask))
+            if with_tokens:
+                for row, i in enumerate(rows):
+                    tokens[i] = _token_vectors(hidden[row], encodings[i])
+        if not with_tokens or pooled_only:
+            return out, None
+        return out, [t for t in tokens if t is not None]
 
-    def _run(self, encodings: list[Encoding]) -> Vectors:
+    def _run(
+        self, encodings: list[Encoding]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """The model's output for one padded batch, (batch, seq, dim) or pooled (batch, dim),
+        and the attention mask."""
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -185,11 +216,24 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime raises its own, untyped exception classes
             raise EmbeddingError(f"{self.model_path}: ONNX inference failed: {exc}") from exc
         hidden = np.asarray(result[0], dtype=np.float32)
-        if hidden.ndim == 3:
-            return l2_normalize(mean_pool(hidden, mask))
-        if hidden.ndim == 2:
-            return l2_normalize(hidden)
-        raise EmbeddingError(f"{self.model_path}: unexpected output shape {hidden.shape}")
+        if hidden.ndim not in (2, 3):
+            raise EmbeddingError(f"{self.model_path}: unexpected output shape {hidden.shape}")
+        return hidden, mask
+
+
+def _token_vectors(hidden: npt.NDArray[np.float32], encoding: Encoding) -> TokenVectors:
+    """The rows of one text's hidden states that stand for its word pieces, unit-normalized."""
+    keep = [
+        i
+        for i, (special, attended) in enumerate(
+            zip(encoding.special_tokens_mask, encoding.attention_mask, strict=True)
+        )
+        if not special and attended
+    ]
+    return TokenVectors(
+        vectors=l2_normalize(hidden[keep].reshape(len(keep), hidden.shape[-1])),
+        tokens=tuple(encoding.tokens[i] for i in keep),
+    )
 
 
 def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:

@@ -225,6 +225,7 @@ def evaluate_retrieval(
 RRF_KS: tuple[float, ...] = (1, 5, 10, 20, 40, 60, 100)
 DENSE_TO_FTS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
 PRF_WEIGHTS: tuple[float, ...] = (0.0, 0.5, 1.0)
+LATE_WEIGHTS: tuple[float, ...] = (0.0, 0.5, 0.75, 1.0, 1.5)
 
 
 def _objective(summary: Mapping[str, float]) -> tuple[float, float, float]:
@@ -234,13 +235,20 @@ def _objective(summary: Mapping[str, float]) -> tuple[float, float, float]:
 
 def grid(base: RetrievalSettings) -> list[RetrievalSettings]:
     """The tuning grid: RRF k by the dense arm's weight relative to the full-text arm's by the
-    feedback list's weight (0: no pseudo-relevance feedback)."""
+    late-interaction list's weight by the feedback list's weight (0: that list is off)."""
     return [
         base.model_copy(
-            update={"rrf_k": k, "fts_weight": 1.0, "dense_weight": ratio, "prf_weight": prf}
+            update={
+                "rrf_k": k,
+                "fts_weight": 1.0,
+                "dense_weight": ratio,
+                "late_weight": late,
+                "prf_weight": prf,
+            }
         )
         for k in RRF_KS
         for ratio in DENSE_TO_FTS
+        for late in LATE_WEIGHTS
         for prf in PRF_WEIGHTS
     ]
 
@@ -250,6 +258,7 @@ def _config(config: RetrievalSettings) -> dict[str, float]:
         "rrf_k": config.rrf_k,
         "fts_weight": config.fts_weight,
         "dense_weight": config.dense_weight,
+        "late_weight": config.late_weight,
         "prf_weight": config.prf_weight,
     }
 
@@ -272,16 +281,20 @@ def tune_retrieval(
 ) -> dict[str, Any]:
     """Grid over RRF k and arm weights with k-fold cross-validation on the golden set."""
     questions, skipped = split_questions(golden, prepared)
-    collected = collect_arms(questions, store, embedder, base.model_copy(update={"prf_weight": 0}))
+    # every list is collected once (late weight > 0 computes it); each config weighs them
+    collected = collect_arms(
+        questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})
+    )
     chunks = ChunkCache(store, prepared.names)
     configs = grid(base)
     texts: dict[int, str] = {}
-    with_feedback: dict[tuple[float, float, float], list[QuestionArms]] = {}
+    with_feedback: dict[tuple[float, float, float, float], list[QuestionArms]] = {}
     results: list[dict[str, QuestionResult]] = []
     for config in configs:
         items = collected
         if config.prf_weight > 0:
-            pair = (config.rrf_k, config.fts_weight, config.dense_weight)
+            # the feedback chunks come from the fusion of the other lists under this config
+            pair = (config.rrf_k, config.fts_weight, config.dense_weight, config.late_weight)
             if pair not in with_feedback:
                 with_feedback[pair] = [
                     QuestionArms(
@@ -302,6 +315,7 @@ def tune_retrieval(
                 # prefer the current defaults when tied
                 -abs(configs[c].rrf_k - base.rrf_k),
                 -abs(configs[c].prf_weight - base.prf_weight),
+                -abs(configs[c].late_weight - base.late_weight),
                 -abs(configs[c].dense_weight - base.dense_weight),
             ),
         )

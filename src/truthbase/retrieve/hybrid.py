@@ -1,8 +1,10 @@
 """Hybrid search: the full-text arm and the dense arm, fused with weighted RRF.
 
-In hybrid mode a third list joins the fusion when ``settings.prf_weight`` > 0: pseudo-relevance
-feedback (see :mod:`.feedback`), a second full-text query expanded with the words that weigh most
-in the first fused pass's top chunks.
+In hybrid mode two more lists join the fusion: late interaction (see :mod:`.late`, when
+``settings.late_weight`` > 0, the embedder hands out token vectors and the index stores token
+signs), which re-ranks the arms' candidates word piece by word piece, and pseudo-relevance
+feedback (see :mod:`.feedback`, when ``settings.prf_weight`` > 0), a second full-text query
+expanded with the words that weigh most in the first fused pass's top chunks.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..config import RetrievalSettings
-from ..embed import Embedder, check_compatible
+from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible
 from ..model import SearchHit
 from ..store import ArmHit, Store
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query
 from .fusion import weighted_rrf
+from .late import late_ranking, late_scores, query_rows
 from .subqueries import split_question
 
 Mode = Literal["hybrid", "fts", "dense"]
@@ -31,12 +34,13 @@ class SearchTimings:
     fts: float = 0.0
     embed: float = 0.0
     dense: float = 0.0
+    late: float = 0.0
     feedback: float = 0.0
     fuse: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.fts + self.embed + self.dense + self.feedback + self.fuse
+        return self.fts + self.embed + self.dense + self.late + self.feedback + self.fuse
 
 
 @dataclass(slots=True, kw_only=True)
@@ -59,6 +63,8 @@ class ArmRankings:
 
 #: The pseudo-relevance feedback list's name; a full-text list, weighted by ``prf_weight``.
 PRF_ARM = "prf"
+#: The late-interaction list's name, weighted by ``late_weight``.
+LATE_ARM = "late"
 
 
 def arm_base(arm: str) -> str:
@@ -97,8 +103,14 @@ def rank_arms(
         index = store.index_embedder()
         if index is not None:
             check_compatible(index.model_id, index.dim, embedder)
+            late = mode == "hybrid" and settings.late_weight > 0
             started = time.perf_counter()
-            vectors = embedder.embed(queries)
+            question_tokens: TokenVectors | None = None
+            if late and isinstance(embedder, TokenEmbedder):
+                vectors, tokens = embedder.embed_with_tokens(queries)
+                question_tokens = tokens[0] if tokens else None
+            else:
+                vectors = embedder.embed(queries)
             arms.timings.embed = time.perf_counter() - started
             for i, vector in enumerate(vectors):
                 started = time.perf_counter()
@@ -107,9 +119,25 @@ def rank_arms(
                     store.dense_search(vector, settings.candidates),
                 )
                 arms.timings.dense += time.perf_counter() - started
+            if question_tokens is not None:
+                started = time.perf_counter()
+                add_late(store, question_tokens, index.dim, arms)
+                arms.timings.late = time.perf_counter() - started
     if mode == "hybrid" and settings.prf_weight > 0:
         arms = add_feedback(store, query, arms, settings)
     return arms
+
+
+def add_late(store: Store, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
+    """Add the late-interaction list (:data:`LATE_ARM`) to ``arms``: the chunks of every list so
+    far, ranked by MaxSim against the question's token vectors. Chunks whose index has no token
+    signs (documents ingested before they were stored, or with an embedder without token
+    vectors) are left out of this list; without any, no list is added."""
+    pool = list(dict.fromkeys(chunk_id for ids in arms.ranked.values() for chunk_id in ids))
+    scores = late_scores(query_rows(question), store.token_signs(pool), dim)
+    if scores:
+        arms.ranked[LATE_ARM] = late_ranking(scores)
+        arms.scores[LATE_ARM] = scores
 
 
 def add_feedback(
@@ -163,12 +191,14 @@ def fuse(
 ) -> list[tuple[int, float, dict[str, int]]]:
     """Weighted RRF over the lists that ``mode`` uses: (chunk id, score, rank per list).
 
-    The feedback list (:data:`PRF_ARM`) is used in hybrid mode only: a single-arm mode is that
+    The late-interaction and feedback lists (:data:`LATE_ARM`, :data:`PRF_ARM`) are used in
+    hybrid mode only: a single-arm mode is that
     arm's own order."""
     used = {arm: ranked for arm, ranked in arms.ranked.items() if mode in ("hybrid", arm_base(arm))}
     base = {
         "fts": settings.fts_weight,
         "dense": settings.dense_weight,
+        LATE_ARM: settings.late_weight,
         PRF_ARM: settings.prf_weight,
     }
     if mode != "hybrid":

@@ -63,7 +63,11 @@ class Store(Protocol):
         embedder: IndexEmbedder,
         windows: Sequence[WindowDraft] = (),
         window_vectors: FloatMatrix | None = None,
-    ) -> None: ...
+        token_signs: Sequence[bytes] | None = None,
+    ) -> None:
+        """``token_signs``: per chunk, the signs of its token vectors as
+        :func:`truthbase.retrieve.late.pack_signs` packs them (None: no token data)."""
+        ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
 
@@ -82,6 +86,11 @@ class Store(Protocol):
     def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
         """Chunks by cosine to ``query_vector``: a chunk scores the best of its own vector and
         its windows' vectors (max-sim)."""
+        ...
+
+    def token_signs(self, chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        """The packed token signs of those chunks that have them (chunks without token data
+        and unknown ids are absent)."""
         ...
 
     def counts(self) -> dict[str, int]: ...
@@ -136,6 +145,7 @@ def check_document_inputs(
     embedder: IndexEmbedder,
     windows: Sequence[WindowDraft],
     window_vectors: FloatMatrix | None,
+    token_signs: Sequence[bytes] | None = None,
 ) -> None:
     """What every backend checks before it opens the transaction of ``add_document``."""
     if len(chunks) != len(vectors):
@@ -156,6 +166,23 @@ def check_document_inputs(
     for window in windows:
         if not 0 <= window.chunk < len(chunks):
             raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+    if token_signs is not None:
+        if len(token_signs) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
+        row_bytes = token_sign_row_bytes(embedder.dim)
+        for i, blob in enumerate(token_signs):
+            if not isinstance(blob, bytes | bytearray | memoryview):
+                raise ValueError(f"token signs of chunk {i} are {type(blob).__name__}, not bytes")
+            if len(blob) == 0 or len(blob) % row_bytes:
+                raise ValueError(
+                    f"token signs of chunk {i} are {len(blob)} bytes, not a positive multiple "
+                    f"of {row_bytes} (dim {embedder.dim} packed to bits)"
+                )
+
+
+def token_sign_row_bytes(dim: int) -> int:
+    """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
+    return (dim + 7) // 8
 
 
 def check_same_embedder(current: IndexEmbedder, embedder: IndexEmbedder) -> None:

@@ -6,8 +6,9 @@ title as weight A, the text as D) under a GIN index and a ``vector(dim)`` column
 windows with their own ``vector(dim)``, a ``meta`` table (schema version, embedder) and the
 quota counters; migration 2 (``pg_migration_2.sql``) adds the full-text statistics (per-lexeme
 document frequencies, chunk count and total length, kept by triggers) and the answer log,
-migration 3 the segment index, and migration 4 (``pg_migration_4.sql``) tokenizes and stems the
-full text exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does. The
+migration 3 the segment index, migration 4 (``pg_migration_4.sql``) tokenizes and stems the
+full text exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does, and
+migration 5 (``pg_migration_5.sql``) adds the chunks' packed token signs (``chunk_tokens``). The
 dimension is fixed by the first ingest (the columns are typed then, while the tables are
 empty); an HNSW index is built only when asked (``hnsw=True``).
 
@@ -66,10 +67,15 @@ try:  # psycopg is a dependency, but keep `import truthbase.store` working witho
 except ImportError:  # pragma: no cover
     psycopg = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 4
-# Each step from version N - 1 to N: an SQL file (pg_schema.sql is version 1); 2 and 3 only add,
-# 4 re-creates the full-text columns and statistics in place.
-MIGRATIONS = {2: "pg_migration_2.sql", 3: "segments_pg.sql", 4: "pg_migration_4.sql"}
+SCHEMA_VERSION = 5
+# Each step from version N - 1 to N: an SQL file (pg_schema.sql is version 1); 2, 3 and 5 only
+# add, 4 re-creates the full-text columns and statistics in place.
+MIGRATIONS = {
+    2: "pg_migration_2.sql",
+    3: "segments_pg.sql",
+    4: "pg_migration_4.sql",
+    5: "pg_migration_5.sql",
+}
 # Advisory lock keys (any constant bigint): schema migration, document writes.
 _MIGRATE_LOCK = 0x7472757468_01
 _WRITE_LOCK = 0x7472757468_02
@@ -276,10 +282,11 @@ class PostgresStore(PostgresSegments):
         embedder: IndexEmbedder,
         windows: Sequence[WindowDraft] = (),
         window_vectors: FloatMatrix | None = None,
+        token_signs: Sequence[bytes] | None = None,
     ) -> None:
-        """Write a document, its units, chunks (full text is a generated column) and vectors of
-        chunks and windows in one transaction."""
-        check_document_inputs(chunks, vectors, embedder, windows, window_vectors)
+        """Write a document, its units, chunks (full text is a generated column), vectors of
+        chunks and windows and the chunks' token signs in one transaction."""
+        check_document_inputs(chunks, vectors, embedder, windows, window_vectors, token_signs)
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
             current = self._index_embedder_on(conn)
@@ -343,6 +350,12 @@ class PostgresStore(PostgresSegments):
                             (chunk_ids[w.chunk], w.start, w.end, _vector_literal(vector))
                             for w, vector in zip(windows, window_vectors, strict=True)
                         ],
+                    )
+                if token_signs is not None and chunk_ids:
+                    cur.execute(
+                        "INSERT INTO truthbase.chunk_tokens(chunk_id, signs) "
+                        "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
+                        (chunk_ids, [bytes(blob) for blob in token_signs]),
                     )
 
     # -- reads ----------------------------------------------------------------------------
@@ -433,15 +446,32 @@ class PostgresStore(PostgresSegments):
         }
         return [by_id[i] for i in chunk_ids if i in by_id]
 
+    def token_signs(self, chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        """The packed token signs of those of these chunks that have them."""
+        if not chunk_ids:
+            return {}
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id, signs FROM truthbase.chunk_tokens WHERE chunk_id = ANY(%s)",
+                ([int(i) for i in chunk_ids],),
+            ).fetchall()
+        return {int(r[0]): bytes(r[1]) for r in rows}
+
     def counts(self) -> dict[str, int]:
+        tables = (
+            ("documents", "documents"),
+            ("units", "units"),
+            ("chunks", "chunks"),
+            ("token_chunks", "chunk_tokens"),
+        )
         with self._pool.connection() as conn:
             return {
-                table: int(
+                name: int(
                     conn.execute(
                         sql.SQL("SELECT count(*) FROM truthbase.{}").format(sql.Identifier(table))
                     ).fetchone()[0]
                 )
-                for table in ("documents", "units", "chunks")
+                for name, table in tables
             }
 
     # -- search ---------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Copy an SQLite index into another store (PostgreSQL) without re-extracting or re-embedding.
 
 Each document is read back whole from the SQLite file (units with boxes, geometry and the EPUB
-reader data; chunks with their rects and vectors; sentence windows with theirs) and written with
-the target's ``add_document``: one transaction per document, documents already in the target are
-skipped. Used by the tests to give PostgreSQL the seed index without a second embedding run, and
-usable to move an index that outgrew its file.
+reader data; chunks with their rects, vectors and token signs; sentence windows with theirs) and
+written with the target's ``add_document``: one transaction per document, documents already in
+the target are skipped. Used by the tests to give PostgreSQL the seed index without a second
+embedding run, and usable to move an index that outgrew its file.
 """
 
 from __future__ import annotations
@@ -89,7 +89,30 @@ def _copy(
         ).fetchall()
         windows = [WindowDraft(chunk=position[r[0]], start=r[1], end=r[2]) for r in window_rows]
         window_vectors = _matrix([r[3] for r in window_rows], embedder.dim)
-        target.add_document(document, chunks, vectors, embedder, windows, window_vectors)
+        # Opening the source as SQLiteStore brought it to the current schema: the table exists.
+        signs = dict(
+            db.execute(
+                "SELECT t.chunk_id, t.signs FROM chunk_tokens t "
+                "JOIN chunks c ON c.id = t.chunk_id WHERE c.doc_id = ?",
+                (doc_id,),
+            ).fetchall()
+        )
+        token_signs: list[bytes] | None = None
+        if signs:  # a document is written with token data for every chunk or for none
+            if len(signs) != len(rows):
+                raise StoreError(
+                    f"document {doc_id} has token signs for {len(signs)} of {len(rows)} chunks"
+                )
+            token_signs = [bytes(signs[r[0]]) for r in rows]
+        target.add_document(
+            document,
+            chunks,
+            vectors,
+            embedder,
+            windows,
+            window_vectors,
+            token_signs=token_signs,
+        )
         copied += 1
     return copied
 

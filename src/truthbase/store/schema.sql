@@ -53,6 +53,14 @@ CREATE TABLE IF NOT EXISTS windows (
 );
 CREATE INDEX IF NOT EXISTS windows_by_chunk ON windows (chunk_id);
 
+-- Each chunk's token vectors (the embedder's per-token hidden states) reduced to their signs, for
+-- late interaction (truthbase.retrieve.late): n_tokens rows of ceil(dim / 8) bytes, as
+-- np.packbits(matrix > 0, axis=1) packs them. Documents ingested before version 6 have none.
+CREATE TABLE IF NOT EXISTS chunk_tokens (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    signs    BLOB NOT NULL
+);
+
 -- What the full-text index reads: each chunk's text with its document's title, so that a question
 -- that names the document ("Self-RAG's critic") can match it (weighted at query time by bm25()).
 CREATE VIEW IF NOT EXISTS chunks_fts_content AS

@@ -44,10 +44,10 @@ from .base import (
 )
 from .segments_sqlite import SQLiteSegments
 
-SCHEMA_VERSION = 5  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments
+SCHEMA_VERSION = 6  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments; 6: token signs
 #: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3, 4})
+ADDITIVE_FROM = frozenset({3, 4, 5})
 
 IdArray = npt.NDArray[np.int64]
 
@@ -237,10 +237,11 @@ class SQLiteStore(SQLiteSegments):
         embedder: IndexEmbedder,
         windows: Sequence[WindowDraft] = (),
         window_vectors: FloatMatrix | None = None,
+        token_signs: Sequence[bytes] | None = None,
     ) -> None:
-        """Write a document, its units, chunks, full text and vectors (of chunks and of their
-        sentence windows) in one transaction."""
-        check_document_inputs(chunks, vectors, embedder, windows, window_vectors)
+        """Write a document, its units, chunks, full text, vectors (of chunks and of their
+        sentence windows) and token signs in one transaction."""
+        check_document_inputs(chunks, vectors, embedder, windows, window_vectors, token_signs)
         with self._transaction() as db:
             current = self._index_embedder_locked()
             if current is None:
@@ -294,6 +295,11 @@ class SQLiteStore(SQLiteSegments):
                         )
                         for window, vector in zip(windows, window_vectors, strict=True)
                     ],
+                )
+            if token_signs is not None:
+                db.executemany(
+                    "INSERT INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)",
+                    [(i, bytes(b)) for i, b in zip(chunk_ids, token_signs, strict=True)],
                 )
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
@@ -403,12 +409,32 @@ class SQLiteStore(SQLiteSegments):
         }
         return [by_id[i] for i in chunk_ids if i in by_id]
 
+    def token_signs(self, chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        """The packed token signs of those of these chunks that have them."""
+        ids = sorted({int(i) for i in chunk_ids})
+        found: dict[int, bytes] = {}
+        with self._lock:
+            # SQLite binds at most 32766 parameters a statement (999 before 3.32)
+            for first in range(0, len(ids), 900):
+                batch = ids[first : first + 900]
+                rows = self._db.execute(
+                    f"SELECT chunk_id, signs FROM chunk_tokens "
+                    f"WHERE chunk_id IN ({','.join('?' * len(batch))})",
+                    batch,
+                ).fetchall()
+                found.update((int(r[0]), bytes(r[1])) for r in rows)
+        return found
+
     def counts(self) -> dict[str, int]:
         with self._lock:
-            return {
+            counts = {
                 table: int(self._db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
                 for table in ("documents", "units", "chunks")
             }
+            counts["token_chunks"] = int(
+                self._db.execute("SELECT count(*) FROM chunk_tokens").fetchone()[0]
+            )
+        return counts
 
     # -- search arms ----------------------------------------------------------------------
 
