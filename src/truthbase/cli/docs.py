@@ -11,6 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..backfill import backfill_token_signs
 from ..embed import EmbedderMismatchError, EmbeddingError
 from ..ingest import FileOutcome, ingest_paths
 from ..model import SearchHit
@@ -102,14 +103,64 @@ def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> Non
         sys.exit(1)
 
 
+def add_token_signs(app: AppContext) -> None:
+    """`docs --add-token-signs`: the backfill (:mod:`truthbase.backfill`) with a progress bar."""
+    try:
+        with app.store() as store:
+            progress = Progress(
+                TextColumn("[bold]token signs"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            )
+            task_ids: list[Any] = []
+
+            def on_progress(done: int, total: int) -> None:
+                if not task_ids:
+                    task_ids.append(progress.add_task("", total=total))
+                progress.update(task_ids[0], completed=done)
+
+            with progress:
+                report = backfill_token_signs(
+                    store, app.embedder, app.settings.chunking, on_progress=on_progress
+                )
+    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
+        fail(str(exc))
+        return
+    if report.skipped_reason is not None:
+        fail(
+            f"cannot add token signs to {report.missing} chunks: {report.skipped_reason}",
+        )
+    console.print(f"added token signs to {report.added} chunks")
+    if report.added < report.missing:
+        console.print(
+            f"{report.missing - report.added} chunks got none (no word pieces, or deleted "
+            "meanwhile)",
+            soft_wrap=True,
+        )
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--add-token-signs",
+    "backfill",
+    is_flag=True,
+    help="Embed the chunks that have no token signs (ingested before schema 6) and store "
+    "their signs, so that late interaction ranks them too. Resumable.",
+)
 @click.pass_obj
-def docs(app: AppContext, as_json: bool) -> None:
-    """List the ingested documents."""
+def docs(app: AppContext, as_json: bool, backfill: bool) -> None:
+    """List the ingested documents (or, with --add-token-signs, complete their token signs)."""
+    if backfill:
+        add_token_signs(app)
+        return
     try:
         with app.store() as store:
             documents = store.list_documents()
+            counts = store.counts() if documents and not as_json else {}
     except StoreError as exc:
         fail(str(exc))
         return
@@ -141,6 +192,16 @@ def docs(app: AppContext, as_json: bool) -> None:
     for d in documents:
         table.add_row(d.id[:12], d.title, d.kind, str(d.unit_count), str(d.chunk_count), d.path)
     console.print(table)
+    without = counts.get("chunks", 0) - counts.get("token_chunks", 0)
+    if without > 0:
+        console.print(
+            f"{without} of {counts['chunks']} chunks have no token signs (ingested before "
+            "schema 6, or with chunking.token_signs off): late interaction skips them; run "
+            "`truthbase docs --add-token-signs`",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
 
 
 def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -93,6 +93,17 @@ class Store(Protocol):
         and unknown ids are absent)."""
         ...
 
+    def chunks_without_token_signs(self) -> list[int]:
+        """Ids of the chunks that have no token signs (ingested before they were stored, or
+        by an embedder without token vectors), ascending."""
+        ...
+
+    def add_token_signs(self, signs: Mapping[int, bytes]) -> int:
+        """Store token signs for chunks that lack them, in one transaction; a chunk that has
+        them already keeps its own. Raises ValueError, writing nothing, for an unknown chunk id
+        or a blob that is not whole token rows of the index's dim. Returns the rows added."""
+        ...
+
     def counts(self) -> dict[str, int]: ...
 
 
@@ -178,6 +189,25 @@ def check_document_inputs(
                     f"token signs of chunk {i} are {len(blob)} bytes, not a positive multiple "
                     f"of {row_bytes} (dim {embedder.dim} packed to bits)"
                 )
+
+
+def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | None) -> None:
+    """What every backend checks before ``add_token_signs`` opens its transaction."""
+    if not signs:
+        return
+    if embedder is None:
+        raise ValueError("the index has no chunks (no embedder recorded) to add token signs to")
+    row_bytes = token_sign_row_bytes(embedder.dim)
+    for chunk_id, blob in signs.items():
+        if not isinstance(blob, bytes | bytearray | memoryview):
+            raise ValueError(
+                f"token signs of chunk id {chunk_id} are {type(blob).__name__}, not bytes"
+            )
+        if len(blob) == 0 or len(blob) % row_bytes:
+            raise ValueError(
+                f"token signs of chunk id {chunk_id} are {len(blob)} bytes, not a positive "
+                f"multiple of {row_bytes} (dim {embedder.dim} packed to bits)"
+            )
 
 
 def token_sign_row_bytes(dim: int) -> int:

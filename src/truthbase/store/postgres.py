@@ -60,6 +60,7 @@ from .sqlite import (
     _unit_from_row,
     _unit_rows,
 )
+from .tokens_postgres import PostgresTokens
 
 try:  # psycopg is a dependency, but keep `import truthbase.store` working without it
     import psycopg
@@ -154,7 +155,7 @@ class _Pool:
             conn.close()
 
 
-class PostgresStore(PostgresSegments):
+class PostgresStore(PostgresSegments, PostgresTokens):
     """A TruthBase index in a PostgreSQL database (pgvector required)."""
 
     def __init__(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -41,6 +41,7 @@ from .base import (
     WindowDraft,
     check_document_inputs,
     check_same_embedder,
+    check_token_sign_map,
 )
 from .segments_sqlite import SQLiteSegments
 
@@ -424,6 +425,42 @@ class SQLiteStore(SQLiteSegments):
                 ).fetchall()
                 found.update((int(r[0]), bytes(r[1])) for r in rows)
         return found
+
+    def chunks_without_token_signs(self) -> list[int]:
+        """Ids of the chunks that have no token signs, ascending."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM chunk_tokens t WHERE t.chunk_id = c.id) ORDER BY c.id"
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def add_token_signs(self, signs: Mapping[int, bytes]) -> int:
+        """Token signs for chunks that lack them, in one transaction (a chunk's existing row is
+        kept); an unknown chunk id or a bad blob raises ValueError before anything is written."""
+        if not signs:
+            return 0
+        with self._transaction() as db:
+            check_token_sign_map(signs, self._index_embedder_locked())
+            rows = [(int(chunk_id), bytes(blob)) for chunk_id, blob in signs.items()]
+            ids = sorted({chunk_id for chunk_id, _ in rows})
+            known: set[int] = set()
+            for first in range(0, len(ids), 900):  # SQLite's bound-parameter limit
+                batch = ids[first : first + 900]
+                known.update(
+                    int(r[0])
+                    for r in db.execute(
+                        f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(batch))})", batch
+                    )
+                )
+            unknown = [i for i in ids if i not in known]
+            if unknown:
+                raise ValueError(f"no chunks with ids {unknown[:10]} ({len(unknown)} unknown)")
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)", rows
+            )
+            return db.total_changes - before
 
     def counts(self) -> dict[str, int]:
         with self._lock:
