@@ -59,14 +59,16 @@ def test_search_json_has_page_text_and_rects(seed_db: Path) -> None:
     )
 
 
-def test_search_explain_shows_both_arms(seed_db: Path) -> None:
+def test_search_explain_shows_every_arm(seed_db: Path) -> None:
     code, out = run("--db", str(seed_db), "search", "--explain", "--k", "3", "GV.OC-01")
     assert code == 0
-    assert "fts" in out and "dense" in out
+    assert "fts" in out and "dense" in out and "late" in out
     code, out = run("--db", str(seed_db), "search", "--json", "--k", "8", "GV.OC-01")
     arms = [set(hit["arms"]) for hit in json.loads(out)["results"]]
     assert any("fts" in a for a in arms)
     assert any("dense" in a for a in arms)
+    # the late-interaction list ranks the union of both arms' candidates: every result is in it
+    assert all("late" in a for a in arms)
 
 
 def test_search_with_another_embedder_says_to_reindex(seed_db: Path, tmp_path: Path) -> None:

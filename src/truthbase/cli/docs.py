@@ -278,17 +278,19 @@ def search_command(
     # per-sub-query lists when those are on, in the order they first appear.
     arms = list(dict.fromkeys(arm for hit in result.hits for arm in hit.arm_ranks))
     if explain:
+        table.caption = "arm columns: the result's rank/score in that ranked list (- : not in it)"
         for arm in arms:
-            table.add_column(f"{arm} rank/score")
-    table.add_column("snippet", overflow="fold")
+            table.add_column(arm, justify="right")
+    # The arm columns come first: on a narrow terminal the snippet is what gets cut.
+    table.add_column("snippet", overflow="fold", min_width=20 if explain else None)
     for i, hit in enumerate(result.hits, 1):
         row = [str(i), hit.document_title, str(hit.chunk.unit + 1), f"{hit.score:.4f}"]
         if explain:
             for arm in arms:
                 if arm in hit.arm_ranks:
-                    row.append(f"{hit.arm_ranks[arm]} / {hit.arm_scores.get(arm, 0.0):.3f}")
+                    row.append(f"{hit.arm_ranks[arm]}/{hit.arm_scores.get(arm, 0.0):.3g}")
                 else:
                     row.append("-")
-        row.append(snippet(hit.chunk.text))
+        row.append(snippet(hit.chunk.text, 120) if explain else snippet(hit.chunk.text))
         table.add_row(*row)
     console.print(table)
