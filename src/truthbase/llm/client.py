@@ -211,7 +211,7 @@ class OpenAIChatModel:
         extra: dict[str, Any] = {"tool_choice": tool_choice} if tool_choice is not None else {}
         response = self._create(
             timeout,
-            messages=[cast(ChatCompletionMessageParam, dict(m)) for m in messages],
+            messages=_params(messages),
             tools=cast(Any, [dict(t) for t in tools]),
             stream=False,
             **extra,
@@ -254,8 +254,11 @@ class OpenAIChatModel:
             chunks.close()
 
 
-def _params(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
-    # Each ChatMessage is a valid system, user or assistant message param.
+def _params(
+    messages: Sequence[ChatMessage] | Sequence[ToolMessage],
+) -> list[ChatCompletionMessageParam]:
+    # Each ChatMessage is a valid system, user or assistant message param, each ToolMessage
+    # one of those or a tool result.
     return [cast(ChatCompletionMessageParam, dict(m)) for m in messages]
 
 

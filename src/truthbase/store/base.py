@@ -180,15 +180,8 @@ def check_document_inputs(
     if token_signs is not None:
         if len(token_signs) != len(chunks):
             raise ValueError(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
-        row_bytes = token_sign_row_bytes(embedder.dim)
         for i, blob in enumerate(token_signs):
-            if not isinstance(blob, bytes | bytearray | memoryview):
-                raise ValueError(f"token signs of chunk {i} are {type(blob).__name__}, not bytes")
-            if len(blob) == 0 or len(blob) % row_bytes:
-                raise ValueError(
-                    f"token signs of chunk {i} are {len(blob)} bytes, not a positive multiple "
-                    f"of {row_bytes} (dim {embedder.dim} packed to bits)"
-                )
+            _check_sign_blob(f"chunk {i}", blob, embedder.dim)
 
 
 def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | None) -> None:
@@ -197,17 +190,20 @@ def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | N
         return
     if embedder is None:
         raise ValueError("the index has no chunks (no embedder recorded) to add token signs to")
-    row_bytes = token_sign_row_bytes(embedder.dim)
     for chunk_id, blob in signs.items():
-        if not isinstance(blob, bytes | bytearray | memoryview):
-            raise ValueError(
-                f"token signs of chunk id {chunk_id} are {type(blob).__name__}, not bytes"
-            )
-        if len(blob) == 0 or len(blob) % row_bytes:
-            raise ValueError(
-                f"token signs of chunk id {chunk_id} are {len(blob)} bytes, not a positive "
-                f"multiple of {row_bytes} (dim {embedder.dim} packed to bits)"
-            )
+        _check_sign_blob(f"chunk id {chunk_id}", blob, embedder.dim)
+
+
+def _check_sign_blob(which: str, blob: object, dim: int) -> None:
+    """One chunk's packed token signs: bytes, a positive whole number of token rows."""
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        raise ValueError(f"token signs of {which} are {type(blob).__name__}, not bytes")
+    row_bytes = token_sign_row_bytes(dim)
+    if len(blob) == 0 or len(blob) % row_bytes:
+        raise ValueError(
+            f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
+            f"of {row_bytes} (dim {dim} packed to bits)"
+        )
 
 
 def token_sign_row_bytes(dim: int) -> int:
