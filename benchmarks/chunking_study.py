@@ -41,8 +41,12 @@ from truthbase.config import ChunkingSettings, EmbedderSettings, RetrievalSettin
 from truthbase.embed import Embedder, load_embedder
 from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden
 from truthbase.eval.metrics import RetrievedChunk, chunk_contains
-from truthbase.eval.retrieval import PreparedCorpus, evaluate_retrieval, split_questions
-from truthbase.ingest import SUPPORTED_SUFFIXES, ingest_file
+from truthbase.eval.retrieval import (
+    PreparedCorpus,
+    evaluate_retrieval,
+    prepare_corpus,
+    split_questions,
+)
 from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,34 +86,6 @@ def _git(*args: str) -> str | None:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
-
-
-def ingest_golden(
-    golden: GoldenSet,
-    corpus_root: Path,
-    store: SQLiteStore,
-    embedder: Embedder,
-    chunking: ChunkingSettings,
-    *,
-    pdf_only: bool,
-) -> PreparedCorpus:
-    """Like eval.retrieval.prepare_corpus, but documents can be left out (--pdf-only)."""
-    prepared = PreparedCorpus()
-    for name, doc in golden.documents.items():
-        path = corpus_root / doc.path
-        suffix = path.suffix.lower()
-        if pdf_only and suffix != ".pdf":
-            prepared.skipped_documents[name] = "left out (--pdf-only)"
-            continue
-        if suffix not in SUPPORTED_SUFFIXES or not path.is_file():
-            prepared.skipped_documents[name] = f"cannot ingest {path}"
-            continue
-        outcome = ingest_file(path, store, embedder, chunking)
-        if outcome.status == "failed" or outcome.doc_id is None:
-            prepared.skipped_documents[name] = f"{outcome.reason}: {outcome.message}"
-            continue
-        prepared.doc_ids[name] = outcome.doc_id
-    return prepared
 
 
 def stored_chunks(store: SQLiteStore, names: dict[str, str]) -> list[RetrievedChunk]:
@@ -171,7 +147,14 @@ def run_configuration(
     store = SQLiteStore(db_path)
     try:
         started = time.perf_counter()
-        prepared = ingest_golden(golden, corpus_root, store, embedder, chunking, pdf_only=pdf_only)
+        prepared = prepare_corpus(
+            golden,
+            corpus_root,
+            store,
+            embedder,
+            chunking,
+            only_suffixes={".pdf"} if pdf_only else None,
+        )
         ingest_s = time.perf_counter() - started
         chunks = stored_chunks(store, prepared.names)
         coverage = quote_coverage(golden, prepared, chunks)

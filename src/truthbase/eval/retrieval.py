@@ -9,7 +9,7 @@ pseudo-relevance feedback list depends on the first pass's fusion, so tuning reb
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,12 +49,19 @@ def prepare_corpus(
     embedder: Embedder,
     chunking: ChunkingSettings,
     on_document: Callable[[str], None] | None = None,
+    only_suffixes: Collection[str] | None = None,
 ) -> PreparedCorpus:
-    """Ingest the golden set's documents (a no-op for those already in the index)."""
+    """Ingest the golden set's documents (a no-op for those already in the index).
+
+    ``only_suffixes`` (".pdf", ...): documents of other kinds are left out, counted as skipped
+    (the chunking study ingests the PDFs only: a novel takes minutes per configuration)."""
     prepared = PreparedCorpus()
     for name, path in resolve_document_paths(golden, corpus_root).items():
         if on_document is not None:
             on_document(name)
+        if only_suffixes is not None and path.suffix.lower() not in only_suffixes:
+            prepared.skipped_documents[name] = f"left out (only {', '.join(sorted(only_suffixes))})"
+            continue
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
             prepared.skipped_documents[name] = f"{path.suffix} documents cannot be ingested yet"
             continue
