@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -13,6 +13,9 @@ from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder, default_embedder
 from truthbase.ingest import ingest_paths
 from truthbase.store import SQLiteStore
+
+if TYPE_CHECKING:  # the server module imports psycopg: unit tests do without it
+    from tests.integration.pg_server import PgServer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -90,6 +93,22 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     created = Backend(request.param, tmp_path)
     yield created
     created.drop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> PgServer:
+    """The one PostgreSQL server of the test run (started on first use)."""
+    from tests.integration.pg_server import shared_server
+
+    return shared_server()
+
+
+@pytest.fixture()
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A fresh, empty database, dropped after the test."""
+    url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(url)
 
 
 @pytest.fixture(scope="session")

@@ -17,19 +17,17 @@ from click.testing import CliRunner
 
 from tests.conftest import ROBUSTNESS
 from tests.integration.pg_server import Backend, copy_into_postgres, shared_server
+from tests.integration.test_verify import copy_db
+from tests.integration.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.backfill import backfill_token_signs
 from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder
 from truthbase.extract import extract_path
-from truthbase.model import ChunkDraft, ExtractedDocument
 from truthbase.retrieve.hybrid import LATE_ARM, search
-from truthbase.retrieve.late import pack_signs
 from truthbase.store import IndexEmbedder, SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
 
-DIM = 20  # 3 bytes a token, the last one padded
-EMBEDDER = IndexEmbedder("m", DIM)
 HINT = re.compile(
     r"(\d+) of (\d+) chunks have no token signs \(ingested before schema 6, or with "
     r"chunking.token_signs off\): late interaction skips them; run "
@@ -41,16 +39,6 @@ QUESTION = "How should an organization drive every risk down to zero?"
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
     return result.exit_code, result.output
-
-
-def _copy(source: Path, target: Path) -> Path:
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
 
 
 def _sqlite_signs(db: Path) -> dict[int, bytes]:
@@ -97,7 +85,7 @@ def test_docs_adds_token_signs_to_an_index_from_schema_5(
     seed_db: Path, tmp_path: Path, embedder: Embedder
 ) -> None:
     original = _sqlite_signs(seed_db)
-    db = _copy(seed_db, tmp_path / "old.sqlite")
+    db = copy_db(seed_db, tmp_path / "old.sqlite")
     _as_schema_5(db)
     store = SQLiteStore(db)  # upgraded in place: an empty chunk_tokens table
     try:
@@ -196,7 +184,7 @@ def test_docs_adds_the_missing_token_signs_in_postgres(
 
 @pytest.mark.slow
 def test_an_embedder_without_token_vectors_is_refused(seed_db: Path, tmp_path: Path) -> None:
-    db = _copy(seed_db, tmp_path / "old.sqlite")
+    db = copy_db(seed_db, tmp_path / "old.sqlite")
     _as_schema_5(db)
     # An OpenAI-compatible endpoint: refused before any request (nothing listens on port 9).
     env = {
@@ -224,7 +212,10 @@ def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embe
     store = SQLiteStore(tmp_path / "t.sqlite")
     try:
         store.add_document(
-            document, _chunks(document, 2), _vectors(2, 0, embedder.dim), IndexEmbedder("o", 384)
+            document,
+            chunks_of(document, 2),
+            unit_vectors(2, 0, embedder.dim),
+            IndexEmbedder("o", 384),
         )
         with pytest.raises(EmbedderMismatchError, match="'o'"):
             backfill_token_signs(store, embedder, ChunkingSettings())
@@ -236,36 +227,15 @@ def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embe
 # -- the store: add_token_signs, chunks_without_token_signs on both backends -----------------
 
 
-def _chunks(document: ExtractedDocument, n: int) -> list[ChunkDraft]:
-    text = next(u.text for u in document.units if len(u.text) > 40 * n)
-    unit = next(u.index for u in document.units if u.text == text)
-    return [
-        ChunkDraft(
-            unit=unit, start=40 * i, end=40 * i + 40, text=text[40 * i : 40 * i + 40], rects=()
-        )
-        for i in range(n)
-    ]
-
-
-def _vectors(n: int, seed: int, dim: int = DIM) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
-def _signs(n_tokens: list[int], seed: int) -> list[bytes]:
-    rng = np.random.default_rng(seed)
-    return [pack_signs(rng.standard_normal((n, DIM)).astype(np.float32)) for n in n_tokens]
-
-
 def _two_documents(store: Store) -> tuple[list[int], list[int], list[bytes]]:
     """A document with token signs (3 chunks) and one without (2): (ids with, ids without,
     the stored signs)."""
     with_tokens = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
-    signs = _signs([4, 1, 9], 1)
-    store.add_document(without, _chunks(without, 2), _vectors(2, 2), EMBEDDER)
+    signs = random_signs([4, 1, 9], 1)
+    store.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
     store.add_document(
-        with_tokens, _chunks(with_tokens, 3), _vectors(3, 1), EMBEDDER, token_signs=signs
+        with_tokens, chunks_of(with_tokens, 3), unit_vectors(3, 1), EMBEDDER, token_signs=signs
     )
     chunks = store.chunks(list(range(1, 6)))
     return (
@@ -281,8 +251,8 @@ def test_add_token_signs_fills_only_the_missing(backend: Backend) -> None:
         assert store.chunks_without_token_signs() == [] and store.add_token_signs({}) == 0
         with_ids, without_ids, signs = _two_documents(store)
         assert store.chunks_without_token_signs() == sorted(without_ids)
-        new = _signs([2, 300], 2)  # 300 tokens: 900 bytes
-        other = _signs([5], 3)[0]
+        new = random_signs([2, 300], 2)  # 300 tokens: 900 bytes
+        other = random_signs([5], 3)[0]
         # a chunk that has signs keeps its own; the missing ones are added
         added = store.add_token_signs(
             {without_ids[1]: new[1], with_ids[0]: other, without_ids[0]: new[0]}
@@ -314,7 +284,7 @@ def test_bad_token_signs_write_nothing(backend: Backend, bad: str, message: str)
     try:
         _, without_ids, _ = _two_documents(store)
         before = backend.dump()
-        good = _signs([3], 4)[0]
+        good = random_signs([3], 4)[0]
         blobs: dict[int, object] = {without_ids[0]: good}
         if bad == "unknown":
             blobs[4242] = good

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from tests.conftest import CORPUS, GOLDEN_DEV, SEED
-from tests.integration.pg_server import Backend, PgServer, pg_dump, shared_server
+from tests.integration.pg_server import Backend, PgServer, pg_dump
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
@@ -30,19 +30,6 @@ from truthbase.store import IndexEmbedder, SQLiteStore, StoreError, open_store
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
 from truthbase.store.postgres_copy import copy_sqlite_index
 from truthbase.store.postgres_query import terms_from_match_expression
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> PgServer:
-    return shared_server()
-
-
-@pytest.fixture()
-def pg_url(pg_server: PgServer) -> Iterator[str]:
-    """A fresh, empty database, dropped after the test."""
-    url = pg_server.create_database()
-    yield url
-    pg_server.drop_database(url)
 
 
 @pytest.fixture()

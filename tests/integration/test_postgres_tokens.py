@@ -5,59 +5,19 @@ PostgreSQL's migration 4 -> 5. (SQLite's own upgrade 5 -> 6: tests/unit/test_sto
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import psycopg
 import pytest
 
 from tests.conftest import ROBUSTNESS
-from tests.integration.pg_server import Backend, PgServer, pg_dump, shared_server
+from tests.integration.pg_server import Backend, PgServer, pg_dump
+from tests.integration.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.extract import extract_path
-from truthbase.model import ChunkDraft, ExtractedDocument
-from truthbase.retrieve.late import pack_signs
-from truthbase.store import IndexEmbedder, SQLiteStore
+from truthbase.store import SQLiteStore
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
 from truthbase.store.postgres_copy import copy_sqlite_index
-
-DIM = 20  # 3 bytes a token, the last one padded
-EMBEDDER = IndexEmbedder("m", DIM)
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> PgServer:
-    return shared_server()
-
-
-@pytest.fixture()
-def pg_url(pg_server: PgServer) -> Iterator[str]:
-    """A fresh, empty database, dropped after the test."""
-    url = pg_server.create_database()
-    yield url
-    pg_server.drop_database(url)
-
-
-def _chunks(document: ExtractedDocument, n: int) -> list[ChunkDraft]:
-    text = next(u.text for u in document.units if len(u.text) > 40 * n)
-    unit = next(u.index for u in document.units if u.text == text)
-    return [
-        ChunkDraft(
-            unit=unit, start=40 * i, end=40 * i + 40, text=text[40 * i : 40 * i + 40], rects=()
-        )
-        for i in range(n)
-    ]
-
-
-def _vectors(n: int, seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
-def _signs(n_tokens: list[int], seed: int) -> list[bytes]:
-    rng = np.random.default_rng(seed)
-    return [pack_signs(rng.standard_normal((n, DIM)).astype(np.float32)) for n in n_tokens]
 
 
 def _delete_document(backend: Backend, doc_id: str) -> None:
@@ -75,12 +35,12 @@ def _delete_document(backend: Backend, doc_id: str) -> None:
 def test_token_signs_round_trip_by_id_and_leave_with_their_document(backend: Backend) -> None:
     with_tokens = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
-    signs = _signs([9, 1, 300], 1)  # 300 tokens: 900 bytes
+    signs = random_signs([9, 1, 300], 1)  # 300 tokens: 900 bytes
     store = backend.open()
     try:
-        chunks = _chunks(with_tokens, 3)
-        store.add_document(with_tokens, chunks, _vectors(3, 1), EMBEDDER, token_signs=signs)
-        store.add_document(without, _chunks(without, 2), _vectors(2, 2), EMBEDDER)
+        chunks = chunks_of(with_tokens, 3)
+        store.add_document(with_tokens, chunks, unit_vectors(3, 1), EMBEDDER, token_signs=signs)
+        store.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
         assert store.counts()["token_chunks"] == 3 and store.counts()["chunks"] == 5
         ids = [c.id for c in store.chunks(list(range(1, 6))) if c.doc_id == with_tokens.sha256]
         other = [c.id for c in store.chunks(list(range(1, 6))) if c.doc_id == without.sha256]
@@ -116,7 +76,7 @@ def test_bad_token_signs_write_nothing(backend: Backend, signs: list[bytes], mes
         before = backend.dump()
         with pytest.raises(ValueError, match=message):
             store.add_document(
-                document, _chunks(document, 2), _vectors(2, 0), EMBEDDER, token_signs=signs
+                document, chunks_of(document, 2), unit_vectors(2, 0), EMBEDDER, token_signs=signs
             )
         assert backend.dump() == before
     finally:
@@ -128,10 +88,10 @@ def test_the_copy_into_postgres_carries_the_token_signs(tmp_path: Path, pg_url: 
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
     source = SQLiteStore(tmp_path / "source.sqlite")
     try:
-        source.add_document(without, _chunks(without, 2), _vectors(2, 2), EMBEDDER)
-        chunks = _chunks(with_tokens, 3)
-        signs = _signs([2, 5, 3], 3)
-        source.add_document(with_tokens, chunks, _vectors(3, 3), EMBEDDER, token_signs=signs)
+        source.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
+        chunks = chunks_of(with_tokens, 3)
+        signs = random_signs([2, 5, 3], 3)
+        source.add_document(with_tokens, chunks, unit_vectors(3, 3), EMBEDDER, token_signs=signs)
         want = source.token_signs(range(1, 6))
         want_counts = source.counts()
     finally:

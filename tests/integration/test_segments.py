@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.integration.pg_server import PgServer, shared_server
+from tests.integration.pg_server import PgServer
 from truthbase.cite.parse import parse_answer
 from truthbase.cite.resolve import resolve_citations
 from truthbase.config import Settings
@@ -344,11 +344,6 @@ def test_the_pdf_outline_is_the_toc() -> None:
 
 
 # -- PostgreSQL -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> PgServer:
-    return shared_server()
 
 
 def test_segment_storage_round_trips_on_both_backends(
