@@ -29,8 +29,9 @@ from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.ingest import StageTimes, index_document
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
+from truthbase.records import IndexEmbedder
 from truthbase.retrieve.hybrid import search
-from truthbase.store import IndexEmbedder, SQLiteStore
+from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "corpus" / "seed"

@@ -21,9 +21,10 @@ from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
 from .model import ChunkDraft, ExtractedDocument
+from .records import IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text
-from .store import IndexEmbedder, Store, StoreError, WindowDraft
+from .store import Store, StoreError
 
 SUPPORTED_SUFFIXES = (".pdf", ".epub")
 

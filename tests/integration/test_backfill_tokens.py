@@ -24,8 +24,9 @@ from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder
 from truthbase.extract import extract_path
+from truthbase.records import IndexEmbedder
 from truthbase.retrieve.hybrid import LATE_ARM, search
-from truthbase.store import IndexEmbedder, SQLiteStore, Store
+from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
 
 HINT = re.compile(

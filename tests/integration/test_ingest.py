@@ -18,7 +18,8 @@ from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest import ingest_paths
 from truthbase.model import ChunkDraft
-from truthbase.store import IndexEmbedder, SQLiteStore, Store, StoreError
+from truthbase.records import IndexEmbedder
+from truthbase.store import SQLiteStore, Store, StoreError
 from truthbase.store.postgres_copy import copy_sqlite_index
 
 # The specific reason each hostile file must fail with (MANIFEST.md); every other file ingests.

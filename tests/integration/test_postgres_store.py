@@ -24,9 +24,10 @@ from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.model import ChunkDraft
+from truthbase.records import IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.retrieve.fusion import weighted_rrf
-from truthbase.store import IndexEmbedder, SQLiteStore, StoreError, open_store
+from truthbase.store import SQLiteStore, StoreError, open_store
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
 from truthbase.store.postgres_copy import copy_sqlite_index
 from truthbase.store.postgres_query import terms_from_match_expression

@@ -23,13 +23,13 @@ from truthbase.cite.resolve import resolve_citations
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.llm.client import ChatMessage, LLMError, LLMTimeout
+from truthbase.records import Segment, StoredSegments, ToolError, ToolOutput
 from truthbase.segments.index import build_document_segments, ensure_segments
-from truthbase.segments.model import Segment, ToolError, ToolOutput
 from truthbase.segments.passages import inside_segment, tags_in
 from truthbase.segments.summarize import EXTRACTIVE_ID
 from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS, BookTools
 from truthbase.store import SQLiteStore, Store
-from truthbase.store.base import SegmentStore, StoredSegments
+from truthbase.store.base import SegmentStore
 from truthbase.textmatch import normalize
 
 PP_TITLE = "Pride and Prejudice"

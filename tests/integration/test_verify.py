@@ -16,9 +16,10 @@ from fastapi.testclient import TestClient
 from tests.integration.pg_server import BACKENDS, copy_into_postgres, shared_server
 from truthbase.cli import cli
 from truthbase.config import Settings
+from truthbase.records import StoredAnswer
 from truthbase.server import create_app
 from truthbase.store import open_store
-from truthbase.store.base import AnswerLog, StoredAnswer
+from truthbase.store.base import AnswerLog
 
 pytestmark = pytest.mark.slow
 

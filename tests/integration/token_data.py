@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from truthbase.model import ChunkDraft, ExtractedDocument
+from truthbase.records import IndexEmbedder
 from truthbase.retrieve.late import pack_signs
-from truthbase.store import IndexEmbedder
 
 DIM = 20  # 3 bytes a token, the last one padded
 EMBEDDER = IndexEmbedder("m", DIM)

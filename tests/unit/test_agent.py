@@ -26,10 +26,9 @@ from truthbase.answer.model import (
     SourcesEvent,
     TokenEvent,
 )
-from truthbase.cite.records import Source
 from truthbase.embed import Embedder
 from truthbase.model import Unit
-from truthbase.segments.model import ToolError, ToolOutput
+from truthbase.records import Source, ToolError, ToolOutput
 from truthbase.textmatch import quote_in
 
 from . import test_llm_transcripts as transcripts

@@ -9,7 +9,6 @@ from truthbase.answer.agent_extractive import centrality, pick_overview, questio
 from truthbase.answer.agent_loop import screen_tags
 from truthbase.answer.llm import LLMNotConfigured
 from truthbase.answer.modes import CHAT_MODES, resolve_chat_mode
-from truthbase.cite.records import Source
 from truthbase.config import LLMSettings
 from truthbase.embed import Embedder
 from truthbase.llm.client import (
@@ -20,6 +19,7 @@ from truthbase.llm.client import (
     with_fallbacks,
 )
 from truthbase.llm.prompts import tool_result_content
+from truthbase.records import Source
 
 from . import test_llm_transcripts as transcripts
 from .test_agent import tool_reply

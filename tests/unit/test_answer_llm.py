@@ -25,8 +25,9 @@ from truthbase.cite import verify_answers
 from truthbase.config import LLMSettings
 from truthbase.llm import ChatMessage, LLMError, LLMTimeout
 from truthbase.model import Unit
+from truthbase.records import StoredAnswer
 from truthbase.store import SQLiteStore
-from truthbase.store.base import AnswerLog, StoredAnswer
+from truthbase.store.base import AnswerLog
 from truthbase.store.sqlite import SCHEMA_VERSION
 
 SOURCES = [

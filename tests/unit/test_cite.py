@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from truthbase.cite import parse_answer, resolve_citations
-from truthbase.cite.records import Source
 from truthbase.model import Unit
+from truthbase.records import Source
 from truthbase.textmatch import quote_in
 
 PAGE = (

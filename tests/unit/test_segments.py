@@ -14,8 +14,8 @@ from truthbase.cite.parse import parse_answer
 from truthbase.config import SegmentSettings
 from truthbase.llm.client import ChatMessage, LLMError
 from truthbase.model import TocEntry
+from truthbase.records import Segment, SegmentPart
 from truthbase.segments.build import FRONT_MATTER, build_segments, builder_id
-from truthbase.segments.model import Segment, SegmentPart
 from truthbase.segments.passages import (
     Span,
     inside_segment,
@@ -367,8 +367,8 @@ def test_an_outline_view_starts_at_the_heading_below_its_top() -> None:
 def test_a_version_4_index_gains_the_segments_table(tmp_path: Path) -> None:
     import sqlite3
 
+    from truthbase.records import StoredSegments
     from truthbase.store import SQLiteStore
-    from truthbase.store.base import StoredSegments
     from truthbase.store.sqlite import SCHEMA_VERSION
 
     path = tmp_path / "old.sqlite"

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
+from truthbase.records import IndexEmbedder
 from truthbase.retrieve.late import pack_signs
-from truthbase.store import IndexEmbedder, SQLiteStore
+from truthbase.store import SQLiteStore
 from truthbase.store.base import token_sign_row_bytes
 from truthbase.store.sqlite import SCHEMA_VERSION
 

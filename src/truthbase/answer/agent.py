@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cite import parse_answer, resolve_citations
-from ..cite.records import Citation
 from ..cite.resolve import UnitReader
 from ..embed import Embedder
 from ..llm.client import Failure, ToolCallingModel
-from ..segments.model import Toolbox
+from ..records import Citation, Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
 from .agent_loop import AgentFailed, LoopLimits, ToolRun, run_agent, screen_tags, shown_tags
 from .extractive import ExtractiveAnswerer

@@ -32,12 +32,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ..cite.lexical import idf_table, jaccard, terms, weighted_coverage
-from ..cite.records import NO_ANSWER, Source
 from ..config import RetrievalSettings
 from ..embed import Embedder
 from ..llm.client import ToolCall
+from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
-from ..segments.model import Toolbox
 from ..store import Store
 from .agent_loop import FULL_TOOL, RELATED_TOOL, ToolRun, run_tool
 from .extractive import ExtractiveAnswerer, usable

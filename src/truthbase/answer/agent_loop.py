@@ -1,7 +1,7 @@
 """The agent's tool loop: model -> tool calls -> ``role: tool`` results -> ... -> final text.
 
 Pure over its two collaborators, a :class:`~truthbase.llm.client.ToolCallingModel` (or a chain
-of them) and a :class:`~truthbase.segments.model.Toolbox`; the clock is a parameter too, so the
+of them) and a :class:`~truthbase.records.Toolbox`; the clock is a parameter too, so the
 scripted tests control time. The shell (:mod:`truthbase.answer.agent`) turns the outcome into the
 answer's events.
 
@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cite.records import Source
 from ..llm.client import (
     AllModelsFailed,
     AssistantTurn,
@@ -45,7 +44,7 @@ from ..llm.client import (
     ToolMessage,
 )
 from ..llm.prompts import build_agent_messages, tool_result_content
-from ..segments.model import Toolbox, ToolError
+from ..records import Source, Toolbox, ToolError
 
 __all__ = [
     "FULL_TOOL",

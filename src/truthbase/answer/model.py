@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..cite.records import NO_ANSWER, Citation, Source
+from ..records import NO_ANSWER, Citation, Source
 
 __all__ = [
     "NO_ANSWER",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.base import StoredAnswer
+from ..records import StoredAnswer
 from .resolve import UnitCache, UnitReader, span_verified
 
 __all__ = ["AuditFailure", "AuditReport", "check_citation", "verify_answers"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .records import NO_ANSWER
+from ..records import NO_ANSWER
 
 _MARKER = r"\[\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*\]"
 _TAG = r"\[f\d{1,6}-\d{1,9}-\d{1,9}\]"

@@ -16,7 +16,8 @@ from typing import Literal
 from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible
 from ..model import SearchHit
-from ..store import ArmHit, Store
+from ..records import ArmHit
+from ..store import Store
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query
 from .fusion import weighted_rrf

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from ..config import SegmentSettings
 from ..model import TocEntry
+from ..records import Segment, SegmentPart
 from ..sentences import split_sentences
-from .model import Segment, SegmentPart
 
 __all__ = ["FRONT_MATTER", "build_segments", "builder_id"]
 

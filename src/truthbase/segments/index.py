@@ -15,10 +15,10 @@ import numpy as np
 from ..config import Settings
 from ..embed import Embedder
 from ..llm.client import ChatModel
+from ..records import FloatMatrix, Segment, StoredSegments
 from ..store import Store, StoreError
-from ..store.base import FloatMatrix, SegmentStore, StoredSegments
+from ..store.base import SegmentStore
 from .build import build_segments, builder_id
-from .model import Segment
 from .passages import strip_tags
 from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from ..records import Segment
 from ..sentences import split_sentences
-from .model import Segment
 
 __all__ = [
     "Span",

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..cite.lexical import terms
 from ..llm.client import ChatMessage, ChatModel, LLMError
 from ..llm.prompts import escape_data
-from .model import Segment
+from ..records import Segment
 from .passages import Span, inside_segment, passages, segment_sentences, segment_size, tag
 
 __all__ = [

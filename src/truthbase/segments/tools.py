@@ -12,7 +12,7 @@
 - ``get_full_book_segment_summaries()``: every segment's summary with its title, in reading
   order, per document.
 
-Every passage shown with a tag is also returned as a :class:`~truthbase.cite.records.Source`
+Every passage shown with a tag is also returned as a :class:`~truthbase.records.Source`
 (numbered from ``first_n``), so that a tag copied into the answer resolves and is verified.
 Segment indexes missing from the store are built on first use (see :mod:`.index`).
 """
@@ -28,18 +28,16 @@ from typing import Any
 import numpy as np
 
 from ..cite.lexical import idf_table, terms, weighted_coverage
-from ..cite.records import Source
 from ..config import Settings
 from ..embed import Embedder
 from ..geometry import span_line_rects
 from ..llm.client import ChatMessage, ChatModel, LLMError, LLMTimeout
 from ..llm.prompts import escape_data
 from ..model import Unit
+from ..records import Segment, Source, StoredSegments, ToolError, ToolOutput
 from ..retrieve.hybrid import search
 from ..store import Store
-from ..store.base import StoredSegments
 from .index import SummarizerKind, ensure_segments, resolve_summarizer, segment_store
-from .model import Segment, ToolError, ToolOutput
 from .passages import Span, inside_segment, passages, segment_sentences, strip_tags, tag, tags_in
 
 __all__ = [
@@ -93,7 +91,7 @@ class _Shown:
 
 
 class BookTools:
-    """:class:`~truthbase.segments.model.Toolbox` over a store's segment indexes.
+    """:class:`~truthbase.records.Toolbox` over a store's segment indexes.
 
     ``store`` must keep segments (both backends do); ``embedder`` is the index's embedder;
     ``llm``, when given, picks related segments (and writes the summaries when the summarizer

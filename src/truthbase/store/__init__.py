@@ -5,20 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import ArmHit, FloatMatrix, IndexEmbedder, Store, StoreError, WindowDraft
+from .base import Store, StoreError
 from .sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from ..config import Settings
 
 __all__ = [
-    "ArmHit",
-    "FloatMatrix",
-    "IndexEmbedder",
     "SQLiteStore",
     "Store",
     "StoreError",
-    "WindowDraft",
     "open_store",
 ]
 

@@ -3,49 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import Any, Protocol, runtime_checkable
 
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, TocEntry, Unit
-
-if TYPE_CHECKING:  # segments.model imports cite, whose audit imports this module
-    from ..segments.model import Segment
-
-FloatMatrix = npt.NDArray[np.float32]
+from ..records import (
+    ArmHit,
+    FloatMatrix,
+    IndexEmbedder,
+    StoredAnswer,
+    StoredSegments,
+    WindowDraft,
+)
 
 
 class StoreError(Exception):
     """A store cannot be opened or used as asked."""
-
-
-@dataclass(frozen=True, slots=True)
-class IndexEmbedder:
-    """The embedder an index was built with; queries must use the same one."""
-
-    model_id: str
-    dim: int
-
-
-@dataclass(frozen=True, slots=True)
-class WindowDraft:
-    """A sentence window to store with its vector: ``chunk`` indexes the chunks passed along with
-    it; ``start`` and ``end`` are offsets into that chunk's unit text."""
-
-    chunk: int
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class ArmHit:
-    """One chunk as one retrieval arm ranked it (rank is 1-based)."""
-
-    chunk_id: int
-    rank: int
-    score: float
 
 
 class Store(Protocol):
@@ -107,16 +79,6 @@ class Store(Protocol):
     def counts(self) -> dict[str, int]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class StoredAnswer:
-    """An answer as it was shown: ``answer`` is the answer object's JSON (with citations)."""
-
-    id: int
-    question: str
-    answer: dict[str, Any]
-    created_at: str
-
-
 @runtime_checkable
 class AnswerLog(Protocol):
     """A store that keeps the answers it served (for ``truthbase verify``)."""
@@ -124,18 +86,6 @@ class AnswerLog(Protocol):
     def add_answer(self, question: str, answer: dict[str, Any]) -> int: ...
 
     def answers(self) -> list[StoredAnswer]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSegments:
-    """A document's segment index for one summarizer id: ``builder`` names the cutting rules it
-    was built with (:func:`truthbase.segments.build.builder_id`); ``vectors`` (one row per
-    segment, or None) embed the summaries with the embedder ``embedder``."""
-
-    segments: list[Segment]
-    builder: str
-    vectors: FloatMatrix | None = None
-    embedder: str | None = None
 
 
 @runtime_checkable

@@ -41,13 +41,9 @@ import numpy as np
 
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, Unit
 from ..quota import Admission, QuotaLimits
+from ..records import ArmHit, FloatMatrix, IndexEmbedder, StoredAnswer, WindowDraft
 from .base import (
-    ArmHit,
-    FloatMatrix,
-    IndexEmbedder,
-    StoredAnswer,
     StoreError,
-    WindowDraft,
     check_document_inputs,
     check_same_embedder,
 )

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit
-from .base import FloatMatrix, IndexEmbedder, Store, StoreError, WindowDraft
+from ..records import FloatMatrix, IndexEmbedder, WindowDraft
+from .base import Store, StoreError
 from .sqlite import SQLiteStore, _rects_from_json
 
 __all__ = ["copy_sqlite_index"]

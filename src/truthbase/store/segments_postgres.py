@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..model import TocEntry
-from .base import StoredSegments
+from ..records import StoredSegments
 from .segments_sqlite import segment_rows, stored_from_rows, toc_from_json
 
 

@@ -10,15 +10,12 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..model import TocEntry
-from .base import StoredSegments
-
-if TYPE_CHECKING:
-    from ..segments.model import SegmentPart
+from ..records import Segment, SegmentPart, StoredSegments
 
 
 def parts_json(parts: Sequence[SegmentPart]) -> str:
@@ -26,8 +23,6 @@ def parts_json(parts: Sequence[SegmentPart]) -> str:
 
 
 def parts_from_json(text: str) -> tuple[SegmentPart, ...]:
-    from ..segments.model import SegmentPart  # at call time: segments -> cite -> store cycle
-
     return tuple(SegmentPart(int(u), int(s), int(e)) for u, s, e in json.loads(text))
 
 
@@ -48,8 +43,6 @@ def toc_from_json(text: str | None) -> list[TocEntry]:
 
 def stored_from_rows(doc_id: str, rows: Sequence[Sequence[Any]]) -> StoredSegments | None:
     """Rows of (idx, title, parts, summary, written_by, builder, embedder, vector), by idx."""
-    from ..segments.model import Segment  # at call time: segments -> cite -> store cycle
-
     if not rows:
         return None
     segments = [

@@ -32,13 +32,9 @@ from ..model import (
     Rect,
     Unit,
 )
+from ..records import ArmHit, FloatMatrix, IndexEmbedder, StoredAnswer, WindowDraft
 from .base import (
-    ArmHit,
-    FloatMatrix,
-    IndexEmbedder,
-    StoredAnswer,
     StoreError,
-    WindowDraft,
     check_document_inputs,
     check_same_embedder,
     check_token_sign_map,

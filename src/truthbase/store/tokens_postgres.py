@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from .base import IndexEmbedder, check_token_sign_map
+from ..records import IndexEmbedder
+from .base import check_token_sign_map
 
 
 class PostgresTokens:

@@ -1,0 +1,213 @@
+"""Records shared by several pipeline stages (the ground floor, beside :mod:`.model`).
+
+A record lives here, not in the stage that happens to produce it, when more than one stage reads
+it: numbered sources and resolved citations (retrieve, cite, answer, segments, server), the
+segment index and the book tools' contract (store, segments, answer), the store's search and
+write records (store, retrieve, ingest) and what the store keeps of answers and segments.
+
+Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit index; ``start`` and
+``end`` are offsets into that unit's canonical text. Rects are in PDF user space.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .model import Rect
+
+#: Embedding vectors, one row per text (float32, L2-normalized).
+FloatMatrix = npt.NDArray[np.float32]
+
+#: What a refusing answerer says, and what an answer text that refuses contains.
+NO_ANSWER = "NO_ANSWER"
+
+
+def _rects_json(rects: tuple[Rect, ...]) -> list[list[float]]:
+    return [list(r) for r in rects]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Source [n] of an answer: one retrieved chunk."""
+
+    n: int  # 1-based, as the answer's [n] markers name it
+    doc_id: str
+    title: str
+    unit: int
+    start: int
+    end: int
+    text: str
+    rects: tuple[Rect, ...]
+    chunk_id: int | None = None
+    score: float = 0.0
+
+    @property
+    def page(self) -> int:
+        """The 1-based physical page."""
+        return self.unit + 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "page": self.page,
+            "unit": self.unit,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "rects": _rects_json(self.rects),
+            "chunk_id": self.chunk_id,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """A resolved citation: the span of source ``n``'s page that supports a claim.
+
+    ``verified`` is True only when ``quote`` was found, under the matching rule, in the stored
+    unit text at [start, end). ``claim`` is the answer text the citation supports.
+    """
+
+    n: int
+    doc_id: str
+    unit: int
+    start: int
+    end: int
+    quote: str
+    rects: tuple[Rect, ...]
+    verified: bool
+    claim: str = ""
+    support: float = 0.0
+    via: Literal["marker", "tag"] = "marker"
+
+    @property
+    def page(self) -> int:
+        return self.unit + 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "page": self.page,
+            "unit": self.unit,
+            "start": self.start,
+            "end": self.end,
+            "quote": self.quote,
+            "rects": _rects_json(self.rects),
+            "verified": self.verified,
+            "claim": self.claim,
+            "support": round(self.support, 4),
+            "via": self.via,
+        }
+
+
+# -- the segment index and the book tools ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentPart:
+    """A run of one unit's canonical text: [start, end) of unit ``unit``."""
+
+    unit: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Segment:
+    """One section of a document, in reading order (``index`` is 0-based within the document).
+
+    A segment may cover parts of several units (small TOC siblings batched together).
+    ``summary`` carries inline position tags ``[f{unit}-{start}-{end}]`` of the passages it
+    summarizes; ``summarizer`` says who wrote it (cache key).
+    """
+
+    doc_id: str
+    index: int
+    title: str
+    parts: tuple[SegmentPart, ...]
+    summary: str = ""
+    summarizer: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutput:
+    """What one tool call returns: ``content`` goes to the model as the ``role: tool`` message;
+    ``sources`` are the spans that content shows (with their tags), the only spans a position
+    tag in the final answer may resolve to. ``n`` of each source is unique within one turn."""
+
+    content: str
+    sources: list[Source] = field(default_factory=list)
+    segment_ids: list[str] = field(default_factory=list)  # "{doc_id}:{index}" of segments shown
+
+
+class ToolError(ValueError):
+    """A tool call that cannot run: unknown tool name or bad arguments (told to the model)."""
+
+
+class Toolbox(Protocol):
+    """The tools an agent may call, in the OpenAI function-calling schema."""
+
+    def schemas(self) -> list[dict[str, Any]]: ...
+
+    def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+        """Run tool ``name``; number the returned sources from ``first_n`` on."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSegments:
+    """A document's segment index for one summarizer id: ``builder`` names the cutting rules it
+    was built with (:func:`truthbase.segments.build.builder_id`); ``vectors`` (one row per
+    segment, or None) embed the summaries with the embedder ``embedder``."""
+
+    segments: list[Segment]
+    builder: str
+    vectors: FloatMatrix | None = None
+    embedder: str | None = None
+
+
+# -- the store's records ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEmbedder:
+    """The embedder an index was built with; queries must use the same one."""
+
+    model_id: str
+    dim: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDraft:
+    """A sentence window to store with its vector: ``chunk`` indexes the chunks passed along with
+    it; ``start`` and ``end`` are offsets into that chunk's unit text."""
+
+    chunk: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class ArmHit:
+    """One chunk as one retrieval arm ranked it (rank is 1-based)."""
+
+    chunk_id: int
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """An answer as it was shown: ``answer`` is the answer object's JSON (with citations)."""
+
+    id: int
+    question: str
+    answer: dict[str, Any]
+    created_at: str
