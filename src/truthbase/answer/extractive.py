@@ -39,9 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cite.lexical import idf_table, jaccard, terms, weighted_coverage
 from ..embed import Embedder
 from ..sentences import split_sentences
+from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
 

@@ -26,8 +26,8 @@ from ..geometry import span_line_rects
 from ..model import Unit
 from ..records import Citation, Source
 from ..sentences import split_sentences
+from ..text import idf_table, terms, weighted_coverage
 from ..textmatch import find_quote, normalize, quote_in
-from .lexical import idf_table, terms, weighted_coverage
 from .parse import Claim, ParsedAnswer, Tag, render_groups
 
 #: A claim must be at least this long (normalized) to be located verbatim in a source.

@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..text import stem
+
 #: U+FB00..U+FB06 as letters. U+FB05 keeps its long s: NFC (the canonical form) does not fold it,
 #: and the matching rule's NFKC still reads it as "st".
 UNICODE_LIGATURES: Mapping[str, str] = {
@@ -79,32 +81,6 @@ _BUILTIN_WORDS_TEXT = """
 """
 _BUILTIN_WORDS = frozenset(_BUILTIN_WORDS_TEXT.split())
 
-# Suffixes stripped so that "verifications" counts as "verification" (longest first).
-_SUFFIXES = (
-    "ations",
-    "ation",
-    "ities",
-    "ness",
-    "ions",
-    "ing",
-    "ion",
-    "ity",
-    "ies",
-    "ed",
-    "es",
-    "er",
-    "ly",
-    "al",
-    "s",
-)
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
 
 @dataclass(frozen=True, slots=True)
 class _Vocabulary:
@@ -114,11 +90,11 @@ class _Vocabulary:
     @classmethod
     def of(cls, words: Iterable[str]) -> _Vocabulary:
         lowered = frozenset(w.lower() for w in words)
-        return cls(lowered, frozenset(_stem(w) for w in lowered))
+        return cls(lowered, frozenset(stem(w) for w in lowered))
 
     def is_word(self, word: str) -> bool:
         w = word.lower()
-        return w in self.words or w in _BUILTIN_WORDS or _stem(w) in self.stems
+        return w in self.words or w in _BUILTIN_WORDS or stem(w) in self.stems
 
 
 #: One character of page text for inference: a plain character, or a private-use key.

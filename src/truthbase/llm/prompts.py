@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..records import NO_ANSWER
 from .client import ChatMessage
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 #: What the model answers when the sources do not hold the answer.
-NO_ANSWER = "NO_ANSWER"
-
 ANSWER_SYSTEM_PROMPT = f"""\
 You answer questions using only the numbered sources in the user's message.
 

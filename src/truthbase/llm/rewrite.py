@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..retrieve.fusion import weighted_rrf
+from ..text import QUERY_STOP_WORDS, WORD, stem
 from .client import ChatModel, LLMTimeout
 from .parse import loads_loose, strip_fences
 from .prompts import build_rewrite_messages
@@ -39,13 +40,6 @@ K = TypeVar("K", bound=Hashable)
 
 _LIST_KEYS = ("queries", "sub_queries", "subqueries", "questions", "query")
 _ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.):]|[-*•])\s+(.+?)\s*$")
-_WORD = re.compile(r"[^\W_]{3,}")
-_STOPWORDS = """
-the and are was were what which who whom whose when where why how does did has have had for from
-with that this these those into about its their them they you your can could should would will
-shall may might must not but also than then there here
-"""
-_STOP = frozenset(_STOPWORDS.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +137,10 @@ def _line_items(text: str) -> list[str]:
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in _WORD.findall(text.lower()) if w not in _STOP}
+    """The topic words of ``text``, stemmed: words of three or more letters, no stop words."""
+    return {
+        stem(w) for w in WORD.findall(text.lower()) if len(w) >= 3 and w not in QUERY_STOP_WORDS
+    }
 
 
 def _key(text: str) -> str:

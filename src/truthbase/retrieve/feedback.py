@@ -23,16 +23,13 @@ Pure: texts in, terms out.
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
-from .fts_query import STOP_WORDS
+from ..text import QUERY_STOP_WORDS, WORD, idf_smoothed
 
 __all__ = ["expansion_terms", "feedback_query", "feedback_words"]
 
-_WORD = re.compile(r"[^\W_]+")
 _MIN_LEN = 3
 
 
@@ -40,8 +37,8 @@ def feedback_words(text: str) -> list[str]:
     """The case-folded words of ``text`` that may serve as expansion terms, in text order."""
     return [
         w
-        for w in _WORD.findall(text.casefold())
-        if len(w) >= _MIN_LEN and not w.isdigit() and w not in STOP_WORDS
+        for w in WORD.findall(text.casefold())
+        if len(w) >= _MIN_LEN and not w.isdigit() and w not in QUERY_STOP_WORDS
     ]
 
 
@@ -69,7 +66,7 @@ def expansion_terms(
     candidates = set().union(*counted) - own
     df: Counter[str] = Counter()
     for text in pool:  # only the candidates' frequencies: no filtering of every pool word
-        df.update(candidates.intersection(_WORD.findall(text.casefold())))
+        df.update(candidates.intersection(WORD.findall(text.casefold())))
     size = len(pool)
     weights: dict[str, float] = {}
     for rank, counts in enumerate(counted, start=1):
@@ -80,7 +77,7 @@ def expansion_terms(
             freq = max(df[word], 1)  # a feedback text missing from the pool still counts once
             if freq / size > max_pool_df:
                 continue
-            idf = math.log((size + 1) / freq)
+            idf = idf_smoothed(size, freq)
             weights[word] = weights.get(word, 0.0) + count / length / rank * idf
     ranked = sorted(weights.items(), key=lambda item: (-item[1], item[0]))
     return [word for word, weight in ranked[:terms] if weight > 0]

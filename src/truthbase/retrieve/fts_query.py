@@ -41,33 +41,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "build_fts_query", "query_terms"]
+from ..text import QUERY_STOP_WORDS, WORD
+
+__all__ = ["MAX_TERMS", "build_fts_query", "query_terms"]
 
 #: Most terms one query carries; later terms are dropped.
 MAX_TERMS = 64
 
-_STOP_WORDS_TEXT = """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing done down during each few for from
-    further had has have having he her here hers herself him himself his i if in into is it its
-    itself just me more most my myself no nor not of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom whose why will with would you your yours yourself
-    yourselves how also may might must shall us within without upon among via
-    according describe explain tell please
-    etc eg ie vs
-    s t d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma mightn mustn needn
-    shan shouldn wasn weren won wouldn don
-"""
-
-#: A compact English stop-word list, with the words questions are phrased in.
-STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 # FTS5's own operator words, never kept as acronyms.
 _FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 
-_WORD = re.compile(r"[^\W_]+")
 _DOUBLE_QUOTED = re.compile(r'"([^"]*)"')
 # A single-quoted span: the opening quote not preceded, the closing one not followed, by a word
 # character, so apostrophes (RAPTOR's, can't, authors') never open or close a phrase.
@@ -100,12 +84,12 @@ def _phrase(tokens: list[str]) -> str:
 
 def _is_content_part(token: str) -> bool:
     """A part of an identifier or phrase worth an OR term of its own."""
-    return len(token) >= 2 and not token.isdigit() and token.casefold() not in STOP_WORDS
+    return len(token) >= 2 and not token.isdigit() and token.casefold() not in QUERY_STOP_WORDS
 
 
 def _is_kept_word(token: str, acronyms_allowed: bool) -> bool:
     """A lone word worth a term: not a stop word, unless it is an acronym."""
-    if token.casefold() not in STOP_WORDS:
+    if token.casefold() not in QUERY_STOP_WORDS:
         return True
     return acronyms_allowed and len(token) >= 2 and token.isupper() and token not in _FTS_OPERATORS
 
@@ -136,7 +120,7 @@ class _Terms:
 
 
 def _add_quoted(terms: _Terms, inner: str) -> None:
-    tokens = _WORD.findall(inner)
+    tokens = WORD.findall(inner)
     if len(tokens) == 1:
         terms.add(tokens)  # explicitly quoted: kept even if a stop word
     elif tokens:
@@ -146,7 +130,7 @@ def _add_quoted(terms: _Terms, inner: str) -> None:
 def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
     """One whitespace-separated chunk of the question: a word, or an identifier."""
     chunk = _POSSESSIVE.sub("", chunk.rstrip(_TRAILING_PUNCT))
-    tokens = _WORD.findall(chunk)
+    tokens = WORD.findall(chunk)
     if len(tokens) == 1:
         if _is_kept_word(tokens[0], acronyms_allowed):
             terms.add(tokens)
@@ -154,8 +138,8 @@ def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
     if not tokens:
         return
     # An identifier. Dropped when nothing in it carries meaning: "and/or", "e.g.", "it's".
-    if "".join(tokens).casefold() in STOP_WORDS or all(
-        t.casefold() in STOP_WORDS or (len(t) == 1 and not t.isdigit()) for t in tokens
+    if "".join(tokens).casefold() in QUERY_STOP_WORDS or all(
+        t.casefold() in QUERY_STOP_WORDS or (len(t) == 1 and not t.isdigit()) for t in tokens
     ):
         return
     terms.add_phrase_with_parts(tokens)

@@ -20,10 +20,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from ..cite.lexical import terms
 from ..llm.client import ChatMessage, ChatModel, LLMError
 from ..llm.prompts import escape_data
 from ..records import Segment
+from ..text import idf_log1p, terms
 from .passages import Span, inside_segment, passages, segment_sentences, segment_size, tag
 
 __all__ = [
@@ -155,7 +155,7 @@ def extractive_summaries(
     for c in counts:
         df.update(c.keys())
     n = len(segments)
-    idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
+    idf = {t: idf_log1p(n, d) for t, d in df.items()}
     summaries: list[str] = []
     for segment, sentences, sent_terms, count in zip(
         segments, sentence_lists, sentence_terms, counts, strict=True

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from ..cite.lexical import idf_table, terms, weighted_coverage
 from ..config import Settings
 from ..embed import Embedder
 from ..geometry import span_line_rects
@@ -37,6 +36,7 @@ from ..model import Unit
 from ..records import Segment, Source, StoredSegments, ToolError, ToolOutput
 from ..retrieve.hybrid import search
 from ..store import Store
+from ..text import idf_table, terms, weighted_coverage
 from .index import SummarizerKind, ensure_segments, resolve_summarizer, segment_store
 from .passages import Span, inside_segment, passages, segment_sentences, strip_tags, tag, tags_in
 
