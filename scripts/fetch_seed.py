@@ -150,7 +150,8 @@ def download(url: str, dest: Path, timeout: float) -> int:
             if total and done != total:
                 raise FetchError(f"incomplete: {done} of {total} bytes")
         seconds = time.monotonic() - started
-        say(f"     {done // 1024:,} KiB in {seconds:.1f} s" if done >= 1024 else f"     {done} bytes")
+        size = f"{done // 1024:,} KiB" if done >= 1024 else f"{done} bytes"
+        say(f"     {size} in {seconds:.1f} s")
         pages = verify(tmp)
         tmp.replace(dest)
         return pages
