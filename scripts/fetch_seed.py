@@ -19,6 +19,7 @@ import hashlib
 import http.client
 import json
 import os
+import socket
 import sys
 import time
 import urllib.error
@@ -158,6 +159,9 @@ def download(url: str, dest: Path, timeout: float) -> int:
     except urllib.error.HTTPError as e:
         raise FetchError(f"HTTP {e.code} {e.reason}") from e
     except urllib.error.URLError as e:
+        if isinstance(e.reason, socket.gaierror):
+            host = urllib.parse.urlsplit(url).hostname
+            raise FetchError(f"cannot resolve {host} (no network or DNS?): {e.reason}") from e
         raise FetchError(str(e.reason)) from e
     except (OSError, ValueError, http.client.HTTPException) as e:  # timeouts, resets, bad URLs
         raise FetchError(f"{type(e).__name__}: {e}") from e
@@ -236,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if not have:
         say(f">> could not download any of the {len(SEEDS)} seed documents (see above; offline?).")
         say("   Name a folder of PDFs instead: make demo CORPUS=path/to/pdfs")
+        say("   (or put the shared corpus beside this clone, as ../shared/corpus/seed).")
         return 1
     if failed:
         say(f">> missing {len(failed)} of {len(SEEDS)}; the demo goes on with {len(have)}:")
