@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..config import LLMSettings
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
 from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
 from .base import Answerer, Draft
@@ -40,7 +41,7 @@ AnswerMode = Literal["extractive", "llm"]
 MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
 
 
-class LLMNotConfigured(ValueError):
+class LLMNotConfigured(InvalidInput):
     """``--mode llm`` (or an LLM stage) asked for without ``llm.base_url``."""
 
 

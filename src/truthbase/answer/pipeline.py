@@ -20,6 +20,7 @@ from typing import Any
 from ..cite import parse_answer, resolve_citations
 from ..config import RetrievalSettings
 from ..embed import Embedder
+from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..model import SearchHit
@@ -242,7 +243,7 @@ def answer_question(
     )
 
 
-class AnswerError(RuntimeError):
+class AnswerError(TruthBaseError):
     """A stage failed; ``stage`` says which."""
 
     def __init__(self, message: str, stage: str) -> None:

@@ -28,6 +28,7 @@ import openai
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
+from ..errors import Unavailable
 
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
@@ -99,7 +100,7 @@ class AssistantTurn:
         return message
 
 
-class LLMError(Exception):
+class LLMError(Unavailable):
     """A provider failed: connection refused, an HTTP error, a malformed or empty reply."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import InvalidInput, TruthBaseError
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, TocEntry, Unit
 from ..records import (
     ArmHit,
@@ -16,7 +17,7 @@ from ..records import (
 )
 
 
-class StoreError(Exception):
+class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
 
 
