@@ -107,7 +107,7 @@ def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
                 "(or [llm] base_url and model in truthbase.toml)"
             )
         return "llm"
-    raise ValueError(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
 
 
 def answerer_for(llm: LLMSettings, embedder: Embedder, mode: str | None = None) -> Answerer:

@@ -19,7 +19,7 @@ from ..embed import Embedder
 from ..ingest import SUPPORTED_SUFFIXES, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
-from .golden import GoldenQuestion, GoldenSet, resolve_document_paths
+from .golden import GoldenError, GoldenQuestion, GoldenSet, resolve_document_paths
 from .metrics import (
     MAX_K,
     QuestionResult,
@@ -180,7 +180,7 @@ def evaluate_retrieval(
     """The retrieval report: metrics per mode and tag, misses, skipped and per-question ranks."""
     questions, skipped = split_questions(golden, prepared)
     if not questions:
-        raise ValueError("no answerable question has all its documents indexed")
+        raise GoldenError("no answerable question has all its documents indexed")
     collected = collect_arms(questions, store, embedder, settings)
     chunks = ChunkCache(store, prepared.names)
     modes: dict[str, Any] = {}
