@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
@@ -288,6 +289,13 @@ def tune_retrieval(
 ) -> dict[str, Any]:
     """Grid over RRF k and arm weights with k-fold cross-validation on the golden set."""
     questions, skipped = split_questions(golden, prepared)
+    if not questions:
+        raise GoldenError("no answerable question has all its documents indexed")
+    if len(questions) < folds:
+        raise InvalidInput(
+            f"{folds} folds need at least {folds} answerable questions whose documents are "
+            f"indexed; there are {len(questions)}"
+        )
     # every list is collected once (late weight > 0 computes it); each config weighs them
     collected = collect_arms(
         questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})

@@ -28,7 +28,7 @@ import openai
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
-from ..errors import Unavailable
+from ..errors import InvalidInput, Unavailable
 
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
@@ -163,7 +163,7 @@ class OpenAIChatModel:
         name: str | None = None,
     ) -> None:
         if not model.strip():
-            raise ValueError("an OpenAI-compatible chat model needs a model name")
+            raise InvalidInput("an OpenAI-compatible chat model needs a model name")
         self.model = model
         self.base_url = base_url
         self.temperature = temperature
