@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .config import Settings
+from .errors import TruthBaseError
 from .geometry import span_line_rects
 from .model import (
     Chunk,
@@ -25,6 +26,7 @@ __all__ = [
     "Rect",
     "SearchHit",
     "Settings",
+    "TruthBaseError",
     "Unit",
     "find_quote",
     "normalize",

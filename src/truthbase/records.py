@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .errors import InvalidInput
 from .model import Rect
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
@@ -147,7 +148,7 @@ class ToolOutput:
     segment_ids: list[str] = field(default_factory=list)  # "{doc_id}:{index}" of segments shown
 
 
-class ToolError(ValueError):
+class ToolError(InvalidInput):
     """A tool call that cannot run: unknown tool name or bad arguments (told to the model)."""
 
 

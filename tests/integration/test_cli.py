@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import ROBUSTNESS
@@ -90,3 +94,78 @@ def test_ingest_is_idempotent_through_the_cli(tmp_path: Path) -> None:
     code, out = run("--db", db, "ingest", target)
     assert code == 0
     assert "0 ingested, 1 unchanged, 0 failed" in out
+
+
+# Exit codes: 0 success, 2 a TruthBaseError (one line on stderr, no traceback), 1 a bug.
+
+
+def test_success_exits_0(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "new.sqlite"), "docs", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["docs"], "is not a TruthBase index"),  # --db names a file that is no index
+        (["ask", "--mode", "llm", "anything"], "--mode llm needs an LLM"),
+        (["segments", "list", "abc"], "no document with id 'abc'"),
+        (["eval", "retrieval", "--golden", "{golden}"], "cannot read golden file"),
+    ],
+)
+def test_a_truthbase_error_is_one_line_on_stderr_and_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    db = tmp_path / "t.sqlite"
+    golden = tmp_path / "golden.json"
+    golden.write_text("{not json")
+    if args == ["docs"]:
+        db.write_text("not an SQLite file\n")
+    argv = ["--db", str(db), *(a.replace("{golden}", str(golden)) for a in args)]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("error: ") and message in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("bug", [RuntimeError, ValueError, KeyError])
+def test_an_unexpected_exception_is_a_bug_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bug: type[Exception]
+) -> None:
+    # ValueError too: `search` once caught it as if it were a user error (exit 2).
+    def broken(*args: object, **kwargs: object) -> object:
+        raise bug("a bug in search")
+
+    # the module, not the `docs` command that truthbase.cli exports under the same name
+    monkeypatch.setattr(importlib.import_module("truthbase.cli.docs"), "search", broken)
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "t.sqlite"), "search", "anything"])
+    assert result.exit_code == 1
+    assert type(result.exception) is bug
+    assert "error:" not in result.output
+
+
+def test_a_bug_shows_its_traceback(tmp_path: Path) -> None:
+    """The real entry point in a process of its own: the traceback is on stderr, exit 1."""
+    script = (
+        "import sys\n"
+        "from truthbase.store import SQLiteStore\n"
+        "def broken(self): raise RuntimeError('a bug in list_documents')\n"
+        "SQLiteStore.list_documents = broken\n"
+        "from truthbase.cli import main\n"
+        "sys.argv[0] = 'truthbase'\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--db", str(tmp_path / "t.sqlite"), "docs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "RuntimeError: a bug in list_documents" in done.stderr
+    assert "error:" not in done.stderr

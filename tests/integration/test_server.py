@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
+import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -14,7 +17,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from truthbase.config import Settings
+from truthbase.answer import modes
+from truthbase.config import EmbedderSettings, Settings
 from truthbase.geometry import span_line_rects
 from truthbase.server import ROUTES, create_app
 from truthbase.store import SQLiteStore
@@ -180,3 +184,63 @@ def test_serve_refuses_a_missing_index(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "no index" in result.stderr
+
+
+# Errors: a TruthBaseError is a 4xx (503: a backend) with its message as `detail`; anything
+# else is a logged 500 whose body says only "internal error".
+
+
+def test_a_user_error_is_a_4xx_with_its_message(seed_db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "other.sqlite"
+    shutil.copy(seed_db, copy)
+    with sqlite3.connect(copy) as connection:
+        connection.execute("UPDATE meta SET value='some-other-model' WHERE key='embedder'")
+    connection.close()
+    with TestClient(create_app(Settings(db=copy))) as other:
+        response = other.get("/api/search", params={"q": "anything"})
+    assert response.status_code == 400  # EmbedderMismatchError, an InvalidInput
+    assert "re-ingest" in response.json()["detail"] or "re-index" in response.json()["detail"]
+
+
+def test_an_unavailable_backend_is_a_503(seed_db: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-model"
+    settings = Settings(db=seed_db, embedder=EmbedderSettings(name=f"onnx:{missing}"))
+    with TestClient(create_app(settings)) as broken:
+        response = broken.get("/api/search", params={"q": "anything"})
+        assert broken.get("/healthz").status_code == 200  # the rest of the app still serves
+    assert response.status_code == 503  # EmbeddingError, Unavailable
+    assert str(missing) in response.json()["detail"]
+
+
+def test_a_bug_is_a_logged_500_without_its_traceback(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(self: object) -> object:
+        raise RuntimeError("secret detail of a bug")
+
+    monkeypatch.setattr(SQLiteStore, "list_documents", broken)
+    with caplog.at_level(logging.ERROR, logger="truthbase.server"):
+        response = client.get("/api/documents")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "internal error"}
+    assert "secret" not in response.text and "Traceback" not in response.text
+    logged = [r for r in caplog.records if r.exc_info and r.name.startswith("truthbase.server")]
+    assert len(logged) == 1 and "GET /api/documents" in logged[0].getMessage()
+    assert "RuntimeError: secret detail of a bug" in caplog.text  # the traceback is in the log
+
+
+def test_a_bug_in_the_chat_stream_is_logged_and_shown_as_internal_error(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object, **kwargs: object) -> Iterator[object]:
+        raise KeyError("secret detail of a bug")
+        yield  # a generator, as answer_events
+
+    monkeypatch.setattr(modes, "answer_events", broken)
+    with caplog.at_level(logging.ERROR, logger="truthbase.server"):
+        response = client.post("/api/chat", json={"question": "anything"})
+    assert response.status_code == 200  # the stream had started
+    assert _sse(response.text) == [
+        ("error", {"type": "error", "stage": "answer", "message": "internal error"})
+    ]
+    assert "KeyError: 'secret detail of a bug'" in caplog.text

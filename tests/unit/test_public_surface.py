@@ -25,6 +25,7 @@ def test_public_api_is_deliberate() -> None:
             "Rect",
             "SearchHit",
             "Settings",
+            "TruthBaseError",
             "Unit",
             "find_quote",
             "normalize",

@@ -25,6 +25,7 @@ from typing import Any
 from ..cite import parse_answer, resolve_citations
 from ..cite.resolve import UnitReader
 from ..embed import Embedder
+from ..errors import TruthBaseError
 from ..llm.client import Failure, ToolCallingModel
 from ..records import Citation, Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
@@ -177,7 +178,7 @@ def agent_events(
             resolved = _resolve(outcome, store, embedder)
             resolved.problems[:0] = dropped
             timings["extractive"] = time.perf_counter() - started
-    except Exception as exc:  # any failure ends the stream as an error event
+    except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="agent")
         return
     sources = outcome.sources

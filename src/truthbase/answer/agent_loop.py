@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import TruthBaseError
 from ..llm.client import (
     AllModelsFailed,
     AssistantTurn,
@@ -124,7 +125,7 @@ class AgentRun:
         return any(r.forced for r in self.runs)
 
 
-class AgentFailed(Exception):
+class AgentFailed(TruthBaseError):
     """The loop gave no final text: a model error, too many steps, or out of time."""
 
     def __init__(

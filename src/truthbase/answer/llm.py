@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..config import LLMSettings
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
 from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
 from .base import Answerer, Draft
@@ -40,7 +41,7 @@ AnswerMode = Literal["extractive", "llm"]
 MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
 
 
-class LLMNotConfigured(ValueError):
+class LLMNotConfigured(InvalidInput):
     """``--mode llm`` (or an LLM stage) asked for without ``llm.base_url``."""
 
 
@@ -106,7 +107,7 @@ def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
                 "(or [llm] base_url and model in truthbase.toml)"
             )
         return "llm"
-    raise ValueError(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
 
 
 def answerer_for(llm: LLMSettings, embedder: Embedder, mode: str | None = None) -> Answerer:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..config import LLMSettings, Settings
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..llm.client import load_chat_model
 from ..store import Store
 from .agent import Agent, agent_events
@@ -47,7 +48,7 @@ def resolve_chat_mode(mode: str | None, llm: LLMSettings) -> ResolvedMode:
         return "agent"
     if mode in ("extractive", "llm"):
         return resolve_mode(mode, llm)
-    raise ValueError(f"unknown answer mode {mode!r}: use one of {', '.join(CHAT_MODES)}")
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(CHAT_MODES)}")
 
 
 def agent_for(

@@ -2,7 +2,9 @@
 answerer -> resolved, verified citations.
 
 :func:`answer_question` yields the typed events (``sources``, ``token``..., ``citations``, then
-``done``; ``error`` ends the stream early); :func:`ask` runs it and returns the final answer.
+``done``; ``error``, for a stage's :class:`~truthbase.errors.TruthBaseError`, ends the stream
+early, any other exception is a bug and propagates); :func:`ask` runs it and returns the final
+answer.
 The optional LLM stages (:class:`~truthbase.answer.llm.Stages`: query rewrite, listwise rerank)
 each have their own timeout and fail open; ``Answer.timings`` has one entry per stage and
 ``Answer.info`` says what each did. The LLM answerer falls back to the extractive one.
@@ -20,6 +22,7 @@ from typing import Any
 from ..cite import parse_answer, resolve_citations
 from ..config import RetrievalSettings
 from ..embed import Embedder
+from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..model import SearchHit
@@ -200,7 +203,7 @@ def answer_question(
 
     try:
         retrieved = retrieve(store, embedder, question, settings, k=k, stages=stages)
-    except Exception as exc:  # any failure ends the stream as an error event
+    except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
         return
     timings = dict(retrieved.timings)
@@ -214,7 +217,7 @@ def answer_question(
         for token in draft.tokens:
             pieces.append(token)
             yield TokenEvent(token)
-    except Exception as exc:
+    except TruthBaseError as exc:
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="answer")
         return
     timings["answer"] = time.perf_counter() - started
@@ -242,7 +245,7 @@ def answer_question(
     )
 
 
-class AnswerError(RuntimeError):
+class AnswerError(TruthBaseError):
     """A stage failed; ``stage`` says which."""
 
     def __init__(self, message: str, stage: str) -> None:

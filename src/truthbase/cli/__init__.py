@@ -3,7 +3,8 @@
 Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
 command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
 answers), :mod:`.answer` (ask, verify), :mod:`.serve` (serve); :mod:`.common` holds what they
-share.
+share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown by the root group
+(:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pathlib import Path
 import click
 
 from ..config import Settings
+from ..errors import InvalidInput
 from .answer import ask_command, verify_command
-from .common import AppContext, fail
+from .common import AppContext, TruthBaseGroup
 from .docs import docs, ingest, search_command
 from .eval import eval_group
 from .segments import segments_group
@@ -23,7 +25,10 @@ from .serve import serve
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=TruthBaseGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -43,8 +48,8 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     """
     try:
         settings = Settings() if db is None else Settings(db=db)
-    except Exception as exc:  # pydantic's ValidationError names the bad variable
-        fail(f"invalid settings: {exc}")
+    except ValueError as exc:  # pydantic's ValidationError (it names the bad variable), a bad TOML
+        raise InvalidInput(f"invalid settings: {exc}") from exc
     ctx.obj = AppContext(settings)
 
 

@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from ..embed import EmbedderMismatchError, EmbeddingError
+from ..errors import InvalidInput, NotFound
 from ..store import Store, StoreError
-from .common import AppContext, console, err_console, fail, snippet
+from .common import AppContext, console, err_console, snippet
 
 
 @click.command(name="ask")
@@ -47,44 +47,38 @@ def ask_command(
     """
     from ..answer import (
         Answer,
+        AnswerError,
         CitationsEvent,
         DoneEvent,
         ErrorEvent,
-        LLMNotConfigured,
         SourcesEvent,
         TokenEvent,
         record_answer,
     )
     from ..answer.modes import answer_events, resolve_chat_mode
 
-    try:
-        chosen = resolve_chat_mode(mode, app.settings.llm)
-    except LLMNotConfigured as exc:
-        fail(str(exc))
+    chosen = resolve_chat_mode(mode, app.settings.llm)
     if doc_id is not None and chosen != "agent":
-        fail("--doc scopes the book tools of --mode agent")
+        raise InvalidInput("--doc scopes the book tools of --mode agent")
     final: Answer | None = None
-    try:
-        with app.store() as store:
-            scope = _document_id(store, doc_id) if doc_id is not None else None
-            events = answer_events(
-                store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
-            )
-            for event in events:
-                if isinstance(event, ErrorEvent):
-                    fail(f"{event.stage}: {event.message}")
-                elif isinstance(event, TokenEvent) and not as_json:
-                    click.echo(event.text, nl=False)
-                elif isinstance(event, SourcesEvent | CitationsEvent):
-                    pass
-                elif isinstance(event, DoneEvent):
-                    final = event.answer
-                    record_answer(store, final)
-            kinds = {d.id: d.kind for d in store.list_documents()}
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
+    with app.store() as store:
+        scope = _document_id(store, doc_id) if doc_id is not None else None
+        events = answer_events(
+            store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
+        )
+        for event in events:
+            if isinstance(event, ErrorEvent):
+                raise AnswerError(event.message, event.stage)
+            elif isinstance(event, TokenEvent) and not as_json:
+                click.echo(event.text, nl=False)
+            elif isinstance(event, SourcesEvent | CitationsEvent):
+                pass
+            elif isinstance(event, DoneEvent):
+                final = event.answer
+                record_answer(store, final)
+        kinds = {d.id: d.kind for d in store.list_documents()}
     if final is None:
-        fail("the answer stream ended without an answer")
+        raise AnswerError("the answer stream ended without an answer", "answer")
     if as_json:
         click.echo(json.dumps(final.to_json(), indent=2))
         return
@@ -130,10 +124,12 @@ def _place(kind: str | None, page: int) -> str:
 
 
 def _document_id(store: Store, wanted: str) -> str:
-    """The id of the one document whose id starts with ``wanted``; fails otherwise."""
+    """The id of the one document whose id starts with ``wanted``: NotFound when none does,
+    InvalidInput when several do."""
     matches = [d.id for d in store.list_documents() if d.id.startswith(wanted.lower())]
     if len(matches) != 1:
-        fail(f"--doc {wanted}: {len(matches)} documents match (see `truthbase docs`)")
+        kind = NotFound if not matches else InvalidInput
+        raise kind(f"--doc {wanted}: {len(matches)} documents match (see `truthbase docs`)")
     return matches[0]
 
 
@@ -150,13 +146,10 @@ def verify_command(app: AppContext, as_json: bool) -> None:
     from ..cite import verify_answers
     from ..store.base import AnswerLog
 
-    try:
-        with app.store() as store:
-            if not isinstance(store, AnswerLog):
-                fail("this store keeps no answers")
-            report = verify_answers(store.answers(), store)
-    except StoreError as exc:
-        fail(str(exc))
+    with app.store() as store:
+        if not isinstance(store, AnswerLog):
+            raise StoreError("this store keeps no answers")
+        report = verify_answers(store.answers(), store)
     if as_json:
         click.echo(json.dumps({"ok": report.ok, **report.to_json()}, indent=2))
     else:

@@ -1,16 +1,18 @@
-"""What every command shares: the consoles, the app context, failing with a message."""
+"""What every command shares: the consoles, the app context, the one place errors surface."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any
 
+import click
 from rich.console import Console
+from rich.text import Text
 
 from ..config import Settings
 from ..embed import Embedder, load_embedder
+from ..errors import TruthBaseError
 from ..store import Store, open_store
 
 console = Console()
@@ -39,10 +41,28 @@ class AppContext:
         return self._embedder
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``message`` as an error and exit with ``code`` (2: usage or setup problem)."""
-    err_console.print(f"[bold red]error:[/] {message}")
-    sys.exit(code)
+#: Exit status of a command that failed with a :class:`~truthbase.errors.TruthBaseError` (a
+#: usage, input or setup problem), as click's own usage errors. A bug exits 1 with a traceback.
+ERROR_EXIT = 2
+
+
+class TruthBaseGroup(click.Group):
+    """The root group. Every command runs inside its :meth:`invoke`, the one place where a
+    :class:`~truthbase.errors.TruthBaseError` becomes ``error: MESSAGE`` on stderr and exit
+    status 2. Any other exception is a bug and propagates: Python prints its traceback and
+    exits 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TruthBaseError as exc:
+            show_error(str(exc) or type(exc).__name__)
+            ctx.exit(ERROR_EXIT)
+
+
+def show_error(message: str) -> None:
+    """``error: MESSAGE`` on stderr, not wrapped, the message printed as is (no markup)."""
+    err_console.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
 
 
 def snippet(text: str, width: int = 220) -> str:

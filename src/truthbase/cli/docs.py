@@ -12,12 +12,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..backfill import backfill_token_signs
-from ..embed import EmbedderMismatchError, EmbeddingError
+from ..errors import InvalidInput
 from ..ingest import FileOutcome, ingest_paths
 from ..model import SearchHit
 from ..retrieve.hybrid import MODES, search
-from ..store import StoreError
-from .common import AppContext, console, err_console, fail, snippet
+from .common import AppContext, console, err_console, snippet
 
 
 @click.command()
@@ -36,44 +35,40 @@ def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> Non
     document: a failing file is reported with its reason and leaves the index as it was.
     Exits 1 when any file failed.
     """
-    try:
-        with app.store() as store:
-            embedder = app.embedder
-            progress = Progress(
-                TextColumn("[bold]ingest"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                console=err_console,
-                transient=True,
+    with app.store() as store:
+        embedder = app.embedder
+        progress = Progress(
+            TextColumn("[bold]ingest"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=err_console,
+            transient=True,
+        )
+        task_ids: list[Any] = []
+
+        def on_start(files: list[Path]) -> None:
+            task_ids.append(progress.add_task("", total=len(files)))
+
+        def on_file(outcome: FileOutcome) -> None:
+            progress.update(task_ids[0], advance=1, description=outcome.path.name)
+
+        with progress:
+            summary = ingest_paths(
+                list(paths),
+                store,
+                embedder,
+                app.settings.chunking,
+                on_start=on_start,
+                on_file=on_file,
             )
-            task_ids: list[Any] = []
+        segment_rows: list[dict[str, Any]] = []
+        if with_segments:
+            from .segments import build_with_progress
 
-            def on_start(files: list[Path]) -> None:
-                task_ids.append(progress.add_task("", total=len(files)))
-
-            def on_file(outcome: FileOutcome) -> None:
-                progress.update(task_ids[0], advance=1, description=outcome.path.name)
-
-            with progress:
-                summary = ingest_paths(
-                    list(paths),
-                    store,
-                    embedder,
-                    app.settings.chunking,
-                    on_start=on_start,
-                    on_file=on_file,
-                )
-            segment_rows: list[dict[str, Any]] = []
-            if with_segments:
-                from .segments import build_with_progress
-
-                done = [o.doc_id for o in summary.outcomes if o.status != "failed" and o.doc_id]
-                segment_rows = build_with_progress(app, store, done, None, rebuild=False)
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
-        return
+            done = [o.doc_id for o in summary.outcomes if o.status != "failed" and o.doc_id]
+            segment_rows = build_with_progress(app, store, done, None, rebuild=False)
 
     table = Table(title="ingest summary", show_lines=False)
     for column in ("file", "status", "pages", "chunks", "details"):
@@ -105,33 +100,29 @@ def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> Non
 
 def add_token_signs(app: AppContext) -> None:
     """`docs --add-token-signs`: the backfill (:mod:`truthbase.backfill`) with a progress bar."""
-    try:
-        with app.store() as store:
-            progress = Progress(
-                TextColumn("[bold]token signs"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
+    with app.store() as store:
+        progress = Progress(
+            TextColumn("[bold]token signs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        task_ids: list[Any] = []
+
+        def on_progress(done: int, total: int) -> None:
+            if not task_ids:
+                task_ids.append(progress.add_task("", total=total))
+            progress.update(task_ids[0], completed=done)
+
+        with progress:
+            report = backfill_token_signs(
+                store, app.embedder, app.settings.chunking, on_progress=on_progress
             )
-            task_ids: list[Any] = []
-
-            def on_progress(done: int, total: int) -> None:
-                if not task_ids:
-                    task_ids.append(progress.add_task("", total=total))
-                progress.update(task_ids[0], completed=done)
-
-            with progress:
-                report = backfill_token_signs(
-                    store, app.embedder, app.settings.chunking, on_progress=on_progress
-                )
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
-        return
     if report.skipped_reason is not None:
-        fail(
-            f"cannot add token signs to {report.missing} chunks: {report.skipped_reason}",
+        raise InvalidInput(
+            f"cannot add token signs to {report.missing} chunks: {report.skipped_reason}"
         )
     console.print(f"added token signs to {report.added} chunks")
     if report.added < report.missing:
@@ -157,13 +148,9 @@ def docs(app: AppContext, as_json: bool, backfill: bool) -> None:
     if backfill:
         add_token_signs(app)
         return
-    try:
-        with app.store() as store:
-            documents = store.list_documents()
-            counts = store.counts() if documents and not as_json else {}
-    except StoreError as exc:
-        fail(str(exc))
-        return
+    with app.store() as store:
+        documents = store.list_documents()
+        counts = store.counts() if documents and not as_json else {}
     if as_json:
         click.echo(
             json.dumps(
@@ -241,19 +228,15 @@ def search_command(
     app: AppContext, query: str, k: int | None, as_json: bool, explain: bool, mode: str
 ) -> None:
     """Rank passages for QUERY (full text + dense vectors, fused)."""
-    try:
-        with app.store() as store:
-            result = search(
-                store,
-                app.embedder,
-                query,
-                app.settings.retrieval,
-                k=k,
-                mode=mode,  # type: ignore[arg-type]
-            )
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
-        return
+    with app.store() as store:
+        result = search(
+            store,
+            app.embedder,
+            query,
+            app.settings.retrieval,
+            k=k,
+            mode=mode,  # type: ignore[arg-type]
+        )
     if as_json:
         click.echo(
             json.dumps(

@@ -9,12 +9,11 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..embed import EmbedderMismatchError, EmbeddingError
-from ..eval.golden import GoldenError, GoldenSet, default_corpus_root, load_golden
+from ..eval.golden import GoldenSet, default_corpus_root, load_golden
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import PreparedCorpus, evaluate_retrieval, prepare_corpus, tune_retrieval
-from ..store import Store, StoreError
-from .common import AppContext, console, err_console, fail, run_metadata
+from ..store import Store
+from .common import AppContext, console, err_console, run_metadata
 
 
 def _prepare_eval(
@@ -95,15 +94,9 @@ def eval_retrieval(
     Ingests the golden set's documents into --db first (a no-op when they are there).
     Questions on documents that cannot be ingested are listed as skipped, never as misses.
     """
-    try:
-        with app.store() as store:
-            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
-            report = evaluate_retrieval(
-                golden, prepared, store, app.embedder, app.settings.retrieval
-            )
-    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
-        fail(str(exc))
-        return
+    with app.store() as store:
+        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+        report = evaluate_retrieval(golden, prepared, store, app.embedder, app.settings.retrieval)
     report = {**run_metadata(), "golden": str(golden_path), **report}
     console.print(_metrics_table(f"retrieval on {report['questions']} questions", report["modes"]))
     for kind, row in report["by_kind"]["hybrid"].items():
@@ -150,15 +143,11 @@ def eval_tune(
     Put the chosen values into settings (TRUTHBASE_RETRIEVAL__RRF_K and the weights) or make
     them the defaults in config.py together with the JSON report under docs/evals/.
     """
-    try:
-        with app.store() as store:
-            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
-            report = tune_retrieval(
-                golden, prepared, store, app.embedder, app.settings.retrieval, folds=folds
-            )
-    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
-        fail(str(exc))
-        return
+    with app.store() as store:
+        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+        report = tune_retrieval(
+            golden, prepared, store, app.embedder, app.settings.retrieval, folds=folds
+        )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     chosen = report["chosen"]
     console.print(
@@ -198,29 +187,22 @@ def eval_answers(
     A citation is correct when its span overlaps a golden quote on the right page;
     verified_share re-checks every citation marked verified against the stored page text.
     """
-    from ..answer import LLMNotConfigured, answerer_for, resolve_mode
+    from ..answer import answerer_for, resolve_mode
     from ..eval.answers import evaluate_answers
 
-    try:
-        chosen = resolve_mode(mode, app.settings.llm)
-    except LLMNotConfigured as exc:
-        fail(str(exc))
-    try:
-        with app.store() as store:
-            golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
-            with err_console.status("answering") as status:
-                report = evaluate_answers(
-                    golden,
-                    prepared,
-                    store,
-                    app.embedder,
-                    app.settings.retrieval,
-                    answerer=answerer_for(app.settings.llm, app.embedder, chosen),
-                    on_question=lambda qid: status.update(f"answering {qid}"),
-                )
-    except (StoreError, EmbedderMismatchError, EmbeddingError, GoldenError, ValueError) as exc:
-        fail(str(exc))
-        return
+    chosen = resolve_mode(mode, app.settings.llm)
+    with app.store() as store:
+        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+        with err_console.status("answering") as status:
+            report = evaluate_answers(
+                golden,
+                prepared,
+                store,
+                app.embedder,
+                app.settings.retrieval,
+                answerer=answerer_for(app.settings.llm, app.embedder, chosen),
+                on_question=lambda qid: status.update(f"answering {qid}"),
+            )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     table = Table(title=f"answers on {report['questions']} questions ({report['answerer']})")
     table.add_column("metric")

@@ -11,15 +11,16 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..embed import EmbedderMismatchError, EmbeddingError
-from ..store import Store, StoreError
-from .common import AppContext, console, err_console, fail, snippet
+from ..errors import InvalidInput, NotFound
+from ..store import Store
+from .common import AppContext, console, err_console, snippet
 
 SUMMARIZERS = ("auto", "extractive", "llm")
 
 
 def resolve_doc(store: Store, doc: str) -> str:
-    """The id of the document whose id is ``doc`` or starts with it (unique), else exit 2."""
+    """The id of the document whose id is ``doc`` or starts with it: NotFound when no id
+    does, InvalidInput when several do."""
     ids = [d.id for d in store.list_documents()]
     if doc in ids:
         return doc
@@ -27,8 +28,8 @@ def resolve_doc(store: Store, doc: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        fail(f"no document with id {doc!r}; `truthbase docs` lists them")
-    fail(f"{doc!r} names {len(matches)} documents; give more of the id")
+        raise NotFound(f"no document with id {doc!r}; `truthbase docs` lists them")
+    raise InvalidInput(f"{doc!r} names {len(matches)} documents; give more of the id")
 
 
 class _DocumentBar:
@@ -146,13 +147,9 @@ def build_command(
 
     Cached per document and summarizer: a current index is kept unless --rebuild.
     """
-    try:
-        with app.store() as store:
-            doc_ids = [resolve_doc(store, doc)] if doc else [d.id for d in store.list_documents()]
-            rows = build_with_progress(app, store, doc_ids, summarizer, rebuild)
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
-        return
+    with app.store() as store:
+        doc_ids = [resolve_doc(store, doc)] if doc else [d.id for d in store.list_documents()]
+        rows = build_with_progress(app, store, doc_ids, summarizer, rebuild)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -170,18 +167,14 @@ def build_command(
 def list_command(app: AppContext, doc: str, summarizer: str | None, as_json: bool) -> None:
     """The segments of document DOC (id or unique id prefix): index, title, size and the start
     of the summary. Builds the index first when it is missing."""
-    try:
-        with app.store() as store:
-            doc_id = resolve_doc(store, doc)
-            build_with_progress(app, store, [doc_id], summarizer, rebuild=False)
-            from ..llm.client import load_chat_model
-            from ..segments.index import resolve_summarizer, segment_store, summarizer_id
+    with app.store() as store:
+        doc_id = resolve_doc(store, doc)
+        build_with_progress(app, store, [doc_id], summarizer, rebuild=False)
+        from ..llm.client import load_chat_model
+        from ..segments.index import resolve_summarizer, segment_store, summarizer_id
 
-            kind = resolve_summarizer(app.settings, summarizer, load_chat_model(app.settings.llm))
-            stored = segment_store(store).segments(doc_id, summarizer_id(kind, app.settings))
-    except (StoreError, EmbedderMismatchError, EmbeddingError, ValueError) as exc:
-        fail(str(exc))
-        return
+        kind = resolve_summarizer(app.settings, summarizer, load_chat_model(app.settings.llm))
+        stored = segment_store(store).segments(doc_id, summarizer_id(kind, app.settings))
     segments = stored.segments if stored is not None else []
     if as_json:
         click.echo(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..store import StoreError
-from .common import AppContext, fail
+from ..errors import InvalidInput, NotFound
+from .common import AppContext
 
 
 @click.command()
@@ -24,18 +24,15 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     host = host if host is not None else server_settings.host
     port = port if port is not None else server_settings.port
     if app.settings.database_url is None and not app.settings.db.exists():
-        fail(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
-    try:
-        with app.store():
-            pass  # fail here, with a message, rather than in the server's startup
-    except StoreError as exc:
-        fail(str(exc))
+        raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
+    with app.store():
+        pass  # fail here, with a message (a StoreError), rather than in the server's startup
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc}")
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
     bound_port = sock.getsockname()[1]
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host
     # click.echo, not rich: the URL line must never be wrapped (scripts and tests read it).

@@ -9,6 +9,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InvalidInput, Unavailable
+
 #: A batch of embeddings: float32, shape (n, dim), each row of unit L2 norm.
 Vectors = npt.NDArray[np.float32]
 
@@ -18,11 +20,11 @@ DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DEFAULT_NAME = "minilm"
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(Unavailable):
     """An embedder could not produce vectors (remote error, bad response, unusable model)."""
 
 
-class EmbedderMismatchError(ValueError):
+class EmbedderMismatchError(InvalidInput):
     """The current embedder is not the one an index was built with."""
 
 

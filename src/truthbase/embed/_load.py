@@ -9,6 +9,7 @@ from truthbase.config import EmbedderSettings
 from truthbase.embed._base import DEFAULT_NAME, Embedder, EmbeddingError
 from truthbase.embed._onnx import default_embedder, onnx_dir_embedder
 from truthbase.embed._openai import OpenAIEmbedder
+from truthbase.errors import InvalidInput
 
 #: The API key sent to a local server (Ollama, vLLM) when the key's variable is unset.
 LOCAL_DUMMY_API_KEY = "not-needed"
@@ -50,4 +51,4 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
             timeout=settings.timeout_s,
             batch_size=settings.batch_size,
         )
-    raise ValueError(f"unknown embedder {settings.name!r}; valid forms: {VALID_FORMS}")
+    raise InvalidInput(f"unknown embedder {settings.name!r}; valid forms: {VALID_FORMS}")

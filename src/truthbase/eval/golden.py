@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..errors import InvalidInput
+
 __all__ = [
     "KNOWN_TAGS",
     "SUPPORTED_VERSIONS",
@@ -55,7 +57,7 @@ QUOTE_MIN_CHARS = 30
 QUOTE_MAX_CHARS = 300
 
 
-class GoldenError(ValueError):
+class GoldenError(InvalidInput):
     """A golden file that cannot be used: unreadable, unknown version, or invalid."""
 
 

@@ -16,10 +16,11 @@ from typing import Any
 
 from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
-from .golden import GoldenQuestion, GoldenSet, resolve_document_paths
+from .golden import GoldenError, GoldenQuestion, GoldenSet, resolve_document_paths
 from .metrics import (
     MAX_K,
     QuestionResult,
@@ -180,7 +181,7 @@ def evaluate_retrieval(
     """The retrieval report: metrics per mode and tag, misses, skipped and per-question ranks."""
     questions, skipped = split_questions(golden, prepared)
     if not questions:
-        raise ValueError("no answerable question has all its documents indexed")
+        raise GoldenError("no answerable question has all its documents indexed")
     collected = collect_arms(questions, store, embedder, settings)
     chunks = ChunkCache(store, prepared.names)
     modes: dict[str, Any] = {}
@@ -288,6 +289,13 @@ def tune_retrieval(
 ) -> dict[str, Any]:
     """Grid over RRF k and arm weights with k-fold cross-validation on the golden set."""
     questions, skipped = split_questions(golden, prepared)
+    if not questions:
+        raise GoldenError("no answerable question has all its documents indexed")
+    if len(questions) < folds:
+        raise InvalidInput(
+            f"{folds} folds need at least {folds} answerable questions whose documents are "
+            f"indexed; there are {len(questions)}"
+        )
     # every list is collected once (late weight > 0 computes it); each config weighs them
     collected = collect_arms(
         questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..errors import TruthBaseError
+
 ExtractionFailure = Literal[
     "encrypted", "not_pdf", "corrupt", "no_text", "unsupported", "not_epub", "drm", "zip_bomb"
 ]
 
 
-class ExtractionError(Exception):
+class ExtractionError(TruthBaseError):
     """A document that cannot be ingested, with a machine-readable ``reason``.
 
     ``reason`` lets the CLI and server react (ask for a password, suggest OCR) without parsing

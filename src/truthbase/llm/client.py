@@ -28,6 +28,7 @@ import openai
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
+from ..errors import InvalidInput, Unavailable
 
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
@@ -99,7 +100,7 @@ class AssistantTurn:
         return message
 
 
-class LLMError(Exception):
+class LLMError(Unavailable):
     """A provider failed: connection refused, an HTTP error, a malformed or empty reply."""
 
 
@@ -162,7 +163,7 @@ class OpenAIChatModel:
         name: str | None = None,
     ) -> None:
         if not model.strip():
-            raise ValueError("an OpenAI-compatible chat model needs a model name")
+            raise InvalidInput("an OpenAI-compatible chat model needs a model name")
         self.model = model
         self.base_url = base_url
         self.temperature = temperature

@@ -13,6 +13,8 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
+from ..errors import InvalidInput
+
 __all__ = ["weighted_rrf"]
 
 K = TypeVar("K", bound=Hashable)
@@ -36,7 +38,7 @@ def weighted_rrf(
     ranked it.
     """
     if not (math.isfinite(k) and k >= 0):
-        raise ValueError(f"rrf k must be a finite number >= 0, got {k!r}")
+        raise InvalidInput(f"rrf k must be a finite number >= 0, got {k!r}")
     ranks: dict[K, dict[str, int]] = {}
     scores: dict[K, float] = {}
     first_seen: dict[K, int] = {}
@@ -45,7 +47,7 @@ def weighted_rrf(
             raise ValueError(f"no fusion weight for arm {arm!r}")
         weight = weights[arm]
         if not (math.isfinite(weight) and weight >= 0):
-            raise ValueError(f"weight of arm {arm!r} must be finite and >= 0, got {weight!r}")
+            raise InvalidInput(f"weight of arm {arm!r} must be finite and >= 0, got {weight!r}")
         if weight == 0:
             continue
         for rank, item in enumerate(items, start=1):

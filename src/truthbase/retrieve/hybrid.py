@@ -15,6 +15,7 @@ from typing import Literal
 
 from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible
+from ..errors import InvalidInput
 from ..model import SearchHit
 from ..records import ArmHit
 from ..store import Store
@@ -222,6 +223,8 @@ def search(
 ) -> SearchResult:
     """Rank chunks for ``query``. ``mode`` picks one arm alone or the fusion of both."""
     limit = k if k is not None else settings.k
+    if limit < 1:
+        raise InvalidInput(f"k must be at least 1, got {limit}")
     arms = rank_arms(store, embedder, query, settings, mode)
     timings = arms.timings
     started = time.perf_counter()

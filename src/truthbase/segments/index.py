@@ -14,6 +14,7 @@ import numpy as np
 
 from ..config import Settings
 from ..embed import Embedder
+from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
 from ..records import FloatMatrix, Segment, StoredSegments
 from ..store import Store, StoreError
@@ -51,11 +52,11 @@ def resolve_summarizer(
         return "llm" if model is not None and settings.llm.base_url is not None else "extractive"
     if kind == "llm":
         if model is None:
-            raise ValueError("the llm summarizer needs a chat model (set llm.base_url)")
+            raise InvalidInput("the llm summarizer needs a chat model (set llm.base_url)")
         return "llm"
     if kind == "extractive":
         return "extractive"
-    raise ValueError(f"unknown summarizer {kind!r}: extractive, llm or auto")
+    raise InvalidInput(f"unknown summarizer {kind!r}: extractive, llm or auto")
 
 
 def summarizer_id(kind: SummarizerKind, settings: Settings) -> str:
@@ -88,7 +89,7 @@ def build_document_segments(
     segments_store = segment_store(store)
     info = store.document(doc_id)
     if info is None:
-        raise StoreError(f"no document {doc_id} in the index")
+        raise NotFound(f"no document {doc_id} in the index")
     texts: list[str] = []
     for index in range(info.unit_count):
         unit = store.unit(doc_id, index)
@@ -99,7 +100,7 @@ def build_document_segments(
     if on_start is not None:
         on_start(doc_id, 2 * len(segments))
     if kind == "llm" and model is None:
-        raise ValueError("the llm summarizer needs a chat model")
+        raise InvalidInput("the llm summarizer needs a chat model")
     summarized = summarize_segments(
         segments,
         texts,

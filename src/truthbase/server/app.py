@@ -4,12 +4,18 @@ pdf.js viewer.
 Every store and embedder call is synchronous (SQLite, onnxruntime), so each runs in Starlette's
 thread pool, never on the event loop. One :class:`~truthbase.store.SQLiteStore` is shared: it
 serializes its own connection with a lock.
+
+Errors: a :class:`~truthbase.errors.TruthBaseError` is answered with the status
+:func:`error_status` gives its kind and a JSON ``detail`` (its message); any other exception is
+a bug, logged with its traceback and answered 500 ``{"detail": "internal error"}``. In the chat
+stream, which has already answered 200, the same split decides the ``error`` event's message.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import mimetypes
 import threading
 import time
@@ -21,12 +27,14 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import Settings
 from ..embed import Embedder, load_embedder
+from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
 from ..quota import (
     Admitter,
@@ -37,7 +45,7 @@ from ..quota import (
     retry_after_header,
 )
 from ..retrieve.hybrid import search
-from ..store import Store, open_store
+from ..store import Store, StoreError, open_store
 from .epub_routes import add_epub_routes
 from .reader import READER_PAGE_CSP
 from .schemas import (
@@ -72,6 +80,51 @@ ROUTES = (
 )
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
+
+#: The body of a 500: nothing of the exception reaches the client (it is in the log).
+INTERNAL_ERROR = "internal error"
+
+logger = logging.getLogger(__name__)
+
+
+def error_status(exc: TruthBaseError) -> int:
+    """The HTTP status of a TruthBaseError, by kind: 404 for a thing that does not exist, 503
+    for a backend that cannot serve now (a chat model, an embedder, the index's database), 400
+    for every other input, setting or file the request cannot be served with."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, Unavailable | StoreError):
+        return 503
+    return 400
+
+
+class _UnexpectedErrors:
+    """ASGI middleware for what no handler took (not an HTTPException, not a TruthBaseError):
+    a bug. Logged with its traceback and answered 500 ``{"detail": "internal error"}``; when the
+    response has already started it is re-raised for the server to log and close."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            if started:
+                raise
+            logger.exception("unexpected error in %s %s", scope.get("method"), scope.get("path"))
+            response = JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
+            await response(scope, receive, send)
 
 
 def default_web_dir() -> Path:
@@ -153,14 +206,13 @@ def _answer_events(
 
     try:
         chosen = resolve_chat_mode(mode, state.settings.llm)
-    except ValueError as exc:  # llm asked for without one configured
+    except TruthBaseError as exc:  # llm asked for without one configured
         yield _sse("error", {"type": "error", "stage": "mode", "message": str(exc)})
         return
     try:
         embedder = state.embedder()
     except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        yield _sse("error", {"type": "error", "stage": "embedder", "message": message})
+        yield _error_event("embedder", exc)
         return
     events = answer_events(
         state.store,
@@ -177,8 +229,18 @@ def _answer_events(
                 record_answer(state.store, event.answer)  # for `truthbase verify`
             yield _sse(event.kind, event.to_json())
     except Exception as exc:
+        yield _error_event("answer", exc)
+
+
+def _error_event(stage: str, exc: Exception) -> bytes:
+    """The chat stream's ``error`` event for ``exc``: a TruthBaseError says what it is; any
+    other exception is a bug, logged with its traceback and shown as "internal error"."""
+    if isinstance(exc, TruthBaseError):
         message = f"{type(exc).__name__}: {exc}"
-        yield _sse("error", {"type": "error", "stage": "answer", "message": message})
+    else:
+        logger.error("unexpected error in the chat stream (%s)", stage, exc_info=exc)
+        message = INTERNAL_ERROR
+    return _sse("error", {"type": "error", "stage": stage, "message": message})
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -202,6 +264,11 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.truthbase = state
+    app.add_middleware(_UnexpectedErrors)
+
+    @app.exception_handler(TruthBaseError)
+    async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=error_status(exc))
 
     @app.get("/healthz", response_model=HealthOut, tags=["meta"])
     async def healthz() -> HealthOut:
@@ -253,10 +320,7 @@ def create_app(settings: Settings) -> FastAPI:
                 query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(result.hits, 1)]
             )
 
-        try:
-            return await run_in_threadpool(run)
-        except ValueError as exc:
-            raise HTTPException(400, str(exc)) from exc
+        return await run_in_threadpool(run)
 
     @app.get("/api/spans", response_model=SpanOut, tags=["documents"])
     async def span(

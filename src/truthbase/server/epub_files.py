@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urldefrag
 
+from ..errors import NotFound
+
 #: Raster image types the reader shows; everything else in a book stays unserved.
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _CONTAINER = "META-INF/container.xml"
 
 
-class BookFileError(ValueError):
+class BookFileError(NotFound):
     """The book cannot serve this member (not an image of its manifest, too large, unreadable)."""
 
 

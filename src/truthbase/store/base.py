@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import InvalidInput, TruthBaseError
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, TocEntry, Unit
 from ..records import (
     ArmHit,
@@ -16,7 +17,7 @@ from ..records import (
 )
 
 
-class StoreError(Exception):
+class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
 
 
@@ -129,7 +130,7 @@ def check_document_inputs(
             raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
     if token_signs is not None:
         if len(token_signs) != len(chunks):
-            raise ValueError(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
+            raise InvalidInput(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
         for i, blob in enumerate(token_signs):
             _check_sign_blob(f"chunk {i}", blob, embedder.dim)
 
@@ -139,7 +140,7 @@ def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | N
     if not signs:
         return
     if embedder is None:
-        raise ValueError("the index has no chunks (no embedder recorded) to add token signs to")
+        raise InvalidInput("the index has no chunks (no embedder recorded) to add token signs to")
     for chunk_id, blob in signs.items():
         _check_sign_blob(f"chunk id {chunk_id}", blob, embedder.dim)
 
@@ -147,10 +148,10 @@ def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | N
 def _check_sign_blob(which: str, blob: object, dim: int) -> None:
     """One chunk's packed token signs: bytes, a positive whole number of token rows."""
     if not isinstance(blob, bytes | bytearray | memoryview):
-        raise ValueError(f"token signs of {which} are {type(blob).__name__}, not bytes")
+        raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
     row_bytes = token_sign_row_bytes(dim)
     if len(blob) == 0 or len(blob) % row_bytes:
-        raise ValueError(
+        raise InvalidInput(
             f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
             f"of {row_bytes} (dim {dim} packed to bits)"
         )

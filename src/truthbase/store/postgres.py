@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInput
 from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, Unit
 from ..quota import Admission, QuotaLimits
 from ..records import ArmHit, FloatMatrix, IndexEmbedder, StoredAnswer, WindowDraft
@@ -517,10 +518,12 @@ class PostgresStore(PostgresSegments, PostgresTokens):
         score per arm), best first. ``terms``: the full-text terms (for example
         ``terms_from_match_expression(build_fts_query(q))``); None: the query's words."""
         if not (math.isfinite(rrf_k) and rrf_k >= 0):
-            raise ValueError(f"rrf k must be a finite number >= 0, got {rrf_k!r}")
+            raise InvalidInput(f"rrf k must be a finite number >= 0, got {rrf_k!r}")
         for name, weight in (("fts", fts_weight), ("dense", dense_weight)):
             if not (math.isfinite(weight) and weight >= 0):
-                raise ValueError(f"weight of arm {name!r} must be finite and >= 0, got {weight!r}")
+                raise InvalidInput(
+                    f"weight of arm {name!r} must be finite and >= 0, got {weight!r}"
+                )
         vector = None if query_vector is None else _vector_literal(query_vector)
         with self._pool.connection() as conn:
             rows = conn.execute(

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InvalidInput
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
 from ..model import (
     Chunk,
@@ -451,7 +452,7 @@ class SQLiteStore(SQLiteSegments):
                 )
             unknown = [i for i in ids if i not in known]
             if unknown:
-                raise ValueError(f"no chunks with ids {unknown[:10]} ({len(unknown)} unknown)")
+                raise InvalidInput(f"no chunks with ids {unknown[:10]} ({len(unknown)} unknown)")
             before = db.total_changes
             db.executemany(
                 "INSERT OR IGNORE INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)", rows

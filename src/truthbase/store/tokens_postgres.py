@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from ..records import IndexEmbedder
 from .base import check_token_sign_map
 
@@ -59,7 +60,7 @@ class PostgresTokens:
             }
             unknown = sorted(set(ids) - known)
             if unknown:
-                raise ValueError(f"no chunks with ids {unknown[:10]} ({len(unknown)} unknown)")
+                raise InvalidInput(f"no chunks with ids {unknown[:10]} ({len(unknown)} unknown)")
             inserted = conn.execute(
                 "INSERT INTO truthbase.chunk_tokens(chunk_id, signs) "
                 "SELECT * FROM unnest(%s::bigint[], %s::bytea[]) "
