@@ -29,7 +29,7 @@ from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.ingest import StageTimes, index_document
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
-from truthbase.records import IndexEmbedder
+from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
 
@@ -238,11 +238,13 @@ def synthetic_store(path: Path, chunks: int, dim: int, seed: int = 7) -> SQLiteS
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         signs = [rng.bytes(140 * ((dim + 7) // 8)) for _ in range(per_doc)]
         store.add_document(
-            document,
-            drafts,
-            vectors,
-            IndexEmbedder(model_id=MODEL_ID, dim=dim),
-            token_signs=signs,
+            IndexedDocument(
+                document=document,
+                chunks=drafts,
+                vectors=vectors,
+                embedder=IndexEmbedder(model_id=MODEL_ID, dim=dim),
+                token_signs=signs,
+            )
         )
     return store
 

@@ -21,7 +21,7 @@ from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
 from .model import ChunkDraft, ExtractedDocument
-from .records import IndexEmbedder, WindowDraft
+from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text
 from .store import Store, StoreError
@@ -156,13 +156,15 @@ def index_document(
 
     started = time.perf_counter()
     store.add_document(
-        document,
-        drafts,
-        vectors[: len(drafts)],
-        IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
-        windows,
-        vectors[len(drafts) :],
-        token_signs=token_signs,
+        IndexedDocument(
+            document=document,
+            chunks=drafts,
+            vectors=vectors[: len(drafts)],
+            embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+            windows=windows,
+            window_vectors=vectors[len(drafts) :],
+            token_signs=token_signs,
+        )
     )
     times.store = time.perf_counter() - started
     return drafts

@@ -3,7 +3,8 @@
 A record lives here, not in the stage that happens to produce it, when more than one stage reads
 it: numbered sources and resolved citations (retrieve, cite, answer, segments, server), the
 segment index and the book tools' contract (store, segments, answer), the store's search and
-write records (store, retrieve, ingest) and what the store keeps of answers and segments.
+write records (store, retrieve, ingest: ``IndexedDocument`` and the token-sign format) and what
+the store keeps of answers and segments.
 
 Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit index; ``start`` and
 ``end`` are offsets into that unit's canonical text. Rects are in PDF user space.
@@ -11,6 +12,7 @@ Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit inde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -18,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InvalidInput
-from .model import Rect
+from .model import ChunkDraft, ExtractedDocument, Rect
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
 FloatMatrix = npt.NDArray[np.float32]
@@ -212,3 +214,63 @@ class StoredAnswer:
     question: str
     answer: dict[str, Any]
     created_at: str
+
+
+def token_sign_row_bytes(dim: int) -> int:
+    """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
+    return (dim + 7) // 8
+
+
+def check_sign_blob(which: str, blob: object, dim: int) -> None:
+    """One chunk's packed token signs (``truthbase.retrieve.late.pack_signs``): bytes, a
+    positive whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
+    row_bytes = token_sign_row_bytes(dim)
+    if len(blob) == 0 or len(blob) % row_bytes:
+        raise InvalidInput(
+            f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
+            f"of {row_bytes} (dim {dim} packed to bits)"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class IndexedDocument:
+    """Everything ``Store.add_document`` writes for one document, checked once, here: the
+    extracted document, its chunks and their vectors (of ``embedder``), the chunks' sentence
+    windows (``WindowDraft.chunk`` indexes ``chunks``) with theirs, and per chunk the packed
+    signs of its token vectors (None: no token data). Raises ValueError when the parts do not
+    fit together; a backend can then write it in one transaction without checking again."""
+
+    document: ExtractedDocument
+    chunks: Sequence[ChunkDraft]
+    vectors: FloatMatrix
+    embedder: IndexEmbedder
+    windows: Sequence[WindowDraft] = ()
+    window_vectors: FloatMatrix | None = None
+    token_signs: Sequence[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        chunks, vectors, dim = self.chunks, self.vectors, self.embedder.dim
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if len(vectors) and vectors.shape[1] != dim:
+            raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {dim}")
+        window_vectors = self.window_vectors
+        n_window_vectors = 0 if window_vectors is None else len(window_vectors)
+        if len(self.windows) != n_window_vectors:
+            raise ValueError(f"{len(self.windows)} windows but {n_window_vectors} window vectors")
+        if window_vectors is not None and len(window_vectors) and window_vectors.shape[1] != dim:
+            raise ValueError(
+                f"window vectors of dim {window_vectors.shape[1]}, embedder says {dim}"
+            )
+        for window in self.windows:
+            if not 0 <= window.chunk < len(chunks):
+                raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+        if self.token_signs is not None:
+            if len(self.token_signs) != len(chunks):
+                raise InvalidInput(
+                    f"{len(chunks)} chunks but {len(self.token_signs)} token sign blobs"
+                )
+            for i, blob in enumerate(self.token_signs):
+                check_sign_blob(f"chunk {i}", blob, dim)

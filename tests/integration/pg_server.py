@@ -301,8 +301,8 @@ class Backend:
 def copy_into_postgres(sqlite_db: Path, name: str | None = None) -> str:
     """A new database on the shared server holding a copy of the SQLite index (same chunks,
     same vectors, no embedding run); returns its URL."""
+    from truthbase.store.copy import copy_sqlite_index
     from truthbase.store.postgres import PostgresStore
-    from truthbase.store.postgres_copy import copy_sqlite_index
 
     url = shared_server().create_database(name)
     store = PostgresStore(url)

@@ -24,7 +24,7 @@ from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder
 from truthbase.extract import extract_path
-from truthbase.records import IndexEmbedder
+from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.hybrid import LATE_ARM, search
 from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
@@ -213,10 +213,12 @@ def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embe
     store = SQLiteStore(tmp_path / "t.sqlite")
     try:
         store.add_document(
-            document,
-            chunks_of(document, 2),
-            unit_vectors(2, 0, embedder.dim),
-            IndexEmbedder("o", 384),
+            IndexedDocument(
+                document=document,
+                chunks=chunks_of(document, 2),
+                vectors=unit_vectors(2, 0, embedder.dim),
+                embedder=IndexEmbedder("o", 384),
+            )
         )
         with pytest.raises(EmbedderMismatchError, match="'o'"):
             backfill_token_signs(store, embedder, ChunkingSettings())
@@ -234,9 +236,22 @@ def _two_documents(store: Store) -> tuple[list[int], list[int], list[bytes]]:
     with_tokens = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
     signs = random_signs([4, 1, 9], 1)
-    store.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
     store.add_document(
-        with_tokens, chunks_of(with_tokens, 3), unit_vectors(3, 1), EMBEDDER, token_signs=signs
+        IndexedDocument(
+            document=without,
+            chunks=chunks_of(without, 2),
+            vectors=unit_vectors(2, 2),
+            embedder=EMBEDDER,
+        )
+    )
+    store.add_document(
+        IndexedDocument(
+            document=with_tokens,
+            chunks=chunks_of(with_tokens, 3),
+            vectors=unit_vectors(3, 1),
+            embedder=EMBEDDER,
+            token_signs=signs,
+        )
     )
     chunks = store.chunks(list(range(1, 6)))
     return (

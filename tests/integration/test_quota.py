@@ -1,9 +1,10 @@
-"""Quotas on both backends: one atomic admission call, all or nothing, and the 429 of
-POST /api/chat before any model call."""
+"""Quotas on both backends: one atomic admission call (``Store.try_admit``), all or nothing,
+across connections and processes, and the 429 of POST /api/chat before any model call."""
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,15 +15,16 @@ import pytest
 
 from tests.integration.pg_server import shared_server
 from truthbase.config import QuotaSettings, Settings
-from truthbase.quota import Admission, Admitter, QuotaLimits, SQLiteQuota, retry_after_header
+from truthbase.quota import Admission, QuotaLimits, retry_after_header
 from truthbase.server import create_app
+from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
 
 NOW = 1_750_000_000.0  # a fixed instant: 2025-06-15T15:06:40Z, 40 s into its minute
 
 
 class Admitters:
-    """``n`` independent admitters (separate connections) over one backend's storage."""
+    """Independent stores (separate connections) over one backend's storage."""
 
     def __init__(self, kind: str, tmp_path: Path) -> None:
         self.kind = kind
@@ -31,16 +33,16 @@ class Admitters:
         self.location = (
             self._server.create_database() if self._server else str(tmp_path / "quota.sqlite")
         )
-        self._opened: list[SQLiteQuota | PostgresStore] = []
+        self._opened: list[Store] = []
 
-    def open(self) -> Admitter:
-        admitter: SQLiteQuota | PostgresStore
+    def open(self) -> Store:
+        store: Store
         if self.kind == "sqlite":
-            admitter = SQLiteQuota(Path(self.location))
+            store = SQLiteStore(Path(self.location))
         else:
-            admitter = PostgresStore(self.location, pool_size=2)
-        self._opened.append(admitter)
-        return admitter
+            store = PostgresStore(self.location, pool_size=2)
+        self._opened.append(store)
+        return store
 
     def settings(self) -> Settings:
         quota = QuotaSettings(global_per_day=5, client_header="X-Client")
@@ -49,8 +51,8 @@ class Admitters:
         return Settings(db=self.tmp_path / "unused.sqlite", database_url=self.location, quota=quota)
 
     def close(self) -> None:
-        for admitter in self._opened:
-            admitter.close()
+        for store in self._opened:
+            store.close()
         if self._server is not None:
             self._server.drop_database(self.location)
 
@@ -82,6 +84,36 @@ def test_200_concurrent_attempts_against_a_budget_of_50_admit_exactly_50(
     assert all(0 < r.retry_after_s <= 86_400 for r in refused)
     # the budget stays spent
     assert not pool[0].try_admit("someone-new", NOW + 1, limits).admitted
+
+
+def _admit_in_a_process(kind: str, location: str, first: int, n: int) -> int:
+    """In a process of its own: ``n`` attempts (clients by attempt), the count admitted."""
+    store: Store = SQLiteStore(Path(location)) if kind == "sqlite" else PostgresStore(location)
+    try:
+        limits = QuotaLimits(global_per_day=30, per_day=12)
+        return sum(
+            store.try_admit(f"client-{i % 4}", NOW + i * 0.001, limits).admitted
+            for i in range(first, first + n)
+        )
+    finally:
+        store.close()
+
+
+def test_processes_sharing_the_storage_admit_exactly_the_budget(admitters: Admitters) -> None:
+    """4 processes x 20 attempts, 4 clients of 12 a day and a global 30: exactly 30 admitted
+    (the SQLite file's writer lock, PostgreSQL's row locks, serialize them all)."""
+    admitters.open().close()  # the schema, before the processes race to open it
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        admitted = pool.starmap(
+            _admit_in_a_process,
+            [(admitters.kind, admitters.location, 20 * p, 20) for p in range(4)],
+        )
+    assert sum(admitted) == 30
+    assert (
+        not admitters.open()
+        .try_admit("client-new", NOW + 1, QuotaLimits(global_per_day=30))
+        .admitted
+    )
 
 
 def test_limits_are_per_client_per_window_and_all_or_nothing(admitters: Admitters) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from truthbase.embed import TokenVectors, l2_normalize
+from truthbase.records import token_sign_row_bytes
 from truthbase.retrieve.late import (
     late_ranking,
     late_scores,
@@ -15,7 +16,6 @@ from truthbase.retrieve.late import (
     query_rows,
     unpack_signs,
 )
-from truthbase.store.base import token_sign_row_bytes
 
 
 def _random_tokens(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
-from truthbase.records import IndexEmbedder
+from truthbase.records import IndexedDocument, IndexEmbedder, token_sign_row_bytes
 from truthbase.retrieve.late import pack_signs
 from truthbase.store import SQLiteStore
-from truthbase.store.base import token_sign_row_bytes
 from truthbase.store.sqlite import SCHEMA_VERSION
 
 DIM = 12  # not a multiple of 8: each token's row is padded to 2 bytes
@@ -63,9 +62,21 @@ def test_signs_round_trip_by_chunk_id_and_leave_with_their_document(tmp_path: Pa
     try:
         doc_a, chunks_a = _document("a", ["alpha one", "alpha two", "alpha three"])
         signs_a = [pack_signs(m) for m in _token_matrices([4, 1, 7], 1)]
-        store.add_document(doc_a, chunks_a, _vectors(3, 1), EMBEDDER, token_signs=signs_a)
+        store.add_document(
+            IndexedDocument(
+                document=doc_a,
+                chunks=chunks_a,
+                vectors=_vectors(3, 1),
+                embedder=EMBEDDER,
+                token_signs=signs_a,
+            )
+        )
         doc_b, chunks_b = _document("b", ["beta one", "beta two"])
-        store.add_document(doc_b, chunks_b, _vectors(2, 2), EMBEDDER)  # no token data
+        store.add_document(
+            IndexedDocument(
+                document=doc_b, chunks=chunks_b, vectors=_vectors(2, 2), embedder=EMBEDDER
+            )
+        )  # no token data
         assert store.counts() == {"documents": 2, "units": 2, "chunks": 5, "token_chunks": 3}
         ids = {c.text: c.id for c in store.chunks(list(range(1, 6)))}
         a_ids = [ids[t.text] for t in chunks_a]
@@ -111,7 +122,15 @@ def test_bad_token_signs_are_refused_before_anything_is_written(
     try:
         document, chunks = _document("a", ["one", "two"])
         with pytest.raises(ValueError, match=message):
-            store.add_document(document, chunks, _vectors(2, 0), EMBEDDER, token_signs=signs)
+            store.add_document(
+                IndexedDocument(
+                    document=document,
+                    chunks=chunks,
+                    vectors=_vectors(2, 0),
+                    embedder=EMBEDDER,
+                    token_signs=signs,
+                )
+            )
         assert store.counts() == {"documents": 0, "units": 0, "chunks": 0, "token_chunks": 0}
         assert store.index_embedder() is None
     finally:
@@ -122,7 +141,9 @@ def test_a_version_5_index_gains_the_token_table_and_keeps_its_documents(tmp_pat
     path = tmp_path / "old.sqlite"
     store = SQLiteStore(path)
     document, chunks = _document("a", ["kept one", "kept two"])
-    store.add_document(document, chunks, _vectors(2, 3), EMBEDDER)
+    store.add_document(
+        IndexedDocument(document=document, chunks=chunks, vectors=_vectors(2, 3), embedder=EMBEDDER)
+    )
     store.close()
     db = sqlite3.connect(path)
     db.execute("DROP TABLE chunk_tokens")
@@ -136,7 +157,15 @@ def test_a_version_5_index_gains_the_token_table_and_keeps_its_documents(tmp_pat
         assert store.token_signs([1, 2]) == {}  # older documents simply have no token data
         new, new_chunks = _document("b", ["new one"])
         blob = pack_signs(_token_matrices([5], 4)[0])
-        store.add_document(new, new_chunks, _vectors(1, 4), EMBEDDER, token_signs=[blob])
+        store.add_document(
+            IndexedDocument(
+                document=new,
+                chunks=new_chunks,
+                vectors=_vectors(1, 4),
+                embedder=EMBEDDER,
+                token_signs=[blob],
+            )
+        )
         assert store.token_signs([1, 2, 3]) == {3: blob}
     finally:
         store.close()

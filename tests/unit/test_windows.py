@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from truthbase.chunking import chunk_spans
 from truthbase.retrieve.windows import ChunkWindow, chunk_windows, context_text
-from truthbase.store.sqlite import group_starts
+from truthbase.store.sqlite.search import group_starts
 
 TEXT = (
     "The first sentence is here. A second one follows it closely. "

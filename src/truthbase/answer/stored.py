@@ -8,10 +8,8 @@ from .model import Answer
 __all__ = ["record_answer"]
 
 
-def record_answer(store: object, answer: Answer) -> int | None:
-    """Keep ``answer`` in ``store``'s answer log when the store has one (the SQLite store does);
-    sets ``answer.id`` and returns it (None: this store keeps no answers)."""
-    if not isinstance(store, AnswerLog):
-        return None
+def record_answer(store: AnswerLog, answer: Answer) -> int:
+    """Keep ``answer`` in ``store``'s answer log (every store has one); sets ``answer.id`` and
+    returns it."""
     answer.id = store.add_answer(answer.question, answer.to_json())
     return answer.id

@@ -171,10 +171,10 @@ def list_command(app: AppContext, doc: str, summarizer: str | None, as_json: boo
         doc_id = resolve_doc(store, doc)
         build_with_progress(app, store, [doc_id], summarizer, rebuild=False)
         from ..llm.client import load_chat_model
-        from ..segments.index import resolve_summarizer, segment_store, summarizer_id
+        from ..segments.index import resolve_summarizer, summarizer_id
 
         kind = resolve_summarizer(app.settings, summarizer, load_chat_model(app.settings.llm))
-        stored = segment_store(store).segments(doc_id, summarizer_id(kind, app.settings))
+        stored = store.segments(doc_id, summarizer_id(kind, app.settings))
     segments = stored.segments if stored is not None else []
     if as_json:
         click.echo(

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed import TokenVectors, Vectors
-from ..store.base import token_sign_row_bytes
+from ..records import token_sign_row_bytes
 
 
 def pack_signs(vectors: Vectors) -> bytes:

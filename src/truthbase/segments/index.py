@@ -17,8 +17,7 @@ from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
 from ..records import FloatMatrix, Segment, StoredSegments
-from ..store import Store, StoreError
-from ..store.base import SegmentStore
+from ..store import Store
 from .build import build_segments, builder_id
 from .passages import strip_tags
 from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
@@ -28,18 +27,10 @@ __all__ = [
     "build_document_segments",
     "ensure_segments",
     "resolve_summarizer",
-    "segment_store",
     "summarizer_id",
 ]
 
 SummarizerKind = Literal["extractive", "llm"]
-
-
-def segment_store(store: Store) -> SegmentStore:
-    """``store`` as a segment store, or StoreError for a backend without segment tables."""
-    if not isinstance(store, SegmentStore):
-        raise StoreError(f"{type(store).__name__} cannot keep a segment index")
-    return store
 
 
 def resolve_summarizer(
@@ -86,7 +77,6 @@ def build_document_segments(
 
     For progress bars: ``on_start(doc_id, steps)`` says how many steps there are (two per
     segment: its summary, its summary's vector), ``on_step()`` marks each one done."""
-    segments_store = segment_store(store)
     info = store.document(doc_id)
     if info is None:
         raise NotFound(f"no document {doc_id} in the index")
@@ -95,7 +85,7 @@ def build_document_segments(
         unit = store.unit(doc_id, index)
         texts.append(unit.text if unit is not None else "")
     segments = build_segments(
-        doc_id, texts, segments_store.document_toc(doc_id), settings.segments, title=info.title
+        doc_id, texts, store.document_toc(doc_id), settings.segments, title=info.title
     )
     if on_start is not None:
         on_start(doc_id, 2 * len(segments))
@@ -125,7 +115,7 @@ def build_document_segments(
         vectors=np.asarray(vectors, dtype=np.float32),
         embedder=embedder.model_id,
     )
-    segments_store.put_segments(doc_id, summarizer_id(kind, settings), stored)
+    store.put_segments(doc_id, summarizer_id(kind, settings), stored)
     return stored
 
 
@@ -143,7 +133,7 @@ def ensure_segments(
 ) -> StoredSegments:
     """The document's cached segment index for this summarizer, built first when it is missing,
     stale (other cutting rules or embedder) or ``rebuild`` is asked."""
-    cached = segment_store(store).segments(doc_id, summarizer_id(kind, settings))
+    cached = store.segments(doc_id, summarizer_id(kind, settings))
     if (
         cached is not None
         and not rebuild

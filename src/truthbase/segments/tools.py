@@ -37,7 +37,7 @@ from ..records import Segment, Source, StoredSegments, ToolError, ToolOutput
 from ..retrieve.hybrid import search
 from ..store import Store
 from ..text import idf_table, terms, weighted_coverage
-from .index import SummarizerKind, ensure_segments, resolve_summarizer, segment_store
+from .index import SummarizerKind, ensure_segments, resolve_summarizer
 from .passages import Span, inside_segment, passages, segment_sentences, strip_tags, tag, tags_in
 
 __all__ = [
@@ -111,7 +111,6 @@ class BookTools:
         *,
         summarizer: str | None = None,
     ) -> None:
-        segment_store(store)
         self.store = store
         self.embedder = embedder
         self.settings = settings

@@ -36,17 +36,11 @@ from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
-from ..quota import (
-    Admitter,
-    client_key,
-    close_admitter,
-    open_admitter,
-    quota_limits,
-    retry_after_header,
-)
+from ..quota import retry_after_header
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
 from .epub_routes import add_epub_routes
+from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
 from .schemas import (
     ChatIn,
@@ -148,16 +142,11 @@ class _State:
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
         self._file_checks: dict[tuple[str, int, int], bool] = {}
-        self.quota: Admitter | None = None
 
     def open(self) -> None:
         self._store = open_store(self.settings)
-        self.quota = open_admitter(self.settings, self._store)
 
     def close(self) -> None:
-        if self.quota is not None:
-            close_admitter(self.quota, self._store)
-        self.quota = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -375,11 +364,10 @@ def create_app(settings: Settings) -> FastAPI:
 
         Refused with 429 and ``Retry-After`` (before any model call) when the client's or the
         global quota is spent."""
-        if state.quota is not None:
+        limits = quota_limits(settings.quota)
+        if not limits.unlimited:  # the default: no counting at all
             key = client_key(request, settings.quota.client_header)
-            admission = await run_in_threadpool(
-                state.quota.try_admit, key, time.time(), quota_limits(settings.quota)
-            )
+            admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
             if not admission.admitted:
                 raise HTTPException(
                     429,

@@ -1,4 +1,6 @@
-"""Storage backends behind one Protocol."""
+"""Storage backends behind one Protocol (:class:`Store`, :mod:`.base`): SQLite (:mod:`.sqlite`,
+the embedded default) and PostgreSQL with pgvector (:mod:`.postgres`), sharing one row codec
+(:mod:`.codec`)."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ def open_store(db: Path | Settings) -> Store:
     if isinstance(db, Path):
         return SQLiteStore(db)
     if db.database_url:
-        from .postgres import PostgresStore
-
+        try:
+            from .postgres import PostgresStore
+        except ImportError as exc:  # pragma: no cover - psycopg is a dependency
+            raise StoreError(
+                f"PostgreSQL needs the psycopg package: pip install 'psycopg[binary]' ({exc})"
+            ) from exc
         return PostgresStore(
             db.database_url,
             hnsw=db.postgres.hnsw,

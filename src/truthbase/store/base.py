@@ -1,45 +1,58 @@
-"""The store Protocol: what the pipeline needs from a backend (SQLite now, PostgreSQL later)."""
+"""The store Protocol: everything the pipeline asks of a backend, and both backends do all of it.
+
+:class:`Store` is composed of one small Protocol per concept: :class:`Documents` (the index's
+documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:`TokenSigns`
+(late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
+``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
+and :class:`QuotaCounters` (atomic request admission). A caller that needs one of them takes a
+``Store`` and calls the method: there is no backend without it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError
-from ..model import Chunk, ChunkDraft, DocumentInfo, ExtractedDocument, TocEntry, Unit
+from ..model import Chunk, DocumentInfo, TocEntry, Unit
+from ..quota import Admission, QuotaLimits
 from ..records import (
     ArmHit,
     FloatMatrix,
+    IndexedDocument,
     IndexEmbedder,
     StoredAnswer,
     StoredSegments,
-    WindowDraft,
+    check_sign_blob,
 )
+
+__all__ = [
+    "AnswerLog",
+    "Documents",
+    "QuotaCounters",
+    "SearchArms",
+    "SegmentIndex",
+    "Store",
+    "StoreError",
+    "TokenSigns",
+    "check_same_embedder",
+    "check_token_sign_map",
+]
 
 
 class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
 
 
-class Store(Protocol):
-    """A document index. Every write of one document is one transaction."""
-
-    def close(self) -> None: ...
+class Documents(Protocol):
+    """The documents of an index. Every write of one document is one transaction."""
 
     def has_document(self, doc_id: str) -> bool: ...
 
-    def add_document(
-        self,
-        document: ExtractedDocument,
-        chunks: Sequence[ChunkDraft],
-        vectors: FloatMatrix,
-        embedder: IndexEmbedder,
-        windows: Sequence[WindowDraft] = (),
-        window_vectors: FloatMatrix | None = None,
-        token_signs: Sequence[bytes] | None = None,
-    ) -> None:
-        """``token_signs``: per chunk, the signs of its token vectors as
-        :func:`truthbase.retrieve.late.pack_signs` packs them (None: no token data)."""
+    def add_document(self, indexed: IndexedDocument) -> None:
+        """Write the document, its units, chunks, full text, vectors (of chunks and of their
+        sentence windows) and token signs in one transaction. StoreError when the index was
+        built with another embedder."""
         ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
@@ -48,18 +61,37 @@ class Store(Protocol):
 
     def unit(self, doc_id: str, index: int) -> Unit | None: ...
 
-    def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]: ...
+    def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (missing ids are left out)."""
+        ...
 
     def index_embedder(self) -> IndexEmbedder | None: ...
 
+    def counts(self) -> dict[str, int]:
+        """Rows of documents, units, chunks and token_chunks (chunks with token signs)."""
+        ...
+
+
+class SearchArms(Protocol):
+    """The two retrieval arms; :func:`truthbase.retrieve.hybrid.search` fuses them."""
+
     def fts_search(
         self, match_expression: str, limit: int, title_weight: float = 0.0
-    ) -> list[ArmHit]: ...
+    ) -> list[ArmHit]:
+        """BM25 over chunk text (FTS5's bm25() on both backends), plus the document title at
+        ``title_weight`` (0: the title is not searched); ``match_expression`` as
+        :func:`truthbase.retrieve.fts_query.build_fts_query` writes it."""
+        ...
 
     def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
         """Chunks by cosine to ``query_vector``: a chunk scores the best of its own vector and
         its windows' vectors (max-sim)."""
         ...
+
+
+class TokenSigns(Protocol):
+    """Per chunk, the signs of its token vectors as :func:`truthbase.retrieve.late.pack_signs`
+    packs them (written with the document, or backfilled later)."""
 
     def token_signs(self, chunk_ids: Sequence[int]) -> dict[int, bytes]:
         """The packed token signs of those chunks that have them (chunks without token data
@@ -73,93 +105,61 @@ class Store(Protocol):
 
     def add_token_signs(self, signs: Mapping[int, bytes]) -> int:
         """Store token signs for chunks that lack them, in one transaction; a chunk that has
-        them already keeps its own. Raises ValueError, writing nothing, for an unknown chunk id
+        them already keeps its own. Raises InvalidInput, writing nothing, for an unknown chunk id
         or a blob that is not whole token rows of the index's dim. Returns the rows added."""
         ...
 
-    def counts(self) -> dict[str, int]: ...
 
-
-@runtime_checkable
 class AnswerLog(Protocol):
-    """A store that keeps the answers it served (for ``truthbase verify``)."""
+    """The answers that were shown (for ``truthbase verify``)."""
 
-    def add_answer(self, question: str, answer: dict[str, Any]) -> int: ...
+    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
+        """Keep an answer's JSON as it was shown; returns its id."""
+        ...
 
-    def answers(self) -> list[StoredAnswer]: ...
+    def answers(self) -> list[StoredAnswer]:
+        """Every stored answer, oldest first."""
+        ...
 
 
-@runtime_checkable
-class SegmentStore(Protocol):
-    """A store that keeps segment indexes (:mod:`truthbase.segments`), cached per document and
-    summarizer id; writing one replaces the previous one in one transaction."""
+class SegmentIndex(Protocol):
+    """Segment indexes (:mod:`truthbase.segments`), cached per document and summarizer id;
+    writing one replaces the previous one in one transaction."""
 
-    def document_toc(self, doc_id: str) -> list[TocEntry]: ...
+    def document_toc(self, doc_id: str) -> list[TocEntry]:
+        """The stored table of contents (EPUB navigation, PDF outline); [] when there is none."""
+        ...
 
     def segments(self, doc_id: str, summarizer: str) -> StoredSegments | None: ...
 
     def put_segments(self, doc_id: str, summarizer: str, stored: StoredSegments) -> None: ...
 
 
-def check_document_inputs(
-    chunks: Sequence[ChunkDraft],
-    vectors: FloatMatrix,
-    embedder: IndexEmbedder,
-    windows: Sequence[WindowDraft],
-    window_vectors: FloatMatrix | None,
-    token_signs: Sequence[bytes] | None = None,
-) -> None:
-    """What every backend checks before it opens the transaction of ``add_document``."""
-    if len(chunks) != len(vectors):
-        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-    if len(vectors) and vectors.shape[1] != embedder.dim:
-        raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {embedder.dim}")
-    n_window_vectors = 0 if window_vectors is None else len(window_vectors)
-    if len(windows) != n_window_vectors:
-        raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
-    if (
-        window_vectors is not None
-        and len(window_vectors)
-        and window_vectors.shape[1] != embedder.dim
-    ):
-        raise ValueError(
-            f"window vectors of dim {window_vectors.shape[1]}, embedder says {embedder.dim}"
-        )
-    for window in windows:
-        if not 0 <= window.chunk < len(chunks):
-            raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
-    if token_signs is not None:
-        if len(token_signs) != len(chunks):
-            raise InvalidInput(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
-        for i, blob in enumerate(token_signs):
-            _check_sign_blob(f"chunk {i}", blob, embedder.dim)
+class QuotaCounters(Protocol):
+    """Request counters (:mod:`truthbase.quota`), shared by every process using the index."""
+
+    def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
+        """Admit one request of ``client_key`` at Unix time ``now``, or refuse it, atomically:
+        every counter that has a limit goes up by one, or none does (a refusal carries the
+        seconds until every refusing window has rolled over). Unlimited: admitted, no I/O."""
+        ...
+
+
+class Store(Documents, SearchArms, TokenSigns, AnswerLog, SegmentIndex, QuotaCounters, Protocol):
+    """A TruthBase index: SQLite (:class:`truthbase.store.sqlite.SQLiteStore`) or PostgreSQL
+    (:class:`truthbase.store.postgres.PostgresStore`)."""
+
+    def close(self) -> None: ...
 
 
 def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | None) -> None:
-    """What every backend checks before ``add_token_signs`` opens its transaction."""
+    """What every backend checks before ``add_token_signs`` writes."""
     if not signs:
         return
     if embedder is None:
         raise InvalidInput("the index has no chunks (no embedder recorded) to add token signs to")
     for chunk_id, blob in signs.items():
-        _check_sign_blob(f"chunk id {chunk_id}", blob, embedder.dim)
-
-
-def _check_sign_blob(which: str, blob: object, dim: int) -> None:
-    """One chunk's packed token signs: bytes, a positive whole number of token rows."""
-    if not isinstance(blob, bytes | bytearray | memoryview):
-        raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
-    row_bytes = token_sign_row_bytes(dim)
-    if len(blob) == 0 or len(blob) % row_bytes:
-        raise InvalidInput(
-            f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
-            f"of {row_bytes} (dim {dim} packed to bits)"
-        )
-
-
-def token_sign_row_bytes(dim: int) -> int:
-    """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
-    return (dim + 7) // 8
+        check_sign_blob(f"chunk id {chunk_id}", blob, embedder.dim)
 
 
 def check_same_embedder(current: IndexEmbedder, embedder: IndexEmbedder) -> None:

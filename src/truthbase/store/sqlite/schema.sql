@@ -1,4 +1,4 @@
--- TruthBase SQLite schema. Bump SCHEMA_VERSION in sqlite.py with every change.
+-- TruthBase SQLite schema. Bump SCHEMA_VERSION in sqlite/connection.py with every change.
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS answers (
     created_at TEXT NOT NULL                     -- ISO 8601, UTC
 );
 
--- The segment index (truthbase.segments; queries in segments_sqlite.py): a document's segments
+-- The segment index (truthbase.segments; queries in sqlite/segments.py): a document's segments
 -- per summarizer id ("extractive-v1", "llm:MODEL"), each with its tagged summary and the
 -- summary's vector. `builder` names the cutting rules; stale rows are rebuilt on use.
 CREATE TABLE IF NOT EXISTS segments (

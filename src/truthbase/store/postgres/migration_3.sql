@@ -1,5 +1,5 @@
 -- TruthBase PostgreSQL migration 3: the segment index (truthbase.segments; queries in
--- segments_postgres.py), as in SQLite's schema.sql: a document's segments per summarizer id
+-- postgres/segments.py), as in SQLite's schema.sql: a document's segments per summarizer id
 -- ("extractive-v1", "llm:MODEL"), each with its tagged summary and the summary's vector.
 CREATE TABLE IF NOT EXISTS truthbase.segments (
     doc_id     text NOT NULL REFERENCES truthbase.documents(id) ON DELETE CASCADE,

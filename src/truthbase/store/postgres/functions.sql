@@ -1,15 +1,22 @@
--- TruthBase PostgreSQL functions: the search arms, their fusion (hybrid_search) and the quota
--- check (try_admit). All CREATE OR REPLACE: postgres.py re-applies this file whenever its
--- sha256 differs from the one recorded in truthbase.meta.
+-- TruthBase PostgreSQL functions: the search arms (fts_arm, dense_arm; the product fuses them in
+-- Python, truthbase.retrieve.hybrid.search) and the quota check (try_admit). All CREATE OR
+-- REPLACE: postgres/schema.py re-applies this file whenever its sha256 differs from the one
+-- recorded in truthbase.meta.
 
 -- Signatures that changed (a new argument): drop the old ones so that no call is ambiguous.
 DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean);
 DROP FUNCTION IF EXISTS truthbase.hybrid_search(
     text, vector, integer, float8[], float8, integer, float8, text[], boolean
 );
+-- Gone: the fusion of both arms in SQL (no caller ran it but the tests and the benchmark) and
+-- the query splitting that only it used.
+DROP FUNCTION IF EXISTS truthbase.hybrid_search(
+    text, vector, integer, float8[], float8, integer, float8, text[], boolean, integer
+);
+DROP FUNCTION IF EXISTS truthbase.query_terms(text);
 
 -- OR over the terms, each term a phrase of its tokens (a one-token term is its lexeme), tokenized
--- and stemmed as the chunks are (truthbase.fts_phrase, pg_migration_4.sql: FTS5's tokenizer).
+-- and stemmed as the chunks are (truthbase.fts_phrase, migration_4.sql: FTS5's tokenizer).
 -- Punctuation drops out; nothing in a term is parsed as an operator, so no input raises. NULL
 -- when no lexeme remains.
 CREATE OR REPLACE FUNCTION truthbase.terms_tsquery(terms text[]) RETURNS tsquery
@@ -31,11 +38,6 @@ BEGIN
     RETURN result;
 END
 $$;
-
--- The whitespace-separated words of a query (each becomes a phrase of its parts: "GV.OC-03").
-CREATE OR REPLACE FUNCTION truthbase.query_terms(query_text text) RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN regexp_split_to_array(btrim(coalesce(query_text, '')), '\s+');
 
 -- How often a phrase of several lexemes occurs in a chunk: positions of its first lexeme followed
 -- by the others at their offsets, with the same weight; a title (weight A) hit counts tw, a text
@@ -323,68 +325,6 @@ BEGIN
         ) g;
     END IF;
 END
-$$;
-
--- Hybrid search in one round trip: both arms and weighted reciprocal rank fusion,
--- score = sum over arms of weight / (rrf_k + rank). weights = {fts, dense}; an arm of weight 0
--- is left out entirely. Ties go to the better best rank, then to first appearance (the full-text
--- list top to bottom, then the dense list), as truthbase.retrieve.fusion.weighted_rrf orders.
--- terms: the full-text terms (phrases) when the caller built them; NULL: the query's words.
-CREATE OR REPLACE FUNCTION truthbase.hybrid_search(
-    query_text text,
-    query_embedding vector,
-    k integer,
-    weights float8[],
-    rrf_k float8,
-    candidates integer DEFAULT 50,
-    title_weight float8 DEFAULT 1.0,
-    terms text[] DEFAULT NULL,
-    use_index boolean DEFAULT false,
-    ef_search integer DEFAULT 100
-)
-RETURNS TABLE (
-    chunk_id bigint,
-    score float8,
-    fts_rank integer,
-    dense_rank integer,
-    fts_score float8,
-    dense_score float8
-)
-LANGUAGE sql STABLE AS $$
-    WITH
-    fts AS (
-        SELECT f.chunk_id, f.rank, f.score
-        FROM truthbase.fts_arm(
-            coalesce(terms, truthbase.query_terms(query_text)),
-            title_weight,
-            CASE WHEN coalesce(weights[1], 0) > 0 THEN candidates ELSE 0 END
-        ) f
-    ),
-    dense AS (
-        SELECT d.chunk_id, d.rank, d.score
-        FROM truthbase.dense_arm(
-            query_embedding,
-            CASE WHEN coalesce(weights[2], 0) > 0 THEN candidates ELSE 0 END,
-            use_index,
-            ef_search
-        ) d
-    ),
-    n_fts AS (SELECT count(*) AS n FROM fts),
-    both_arms AS (
-        SELECT coalesce(f.chunk_id, d.chunk_id) AS chunk_id,
-               f.rank AS fts_rank, d.rank AS dense_rank,
-               f.score AS fts_score, d.score AS dense_score
-        FROM fts f FULL OUTER JOIN dense d ON d.chunk_id = f.chunk_id
-    )
-    SELECT b.chunk_id,
-           coalesce(weights[1] / (rrf_k + b.fts_rank), 0)
-             + coalesce(weights[2] / (rrf_k + b.dense_rank), 0) AS score,
-           b.fts_rank, b.dense_rank, b.fts_score, b.dense_score
-    FROM both_arms b, n_fts
-    ORDER BY score DESC,
-             least(coalesce(b.fts_rank, 2147483647), coalesce(b.dense_rank, 2147483647)),
-             coalesce(b.fts_rank, n_fts.n + b.dense_rank)
-    LIMIT greatest(k, 0)
 $$;
 
 -- Admission of one request, all or nothing: per client per minute, per client per day and a

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit
-from ..records import FloatMatrix, IndexEmbedder, WindowDraft
+from ..records import FloatMatrix, IndexedDocument, IndexEmbedder, WindowDraft
 from .base import Store, StoreError
-from .sqlite import SQLiteStore, _rects_from_json
+from .codec import rects_from_json
+from .sqlite import SQLiteStore
 
 __all__ = ["copy_sqlite_index"]
 
@@ -79,7 +80,7 @@ def _copy(
         ).fetchall()
         position = {row[0]: i for i, row in enumerate(rows)}
         chunks = [
-            ChunkDraft(unit=r[1], start=r[2], end=r[3], text=r[4], rects=_rects_from_json(r[5]))
+            ChunkDraft(unit=r[1], start=r[2], end=r[3], text=r[4], rects=rects_from_json(r[5]))
             for r in rows
         ]
         vectors = _matrix([r[6] for r in rows], embedder.dim)
@@ -106,13 +107,15 @@ def _copy(
                 )
             token_signs = [bytes(signs[r[0]]) for r in rows]
         target.add_document(
-            document,
-            chunks,
-            vectors,
-            embedder,
-            windows,
-            window_vectors,
-            token_signs=token_signs,
+            IndexedDocument(
+                document=document,
+                chunks=chunks,
+                vectors=vectors,
+                embedder=embedder,
+                windows=windows,
+                window_vectors=window_vectors,
+                token_signs=token_signs,
+            )
         )
         copied += 1
     return copied

@@ -21,7 +21,7 @@
 --   text search parser is not used), each stemmed by fts_stem: truthbase.porter (Snowball's
 --   "porter" language, Porter's original algorithm, no stop words) with FTS5's exceptions.
 -- * fts_vector (a text's tsvector) and fts_phrase (a term's phrase tsquery), used by the
---   generated column and by pg_functions.sql (re-applied after this step) alike.
+--   generated column and by functions.sql (re-applied after this step) alike.
 --
 -- The generated columns tsv and ntok (BM25's document length: every token, as FTS5 counts) are
 -- re-created and the full-text statistics rebuilt, so an existing database is rewritten in place.

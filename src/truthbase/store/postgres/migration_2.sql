@@ -1,5 +1,5 @@
--- TruthBase PostgreSQL schema, migration 1 -> 2 (postgres.py applies pg_schema.sql as version 1,
--- then each pg_migration_N.sql in turn; every step only adds).
+-- TruthBase PostgreSQL schema, migration 1 -> 2 (postgres/schema.py applies schema.sql as version 1,
+-- then each migration_N.sql in turn; every step only adds).
 --
 -- 1. Full-text statistics kept up to date by the writes themselves, so that the full-text arm
 --    (truthbase.fts_arm) reads BM25's document frequencies, chunk count and average length

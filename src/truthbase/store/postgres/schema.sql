@@ -1,4 +1,4 @@
--- TruthBase PostgreSQL schema, version 1 (postgres.py applies it as migration 1 and records the
+-- TruthBase PostgreSQL schema, version 1 (postgres/schema.py applies it as migration 1 and records the
 -- version in truthbase.meta). Every object lives in the schema "truthbase"; pgvector's `vector`
 -- type is found through the search_path (public, or "extensions" on Supabase).
 CREATE SCHEMA IF NOT EXISTS truthbase;
@@ -39,7 +39,7 @@ CREATE TABLE truthbase.units (
 -- tokens gv, oc, 03); PostgreSQL's parser keeps such runs as one token ("gv.oc", "-03"). Turning
 -- ASCII punctuation into spaces before to_tsvector makes both backends see the same words.
 -- translate() is immutable and locale-independent, so a generated column may use it.
--- (Migration 4, pg_migration_4.sql, replaces this column's tokenization with FTS5's own.)
+-- (Migration 4, migration_4.sql, replaces this column's tokenization with FTS5's own.)
 CREATE FUNCTION truthbase.fts_prepare(t text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 RETURN translate(t, E'!"#$%&''()*+,-./:;<=>?@[\\]^_`{|}~', repeat(' ', 32));

@@ -1,0 +1,265 @@
+"""The row codec of both backends: how records become column values and back.
+
+SQLite and PostgreSQL store the same columns in the same forms (JSON text, float32 blobs), so
+one codec serves both and an index copied from one to the other (:mod:`.copy`) reads back equal.
+Pure functions over plain values; no connection in sight.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from ..extract.epub_map import dom_map_from_json, dom_map_to_json
+from ..model import DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
+from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
+
+__all__ = [
+    "answer_row",
+    "decode_boxes",
+    "document_info",
+    "document_row",
+    "encode_boxes",
+    "now_iso",
+    "rects_from_json",
+    "rects_json",
+    "segment_rows",
+    "stored_answer",
+    "stored_segments",
+    "toc_from_json",
+    "unit_from_row",
+    "unit_rows",
+    "vector_blob",
+    "vector_literal",
+]
+
+
+def now_iso() -> str:
+    """The time stamps of ingests and answers: UTC, whole seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def vector_blob(vector: FloatMatrix | Sequence[float]) -> bytes:
+    """A vector as float32 bytes (SQLite's vector columns, both backends' summary vectors)."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def vector_literal(vector: FloatMatrix | Sequence[float]) -> str:
+    """pgvector's text form; float32 printed with 9 significant digits round-trips exactly."""
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if not np.all(np.isfinite(array)):
+        raise ValueError("a vector has a NaN or infinite component")
+    return "[" + ",".join(f"{x:.9g}" for x in array.tolist()) + "]"
+
+
+# -- documents and units -------------------------------------------------------------------
+
+
+def encode_boxes(boxes: Sequence[Rect | None]) -> bytes | None:
+    """A unit's glyph boxes as float32 rows (NaN: no box); None when there is no box at all."""
+    if all(box is None for box in boxes):
+        return None  # EPUB units and empty pages: rebuilt from the text length
+    array = np.full((len(boxes), 4), np.nan, dtype=np.float32)
+    for i, box in enumerate(boxes):
+        if box is not None:
+            array[i] = box
+    return array.tobytes()
+
+
+def decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
+    if not blob:
+        return [None] * length
+    array = np.frombuffer(blob, dtype=np.float32).reshape(-1, 4).astype(np.float64)
+    boxes: list[Rect | None] = []
+    for row in array:
+        if np.isnan(row[0]):
+            boxes.append(None)
+        else:
+            boxes.append((float(row[0]), float(row[1]), float(row[2]), float(row[3])))
+    return boxes
+
+
+def document_row(document: ExtractedDocument) -> tuple[Any, ...]:
+    """(id, title, path, kind, unit_count, ingested_at, extractor_version, report, toc,
+    metadata) of a new document, as both backends insert it."""
+    return (
+        document.sha256,
+        document.title,
+        document.path,
+        document.kind,
+        len(document.units),
+        now_iso(),
+        document.extractor_version,
+        json.dumps(asdict(document.report)),
+        json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
+        json.dumps(document.metadata) if document.metadata else None,
+    )
+
+
+def document_info(row: Sequence[Any]) -> DocumentInfo:
+    """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
+    extractor_version), as both backends select it."""
+    return DocumentInfo(
+        id=str(row[0]),
+        title=str(row[1]),
+        path=str(row[2]),
+        kind="epub" if row[3] == "epub" else "pdf",
+        unit_count=int(str(row[4])),
+        chunk_count=int(str(row[5])),
+        ingested_at=str(row[6]),
+        extractor_version=str(row[7]),
+    )
+
+
+def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
+    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) of each unit, as both
+    backends insert them (and :func:`unit_from_row` reads them back)."""
+    return [
+        (
+            document.sha256,
+            unit.index,
+            unit.label,
+            unit.href,
+            unit.text,
+            encode_boxes(unit.boxes),
+            json.dumps(asdict(unit.geometry)) if unit.geometry else None,
+            unit.dom.html if unit.dom else None,
+            dom_map_to_json(unit.dom) if unit.dom else None,
+        )
+        for unit in document.units
+    ]
+
+
+def unit_from_row(row: Sequence[Any]) -> Unit:
+    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map), as both backends
+    select it."""
+    idx, label, href, text, boxes, geometry, html, dom_map = row
+    page: PageGeometry | None = None
+    if geometry:
+        g = json.loads(geometry)
+        page = PageGeometry(
+            mediabox=tuple(g["mediabox"]),
+            cropbox=tuple(g["cropbox"]),
+            rotation=int(g["rotation"]),
+        )
+    return Unit(
+        index=idx,
+        text=text,
+        boxes=decode_boxes(bytes(boxes) if boxes is not None else None, len(text)),
+        label=label,
+        href=href,
+        geometry=page,
+        dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
+    )
+
+
+def rects_json(rects: Sequence[Rect]) -> str:
+    """A chunk's line rects (rounded to 0.001 pt)."""
+    return json.dumps([[round(v, 3) for v in rect] for rect in rects])
+
+
+def rects_from_json(text: str) -> tuple[Rect, ...]:
+    return tuple((r[0], r[1], r[2], r[3]) for r in json.loads(text))
+
+
+def toc_from_json(text: str | None) -> list[TocEntry]:
+    """A document's stored table of contents ([] when there is none)."""
+    if not text:
+        return []
+    return [
+        TocEntry(
+            title=str(e.get("title", "")),
+            unit=int(e["unit"]),
+            offset=int(e.get("offset", 0)),
+            depth=int(e.get("depth", 0)),
+            href=str(e.get("href", "")),
+        )
+        for e in json.loads(text)
+    ]
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def answer_row(question: str, answer: dict[str, Any]) -> tuple[str, str, str]:
+    """(question, answer, created_at) of a new answer."""
+    return (question, json.dumps(answer, ensure_ascii=False), now_iso())
+
+
+def stored_answer(row: Sequence[Any]) -> StoredAnswer:
+    """An answer from (id, question, answer, created_at)."""
+    return StoredAnswer(int(row[0]), str(row[1]), json.loads(row[2]), str(row[3]))
+
+
+# -- segments --------------------------------------------------------------------------------
+
+
+def _parts_json(parts: Sequence[SegmentPart]) -> str:
+    return json.dumps([[p.unit, p.start, p.end] for p in parts])
+
+
+def _parts_from_json(text: str) -> tuple[SegmentPart, ...]:
+    return tuple(SegmentPart(int(u), int(s), int(e)) for u, s, e in json.loads(text))
+
+
+def stored_segments(doc_id: str, rows: Sequence[Sequence[Any]]) -> StoredSegments | None:
+    """Rows of (idx, title, parts, summary, written_by, builder, embedder, vector), by idx."""
+    if not rows:
+        return None
+    segments = [
+        Segment(
+            doc_id=doc_id,
+            index=int(r[0]),
+            title=str(r[1]),
+            parts=_parts_from_json(str(r[2])),
+            summary=str(r[3]),
+            summarizer=str(r[4]),
+        )
+        for r in rows
+    ]
+    blobs = [r[7] for r in rows]
+    vectors = None
+    if all(b is not None for b in blobs):
+        vectors = np.vstack([np.frombuffer(bytes(b), dtype=np.float32) for b in blobs])
+    return StoredSegments(
+        segments=segments,
+        builder=str(rows[0][5]),
+        vectors=vectors,
+        embedder=str(rows[0][6]) if rows[0][6] is not None else None,
+    )
+
+
+def segment_rows(doc_id: str, summarizer: str, stored: StoredSegments) -> list[tuple[Any, ...]]:
+    """The rows ``put_segments`` writes, one per segment (vectors as float32 bytes); ValueError
+    for segments that are not ``doc_id``'s in order, or vectors that do not match them."""
+    if stored.vectors is not None and len(stored.vectors) != len(stored.segments):
+        raise ValueError(
+            f"{len(stored.segments)} segments but {len(stored.vectors)} summary vectors"
+        )
+    rows: list[tuple[Any, ...]] = []
+    for i, segment in enumerate(stored.segments):
+        if segment.doc_id != doc_id or segment.index != i:
+            raise ValueError(
+                f"segment {segment.doc_id}:{segment.index} at position {i} of {doc_id}"
+            )
+        vector = vector_blob(stored.vectors[i]) if stored.vectors is not None else None
+        rows.append(
+            (
+                doc_id,
+                summarizer,
+                i,
+                segment.title,
+                _parts_json(segment.parts),
+                segment.summary,
+                segment.summarizer or summarizer,
+                stored.builder,
+                stored.embedder,
+                vector,
+            )
+        )
+    return rows

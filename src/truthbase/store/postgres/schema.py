@@ -1,0 +1,163 @@
+"""The PostgreSQL schema: creating it, migrating it, refreshing its functions, and the parts of
+it that the first document fixes (the vectors' dimension, the HNSW indexes).
+
+Layout (``schema.sql``, every object in the schema ``truthbase``): documents, units (with the
+EPUB reader's html and DOM map), chunks with a generated, weighted ``tsvector`` (the document
+title as weight A, the text as D) under a GIN index and a ``vector(dim)`` column, sentence
+windows with their own ``vector(dim)``, a ``meta`` table (schema version, embedder) and the
+quota counters. ``schema.sql`` is version 1; ``migration_N.sql`` brings version N - 1 to N:
+2 adds the full-text statistics (per-lexeme document frequencies, chunk count and total length,
+kept by triggers) and the answer log, 3 the segment index, 4 tokenizes and stems the full text
+exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does, 5 adds the chunks'
+packed token signs (``chunk_tokens``). ``functions.sql`` (the search arms and the quota check,
+all ``CREATE OR REPLACE``) is re-applied whenever its sha256 differs from the one recorded in
+``meta``. The dimension is fixed by the first ingest (the columns are typed then, while the
+tables are empty); an HNSW index is built only when asked (:attr:`Hnsw.enabled`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+import psycopg
+from psycopg import sql
+
+from ...records import IndexEmbedder
+from ..base import StoreError
+from .pool import Connection, Pool
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "WRITE_LOCK",
+    "Hnsw",
+    "ensure_hnsw",
+    "index_embedder",
+    "migrate",
+    "sql_text",
+    "type_vectors",
+]
+
+SCHEMA_VERSION = 5
+# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3 and 5 only
+# add, 4 re-creates the full-text columns and statistics in place.
+MIGRATIONS = {
+    2: "migration_2.sql",
+    3: "migration_3.sql",
+    4: "migration_4.sql",
+    5: "migration_5.sql",
+}
+# Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
+_MIGRATE_LOCK = 0x7472757468_01
+WRITE_LOCK = 0x7472757468_02
+
+
+@dataclass(frozen=True, slots=True)
+class Hnsw:
+    """HNSW indexes on the vectors: whether to build and use them, the graph's degree and
+    build-time beam (used when the index is built; an existing index keeps its own), and the
+    query-time beam (at least 4x the rows asked)."""
+
+    enabled: bool = False
+    m: int = 16
+    ef_construction: int = 64
+    ef_search: int = 100
+
+
+def sql_text(name: str) -> str:
+    """One of this package's SQL files."""
+    return resources.files(__package__).joinpath(name).read_text("utf-8")
+
+
+def migrate(pool: Pool, hnsw: Hnsw) -> None:
+    """Create or bring up to date the schema and its functions, once, whoever else opens the
+    database at the same time (an advisory lock); StoreError for a version this code lacks."""
+    functions = sql_text("functions.sql")
+    functions_sha = hashlib.sha256(functions.encode()).hexdigest()
+    with pool.connection() as conn:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+                exists = conn.execute(
+                    "SELECT to_regclass('truthbase.meta') IS NOT NULL"
+                ).fetchone()[0]
+                if not exists:
+                    conn.execute(sql_text("schema.sql"))
+                    # schema.sql is version 1; the migrations below bring it up to date
+                    conn.execute(
+                        "INSERT INTO truthbase.meta(key, value) VALUES ('schema_version', '1')"
+                    )
+                row = conn.execute(
+                    "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
+                ).fetchone()
+                version = int(row[0]) if row else 0
+                while 1 <= version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
+                    version += 1
+                    conn.execute(sql_text(MIGRATIONS[version]))
+                    conn.execute(
+                        "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
+                        (str(version),),
+                    )
+                if version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"the database has TruthBase schema version {version}, this "
+                        f"TruthBase needs {SCHEMA_VERSION}"
+                    )
+                row = conn.execute(
+                    "SELECT value FROM truthbase.meta WHERE key = 'functions_sha256'"
+                ).fetchone()
+                if row is None or row[0] != functions_sha:
+                    conn.execute(functions)
+                    conn.execute(
+                        "INSERT INTO truthbase.meta(key, value) "
+                        "VALUES ('functions_sha256', %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (functions_sha,),
+                    )
+                if index_embedder(conn) is not None and hnsw.enabled:
+                    ensure_hnsw(conn, hnsw)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
+
+
+def index_embedder(conn: Connection) -> IndexEmbedder | None:
+    """The embedder recorded by the first document write."""
+    rows = dict(
+        conn.execute(
+            "SELECT key, value FROM truthbase.meta WHERE key IN ('embedder', 'embedding_dim')"
+        ).fetchall()
+    )
+    if "embedder" not in rows:
+        return None
+    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
+
+
+def type_vectors(conn: Connection, dim: int) -> None:
+    """Type the (empty) vector columns ``vector(dim)``: the first document's dimension."""
+    for table in ("chunks", "windows"):
+        # Changing the type resets the column's storage to the type's (out of line): keep
+        # vectors in the heap rows, as migration 2 set (a seq scan reads no TOAST then).
+        conn.execute(
+            sql.SQL(
+                "ALTER TABLE truthbase.{} ALTER COLUMN vector TYPE vector({}), "
+                "ALTER COLUMN vector SET STORAGE MAIN"
+            ).format(sql.Identifier(table), sql.Literal(dim))
+        )
+
+
+def ensure_hnsw(conn: Connection, hnsw: Hnsw) -> None:
+    """HNSW indexes (inner product) on chunk and window vectors; no-op when present."""
+    for table in ("chunks", "windows"):
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON truthbase.{} "
+                "USING hnsw (vector vector_ip_ops) WITH (m = {}, ef_construction = {})"
+            ).format(
+                sql.Identifier(f"{table}_hnsw"),
+                sql.Identifier(table),
+                sql.Literal(int(hnsw.m)),
+                sql.Literal(int(hnsw.ef_construction)),
+            )
+        )
