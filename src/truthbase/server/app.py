@@ -25,9 +25,11 @@ from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
+from ..answer import DoneEvent, record_answer
 from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..geometry import span_line_rects
+from ..modes import answer_events, resolve_chat_mode
 from ..quota import (
     Admitter,
     client_key,
@@ -148,9 +150,6 @@ def _answer_events(
     """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
     for `truthbase ask` (None or "auto": llm when one is configured); ``doc`` scopes agent mode's
     book tools to one document."""
-    from ..answer import DoneEvent, record_answer
-    from ..answer.modes import answer_events, resolve_chat_mode
-
     try:
         chosen = resolve_chat_mode(mode, state.settings.llm)
     except ValueError as exc:  # llm asked for without one configured
