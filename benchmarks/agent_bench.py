@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from truthbase.answer import agent_for, ask_agent
+from truthbase.answer import ask_agent
 from truthbase.answer.agent_extractive import question_kind
 from truthbase.config import LLMSettings, Settings
 from truthbase.embed import Embedder, load_embedder
 from truthbase.ingest import ingest_paths
+from truthbase.modes import agent_for
 from truthbase.store import SQLiteStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]

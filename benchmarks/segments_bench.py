@@ -23,8 +23,9 @@ from typing import Any
 from truthbase.config import Settings
 from truthbase.embed import Embedder, load_embedder
 from truthbase.ingest import ingest_paths
+from truthbase.modes import book_tools
 from truthbase.segments.index import build_document_segments
-from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS, BookTools
+from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from truthbase.store import SQLiteStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +78,9 @@ def bench_segments(
     documents: list[dict[str, Any]] = []
     for info in store.list_documents():
         started = time.perf_counter()
-        stored = build_document_segments(store, info.id, embedder, settings, kind="extractive")
+        stored = build_document_segments(
+            store, info.id, embedder, settings.segments, settings.llm, kind="extractive"
+        )
         seconds = time.perf_counter() - started
         sizes = [sum(p.end - p.start for p in s.parts) for s in stored.segments]
         documents.append(
@@ -94,13 +97,13 @@ def bench_segments(
     report: dict[str, Any] = {"books_ingest_s": ingest_s, "documents": documents}
     book = next((d for d in documents if d["title"].startswith("Pride and Prejudice")), None)
     if book is not None:
-        tools = BookTools(store, embedder, settings, doc_ids=[book["doc_id"]])
+        tools = book_tools(settings, store, embedder, doc_ids=[book["doc_id"]])
         report["book_full_summaries"] = _timed(runs, lambda: tools.call(FULL_SUMMARIES, {}))
         report["book_related"] = {
             q: _timed(runs, lambda q=q: tools.call(RELATED_SEGMENTS, {"question": q}))
             for q in BOOK_QUESTIONS
         }
-    library = BookTools(store, embedder, settings)
+    library = book_tools(settings, store, embedder)
     report["library_full_summaries"] = _timed(runs, lambda: library.call(FULL_SUMMARIES, {}))
     report["library_related"] = {
         q: _timed(runs, lambda q=q: library.call(RELATED_SEGMENTS, {"question": q}))

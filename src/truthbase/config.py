@@ -80,7 +80,13 @@ class EmbedderSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    k: int = Field(default=8, ge=1, le=100, description="Results returned by a search.")
+    k: int = Field(
+        default=8,
+        ge=1,
+        le=100,
+        description="Results returned by a search; also the sources of an answer of the "
+        "pipeline (ask and eval answers without --k).",
+    )
     # rrf_k and the weights (late_weight and prf_weight too): `truthbase eval tune` on
     # golden/dev.json, 945 configurations, 5-fold cross-validation (docs/evals/retrieval-tune.json).
     rrf_k: float = Field(default=1.0, gt=0, description="The k of reciprocal rank fusion.")
@@ -186,12 +192,79 @@ class LLMSettings(_Section):
     rerank_timeout_s: float = Field(
         default=10.0, gt=0, description="Timeout of the rerank; past it the fused order stands."
     )
+    rerank_chars: int = Field(
+        default=600,
+        ge=50,
+        le=10_000,
+        description="Each passage shown to the reranker is cut to this many characters.",
+    )
 
     @model_validator(mode="after")
     def _model_named(self) -> LLMSettings:
         if self.base_url is not None and not self.model.strip():
             raise ValueError("llm.model is required when llm.base_url is set")
         return self
+
+
+class ExtractiveSettings(_Section):
+    """The extractive answerer (answer/extractive.py): support score, refusal, answer sentences.
+
+    A sentence's support is w_cosine * cosine + w_lexical * lexical + w_context * context +
+    w_rank / rank. threshold and the weights: calibrated on golden/dev.json (see the module
+    docstring of truthbase.answer.extractive and docs/evals/answers-baseline.json).
+    """
+
+    threshold: float = Field(
+        default=0.479,
+        ge=0,
+        le=1,
+        description="Support below which the extractive answerer refuses (NO_ANSWER).",
+    )
+    require_named_terms: bool = Field(
+        default=True,
+        description="Refuse when a named term of the question (an acronym, a token with a "
+        "digit, a capitalized word inside a sentence) occurs in no source.",
+    )
+    w_cosine: float = Field(
+        default=0.35,
+        ge=0,
+        description="Support weight of the sentence's embedding cosine to the question.",
+    )
+    w_lexical: float = Field(
+        default=0.15,
+        ge=0,
+        description="Support weight of the share of the question's idf mass in the sentence.",
+    )
+    w_context: float = Field(
+        default=0.3,
+        ge=0,
+        description="Support weight of that share in the whole source around the sentence.",
+    )
+    w_rank: float = Field(
+        default=0.2, ge=0, description="Support weight of 1 / the source's retrieval rank."
+    )
+    max_sentences: int = Field(
+        default=3, ge=1, le=20, description="Most sentences of an extractive answer."
+    )
+    keep_ratio: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="A further answer sentence scores at least this share of the best one's.",
+    )
+    min_chars: int = Field(
+        default=25, ge=0, description="Shortest sentence an answer may use, in characters."
+    )
+    max_chars: int = Field(
+        default=700, ge=1, description="Longest sentence an answer may use, in characters."
+    )
+    duplicate_jaccard: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Term overlap (Jaccard) from which a sentence is a near-duplicate of a "
+        "chosen one and is left out.",
+    )
 
 
 class ServerSettings(_Section):
@@ -335,6 +408,13 @@ class AgentSettings(_Section):
         le=20,
         description="Passages of the extractive agent's answer to an overview question.",
     )
+    detail_sources: int = Field(
+        default=8,
+        ge=1,
+        le=50,
+        description="Best passages the extractive agent answers a detail question from (the "
+        "extractive answerer was calibrated on 8 sources).",
+    )
 
 
 class QuotaSettings(_Section):
@@ -381,6 +461,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    extractive: ExtractiveSettings = Field(default_factory=ExtractiveSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)

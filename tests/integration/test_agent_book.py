@@ -18,12 +18,13 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from truthbase.answer import Answer, agent_for, ask_agent
+from truthbase.answer import Answer, ask_agent
 from truthbase.answer.agent_extractive import question_kind
 from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from truthbase.cli import cli
 from truthbase.config import Settings
 from truthbase.embed import Embedder
+from truthbase.modes import agent_for
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import quote_in

@@ -28,12 +28,12 @@ from truthbase.answer import (
     agent_events,
 )
 from truthbase.answer.agent_extractive import hybrid_ranker
-from truthbase.answer.agent_loop import RELATED_TOOL, LoopLimits
-from truthbase.config import SegmentSettings, Settings
+from truthbase.answer.agent_loop import RELATED_TOOL
+from truthbase.config import AgentSettings, SegmentSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.llm import OpenAIChatModel, with_fallbacks
 from truthbase.llm.client import ToolCallingModel
-from truthbase.segments.tools import BookTools
+from truthbase.modes import book_tools
 from truthbase.store import SQLiteStore
 
 from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
@@ -77,11 +77,11 @@ def agent(store: SQLiteStore, embedder: Embedder, model: ToolCallingModel) -> Ag
     (book,) = [d.id for d in store.list_documents() if d.title == BOOK]
     return Agent(
         # The tools pick segments by search: SmolLM2 cannot read batches of summaries.
-        toolbox=BookTools(store, embedder, settings, llm=None, doc_ids=[book]),
+        toolbox=book_tools(settings, store, embedder, model=None, doc_ids=[book]),
         model=model,
         extractive=ExtractiveAnswerer(embedder),
-        limits=LoopLimits(max_steps=3, timeout_s=120, total_timeout_s=300),
-        rank=hybrid_ranker(store, settings.retrieval),
+        settings=AgentSettings(max_steps=3, timeout_s=120, total_timeout_s=300),
+        rank=hybrid_ranker(store, settings.retrieval, enough=settings.agent.detail_sources),
     )
 
 

@@ -34,7 +34,7 @@ from truthbase.answer import (
 )
 from truthbase.cite import is_refusal
 from truthbase.cli import cli
-from truthbase.config import RetrievalSettings
+from truthbase.config import LLMSettings, RetrievalSettings
 from truthbase.embed import Embedder
 from truthbase.llm import ChatMessage, OpenAIChatModel, with_fallbacks
 from truthbase.retrieve.hybrid import search
@@ -147,11 +147,13 @@ def test_llm_answers_rewrites_and_reranks_through_the_pipeline(
     answerer = LLMAnswerer(model, ExtractiveAnswerer(embedder), timeout=60)
     stages = Stages(
         model=smol(llama),
-        rewrite=True,
-        rewrite_timeout=30,
-        rerank=True,
-        rerank_timeout=15,
-        rerank_chars=120,
+        settings=LLMSettings(
+            rewrite_enabled=True,
+            rewrite_timeout_s=30,
+            rerank_enabled=True,
+            rerank_timeout_s=15,
+            rerank_chars=120,
+        ),
     )
     events, answer = run(seed_store, embedder, answerer, stages)
     tokens = [e for e in events if isinstance(e, TokenEvent)]
@@ -175,7 +177,13 @@ def test_stages_fail_open_and_the_extractive_answerer_answers_last(
     tiny = 0.001
     answerer = LLMAnswerer(smol(llama), ExtractiveAnswerer(embedder), timeout=tiny)
     stages = Stages(
-        model=smol(llama), rewrite=True, rewrite_timeout=tiny, rerank=True, rerank_timeout=tiny
+        model=smol(llama),
+        settings=LLMSettings(
+            rewrite_enabled=True,
+            rewrite_timeout_s=tiny,
+            rerank_enabled=True,
+            rerank_timeout_s=tiny,
+        ),
     )
     events, answer = run(seed_store, embedder, answerer, stages)
     plain = search(seed_store, embedder, QUESTION, RetrievalSettings(), k=K)
@@ -206,7 +214,12 @@ def test_an_all_failing_chain_falls_back_to_extractive_and_says_so(
 
 def test_garbage_output_is_handled(seed_store: SQLiteStore, embedder: Embedder) -> None:
     garbage = Garbage('The Functions are many[99]. See [f999-0-99999] and {"order": [ }} [1]')
-    stages = Stages(model=garbage, rewrite=True, rewrite_timeout=5, rerank=True, rerank_timeout=5)
+    stages = Stages(
+        model=garbage,
+        settings=LLMSettings(
+            rewrite_enabled=True, rewrite_timeout_s=5, rerank_enabled=True, rerank_timeout_s=5
+        ),
+    )
     answerer = LLMAnswerer(garbage, ExtractiveAnswerer(embedder), timeout=5)
     events, answer = run(seed_store, embedder, answerer, stages)
     assert answer.answerer == "garbage"

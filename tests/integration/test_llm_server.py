@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from truthbase.config import LLMSettings
 from truthbase.llm import (
     ChatMessage,
     LLMTimeout,
@@ -129,7 +130,11 @@ def test_rewrite_returns_valid_queries(llama: LlamaServer) -> None:
 
 def test_rerank_returns_valid_ids(llama: LlamaServer) -> None:
     outcome = rerank_outcome(
-        _model(llama, max_tokens=48), "What functions does the CSF Core have?", CANDIDATES, 60
+        _model(llama, max_tokens=48),
+        "What functions does the CSF Core have?",
+        CANDIDATES,
+        60,
+        max_chars=LLMSettings().rerank_chars,
     )
     print(f"\nrerank in {outcome.seconds:.2f} s: {outcome}")
     fused = [cid for cid, _ in CANDIDATES]

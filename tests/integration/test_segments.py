@@ -23,17 +23,20 @@ from truthbase.cite.resolve import resolve_citations
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.llm.client import ChatMessage, LLMError, LLMTimeout
+from truthbase.modes import book_tools
 from truthbase.records import Segment, StoredSegments, ToolError, ToolOutput
 from truthbase.segments.index import build_document_segments, ensure_segments
 from truthbase.segments.passages import inside_segment, tags_in
 from truthbase.segments.summarize import EXTRACTIVE_ID
-from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS, BookTools
+from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from truthbase.store import SQLiteStore, Store
 from truthbase.textmatch import normalize
 
 PP_TITLE = "Pride and Prejudice"
 DETAIL_QUESTION = "What does the housekeeper at Pemberley tell Elizabeth about Mr. Darcy?"
 DETAIL_CHAPTER = "Chapter 43"
+#: The default settings (no LLM: extractive summaries, search picks related segments).
+DEFAULT = Settings()
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +89,7 @@ def test_pride_and_prejudice_segments_follow_its_chapters(
     settings = Settings()
     doc_id = doc_id_of(store, PP_TITLE)
     started = time.perf_counter()
-    stored = build_document_segments(store, doc_id, embedder, settings)
+    stored = build_document_segments(store, doc_id, embedder, settings.segments, settings.llm)
     seconds = time.perf_counter() - started
     assert seconds < 60, f"building took {seconds:.1f} s"
     segments = stored.segments
@@ -117,7 +120,7 @@ def test_every_summary_tag_resolves_to_the_unit_text(
 ) -> None:
     settings = Settings()
     doc_id = doc_id_of(store, PP_TITLE)
-    stored = ensure_segments(store, doc_id, embedder, settings)
+    stored = ensure_segments(store, doc_id, embedder, settings.segments, settings.llm)
     units = {i: store.unit(doc_id, i) for i in range(15)}
     for segment in stored.segments:
         assert segment.summarizer == EXTRACTIVE_ID
@@ -139,22 +142,28 @@ def strip_tags_pieces(summary: str) -> list[str]:
 def test_segments_are_cached_per_summarizer(store: SQLiteStore, embedder: Embedder) -> None:
     settings = Settings()
     doc_id = doc_id_of(store, PP_TITLE)
-    first = ensure_segments(store, doc_id, embedder, settings)
+    first = ensure_segments(store, doc_id, embedder, settings.segments, settings.llm)
     started = time.perf_counter()
-    again = ensure_segments(store, doc_id, embedder, settings)
+    again = ensure_segments(store, doc_id, embedder, settings.segments, settings.llm)
     assert time.perf_counter() - started < 2.0
     assert again.segments == first.segments
     # Other cutting rules make a cached index stale: it is rebuilt, and stored (on Alice, small).
     alice = doc_id_of(store, "Alice")
-    before = ensure_segments(store, alice, embedder, settings)
+    before = ensure_segments(store, alice, embedder, settings.segments, settings.llm)
     other = Settings(
         segments={"alone_chars": 8_000, "batch_max_chars": 8_000, "batch_min_chars": 5_000}
     )
-    rebuilt = ensure_segments(store, alice, embedder, other)
+    rebuilt = ensure_segments(store, alice, embedder, other.segments, other.llm)
     assert len(rebuilt.segments) > len(before.segments)
-    assert ensure_segments(store, alice, embedder, other).segments == rebuilt.segments
-    assert ensure_segments(store, alice, embedder, settings).segments == before.segments
-    forced = ensure_segments(store, alice, embedder, settings, rebuild=True)
+    assert (
+        ensure_segments(store, alice, embedder, other.segments, other.llm).segments
+        == rebuilt.segments
+    )
+    assert (
+        ensure_segments(store, alice, embedder, settings.segments, settings.llm).segments
+        == before.segments
+    )
+    forced = ensure_segments(store, alice, embedder, settings.segments, settings.llm, rebuild=True)
     assert forced.segments == before.segments  # deterministic
 
 
@@ -162,9 +171,9 @@ def test_full_summaries_tool_shows_every_segment_with_sources(
     store: SQLiteStore, embedder: Embedder
 ) -> None:
     doc_id = doc_id_of(store, PP_TITLE)
-    tools = BookTools(store, embedder, Settings(), doc_ids=[doc_id])
+    tools = book_tools(DEFAULT, store, embedder, doc_ids=[doc_id])
     output = tools.call(FULL_SUMMARIES, {}, first_n=4)
-    stored = ensure_segments(store, doc_id, embedder, Settings())
+    stored = ensure_segments(store, doc_id, embedder, DEFAULT.segments, DEFAULT.llm)
     assert output.segment_ids == [f"{doc_id}:{s.index}" for s in stored.segments]
     for segment in stored.segments:
         assert segment.title.replace("&", "&amp;") in output.content
@@ -176,12 +185,12 @@ def test_related_segments_hold_the_chapter_of_a_detail_question(
 ) -> None:
     settings = Settings()
     doc_id = doc_id_of(store, PP_TITLE)
-    tools = BookTools(store, embedder, settings, doc_ids=[doc_id])
+    tools = book_tools(settings, store, embedder, doc_ids=[doc_id])
     started = time.perf_counter()
     output = tools.call(RELATED_SEGMENTS, {"question": DETAIL_QUESTION}, first_n=1)
     seconds = time.perf_counter() - started
     assert tools.last_selection == "search"
-    stored = ensure_segments(store, doc_id, embedder, settings)
+    stored = ensure_segments(store, doc_id, embedder, settings.segments, settings.llm)
     by_id = {f"{doc_id}:{s.index}": s for s in stored.segments}
     titles = [by_id[i].title for i in output.segment_ids]
     assert any(DETAIL_CHAPTER in t.split("; ") for t in titles), titles
@@ -195,7 +204,7 @@ def test_related_segments_hold_the_chapter_of_a_detail_question(
 
 
 def test_the_whole_library_is_in_scope_by_default(store: SQLiteStore, embedder: Embedder) -> None:
-    tools = BookTools(store, embedder, Settings())
+    tools = book_tools(DEFAULT, store, embedder)
     output = tools.call(RELATED_SEGMENTS, {"question": "What is the GOVERN function?"})
     assert output.segment_ids
     titles = {s.title for s in output.sources}
@@ -237,7 +246,7 @@ def batch_ids(content: str) -> list[str]:
 
 def test_a_model_picks_segments_in_batches(store: SQLiteStore, embedder: Embedder) -> None:
     doc_id = doc_id_of(store, PP_TITLE)
-    segments = ensure_segments(store, doc_id, embedder, Settings()).segments
+    segments = ensure_segments(store, doc_id, embedder, DEFAULT.segments, DEFAULT.llm).segments
     settings = Settings(segments={"select_batch_tokens": 4_000, "summarizer": "extractive"})
     model = ScriptedModel(
         [
@@ -246,7 +255,7 @@ def test_a_model_picks_segments_in_batches(store: SQLiteStore, embedder: Embedde
             lambda content: f"{batch_ids(content)[-1]} and also S1",
         ]
     )
-    tools = BookTools(store, embedder, settings, llm=model, doc_ids=[doc_id])
+    tools = book_tools(settings, store, embedder, model=model, doc_ids=[doc_id])
     output = tools.call(RELATED_SEGMENTS, {"question": "Where does Elizabeth meet Wickham?"})
     assert tools.last_selection == "llm"
     assert 3 <= len(model.requests) <= 5  # batches of at most ~4k tokens, at most 5 of them
@@ -268,7 +277,7 @@ def test_a_model_that_picks_nothing_falls_back_to_search(
     doc_id = doc_id_of(store, PP_TITLE)
     settings = Settings(segments={"summarizer": "extractive"})
     model = ScriptedModel([LLMTimeout("timeout")] * 5)
-    tools = BookTools(store, embedder, settings, llm=model, doc_ids=[doc_id])
+    tools = book_tools(settings, store, embedder, model=model, doc_ids=[doc_id])
     output = tools.call(RELATED_SEGMENTS, {"question": DETAIL_QUESTION})
     assert tools.last_selection == "search"
     assert output.segment_ids
@@ -276,7 +285,7 @@ def test_a_model_that_picks_nothing_falls_back_to_search(
 
 
 def test_tool_calls_are_validated(store: SQLiteStore, embedder: Embedder) -> None:
-    tools = BookTools(store, embedder, Settings())
+    tools = book_tools(DEFAULT, store, embedder)
     names = [s["function"]["name"] for s in tools.schemas()]
     assert names == [RELATED_SEGMENTS, FULL_SUMMARIES]
     for name, arguments in [
@@ -353,7 +362,7 @@ def test_segment_storage_round_trips_on_both_backends(
 
     doc_id = doc_id_of(store, "raptor")
     settings = Settings()
-    built = build_document_segments(store, doc_id, embedder, settings)
+    built = build_document_segments(store, doc_id, embedder, settings.segments, settings.llm)
     assert len(built.segments) >= 4  # the PDF outline: sections, not page ranges
     assert store.document_toc(doc_id)
     url = pg_server.create_database()
@@ -372,7 +381,7 @@ def test_segment_storage_round_trips_on_both_backends(
             pg.put_segments(doc_id, EXTRACTIVE_ID, StoredSegments(built.segments[:2], "b"))
             again = pg.segments(doc_id, EXTRACTIVE_ID)
             assert again is not None and len(again.segments) == 2 and again.vectors is None
-            tools = BookTools(pg, embedder, settings, doc_ids=[doc_id])
+            tools = book_tools(settings, pg, embedder, doc_ids=[doc_id])
             output = tools.call(RELATED_SEGMENTS, {"question": "How does RAPTOR cluster text?"})
             check_output_sources(pg, output, first_n=1)
         finally:

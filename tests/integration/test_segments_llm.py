@@ -17,10 +17,11 @@ from truthbase.config import ChunkingSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.ingest import ingest_paths
 from truthbase.llm.client import OpenAIChatModel
+from truthbase.modes import book_tools
 from truthbase.segments.build import build_segments
 from truthbase.segments.passages import inside_segment, tags_in
 from truthbase.segments.summarize import EXTRACTIVE_ID, summarize_segments
-from truthbase.segments.tools import RELATED_SEGMENTS, BookTools
+from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.store import SQLiteStore
 
 from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
@@ -96,7 +97,7 @@ def test_smollm2_picks_related_segments_or_search_does(
     llama: LlamaServer, alice_store: SQLiteStore, embedder: Embedder
 ) -> None:
     settings = Settings(segments={"summarizer": "extractive"})  # 3 segments, one short batch
-    tools = BookTools(alice_store, embedder, settings, llm=smol(llama, max_tokens=40))
+    tools = book_tools(settings, alice_store, embedder, model=smol(llama, max_tokens=40))
     output = tools.call(RELATED_SEGMENTS, {"question": "Who is sitting on the mushroom?"})
     assert tools.last_selection in ("llm", "search")
     assert output.segment_ids

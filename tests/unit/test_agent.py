@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from truthbase.answer.agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
-from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL, LoopLimits
+from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from truthbase.answer.extractive import ExtractiveAnswerer
 from truthbase.answer.model import (
     NO_ANSWER,
@@ -26,6 +26,7 @@ from truthbase.answer.model import (
     SourcesEvent,
     TokenEvent,
 )
+from truthbase.config import AgentSettings
 from truthbase.embed import Embedder
 from truthbase.model import Unit
 from truthbase.records import Source, ToolError, ToolOutput
@@ -179,13 +180,13 @@ def make_agent(
     server: Scripted | None,
     embedder: Embedder,
     toolbox: BookToolbox | None = None,
-    limits: LoopLimits | None = None,
+    limits: AgentSettings | None = None,
 ) -> Agent:
     return Agent(
         toolbox=toolbox if toolbox is not None else BookToolbox(),
         model=server.model("scripted") if server is not None else None,
         extractive=ExtractiveAnswerer(embedder),
-        limits=limits if limits is not None else LoopLimits(timeout_s=5, total_timeout_s=30),
+        settings=limits if limits is not None else AgentSettings(timeout_s=5, total_timeout_s=30),
     )
 
 
@@ -384,14 +385,14 @@ def test_a_slow_model_times_out_and_the_extractive_agent_answers(
     server: Scripted, embedder: Embedder
 ) -> None:
     server.say(Reply(body=completion("late"), delay_s=1.0))
-    limits = LoopLimits(timeout_s=0.2, total_timeout_s=5)
+    limits = AgentSettings(timeout_s=0.2, total_timeout_s=5)
     answer = run(make_agent(server, embedder, limits=limits), embedder, "Who stole the oil?")
     assert answer.answerer == AGENT_EXTRACTIVE
     assert answer.info["failed"][0]["timed_out"] is True
 
 
 def test_max_steps_ends_the_loop(server: Scripted, embedder: Embedder) -> None:
-    limits = LoopLimits(max_steps=3, timeout_s=5, total_timeout_s=30)
+    limits = AgentSettings(max_steps=3, timeout_s=5, total_timeout_s=30)
     server.say(*(tool_reply((RELATED_TOOL, {"question": f"q{i}"})) for i in range(3)))
     toolbox = BookToolbox()
     answer = run(make_agent(server, embedder, toolbox, limits), embedder, "Who stole the oil?")
@@ -406,7 +407,7 @@ def test_max_steps_ends_the_loop(server: Scripted, embedder: Embedder) -> None:
 def test_the_last_step_asks_for_text_and_its_answer_stands(
     server: Scripted, embedder: Embedder
 ) -> None:
-    limits = LoopLimits(max_steps=2, timeout_s=5, total_timeout_s=30)
+    limits = AgentSettings(max_steps=2, timeout_s=5, total_timeout_s=30)
     server.say(
         tool_reply((RELATED_TOOL, {"question": "q"})),
         Reply(body=completion(f"Varga was cleared {tag(*CLEARED)}.")),
@@ -434,7 +435,7 @@ def test_bad_tool_calls_are_told_to_the_model(server: Scripted, embedder: Embedd
 
 
 def test_too_many_tool_calls_in_one_step_are_refused(server: Scripted, embedder: Embedder) -> None:
-    limits = LoopLimits(max_tool_calls=1, timeout_s=5, total_timeout_s=30)
+    limits = AgentSettings(max_tool_calls=1, timeout_s=5, total_timeout_s=30)
     server.say(
         tool_reply((RELATED_TOOL, {"question": "a"}), (FULL_TOOL, {})),
         Reply(body=completion(f"A smuggler stole the oil {tag(*OIL)}.")),

@@ -8,7 +8,6 @@ import pytest
 from truthbase.answer.agent_extractive import centrality, pick_overview, question_kind
 from truthbase.answer.agent_loop import screen_tags
 from truthbase.answer.llm import LLMNotConfigured
-from truthbase.answer.modes import CHAT_MODES, resolve_chat_mode
 from truthbase.config import LLMSettings
 from truthbase.embed import Embedder
 from truthbase.llm.client import (
@@ -19,6 +18,7 @@ from truthbase.llm.client import (
     with_fallbacks,
 )
 from truthbase.llm.prompts import tool_result_content
+from truthbase.modes import CHAT_MODES, resolve_chat_mode
 from truthbase.records import Source
 
 from . import test_llm_transcripts as transcripts
@@ -138,7 +138,7 @@ def test_pick_overview_spans_units_in_reading_order(embedder: Embedder) -> None:
     units = [p.source.unit for p in picks]
     assert len(picks) == 3 and len(set(units)) == 3 and units == sorted(units)
     assert 3 not in units  # the license is the least typical passage
-    assert pick_overview("q", [], embedder) == []
+    assert pick_overview("q", [], embedder, count=5) == []
 
 
 def test_chat_modes() -> None:

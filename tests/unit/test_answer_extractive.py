@@ -3,8 +3,9 @@ support threshold; with a hashing embedder, no model and no index."""
 
 from __future__ import annotations
 
-from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, ExtractiveSettings, Source
+from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import missing_named_terms, named_terms
+from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
 
 

@@ -22,7 +22,7 @@ from truthbase.answer import (
     stages_for,
 )
 from truthbase.cite import verify_answers
-from truthbase.config import LLMSettings
+from truthbase.config import ExtractiveSettings, LLMSettings
 from truthbase.llm import ChatMessage, LLMError, LLMTimeout
 from truthbase.model import Unit
 from truthbase.records import StoredAnswer
@@ -137,14 +137,15 @@ def test_answerer_for_builds_the_chain_with_the_extractive_answerer_last() -> No
         model="m",
         fallbacks=({"base_url": "http://127.0.0.1:8/v1", "model": "n"},),  # type: ignore[arg-type]
     )
-    answerer = answerer_for(settings, _NoEmbedder(), "llm")  # type: ignore[arg-type]
+    answerer = answerer_for(settings, ExtractiveSettings(), _NoEmbedder(), "llm")  # type: ignore[arg-type]
     assert isinstance(answerer, LLMAnswerer)
     assert [m.name for m in answerer.chain.models] == [
         "m@http://127.0.0.1:9/v1",
         "n@http://127.0.0.1:8/v1",
     ]
     assert answerer.fallback.name == "extractive"
-    assert answerer_for(settings, _NoEmbedder(), "extractive").name == "extractive"  # type: ignore[arg-type]
+    extractive = answerer_for(settings, ExtractiveSettings(), _NoEmbedder(), "extractive")  # type: ignore[arg-type]
+    assert extractive.name == "extractive"
 
 
 class _NoEmbedder:

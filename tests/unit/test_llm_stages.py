@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from truthbase.config import LLMSettings
 from truthbase.llm import (
     ChatMessage,
     LLMError,
@@ -152,6 +153,7 @@ def test_fuse_subqueries_is_rrf() -> None:
 # --- rerank ------------------------------------------------------------------------------------
 
 CANDIDATES = [(f"c{i}", f"text {i}") for i in range(1, 21)]
+CHARS = LLMSettings().rerank_chars
 FUSED8 = [f"c{i}" for i in range(1, 9)]
 
 
@@ -167,7 +169,7 @@ FUSED8 = [f"c{i}" for i in range(1, 9)]
     ],
 )
 def test_rerank_puts_the_models_first_four_in_front(reply: str, order: list[int]) -> None:
-    outcome = rerank_outcome(Stub(reply), "q", CANDIDATES, 1.0)
+    outcome = rerank_outcome(Stub(reply), "q", CANDIDATES, 1.0, max_chars=CHARS)
     front = [f"c{n}" for n in order[:4]]
     assert outcome.reranked
     assert outcome.ids[:4] == front
@@ -188,22 +190,24 @@ def test_rerank_puts_the_models_first_four_in_front(reply: str, order: list[int]
     ],
 )
 def test_rerank_fails_open_to_the_fused_order(reply: str | Exception) -> None:
-    outcome = rerank_outcome(Stub(reply), "q", CANDIDATES, 1.0)
+    outcome = rerank_outcome(Stub(reply), "q", CANDIDATES, 1.0, max_chars=CHARS)
     assert outcome.ids == FUSED8 and not outcome.reranked and outcome.model_order == []
-    assert rerank(Stub(reply), "q", CANDIDATES, 1.0) == FUSED8
+    assert rerank(Stub(reply), "q", CANDIDATES, 1.0, max_chars=CHARS) == FUSED8
 
 
 def test_rerank_shows_only_the_top_fifteen_and_skips_single_candidates() -> None:
     stub = Stub("[1]")
-    rerank(stub, "q", CANDIDATES, 1.0)
+    rerank(stub, "q", CANDIDATES, 1.0, max_chars=CHARS)
     assert stub.prompts[0][1]["content"].count("<passage ") == 15
     lone = Stub("[1]")
-    assert rerank(lone, "q", [("only", "t")], 1.0) == ["only"] and lone.prompts == []
+    assert (
+        rerank(lone, "q", [("only", "t")], 1.0, max_chars=CHARS) == ["only"] and lone.prompts == []
+    )
 
 
 def test_rerank_with_few_candidates_and_duplicate_ids() -> None:
     candidates = [(1, "a"), (2, "b"), (1, "a again"), (3, "c")]
-    assert rerank(Stub("[3, 2]"), "q", candidates, 1.0) == [3, 2, 1]
+    assert rerank(Stub("[3, 2]"), "q", candidates, 1.0, max_chars=CHARS) == [3, 2, 1]
 
 
 def test_parse_order_and_merge_order() -> None:
@@ -216,7 +220,7 @@ def test_parse_order_and_merge_order() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200) | st.lists(st.integers(-5, 30)).map(str))
 def test_rerank_always_returns_valid_ids(reply: str) -> None:
-    ids = rerank(Stub(reply), "q", CANDIDATES, 1.0)
+    ids = rerank(Stub(reply), "q", CANDIDATES, 1.0, max_chars=CHARS)
     assert len(ids) == 8 and len(set(ids)) == 8
     assert set(ids) <= {cid for cid, _ in CANDIDATES}
     assert set(ids[4:]) <= set(FUSED8)

@@ -436,10 +436,14 @@ def test_rerank_over_http_fails_open_and_applies_an_order(server: Scripted) -> N
         Reply(body=completion("The best passage is clearly the third one.")),
     )
     for timeout in (5, 0.2, 5):
-        outcome = rerank_outcome(server.model(), "functions?", candidates, timeout)
+        outcome = rerank_outcome(
+            server.model(), "functions?", candidates, timeout, max_chars=LLMSettings().rerank_chars
+        )
         assert outcome.ids == fused and not outcome.reranked
     server.say(Reply(body=completion('{"order": [15, 3, 99, 3, "7", 1, 2]}')))
-    outcome = rerank_outcome(server.model(), "functions?", candidates, 5)
+    outcome = rerank_outcome(
+        server.model(), "functions?", candidates, 5, max_chars=LLMSettings().rerank_chars
+    )
     assert outcome.reranked
     assert outcome.ids == [114, 102, 106, 100, 101, 103, 104, 105]
     prompt = server.requests[-1]["body"]["messages"][1]["content"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ import pytest
 from truthbase.cite.parse import parse_answer
 from truthbase.config import SegmentSettings
 from truthbase.llm.client import ChatMessage, LLMError
-from truthbase.model import TocEntry
-from truthbase.records import Segment, SegmentPart
+from truthbase.model import Chunk, SearchHit, TocEntry, Unit
+from truthbase.records import Segment, SegmentPart, StoredSegments
+from truthbase.segments.budget import best_passages, fits, segment_passages
 from truthbase.segments.build import FRONT_MATTER, build_segments, builder_id
 from truthbase.segments.passages import (
     Span,
@@ -25,6 +27,16 @@ from truthbase.segments.passages import (
     tag,
     tags_in,
 )
+from truthbase.segments.render import NO_SECTION, related_passages
+from truthbase.segments.select import (
+    Entry,
+    batches,
+    picked,
+    rank_by_search,
+    record,
+    scope_entries,
+    unit_hits,
+)
 from truthbase.segments.summarize import (
     EXTRACTIVE_ID,
     clean_llm_summary,
@@ -33,6 +45,9 @@ from truthbase.segments.summarize import (
 )
 from truthbase.sentences import split_sentences
 from truthbase.textmatch import normalize
+
+#: The model call's timeout and the passage size of summarize_segments.
+LIMITS = {"timeout": 5.0, "passage_chars": SegmentSettings().passage_chars}
 
 # fmt: off
 WORDS = [
@@ -324,7 +339,7 @@ def test_summarize_segments_with_a_model_falls_back_per_segment() -> None:
         [f"The chapter opens in the garden {tag(good)}.", LLMError("server down")]
     )
     out = summarize_segments(
-        segments, texts, max_sentences=3, model=model, model_id="m1", passage_chars=400
+        segments, texts, max_sentences=3, model=model, model_id="m1", timeout=5, passage_chars=400
     )
     assert [s.summarizer for s in out] == ["llm:m1", EXTRACTIVE_ID]
     assert out[0].summary == f"The chapter opens in the garden {tag(good)}."
@@ -338,7 +353,7 @@ def test_summarize_segments_with_a_model_falls_back_per_segment() -> None:
 def test_a_model_summary_without_a_valid_tag_falls_back() -> None:
     texts, segments = _book()
     model = ScriptedModel(["A summary with no tags at all.", "Only an invented one [f7-1-9]."])
-    out = summarize_segments(segments, texts, max_sentences=3, model=model, model_id="m1")
+    out = summarize_segments(segments, texts, max_sentences=3, model=model, model_id="m1", **LIMITS)
     assert [s.summarizer for s in out] == [EXTRACTIVE_ID, EXTRACTIVE_ID]
 
 
@@ -402,7 +417,7 @@ def test_a_failing_model_is_not_asked_again_after_three_errors_in_a_row() -> Non
     segments = build_segments("d", texts, toc, settings)
     assert len(segments) == 6
     model = ScriptedModel([LLMError("timeout")] * 6)
-    out = summarize_segments(segments, texts, max_sentences=2, model=model, model_id="m")
+    out = summarize_segments(segments, texts, max_sentences=2, model=model, model_id="m", **LIMITS)
     assert len(model.requests) == MAX_MODEL_FAILURES == 3
     assert all(s.summarizer == EXTRACTIVE_ID and tags_in(s.summary) for s in out)
     # A success resets the count.
@@ -410,6 +425,58 @@ def test_a_failing_model_is_not_asked_again_after_three_errors_in_a_row() -> Non
     model = ScriptedModel(
         [LLMError("a"), f"Fine {tag(good)}.", LLMError("b"), LLMError("c"), LLMError("d")]
     )
-    out = summarize_segments(segments, texts, max_sentences=2, model=model, model_id="m")
+    out = summarize_segments(segments, texts, max_sentences=2, model=model, model_id="m", **LIMITS)
     assert len(model.requests) == 5
     assert [s.summarizer for s in out][:2] == [EXTRACTIVE_ID, "llm:m"]
+
+
+# -- the book tools' pure parts: select, budget, render ---------------------------------------
+
+
+def _entries() -> tuple[list[str], list[Entry]]:
+    texts, segments = _book()
+    stored = StoredSegments(segments=extractive_summaries_applied(segments, texts), builder="b")
+    return texts, scope_entries([("Book", stored)])
+
+
+def extractive_summaries_applied(segments: list[Segment], texts: list[str]) -> list[Segment]:
+    summaries = extractive_summaries(segments, texts, max_sentences=3)
+    return [replace(s, summary=t) for s, t in zip(segments, summaries, strict=True)]
+
+
+def test_the_model_pick_is_read_leniently_within_its_batch() -> None:
+    _, entries = _entries()
+    assert [e.key for e in entries] == ["S1", "S2"]
+    assert picked('Sure! {"ids": ["S2", "S9", "S2"]}', entries) == [entries[1]]
+    assert picked("1 and 2.5", entries) == [entries[0]]  # bare numbers, not decimals
+    assert picked('{"ids": []}', entries) == []
+    assert "[f" not in record(entries[0])  # summaries go without their tags
+    assert [len(b) for b in batches(entries, 1)] == [1, 1]
+    assert [len(b) for b in batches(entries, 10_000)] == [2]
+
+
+def test_search_pick_sums_hits_per_segment_and_passages_fit_the_budget() -> None:
+    texts, entries = _entries()
+    part = entries[1].segment.parts[0]
+    chunk = Chunk(
+        id=1, doc_id="d", unit=part.unit, start=part.start, end=part.start + 200, text="x", rects=()
+    )
+    hits = [SearchHit(chunk=chunk, score=0.5, document_title="Book")]
+    per_unit, text_score = unit_hits(entries, hits)
+    assert per_unit == {("d", part.unit): [(part.start, part.start + 200, 0.5)]}
+    assert text_score == {"S2": 0.5}
+    assert rank_by_search(entries, text_score, None, 3) == [entries[1]]
+    units = {("d", i): Unit(index=i, text=t, boxes=[None] * len(t)) for i, t in enumerate(texts)}
+    per_segment = segment_passages(entries, units, 300)
+    assert not fits(per_segment, 2_000)
+    shown = best_passages("Rosings letter", per_segment, units, per_unit, 2_000)
+    assert sum(s.end - s.start for item in shown for s in item.spans) <= 2_000
+    # The passage the hybrid hit falls on outranks any term overlap.
+    hit_segment = [item for item in shown if item.entry is entries[1]]
+    assert hit_segment and hit_segment[0].spans[0].start < part.start + 200
+    output = related_passages(shown, units, first_n=4)
+    assert [s.n for s in output.sources] == list(range(4, 4 + len(output.sources)))
+    assert "[…]" in output.content  # passages were skipped between the ones shown
+    for source in output.sources:
+        assert f"[f{source.unit}-{source.start}-{source.end}]" in output.content
+    assert related_passages([], units).content == NO_SECTION

@@ -1,10 +1,14 @@
-"""Answers: numbered sources, an answerer (extractive, or an LLM chain), verified citations."""
+"""Answers: numbered sources, an answerer (extractive, or an LLM chain), verified citations.
+
+Which mode answers, and the agent with the book tools, are assembled above this stage and the
+segments stage, in :mod:`truthbase.modes`.
+"""
 
 from __future__ import annotations
 
 from .agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from .base import Answerer, Draft
-from .extractive import Candidate, ExtractiveAnswerer, ExtractiveSettings, Selection
+from .extractive import Candidate, ExtractiveAnswerer, Selection
 from .llm import (
     MODES,
     AnswerMode,
@@ -27,13 +31,11 @@ from .model import (
     SourcesEvent,
     TokenEvent,
 )
-from .modes import CHAT_MODES, ChatMode, agent_for, answer_events, resolve_chat_mode
 from .pipeline import AnswerError, Retrieved, answer_question, ask, retrieve, sources_from_hits
 from .stored import record_answer
 
 __all__ = [
     "AGENT_EXTRACTIVE",
-    "CHAT_MODES",
     "MODES",
     "NO_ANSWER",
     "Agent",
@@ -42,7 +44,6 @@ __all__ = [
     "AnswerMode",
     "Answerer",
     "Candidate",
-    "ChatMode",
     "Citation",
     "CitationsEvent",
     "DoneEvent",
@@ -50,7 +51,6 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "ExtractiveAnswerer",
-    "ExtractiveSettings",
     "LLMAnswerer",
     "LLMNotConfigured",
     "Retrieved",
@@ -60,14 +60,11 @@ __all__ = [
     "Stages",
     "TokenEvent",
     "agent_events",
-    "agent_for",
-    "answer_events",
     "answer_question",
     "answerer_for",
     "ask",
     "ask_agent",
     "record_answer",
-    "resolve_chat_mode",
     "resolve_mode",
     "retrieve",
     "sources_from_hits",

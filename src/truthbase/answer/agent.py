@@ -24,12 +24,13 @@ from typing import Any
 
 from ..cite import parse_answer, resolve_citations
 from ..cite.resolve import UnitReader
+from ..config import AgentSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
 from ..llm.client import Failure, ToolCallingModel
 from ..records import Citation, Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
-from .agent_loop import AgentFailed, LoopLimits, ToolRun, run_agent, screen_tags, shown_tags
+from .agent_loop import AgentFailed, ToolRun, run_agent, screen_tags, shown_tags
 from .extractive import ExtractiveAnswerer
 from .model import (
     NO_ANSWER,
@@ -50,15 +51,14 @@ __all__ = ["AGENT_EXTRACTIVE", "Agent", "agent_events", "ask_agent"]
 @dataclass(slots=True, kw_only=True)
 class Agent:
     """What one agent answer needs: the tools, the model (None: the extractive agent answers),
-    the extractive answerer (the detail fallback) and the limits of the loop."""
+    the extractive answerer (the detail fallback) and the ``agent`` settings section (the
+    limits of the loop, the extractive agent's passage counts)."""
 
     toolbox: Toolbox
     model: ToolCallingModel | None
     extractive: ExtractiveAnswerer
-    limits: LoopLimits = field(default_factory=LoopLimits)
-    overview_sentences: int = 5
-    detail_sources: int = 8  # passages the extractive agent answers a detail question from
-    rank: PassageRanker | None = None  # orders them (None: embedding cosine + term overlap)
+    settings: AgentSettings = field(default_factory=AgentSettings)
+    rank: PassageRanker | None = None  # orders detail passages (None: cosine + term overlap)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -107,8 +107,8 @@ def _extractive(agent: Agent, question: str, embedder: Embedder, info: dict[str,
         question,
         embedder,
         agent.extractive,
-        overview_sentences=agent.overview_sentences,
-        detail_sources=agent.detail_sources,
+        overview_sentences=agent.settings.overview_sentences,
+        detail_sources=agent.settings.detail_sources,
         rank=agent.rank,
     )
     return _Outcome(
@@ -124,7 +124,7 @@ def _model_outcome(agent: Agent, question: str, embedder: Embedder) -> _Outcome:
     if agent.model is None:
         return _extractive(agent, question, embedder, {"fallback_reason": "no LLM configured"})
     try:
-        run = run_agent(agent.model, agent.toolbox, question, agent.limits)
+        run = run_agent(agent.model, agent.toolbox, question, agent.settings)
     except AgentFailed as exc:
         info = {
             "model": None,

@@ -12,9 +12,9 @@ the book, so nothing is invented:
 - Detail: ``get_related_segment_summaries(question)``; the passages it returned are ranked (by
   the index's hybrid search when the shell has the store, :func:`hybrid_ranker`, else
   :func:`rank_passages`) and the extractive answerer
-  (:class:`~truthbase.answer.extractive.ExtractiveAnswerer`) answers from the best 8, as the
-  answer pipeline does from its 8 retrieved chunks; it refuses (NO_ANSWER) when the support is
-  below its calibrated threshold.
+  (:class:`~truthbase.answer.extractive.ExtractiveAnswerer`) answers from the best
+  ``agent.detail_sources`` (8), as the answer pipeline does from its 8 retrieved chunks; it
+  refuses (NO_ANSWER) when the support is below its calibrated threshold.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def pick_overview(
     sources: Sequence[Source],
     embedder: Embedder,
     *,
-    count: int = 5,
+    count: int,
     shortlist: int = 40,
     min_chars: int = 40,
     max_chars: int = 400,
@@ -179,8 +179,8 @@ def extractive_agent(
     embedder: Embedder,
     answerer: ExtractiveAnswerer,
     *,
-    overview_sentences: int = 5,
-    detail_sources: int = 8,
+    overview_sentences: int,
+    detail_sources: int,
     rank: PassageRanker | None = None,
 ) -> ExtractiveAgentResult:
     """Answer ``question`` with the book tools and verbatim book text; see the module docstring.
@@ -254,10 +254,11 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: Embedder) 
 
 
 def hybrid_ranker(
-    store: Store, retrieval: RetrievalSettings, *, depth: int = 50, enough: int = 8
+    store: Store, retrieval: RetrievalSettings, *, enough: int, depth: int = 50
 ) -> PassageRanker:
     """A ranker by the index's hybrid search: each passage takes the best rank of the search
-    hits that overlap it; passages no hit overlaps follow, in :func:`rank_passages` order."""
+    hits that overlap it; passages no hit overlaps follow, in :func:`rank_passages` order
+    (ordered only when fewer than ``enough``, the passages the answerer reads, have a hit)."""
 
     def rank(question: str, sources: Sequence[Source], embedder: Embedder) -> list[Source]:
         hits = search(store, embedder, question, retrieval, k=depth).hits

@@ -16,9 +16,10 @@ Guarantees that do not depend on the model behaving:
 - Every source a tool returns is numbered in this turn's sequence (1, 2, ... across all calls),
   so ``[n]`` markers and position tags of the final text resolve against all of them; a tag in
   the final text must be one a tool result showed (:func:`screen_tags`), else it is dropped.
-- Limits: at most ``max_steps`` model calls (the last one is asked for text only), at most
-  ``max_tool_calls`` tool calls per step, each model call bounded by ``timeout_s`` and the whole
-  loop by ``total_timeout_s``. Running out of either raises :class:`AgentFailed`, as does a model
+- Limits (the ``agent`` settings section, :class:`~truthbase.config.AgentSettings`): at most
+  ``max_steps`` model calls (the last one is asked for text only), at most ``max_tool_calls``
+  tool calls per step, each model call bounded by ``timeout_s`` and the whole loop by
+  ``total_timeout_s``. Running out of either raises :class:`AgentFailed`, as does a model
   error; the shell then lets the extractive agent answer.
 """
 
@@ -32,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import AgentSettings
 from ..errors import TruthBaseError
 from ..llm.client import (
     AllModelsFailed,
@@ -52,7 +54,6 @@ __all__ = [
     "RELATED_TOOL",
     "AgentFailed",
     "AgentRun",
-    "LoopLimits",
     "ToolRun",
     "run_agent",
     "run_tool",
@@ -68,14 +69,6 @@ _TAG = re.compile(r"\[f\d{1,6}-\d{1,9}-\d{1,9}\]")
 # Anything that looks like a position tag, well-formed or not ("[f3-10]", "[f3-10-20-30]",
 # "[f 3-10-20]"); "[for example]" does not (a digit or hyphen must follow the f).
 _TAG_LIKE = re.compile(r"[ \t]*\[f\s*[\d-][^\[\]\n]{0,60}\]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoopLimits:
-    max_steps: int = 6  # model calls, the last one asked for text only
-    timeout_s: float = 60.0  # one model call
-    total_timeout_s: float = 180.0  # the whole loop, tool runs included
-    max_tool_calls: int = 4  # tool calls run per step; more get an error result
 
 
 @dataclass(slots=True, kw_only=True)
@@ -220,16 +213,17 @@ def run_agent(
     model: ToolCallingModel,
     toolbox: Toolbox,
     question: str,
-    limits: LoopLimits | None = None,
+    limits: AgentSettings | None = None,
     *,
     clock: Callable[[], float] = time.monotonic,
 ) -> AgentRun:
-    """Run the loop until the model's final text; see the module docstring.
+    """Run the loop until the model's final text; see the module docstring. ``limits``: the
+    ``agent`` settings section (None: its defaults).
 
     Raises :class:`AgentFailed` (with the runs so far) on a model error, when ``max_steps``
     model calls gave no accepted final text, or when ``total_timeout_s`` is spent.
     """
-    limits = limits if limits is not None else LoopLimits()
+    limits = limits if limits is not None else AgentSettings()
     messages: list[ToolMessage] = [dict(m) for m in build_agent_messages(question)]
     tools = toolbox.schemas()
     runs: list[ToolRun] = []

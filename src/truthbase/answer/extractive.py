@@ -28,6 +28,8 @@ with every index), which refuses 3 of 56 answerable questions. Re-tuning the wei
 did not beat the current ones under 4-fold cross-validation, so they stay; neither did a
 token-level MaxSim feature (the late-interaction score of each sentence, see retrieve/late.py:
 8/60 held-out unanswerable answered and 25/280 answerable refused, against 0/60 and 15/280).
+The threshold, the weights and the other limits are the ``extractive`` settings section
+(:class:`truthbase.config.ExtractiveSettings`).
 """
 
 from __future__ import annotations
@@ -39,26 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import ExtractiveSettings
 from ..embed import Embedder
 from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtractiveSettings:
-    threshold: float = 0.479
-    require_named_terms: bool = True
-    w_cosine: float = 0.35
-    w_lexical: float = 0.15
-    w_context: float = 0.3
-    w_rank: float = 0.2
-    max_sentences: int = 3
-    keep_ratio: float = 0.9
-    min_chars: int = 25
-    max_chars: int = 700
-    duplicate_jaccard: float = 0.6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +136,7 @@ class ExtractiveAnswerer:
     """Composes answers from source sentences; see the module docstring."""
 
     def __init__(self, embedder: Embedder, settings: ExtractiveSettings | None = None) -> None:
+        """``settings``: the ``extractive`` section (None: its defaults)."""
         self._embedder = embedder
         self.settings = settings if settings is not None else ExtractiveSettings()
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..config import LLMSettings
+from ..config import ExtractiveSettings, LLMSettings
 from ..embed import Embedder
 from ..errors import InvalidInput
 from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
@@ -110,10 +110,15 @@ def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
     raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
 
 
-def answerer_for(llm: LLMSettings, embedder: Embedder, mode: str | None = None) -> Answerer:
+def answerer_for(
+    llm: LLMSettings,
+    extractive_settings: ExtractiveSettings,
+    embedder: Embedder,
+    mode: str | None = None,
+) -> Answerer:
     """The answerer of ``mode`` (see :func:`resolve_mode`): the configured chain with the
     extractive answerer last, or the extractive answerer alone."""
-    extractive = ExtractiveAnswerer(embedder)
+    extractive = ExtractiveAnswerer(embedder, extractive_settings)
     if resolve_mode(mode, llm) == "extractive":
         return extractive
     chain = load_chat_model(llm)
@@ -123,14 +128,33 @@ def answerer_for(llm: LLMSettings, embedder: Embedder, mode: str | None = None) 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stages:
-    """The optional LLM stages of one answer, each with its own timeout; both fail open."""
+    """The optional LLM stages of one answer, each with its own timeout; both fail open.
 
-    model: ChatModel | None = None
-    rewrite: bool = False
-    rewrite_timeout: float = 5.0
-    rerank: bool = False
-    rerank_timeout: float = 10.0
-    rerank_chars: int = 600  # each passage shown to the reranker is cut to this many characters
+    ``model`` runs them (None: no stage runs); which run and their limits are the ``llm``
+    settings section (``rewrite_*``, ``rerank_*``)."""
+
+    model: ChatModel | None
+    settings: LLMSettings
+
+    @property
+    def rewrite(self) -> bool:
+        return self.settings.rewrite_enabled
+
+    @property
+    def rewrite_timeout(self) -> float:
+        return self.settings.rewrite_timeout_s
+
+    @property
+    def rerank(self) -> bool:
+        return self.settings.rerank_enabled
+
+    @property
+    def rerank_timeout(self) -> float:
+        return self.settings.rerank_timeout_s
+
+    @property
+    def rerank_chars(self) -> int:
+        return self.settings.rerank_chars
 
     @property
     def active(self) -> bool:
@@ -140,10 +164,4 @@ class Stages:
 def stages_for(llm: LLMSettings, mode: AnswerMode) -> Stages:
     """The stages the settings enable; none in extractive mode or without an LLM."""
     model = load_stage_model(llm) if mode == "llm" else None
-    return Stages(
-        model=model,
-        rewrite=llm.rewrite_enabled,
-        rewrite_timeout=llm.rewrite_timeout_s,
-        rerank=llm.rerank_enabled,
-        rerank_timeout=llm.rerank_timeout_s,
-    )
+    return Stages(model=model, settings=llm)

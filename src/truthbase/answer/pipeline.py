@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cite import parse_answer, resolve_citations
-from ..config import RetrievalSettings
+from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
@@ -42,9 +42,6 @@ from .model import (
     SourcesEvent,
     TokenEvent,
 )
-
-#: Sources per answer.
-DEFAULT_SOURCES = 8
 
 
 def sources_from_hits(hits: Sequence[SearchHit]) -> list[Source]:
@@ -81,16 +78,18 @@ def retrieve(
     question: str,
     settings: RetrievalSettings,
     *,
-    k: int = DEFAULT_SOURCES,
+    k: int | None = None,
     stages: Stages | None = None,
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
     sub-query, fused with the question's own ranking -> listwise rerank of the fused top 15.
 
-    Both LLM stages fail open (the question stands; the fused order stands); ``info`` says what
-    happened, ``timings`` how long each stage took (the rewrite ran beside the search).
+    ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
+    fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
+    rewrite ran beside the search). Without ``stages`` none runs.
     """
-    stages = stages if stages is not None else Stages()
+    k = k if k is not None else settings.k
+    stages = stages if stages is not None else Stages(model=None, settings=LLMSettings())
     model = stages.model
     do_rewrite = model is not None and stages.rewrite
     do_rerank = model is not None and stages.rerank
@@ -190,10 +189,11 @@ def answer_question(
     retrieval: RetrievalSettings | None = None,
     *,
     answerer: Answerer | None = None,
-    k: int = DEFAULT_SOURCES,
+    k: int | None = None,
     stages: Stages | None = None,
 ) -> Iterator[Event]:
-    """The events of one answer; the answerer defaults to the extractive one.
+    """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
+    of sources) to ``retrieval.k``.
 
     ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
     """
@@ -260,7 +260,7 @@ def ask(
     retrieval: RetrievalSettings | None = None,
     *,
     answerer: Answerer | None = None,
-    k: int = DEFAULT_SOURCES,
+    k: int | None = None,
     stages: Stages | None = None,
 ) -> Answer:
     """Run :func:`answer_question` to the end; raises :class:`AnswerError` on an error event."""

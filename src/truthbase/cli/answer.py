@@ -15,7 +15,13 @@ from .common import AppContext, console, err_console, snippet
 @click.command(name="ask")
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the final answer object as JSON.")
-@click.option("--k", "k", type=click.IntRange(1, 30), default=8, show_default=True, help="Sources.")
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(1, 30),
+    default=None,
+    help="Sources of the answer pipeline [default: retrieval.k].",
+)
 @click.option(
     "--mode",
     type=click.Choice(["auto", "extractive", "llm", "agent"]),
@@ -33,7 +39,12 @@ from .common import AppContext, console, err_console, snippet
 )
 @click.pass_obj
 def ask_command(
-    app: AppContext, question: str, as_json: bool, k: int, mode: str | None, doc_id: str | None
+    app: AppContext,
+    question: str,
+    as_json: bool,
+    k: int | None,
+    mode: str | None,
+    doc_id: str | None,
 ) -> None:
     """Answer QUESTION from the index with [n] citations, each verified against its page.
 
@@ -55,7 +66,7 @@ def ask_command(
         TokenEvent,
         record_answer,
     )
-    from ..answer.modes import answer_events, resolve_chat_mode
+    from ..modes import answer_events, resolve_chat_mode
 
     chosen = resolve_chat_mode(mode, app.settings.llm)
     if doc_id is not None and chosen != "agent":

@@ -200,7 +200,9 @@ def eval_answers(
                 store,
                 app.embedder,
                 app.settings.retrieval,
-                answerer=answerer_for(app.settings.llm, app.embedder, chosen),
+                answerer=answerer_for(
+                    app.settings.llm, app.settings.extractive, app.embedder, chosen
+                ),
                 on_question=lambda qid: status.update(f"answering {qid}"),
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}

@@ -58,7 +58,7 @@ def build_with_progress(
 
     settings = app.settings
     model = load_chat_model(settings.llm)
-    kind = resolve_summarizer(settings, summarizer, model)
+    kind = resolve_summarizer(settings.segments, settings.llm, summarizer, model)
     titles = {d.id: d.title for d in store.list_documents()}
     progress = Progress(
         TextColumn("[bold]segments"),
@@ -78,7 +78,8 @@ def build_with_progress(
                 store,
                 doc_id,
                 app.embedder,
-                settings,
+                settings.segments,
+                settings.llm,
                 kind=kind,
                 model=model if kind == "llm" else None,
                 rebuild=rebuild,
@@ -90,7 +91,7 @@ def build_with_progress(
                 {
                     "doc_id": doc_id,
                     "title": titles.get(doc_id, doc_id),
-                    "summarizer": summarizer_id(kind, settings),
+                    "summarizer": summarizer_id(kind, settings.llm),
                     "written_by": writers,
                     "segments": len(stored.segments),
                     "built": bar.task is not None,
@@ -173,8 +174,10 @@ def list_command(app: AppContext, doc: str, summarizer: str | None, as_json: boo
         from ..llm.client import load_chat_model
         from ..segments.index import resolve_summarizer, summarizer_id
 
-        kind = resolve_summarizer(app.settings, summarizer, load_chat_model(app.settings.llm))
-        stored = store.segments(doc_id, summarizer_id(kind, app.settings))
+        settings = app.settings
+        model = load_chat_model(settings.llm)
+        kind = resolve_summarizer(settings.segments, settings.llm, summarizer, model)
+        stored = store.segments(doc_id, summarizer_id(kind, settings.llm))
     segments = stored.segments if stored is not None else []
     if as_json:
         click.echo(

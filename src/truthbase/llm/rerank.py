@@ -54,11 +54,12 @@ def rerank_outcome(
     window: int = WINDOW,
     head: int = HEAD,
     keep: int = KEEP,
-    max_chars: int = 600,
+    max_chars: int,
 ) -> RerankOutcome[K]:
     """Rerank ``candidates`` (``(id, text)`` in fused order, best first); never raises.
 
-    Returns at most ``keep`` ids, each a candidate's id, no duplicates.
+    Each passage is shown cut to ``max_chars`` (the setting ``llm.rerank_chars``). Returns at
+    most ``keep`` ids, each a candidate's id, no duplicates.
     """
     started = time.perf_counter()
     fused = _unique([cid for cid, _ in candidates])
@@ -85,10 +86,15 @@ def rerank_outcome(
 
 
 def rerank(
-    model: ChatModel, question: str, candidates: Sequence[tuple[K, str]], timeout: float
+    model: ChatModel,
+    question: str,
+    candidates: Sequence[tuple[K, str]],
+    timeout: float,
+    *,
+    max_chars: int,
 ) -> list[K]:
     """The reranked ids (at most 8): the model's first 4, then the fused order."""
-    return rerank_outcome(model, question, candidates, timeout).ids
+    return rerank_outcome(model, question, candidates, timeout, max_chars=max_chars).ids
 
 
 def parse_order(text: str, n: int) -> list[int] | None:

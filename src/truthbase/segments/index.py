@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..config import Settings
+from ..config import LLMSettings, SegmentSettings
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
@@ -34,13 +34,13 @@ SummarizerKind = Literal["extractive", "llm"]
 
 
 def resolve_summarizer(
-    settings: Settings, requested: str | None, model: ChatModel | None
+    segments: SegmentSettings, llm: LLMSettings, requested: str | None, model: ChatModel | None
 ) -> SummarizerKind:
-    """The summarizer to use: ``requested`` ("extractive", "llm", "auto" or None for the
-    setting); "auto" is llm when an LLM is configured and a model is at hand."""
-    kind = requested or settings.segments.summarizer
+    """The summarizer to use: ``requested`` ("extractive", "llm", "auto" or None for
+    ``segments.summarizer``); "auto" is llm when an LLM is configured and a model is at hand."""
+    kind = requested or segments.summarizer
     if kind == "auto":
-        return "llm" if model is not None and settings.llm.base_url is not None else "extractive"
+        return "llm" if model is not None and llm.base_url is not None else "extractive"
     if kind == "llm":
         if model is None:
             raise InvalidInput("the llm summarizer needs a chat model (set llm.base_url)")
@@ -50,8 +50,8 @@ def resolve_summarizer(
     raise InvalidInput(f"unknown summarizer {kind!r}: extractive, llm or auto")
 
 
-def summarizer_id(kind: SummarizerKind, settings: Settings) -> str:
-    return llm_summarizer_id(settings.llm.model) if kind == "llm" else EXTRACTIVE_ID
+def summarizer_id(kind: SummarizerKind, llm: LLMSettings) -> str:
+    return llm_summarizer_id(llm.model) if kind == "llm" else EXTRACTIVE_ID
 
 
 #: Summaries embedded per call (progress moves between calls).
@@ -66,14 +66,16 @@ def build_document_segments(
     store: Store,
     doc_id: str,
     embedder: Embedder,
-    settings: Settings,
+    settings: SegmentSettings,
+    llm: LLMSettings,
     *,
     kind: SummarizerKind = "extractive",
     model: ChatModel | None = None,
     on_start: Callable[[str, int], None] | None = None,
     on_step: Callable[[], None] | None = None,
 ) -> StoredSegments:
-    """Cut, summarize and embed one stored document's segments, and store them.
+    """Cut, summarize and embed one stored document's segments, and store them. ``settings``
+    cut and summarize; ``llm`` names the model of the llm summarizer (and its timeout).
 
     For progress bars: ``on_start(doc_id, steps)`` says how many steps there are (two per
     segment: its summary, its summary's vector), ``on_step()`` marks each one done."""
@@ -84,9 +86,7 @@ def build_document_segments(
     for index in range(info.unit_count):
         unit = store.unit(doc_id, index)
         texts.append(unit.text if unit is not None else "")
-    segments = build_segments(
-        doc_id, texts, store.document_toc(doc_id), settings.segments, title=info.title
-    )
+    segments = build_segments(doc_id, texts, store.document_toc(doc_id), settings, title=info.title)
     if on_start is not None:
         on_start(doc_id, 2 * len(segments))
     if kind == "llm" and model is None:
@@ -94,11 +94,11 @@ def build_document_segments(
     summarized = summarize_segments(
         segments,
         texts,
-        max_sentences=settings.segments.summary_sentences,
+        max_sentences=settings.summary_sentences,
         model=model if kind == "llm" else None,
-        model_id=settings.llm.model,
-        timeout=settings.llm.timeout_s,
-        passage_chars=settings.segments.passage_chars,
+        model_id=llm.model,
+        timeout=llm.timeout_s,
+        passage_chars=settings.passage_chars,
         on_segment=(lambda _: on_step()) if on_step is not None else None,
     )
     batches: list[FloatMatrix] = []
@@ -111,11 +111,11 @@ def build_document_segments(
     vectors = np.vstack(batches) if batches else np.zeros((0, embedder.dim), dtype=np.float32)
     stored = StoredSegments(
         segments=summarized,
-        builder=builder_id(settings.segments),
+        builder=builder_id(settings),
         vectors=np.asarray(vectors, dtype=np.float32),
         embedder=embedder.model_id,
     )
-    store.put_segments(doc_id, summarizer_id(kind, settings), stored)
+    store.put_segments(doc_id, summarizer_id(kind, llm), stored)
     return stored
 
 
@@ -123,7 +123,8 @@ def ensure_segments(
     store: Store,
     doc_id: str,
     embedder: Embedder,
-    settings: Settings,
+    settings: SegmentSettings,
+    llm: LLMSettings,
     *,
     kind: SummarizerKind = "extractive",
     model: ChatModel | None = None,
@@ -133,11 +134,11 @@ def ensure_segments(
 ) -> StoredSegments:
     """The document's cached segment index for this summarizer, built first when it is missing,
     stale (other cutting rules or embedder) or ``rebuild`` is asked."""
-    cached = store.segments(doc_id, summarizer_id(kind, settings))
+    cached = store.segments(doc_id, summarizer_id(kind, llm))
     if (
         cached is not None
         and not rebuild
-        and cached.builder == builder_id(settings.segments)
+        and cached.builder == builder_id(settings)
         and cached.embedder == embedder.model_id
     ):
         return cached
@@ -146,6 +147,7 @@ def ensure_segments(
         doc_id,
         embedder,
         settings,
+        llm,
         kind=kind,
         model=model,
         on_start=on_start,

@@ -32,10 +32,12 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..answer import DoneEvent, record_answer
 from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
+from ..modes import answer_events, resolve_chat_mode
 from ..quota import retry_after_header
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
@@ -190,9 +192,6 @@ def _answer_events(
     """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
     for `truthbase ask` (None or "auto": llm when one is configured); ``doc`` scopes agent mode's
     book tools to one document."""
-    from ..answer import DoneEvent, record_answer
-    from ..answer.modes import answer_events, resolve_chat_mode
-
     try:
         chosen = resolve_chat_mode(mode, state.settings.llm)
     except TruthBaseError as exc:  # llm asked for without one configured

@@ -1,0 +1,126 @@
+"""Who answers a question: the mode names that ``truthbase ask``, the Python API and the chat
+endpoint share, and the one entry point that runs the chosen mode's events.
+
+Modes: ``extractive`` and ``llm`` run the answer pipeline
+(:func:`~truthbase.answer.pipeline.answer_question`); ``agent`` runs the tool loop
+(:mod:`truthbase.answer.agent`) over the book tools (:class:`~truthbase.segments.tools.BookTools`),
+with the configured LLM chain when there is one, else the extractive agent; ``auto`` (or None)
+is ``llm`` when an LLM is configured, else ``extractive``, as before agent mode existed.
+
+This module assembles the answerers from the settings tree, so it sits above both the answer
+stage (which knows the loop only through the :class:`~truthbase.records.Toolbox` Protocol) and
+the segments stage (which implements the tools); the CLI, the server and the benchmarks call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+from .answer.agent import Agent, agent_events
+from .answer.agent_extractive import hybrid_ranker
+from .answer.extractive import ExtractiveAnswerer
+from .answer.llm import answerer_for, resolve_mode, stages_for
+from .answer.model import Event
+from .answer.pipeline import answer_question
+from .config import LLMSettings, Settings
+from .embed import Embedder
+from .errors import InvalidInput
+from .llm.client import ChatModel, load_chat_model
+from .segments.tools import BookTools
+from .store import Store
+
+__all__ = [
+    "CHAT_MODES",
+    "ChatMode",
+    "ResolvedMode",
+    "agent_for",
+    "answer_events",
+    "book_tools",
+    "resolve_chat_mode",
+]
+
+ChatMode = Literal["auto", "extractive", "llm", "agent"]
+CHAT_MODES: tuple[ChatMode, ...] = ("auto", "extractive", "llm", "agent")
+ResolvedMode = Literal["extractive", "llm", "agent"]
+
+
+def resolve_chat_mode(mode: str | None, llm: LLMSettings) -> ResolvedMode:
+    """``mode`` checked against the settings. ``agent`` needs no LLM (the extractive agent
+    answers without one); ``llm`` without one raises
+    :class:`~truthbase.answer.llm.LLMNotConfigured`."""
+    if mode is None or mode == "auto":
+        return resolve_mode(None, llm)
+    if mode == "agent":
+        return "agent"
+    if mode in ("extractive", "llm"):
+        return resolve_mode(mode, llm)
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(CHAT_MODES)}")
+
+
+def book_tools(
+    settings: Settings,
+    store: Store,
+    embedder: Embedder,
+    *,
+    model: ChatModel | None = None,
+    doc_ids: Sequence[str] | None = None,
+    summarizer: str | None = None,
+) -> BookTools:
+    """The book tools over ``store`` with the sections of ``settings`` they read."""
+    return BookTools(
+        store,
+        embedder,
+        settings.segments,
+        settings.retrieval,
+        settings.llm,
+        model=model,
+        doc_ids=doc_ids,
+        summarizer=summarizer,
+    )
+
+
+def agent_for(
+    settings: Settings, store: Store, embedder: Embedder, *, doc_id: str | None = None
+) -> Agent:
+    """The agent of ``settings``: the book tools over ``store`` (one document's when ``doc_id``
+    is given), the configured LLM chain (None without one) and the ``agent`` section."""
+    model = load_chat_model(settings.llm)
+    scope = [doc_id] if doc_id is not None else None
+    return Agent(
+        toolbox=book_tools(settings, store, embedder, model=model, doc_ids=scope),
+        model=model,
+        extractive=ExtractiveAnswerer(embedder, settings.extractive),
+        settings=settings.agent,
+        rank=hybrid_ranker(store, settings.retrieval, enough=settings.agent.detail_sources),
+    )
+
+
+def answer_events(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    settings: Settings,
+    *,
+    mode: str | None = None,
+    k: int | None = None,
+    doc_id: str | None = None,
+) -> Iterator[Event]:
+    """The events of one answer in ``mode`` (see :func:`resolve_chat_mode`); ``k`` is the
+    pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` scopes the agent's book
+    tools to one document."""
+    chosen = resolve_chat_mode(mode, settings.llm)
+    if chosen == "agent":
+        yield from agent_events(
+            store, embedder, question, agent_for(settings, store, embedder, doc_id=doc_id)
+        )
+        return
+    yield from answer_question(
+        store,
+        embedder,
+        question,
+        settings.retrieval,
+        answerer=answerer_for(settings.llm, settings.extractive, embedder, chosen),
+        k=k,
+        stages=stages_for(settings.llm, chosen),
+    )
