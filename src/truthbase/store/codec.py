@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..model import DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
+from ..model import Chunk, DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 
 __all__ = [
@@ -165,6 +165,25 @@ def rects_json(rects: Sequence[Rect]) -> str:
 
 def rects_from_json(text: str) -> tuple[Rect, ...]:
     return tuple((r[0], r[1], r[2], r[3]) for r in json.loads(text))
+
+
+def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> list[Chunk]:
+    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href), in the order of
+    ``chunk_ids`` (ids without a row are left out), as both backends select them."""
+    by_id = {
+        int(row[0]): Chunk(
+            id=int(row[0]),
+            doc_id=str(row[1]),
+            unit=int(row[2]),
+            start=int(row[3]),
+            end=int(row[4]),
+            text=str(row[5]),
+            rects=rects_from_json(str(row[6])),
+            href=row[7],
+        )
+        for row in rows
+    }
+    return [by_id[i] for i in chunk_ids if i in by_id]
 
 
 def toc_from_json(text: str | None) -> list[TocEntry]:

@@ -13,9 +13,9 @@ from ...model import Chunk, DocumentInfo, Unit
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import StoreError, check_same_embedder
 from ..codec import (
+    chunks_in_order,
     document_info,
     document_row,
-    rects_from_json,
     rects_json,
     unit_from_row,
     unit_rows,
@@ -176,20 +176,7 @@ def chunks(pool: Pool, chunk_ids: Sequence[int]) -> list[Chunk]:
             "ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.id = ANY(%s)",
             ([int(i) for i in chunk_ids],),
         ).fetchall()
-    by_id = {
-        int(row[0]): Chunk(
-            id=int(row[0]),
-            doc_id=row[1],
-            unit=row[2],
-            start=row[3],
-            end=row[4],
-            text=row[5],
-            rects=rects_from_json(row[6]),
-            href=row[7],
-        )
-        for row in rows
-    }
-    return [by_id[i] for i in chunk_ids if i in by_id]
+    return chunks_in_order(rows, chunk_ids)
 
 
 def counts(pool: Pool) -> dict[str, int]:

@@ -8,9 +8,9 @@ from ...model import Chunk, DocumentInfo, Unit
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import check_same_embedder
 from ..codec import (
+    chunks_in_order,
     document_info,
     document_row,
-    rects_from_json,
     rects_json,
     unit_from_row,
     unit_rows,
@@ -145,20 +145,7 @@ def chunks(db: Database, chunk_ids: Sequence[int]) -> list[Chunk]:
             f"WHERE c.id IN ({placeholders})",
             list(chunk_ids),
         ).fetchall()
-    by_id = {
-        row[0]: Chunk(
-            id=row[0],
-            doc_id=row[1],
-            unit=row[2],
-            start=row[3],
-            end=row[4],
-            text=row[5],
-            rects=rects_from_json(row[6]),
-            href=row[7],
-        )
-        for row in rows
-    }
-    return [by_id[i] for i in chunk_ids if i in by_id]
+    return chunks_in_order(rows, chunk_ids)
 
 
 def counts(db: Database) -> dict[str, int]:
