@@ -12,6 +12,8 @@ outside the clone (:func:`cache_root`), under a key (:func:`index_key`) that has
   config and the retrieval windows and token signs (:data:`BUILD_CODE`), plus every module that
   the build's entry points import, transitively (found by reading the imports, so a module moved
   or added on the build path is hashed as well);
+* the recipe of the two test indexes (the source of :func:`seed_index`, :func:`golden_index`
+  and of what they call here to build and to key);
 * the settings and the embedder (model id, dimension, the versions of the model packages and of
   the libraries that shape the vectors and the text), the Python and SQLite versions.
 
@@ -29,6 +31,7 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import os
 import shutil
@@ -348,6 +351,14 @@ def use_copy(cached: Path, target: Path) -> Path:
 # -- the two test indexes -----------------------------------------------------------------------
 
 
+def _recipe() -> str:
+    """The hash of how the two test indexes are built and keyed (the golden key holds the
+    seed key, hence this as well)."""
+    parts = (seed_index, golden_index, _facts, build_facts, _build_entry, copy_db, use_copy)
+    source = "\n".join(inspect.getsource(f) for f in parts)
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
 def _facts(embedder: Embedder) -> dict[str, str]:
     return build_facts(
         model_id=embedder.model_id,
@@ -369,7 +380,8 @@ def seed_index(embedder: Embedder) -> CacheOutcome:
         assert not summary.failed, [(o.path, o.message) for o in summary.failed]
         assert summary.count("ingested") == 4
 
-    key = index_key({**seed_files(SEED), **code_files(PACKAGE_DIR)}, _facts(embedder))
+    files = {**seed_files(SEED), **code_files(PACKAGE_DIR)}
+    key = index_key(files, {"recipe": _recipe(), **_facts(embedder)})
     outcome = cached_index("seed", key, build)
     OUTCOMES.append(outcome)
     return outcome
