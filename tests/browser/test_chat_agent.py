@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import LiveServer
+from tests.helpers.browser import LiveServer
 
 pytestmark = pytest.mark.slow
 

@@ -12,6 +12,16 @@ from urllib.parse import urlencode
 
 import pytest
 
+from tests.helpers.browser import (
+    ARTIFACTS,
+    READ_BOXES,
+    WAIT_READY,
+    LiveServer,
+    ink_shares,
+    max_error,
+    to_viewport,
+)
+from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SHARED
 from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
 from truthbase.geometry import span_line_rects
@@ -20,11 +30,7 @@ from truthbase.model import Unit
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import find_quote
 
-from ..conftest import GOLDEN_DEV, ROBUSTNESS, SHARED
-from .conftest import ARTIFACTS, LiveServer
-from .helpers import READ_BOXES, WAIT_READY, ink_shares, max_error, to_viewport
-
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]
 
 ZOOMS = (0.5, 1.0, 2.0)
 TOLERANCE_PX = 0.05

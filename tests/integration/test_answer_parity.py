@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import GOLDEN_DEV
+from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder
 from truthbase.eval.answers import evaluate_answers

@@ -15,10 +15,10 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import ROBUSTNESS
-from tests.integration.pg_server import Backend, copy_into_postgres, shared_server
-from tests.integration.test_verify import copy_db
-from tests.integration.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
+from tests.helpers.corpus import ROBUSTNESS
+from tests.helpers.indexes import copy_db
+from tests.helpers.pg_server import Backend, copy_into_postgres, shared_server
+from tests.helpers.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.backfill import backfill_token_signs
 from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
@@ -206,6 +206,7 @@ def test_an_embedder_without_token_vectors_is_refused(seed_db: Path, tmp_path: P
         store.close()
 
 
+@pytest.mark.corpus
 def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embedder) -> None:
     """An index of one model (with no token signs) and the bundled MiniLM: the mismatch error
     that search gives, before anything is embedded or written."""
@@ -261,6 +262,7 @@ def _two_documents(store: Store) -> tuple[list[int], list[int], list[bytes]]:
     )
 
 
+@pytest.mark.corpus
 def test_add_token_signs_fills_only_the_missing(backend: Backend) -> None:
     store = backend.open()
     try:
@@ -286,6 +288,7 @@ def test_add_token_signs_fills_only_the_missing(backend: Backend) -> None:
         store.close()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("bad", "message"),
     [

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import ROBUSTNESS
+from tests.helpers.corpus import ROBUSTNESS
 from truthbase.cli import cli
 
 
@@ -28,6 +28,7 @@ def test_help_lists_every_command() -> None:
         assert command in out
 
 
+@pytest.mark.corpus
 def test_ingest_reports_failures_and_exits_1(tmp_path: Path) -> None:
     db = str(tmp_path / "t.sqlite")
     code, out = run(
@@ -87,6 +88,7 @@ def test_search_with_another_embedder_says_to_reindex(seed_db: Path, tmp_path: P
     assert "re-ingest" in result.output or "re-index" in result.output
 
 
+@pytest.mark.corpus
 def test_ingest_is_idempotent_through_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "t.sqlite")
     target = str(ROBUSTNESS / "pdfminer-pagelabels.pdf")

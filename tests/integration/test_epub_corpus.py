@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, GOLDEN_DEV, SHARED
+from tests.helpers.corpus import CORPUS, GOLDEN_DEV, SHARED
 from truthbase.extract import extract_path
 from truthbase.extract.epub_map import (
     dom_map_from_json,
@@ -21,6 +21,8 @@ from truthbase.extract.epub_map import (
 )
 from truthbase.model import ExtractedDocument, NodePath
 from truthbase.textmatch import find_quote, normalize, quote_in
+
+pytestmark = pytest.mark.corpus
 
 ALICE = CORPUS / "epub" / "alice-in-wonderland.epub"
 PRIDE = CORPUS / "epub" / "pride-and-prejudice-pg1342.epub"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SHARED
 from truthbase.extract import extract_pdf
 from truthbase.geometry import span_line_rects
 from truthbase.model import ExtractedDocument, Rect
@@ -31,11 +32,10 @@ from truthbase.textmatch import find_quote, normalize
 
 pdfminer_layout = pytest.importorskip("pdfminer.layout")
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-GOLDEN = SHARED / "golden" / "dev.json"
-ROTATED = SHARED / "corpus" / "robustness" / "pdfplumber-nics-background-checks-2015-11-rotated.pdf"
+GOLDEN = GOLDEN_DEV
+ROTATED = ROBUSTNESS / "pdfplumber-nics-background-checks-2015-11-rotated.pdf"
 
-pytestmark = pytest.mark.skipif(not GOLDEN.exists(), reason="shared corpus not present")
+pytestmark = pytest.mark.corpus
 
 MAX_EDGE_ERROR_PT = 0.1
 MIN_VERTICAL_OVERLAP = 0.8

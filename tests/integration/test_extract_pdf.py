@@ -11,17 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SEED, SHARED
 from truthbase.extract import EXTRACTOR_VERSION, ExtractionError, extract_path, extract_pdf
 from truthbase.model import ExtractedDocument, Unit
 from truthbase.textmatch import quote_in
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CORPUS = SHARED / "corpus"
-SEED = CORPUS / "seed"
-ROBUST = CORPUS / "robustness"
-GOLDEN = SHARED / "golden" / "dev.json"
+ROBUST = ROBUSTNESS
+GOLDEN = GOLDEN_DEV
 
-pytestmark = pytest.mark.skipif(not GOLDEN.exists(), reason="shared corpus not present")
+pytestmark = pytest.mark.corpus
 
 PASSWORDS = {
     "pdfminer-aes-256.pdf": "baz",

@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO, SEED
+from tests.helpers.corpus import REPO, SEED
 
 SCRIPT = REPO / "scripts" / "fetch_seed.py"
 CSF = "/nistpubs/CSWP/NIST.CSWP.29.pdf"
@@ -30,7 +30,7 @@ ALL_FOUR = {
     SELF_RAG: "self-rag.pdf",
 }
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.corpus]
 
 
 def _load() -> ModuleType:

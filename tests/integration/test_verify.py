@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from tests.integration.pg_server import BACKENDS, copy_into_postgres, shared_server
+from tests.helpers.indexes import copy_db
+from tests.helpers.pg_server import BACKENDS, copy_into_postgres, shared_server
 from truthbase.cli import cli
 from truthbase.config import Settings
 from truthbase.records import StoredAnswer
@@ -21,17 +22,6 @@ from truthbase.server import create_app
 from truthbase.store import open_store
 
 pytestmark = pytest.mark.slow
-
-
-def copy_db(source: Path, target: Path) -> Path:
-    """A consistent copy of an SQLite index (the backup API, safe beside open connections)."""
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

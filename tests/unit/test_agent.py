@@ -1,20 +1,18 @@
 """Agent mode against scripted transcripts: the tool loop, book first, tags, fallbacks.
 
 The model is a scripted OpenAI-compatible server over real HTTP (the ``server`` fixture of
-test_llm_transcripts.py), so the client's tool calling runs for real. The book is two chapters
-of canonical text; the toolbox shows passages of them with their position tags, the way the book
-tools do, and returns each shown passage as a source.
+tests/unit/conftest.py, from tests/helpers/transcripts.py), so the client's tool calling runs for
+real. The book is two chapters of canonical text; the toolbox shows passages of them with their
+position tags, the way the book tools do, and returns each shown passage as a source.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
+from tests.helpers.transcripts import Reply, Scripted, completion, tool_reply
 from truthbase.answer.agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from truthbase.answer.extractive import ExtractiveAnswerer
@@ -31,18 +29,6 @@ from truthbase.embed import Embedder
 from truthbase.model import Unit
 from truthbase.records import Source, ToolError, ToolOutput
 from truthbase.textmatch import quote_in
-
-from . import test_llm_transcripts as transcripts
-from .test_llm_transcripts import Reply, Scripted, completion
-
-scripted_server = transcripts.server  # the fixture, registered here under this name
-
-
-@pytest.fixture()
-def server(scripted_server: Scripted) -> Scripted:
-    """The scripted OpenAI-compatible server of test_llm_transcripts.py."""
-    return scripted_server
-
 
 DOC = "book"
 CHAPTERS = [
@@ -157,23 +143,6 @@ class BookToolbox:
         ]
         content = "\n".join(f"{src.text} {tag(src.unit, src.start, src.end)}" for src in sources)
         return ToolOutput(content=content + self.extra, sources=sources, segment_ids=[f"{DOC}:0"])
-
-
-def tool_reply(*calls: tuple[str, dict[str, Any] | str], text: str | None = None) -> Reply:
-    body = completion(text)
-    body["choices"][0]["message"]["tool_calls"] = [
-        {
-            "id": f"call_{i}",
-            "type": "function",
-            "function": {
-                "name": name,
-                "arguments": args if isinstance(args, str) else json.dumps(args),
-            },
-        }
-        for i, (name, args) in enumerate(calls, 1)
-    ]
-    body["choices"][0]["finish_reason"] = "tool_calls"
-    return Reply(body=body)
 
 
 def make_agent(

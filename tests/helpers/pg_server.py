@@ -11,7 +11,7 @@ directory. The directory is made with :func:`tempfile.mkdtemp` directly under th
 folder (not under pytest's ``/tmp/pytest-of-root``, which is mode 0700 and so not traversable by
 that user).
 
-Use it as a context manager, or run ``python -m tests.integration.pg_server`` to start one by hand
+Use it as a context manager, or run ``python -m tests.helpers.pg_server`` to start one by hand
 (it prints the URL and waits for Ctrl-C).
 """
 

@@ -1,10 +1,64 @@
-"""The test's own PDF-to-viewport arithmetic (no pdf.js) and DOM readers for the viewer."""
+"""Browser test helpers: the real server in a thread (:class:`LiveServer`), where Chromium and
+the artifacts are, the test's own PDF-to-viewport arithmetic (no pdf.js) and DOM readers for
+the viewer."""
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
+from tests.helpers.corpus import REPO
+from truthbase.config import Settings
 from truthbase.model import PageGeometry, Rect
+from truthbase.server import create_app
+
+CHROMIUM = Path(os.environ.get("TRUTHBASE_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+ARTIFACTS = REPO / "artifacts"
+
+
+class LiveServer:
+    def __init__(self, db: Path) -> None:
+        import uvicorn
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(Settings(db=db)),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ws="none",
+            lifespan="on",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
 
 CSS_UNITS = 96 / 72  # zoom 1 (100%): one PDF point is 4/3 CSS pixels
 
