@@ -5,13 +5,10 @@ the embedded default) and PostgreSQL with pgvector (:mod:`.postgres`), sharing o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ..config import Settings
 from .base import Store, StoreError
 from .sqlite import SQLiteStore
-
-if TYPE_CHECKING:
-    from ..config import Settings
 
 __all__ = [
     "SQLiteStore",
@@ -27,7 +24,7 @@ def open_store(db: Path | Settings) -> Store:
     if isinstance(db, Path):
         return SQLiteStore(db)
     if db.database_url:
-        try:
+        try:  # at call time: psycopg is loaded only by those who use PostgreSQL
             from .postgres import PostgresStore
         except ImportError as exc:  # pragma: no cover - psycopg is a dependency
             raise StoreError(
