@@ -120,6 +120,22 @@ def eval_retrieval(
                 f"{first['doc']} p{first['page']}: {first['text'][:80]}" if first else "-",
             )
         console.print(table)
+    for cv in report["refusal_cv"]:
+        if "skipped" in cv:
+            continue
+        fitted = cv.get("fitted")
+        fitted_text = (
+            f"; fitted threshold {fitted['threshold']}: false refusals "
+            f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
+            f"{fitted['unanswerable_answered_rate']:.1%}"
+            if fitted
+            else ""
+        )
+        console.print(
+            f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
+            f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
+            f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
+        )
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
     _write_report(json_out, report)

@@ -23,6 +23,7 @@ from ..store import Store
 from ..textmatch import find_quote, normalize, quote_in
 from .golden import GoldenQuestion, GoldenSet
 from .metrics import same_section
+from .refusal import cross_validate_refusal
 from .retrieval import PreparedCorpus, split_questions
 
 #: The metrics the answer gate compares; "false_refusals" is lower-is-better.
@@ -191,12 +192,15 @@ def evaluate_answers(
     questions.sort(key=lambda q: order[q.id])
     records: list[dict[str, Any]] = []
     name = "extractive"
+    fitted: float | None = None
     for question in questions:
         if on_question is not None:
             on_question(question.id)
         spans, missing = golden_spans(question, prepared, store)
         answer = ask(store, embedder, question.question, retrieval, answerer=answerer)
         name = answer.answerer
+        if isinstance(answer.info.get("threshold"), int | float):
+            fitted = float(answer.info["threshold"])
         record = _record(question, answer, spans, store)
         if missing:
             record["golden_quotes_not_found"] = missing
@@ -215,5 +219,10 @@ def evaluate_answers(
         "questions": len(records),
         "skipped": skipped,
         "threshold_curve": threshold_curve(records),
+        # The refusal threshold fitted on part of the questions, measured on the rest.
+        "refusal_cv": [
+            cross_validate_refusal(records, allowed_per_fold=allowed, fitted_threshold=fitted)
+            for allowed in (0, 1)
+        ],
         "per_question": records,
     }
