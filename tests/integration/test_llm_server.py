@@ -128,7 +128,9 @@ def test_a_tiny_timeout_fails_open(llama: LlamaServer) -> None:
     outcome = rewrite(model, question, timeout=0.001)
     assert outcome.queries == [question] and not outcome.rewritten
     assert outcome.reason is not None and outcome.reason.startswith("timeout")
-    ranked = rerank_outcome(model, "functions?", CANDIDATES, 0.001)
+    ranked = rerank_outcome(
+        model, "functions?", CANDIDATES, 0.001, max_chars=LLMSettings().rerank_chars
+    )
     assert ranked.ids == [cid for cid, _ in CANDIDATES] and not ranked.reranked
 
 
