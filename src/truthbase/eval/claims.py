@@ -145,7 +145,7 @@ def _clause_dropped(quote: str) -> str | None:
     for pool in (inner, candidates):
         for k in sorted(pool, key=lambda k: (len(pieces[k][1]), k)):
             text = "".join(s + p for j, (s, p) in enumerate(pieces) if j != k)
-            if len(terms(text)) >= 3:
+            if len([t for t in terms(text) if not t.isdigit()]) >= 3:
                 return _sentence(text)
     return None
 
