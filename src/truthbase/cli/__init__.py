@@ -2,7 +2,8 @@
 
 Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
 command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
-answers), :mod:`.answer` (ask, verify), :mod:`.serve` (serve); :mod:`.common` holds what they
+answers), :mod:`.answer` (ask, verify), :mod:`.claims` (verify-claim),
+:mod:`.serve` (serve); :mod:`.common` holds what they
 share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown by the root group
 (:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
 """
@@ -16,6 +17,7 @@ import click
 from ..config import Settings
 from ..errors import InvalidInput
 from .answer import ask_command, verify_command
+from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
 from .docs import docs, ingest, search_command
 from .eval import eval_group
@@ -53,7 +55,16 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     ctx.obj = AppContext(settings)
 
 
-for _command in (ingest, docs, search_command, eval_group, serve, ask_command, verify_command):
+for _command in (
+    ingest,
+    docs,
+    search_command,
+    eval_group,
+    serve,
+    ask_command,
+    verify_command,
+    verify_claim_command,
+):
     cli.add_command(_command)
 cli.add_command(segments_group)
 

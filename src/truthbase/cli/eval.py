@@ -1,4 +1,5 @@
-"""`eval retrieval`, `eval tune` and `eval answers`: measurements against a golden set."""
+"""`eval retrieval`, `eval tune`, `eval answers` and `eval claims`: measurements against a golden
+set."""
 
 from __future__ import annotations
 
@@ -244,4 +245,64 @@ def eval_answers(
         )
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
+    _write_report(json_out, report)
+
+
+@eval_group.command(name="claims")
+@_golden_option
+@_corpus_root_option
+@_json_out_option
+@click.pass_obj
+def eval_claims(
+    app: AppContext, golden_path: Path, corpus_root: Path | None, json_out: Path | None
+) -> None:
+    """The support checks on claims built from each golden quote: faithful ones (the quote, the
+    quote without a clause) must stay supported, perturbed ones (a number changed, a negation
+    inserted or removed, a named term swapped, an unrelated sentence of the same document) must
+    be caught. Reports the shares overall, per kind and per half of the questions."""
+    from ..eval.claims import FAITHFUL_KINDS, evaluate_claims
+
+    with app.store() as store:
+        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+        with err_console.status("checking claims") as status:
+            report = evaluate_claims(
+                golden,
+                prepared,
+                store,
+                app.embedder,
+                on_question=lambda qid: status.update(f"checking claims of {qid}"),
+            )
+    report = {**run_metadata(), "golden": str(golden_path), **report}
+    table = Table(title=f"claims of {report['questions']} questions")
+    for column in ("kind", "claims", "share", "half a", "half b"):
+        table.add_column(column, justify="left" if column == "kind" else "right")
+
+    def share(row: dict[str, Any], kind: str) -> str:
+        value = row["supported"] if kind in FAITHFUL_KINDS else row["caught"]
+        return f"{value:.3f}" if row["n"] else "-"
+
+    halves = report["halves"]
+    for kind, row in report["by_kind"].items():
+        label = f"{kind} ({'kept' if kind in FAITHFUL_KINDS else 'caught'})"
+        table.add_row(
+            label,
+            str(row["n"]),
+            share(row, kind),
+            *(share(halves[h]["by_kind"][kind], kind) for h in ("a", "b")),
+        )
+    for name, label in (
+        ("faithful_supported", "faithful kept"),
+        ("perturbations_caught", "perturbations caught"),
+    ):
+        table.add_row(
+            f"[bold]{label}[/]",
+            str(report["faithful" if name == "faithful_supported" else "perturbations"]),
+            f"{report[name]:.3f}",
+            *(f"{halves[h][name]:.3f}" for h in ("a", "b")),
+        )
+    console.print(table)
+    for item in report["quotes_not_found"]:
+        console.print(f"[yellow]quote not found[/] {item['id']} ({item['doc']})")
+    for qid in report["skipped"]:
+        console.print(f"[yellow]skipped[/] {qid}: its document is not indexed")
     _write_report(json_out, report)

@@ -1,0 +1,556 @@
+"""Does a quote support a claim? Deterministic checks, each failure named by its reason.
+
+A citation's quote being on its page says the passage exists; readers take "verified" to mean
+that the passage *supports* the sentence it is attached to. :func:`check_support` is the one
+policy for that second question. It is pure (text in, verdict out; an embedder is the only
+optional backend) and runs, in order:
+
+1. **Verbatim**: a claim that is the quote, or a verbatim part of it (under the matching rule of
+   :mod:`truthbase.textmatch`), is supported, unless a negation is right next to that part in
+   its clause of the quote ("produces forty two units" cut out of "never produces forty two
+   units", "is it correct" out of "is it correct or not").
+2. **Numbers** (``number_missing``): every number, date, percentage and quantity of the claim is
+   in the quote. "2,048" and "2048" are one number (a comma or period followed by exactly three
+   digits and no further digit group is a thousands separator only for a comma: "4,5" and "4.5"
+   are both four and a half, "2,048" is two thousand and forty-eight); "42 %", "42%" and "42
+   percent" are one percentage, and a percentage of the claim must be a percentage in the
+   quote; number words ("one" .. "nineteen", the tens, "hundred", "thousand", "million",
+   "billion", compounds such as "forty two" or "two thousand") equal their digits; the ordinals
+   "third" .. "twentieth" and "3rd", "4th" equal their numbers ("first" and "second" are left
+   out: they are mostly not counts).
+3. **Negation** (``negation_missing``, ``negation_dropped``): a negation of the claim (not,
+   never, no, none, nor, without, cannot, n't, nothing, nobody; German nicht, kein*, nie,
+   niemals, ohne, nichts, weder) needs a negation in the quote that scopes over the same words,
+   and a negation of the quote whose first content word is in the claim needs one in the
+   claim. A negation's scope is the content terms after it up to the end of its clause
+   (:data:`NEGATION_SCOPE_TERMS` at most); two scopes agree when the first term of either is in
+   the other. Negations elsewhere in the quote (a clause the claim leaves out) do not count.
+4. **Named terms** (``term_missing``, ``term_substituted``): acronyms, capitalized words that
+   do not start a sentence (titles such as "Mr" aside), and tokens with digits in the claim
+   occur in the quote or in ``context`` (the source chunk around it); one that is only in the
+   context while the claim leaves out a named term of the quote of the same shape (digits,
+   acronym, name) is a substitution ("QuALITY" for "RAPTOR").
+5. **Coverage** (``low_coverage``): the claim's content terms (:func:`truthbase.text.terms`),
+   weighted by idf over the sentences of quote and context as the citation aligner weighs them,
+   are found in quote and context at least :data:`MIN_COVERAGE`; with an embedder, the cosine of
+   claim and quote is at least :data:`MIN_COSINE` (``low_similarity``).
+
+The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
+verbatim claim); it orders claims, the reasons decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import numpy as np
+
+from ..embed import Embedder
+from ..sentences import split_sentences
+from ..text import QUERY_STOP_WORDS, idf_table, terms, weighted_coverage
+from ..textmatch import normalize
+
+__all__ = [
+    "MIN_COSINE",
+    "MIN_COVERAGE",
+    "NEGATION_SCOPE_TERMS",
+    "NEGATION_WORDS",
+    "NUMBER_WORDS",
+    "ORDINAL_WORDS",
+    "Reason",
+    "SupportCheck",
+    "check_support",
+    "context_around",
+    "coverage",
+    "named_terms",
+    "negations",
+    "numbers",
+    "term_present",
+    "term_shape",
+]
+
+#: Least idf-weighted share of the claim's content terms found in quote and context. Chosen on
+#: `truthbase eval claims` over dev.json, fitted on the first half of its questions and checked
+#: on the second (docs/evals/claims-baseline.json): faithful claims cover 1.0, sentences of
+#: another page of the same document at most 0.23 (fitted half) and 0.12 (held-out half). The
+#: threshold sits above the middle of that gap, as claims an LLM paraphrases keep most of a
+#: passage's rare terms but not all of them.
+MIN_COVERAGE = 0.6
+#: Least cosine of claim and quote with the index's embedder (MiniLM). Same eval: faithful
+#: claims that are not verbatim score 0.81 and up on the fitted half (0.59 on the held-out
+#: one), unrelated sentences up to 0.63; coverage already separates those, so the cosine is a
+#: backstop set low, where it rejects only claims about something else entirely.
+MIN_COSINE = 0.55
+#: A negation scopes over at most this many content terms after it, inside its clause.
+NEGATION_SCOPE_TERMS = 5
+#: Words right before and right after a verbatim part of the quote that are checked for a
+#: negation ("never produces X", "X or not").
+_VERBATIM_LOOKBEHIND = 3
+_VERBATIM_LOOKAHEAD = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a claim is not supported: a short code and a sentence for a person."""
+
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupportCheck:
+    """The verdict of :func:`check_support`: supported exactly when there is no reason."""
+
+    supported: bool
+    score: float
+    reasons: tuple[Reason, ...] = ()
+    verbatim: bool = False
+    coverage: float = 0.0
+    cosine: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "supported": self.supported,
+            "score": round(self.score, 4),
+            "verbatim": self.verbatim,
+            "coverage": round(self.coverage, 4),
+            "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "reasons": [r.to_json() for r in self.reasons],
+        }
+
+
+# -- tokens ---------------------------------------------------------------------------------
+
+#: A token of the checks: a word with inner apostrophes, hyphens or periods kept ("can't",
+#: "GPT-4", "GV.OC-03", "2,048"), as written (before normalization).
+_TOKEN = re.compile(r"[^\W_]+(?:['’.,\-][^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per cent\b|prozent\b)", re.IGNORECASE)
+
+# fmt: off
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_ORDINALS = {
+    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+    "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+    "twentieth": 20,
+}
+# fmt: on
+#: Number words and their values, in counting order (units, tens, scales).
+NUMBER_WORDS: dict[str, int] = {**_UNITS, **_TENS, **_SCALES}
+#: Ordinal words that count as numbers ("first" and "second" do not: see the module doc).
+ORDINAL_WORDS: dict[str, int] = dict(_ORDINALS)
+# fmt: off
+#: Negation cues (normalized words); tokens ending in "n't" are cues too.
+NEGATION_WORDS = frozenset(
+    """
+    not never no none nor neither without cannot nothing nobody nowhere
+    nicht kein keine keinen keinem keiner keines nie niemals ohne nichts weder
+    """.split()  # noqa: SIM905
+)
+# fmt: on
+#: Abbreviations before a name: the name after "Mr." does not start a sentence.
+_TITLES = frozenset("mr mrs ms dr prof st sir lady lord herr frau".split())  # noqa: SIM905
+_NOT_NEGATIONS = (("not", "only"), ("no", "doubt"), ("nicht", "nur"))
+_CLAUSE_END = re.compile(
+    r"[,;:.!?()\[\]{}\"]|\s(?:but|whereas|while|although|however|aber|sondern)\s"
+)
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+# -- numbers --------------------------------------------------------------------------------
+
+
+def _canonical(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _parse_digits(raw: str) -> str | None:
+    groups = re.split(r"[.,]", raw)
+    seps = re.findall(r"[.,]", raw)
+    if not seps:
+        digits = raw
+    elif all(s == "," for s in seps) and all(len(g) == 3 for g in groups[1:]):
+        digits = "".join(groups)  # 2,048 / 145,619: thousands
+    elif len(seps) == 1:
+        digits = groups[0] + "." + groups[1]  # 4.5 and 4,5: a decimal
+    elif all(s == "." for s in seps) and all(len(g) == 3 for g in groups[1:]):
+        digits = "".join(groups)  # 1.000.000: German thousands
+    else:
+        return None  # a version, a section number: compared by its parts
+    try:
+        return _canonical(Decimal(digits))
+    except InvalidOperation:
+        return None
+
+
+def _number_word_parts(token: str) -> list[str] | None:
+    parts = token.casefold().split("-")
+    if all(p in _UNITS or p in _TENS or p in _SCALES for p in parts):
+        return parts
+    return None
+
+
+def _number_words_value(parts: Sequence[str]) -> int:
+    total, current = 0, 0
+    for p in parts:
+        if p in _SCALES and _SCALES[p] < 1000:
+            current = max(current, 1) * _SCALES[p]
+        elif p in _SCALES:
+            total, current = total + max(current, 1) * _SCALES[p], 0
+        else:
+            current += _UNITS.get(p, 0) + _TENS.get(p, 0)
+    return total + current
+
+
+def numbers(text: str) -> list[tuple[str, str]]:
+    """The numbers of ``text`` as (canonical value, as written); a percentage's value ends in %.
+
+    Digits, number words and their compounds, and the ordinals of the module doc.
+    """
+    found: list[tuple[str, str]] = []
+    tokens = list(_TOKEN.finditer(text))
+    i = 0
+    while i < len(tokens):
+        m = tokens[i]
+        token = m.group()
+        lower = token.casefold()
+        last = i
+        value: str | None = None
+        if _NUMBER.fullmatch(token):
+            value = _parse_digits(token)
+            if value is None:  # 1.2.3: its parts
+                found.extend((_canonical(Decimal(p)), p) for p in re.split(r"[.,]", token))
+            elif i + 1 < len(tokens) and tokens[i + 1].group().casefold() in _SCALES:
+                value = _canonical(Decimal(value) * _SCALES[tokens[i + 1].group().casefold()])
+                last = i + 1  # 4 million
+        elif re.fullmatch(r"\d+(?:st|nd|rd|th)", lower):
+            value = str(int(lower[:-2]))
+        elif lower in _ORDINALS:
+            value = str(_ORDINALS[lower])
+        elif re.search(r"\d", token):  # GPT-4, GV.OC-03, 2-7B: the digit runs inside
+            for part in _NUMBER.findall(token):
+                parsed = _parse_digits(part)
+                if parsed is not None:
+                    found.append((parsed, part))
+        elif (parts := _number_word_parts(token)) is not None:
+            words = list(parts)
+            while last + 1 < len(tokens):
+                gap = text[tokens[last].end() : tokens[last + 1].start()]
+                more = _number_word_parts(tokens[last + 1].group())
+                if more is None or gap.strip() not in ("", "-"):
+                    break
+                words += more
+                last += 1
+            value = str(_number_words_value(words))
+        if value is not None:
+            end = tokens[last].end()
+            if _PERCENT_AFTER.match(text, end):
+                value += "%"
+            found.append((value, text[m.start() : end]))
+        i = last + 1
+    return found
+
+
+def _number_reasons(claim: str, quote: str) -> list[Reason]:
+    have = {v for v, _ in numbers(quote)}
+    plain = {v.rstrip("%") for v in have}
+    reasons: list[Reason] = []
+    seen: set[str] = set()
+    for value, written in numbers(claim):
+        if value in seen:
+            continue
+        seen.add(value)
+        if value.endswith("%"):
+            if value not in have:
+                reasons.append(Reason("number_missing", f'"{written}" is not in the quote'))
+        elif value not in plain:
+            reasons.append(Reason("number_missing", f'"{written}" is not in the quote'))
+    return reasons
+
+
+# -- negation -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """A negation cue as written and the stemmed content terms it scopes over."""
+
+    cue: str
+    scope: tuple[str, ...]
+
+
+def _is_cue(word: str) -> bool:
+    return word in NEGATION_WORDS or word.endswith("n't")
+
+
+def negations(text: str) -> list[Negation]:
+    """The negation cues of ``text`` with their scopes (see the module doc)."""
+    norm = normalize(text)
+    tokens = _tokens(norm)
+    found: list[Negation] = []
+    for k, (word, _, end) in enumerate(tokens):
+        if not _is_cue(word):
+            continue
+        following = tokens[k + 1][0] if k + 1 < len(tokens) else ""
+        if (word, following) in _NOT_NEGATIONS:
+            continue
+        stop = _CLAUSE_END.search(norm, end)
+        clause = norm[end : stop.start() if stop else len(norm)]
+        scope = [t for t in terms(clause) if len(t) > 1 and not _is_cue(t)]
+        if not scope:  # "correct or not?": what comes before it in its clause, nearest first
+            before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
+            scope = [t for t in reversed(terms(before)) if len(t) > 1 and not _is_cue(t)]
+        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS])))
+    return found
+
+
+def _scopes_agree(a: Negation, b: Negation) -> bool:
+    """Two negations are about the same thing: the first term of either is in the other's scope
+    (two negations without any content words around them agree)."""
+    if not a.scope or not b.scope:
+        return not a.scope and not b.scope
+    return a.scope[0] in b.scope or b.scope[0] in a.scope
+
+
+def _negation_reasons(claim: str, quote: str) -> list[Reason]:
+    reasons: list[Reason] = []
+    in_claim, in_quote = negations(claim), negations(quote)
+    claim_terms = set(terms(claim))
+    for neg in in_claim:
+        if not any(_scopes_agree(neg, q) for q in in_quote):
+            reasons.append(
+                Reason("negation_missing", f'the claim says "{neg.cue}", the quote does not')
+            )
+    for neg in in_quote:
+        talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
+        if talked_about and not any(_scopes_agree(neg, c) for c in in_claim):
+            what = " ".join(neg.scope[:3])
+            reasons.append(
+                Reason(
+                    "negation_dropped",
+                    f'the quote says "{neg.cue}" about "{what}", the claim does not',
+                )
+            )
+    return reasons
+
+
+def _negated_part(claim_norm: str, quote_norm: str) -> str | None:
+    """A cue next to every place of the quote the claim is (in the same clause: up to
+    :data:`_VERBATIM_LOOKBEHIND` words before, :data:`_VERBATIM_LOOKAHEAD` after), if any."""
+    cue: str | None = None
+    at = quote_norm.find(claim_norm)
+    while at >= 0:
+        clause_before = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
+        clause_after = re.split(r"[,;:.!?]", quote_norm[at + len(claim_norm) :])[0]
+        near = [w for w, _, _ in _tokens(clause_before)][-_VERBATIM_LOOKBEHIND:]
+        near += [w for w, _, _ in _tokens(clause_after)][:_VERBATIM_LOOKAHEAD]
+        cue = next((w for w in near if _is_cue(w)), None)
+        if cue is None:
+            return None
+        at = quote_norm.find(claim_norm, at + 1)
+    return cue
+
+
+# -- named terms ----------------------------------------------------------------------------
+
+
+def named_terms(text: str) -> list[str]:
+    """Acronyms, capitalized words that do not start a sentence, and tokens with digits."""
+    found: list[str] = []
+    tokens = _tokens(text)
+    for k, (token, start, _) in enumerate(tokens):
+        bare = re.sub(r"['’]s$", "", token)
+        if not bare:
+            continue
+        letters = [c for c in bare if c.isalpha()]
+        previous = tokens[k - 1][0].casefold() if k else ""
+        initial = k == 0 or (
+            bool(re.search(r"[.!?:\"“(\[{]\s*$", text[:start])) and previous not in _TITLES
+        )
+        with_digits = any(c.isdigit() for c in bare) and bool(letters)
+        acronym = len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2
+        name = len(letters) >= 2 and bare[0].isupper() and not initial
+        if (with_digits or acronym or name) and bare.casefold() not in _TITLES:
+            found.append(bare)
+    return found
+
+
+def term_present(term: str, haystack: str) -> bool:
+    """The term as a whole word (a plural or possessive "s" allowed) in normalized text."""
+    for form in {normalize(term), normalize(term).rstrip("s")}:
+        if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
+            return True
+    return False
+
+
+def _term_reasons(claim: str, quote: str, context: str) -> list[Reason]:
+    haystack = normalize(quote) + "\n" + normalize(context)
+    reasons: list[Reason] = []
+    seen: set[str] = set()
+    quote_norm = normalize(quote)
+    claim_norm = normalize(claim)
+    dropped = [t for t in named_terms(quote) if not term_present(t, claim_norm)]
+    for term in named_terms(claim):
+        key = normalize(term)
+        if key in seen:
+            continue
+        seen.add(key)
+        if not term_present(term, haystack):
+            reasons.append(Reason("term_missing", f'"{term}" is not in the quote or its context'))
+        elif not term_present(term, quote_norm):
+            # Only in the context: a substitution when a quote term of its shape is left out.
+            instead = next((t for t in dropped if term_shape(t) == term_shape(term)), None)
+            if instead is not None:
+                reasons.append(
+                    Reason(
+                        "term_substituted",
+                        f'the claim has "{term}" where the quote has "{instead}"',
+                    )
+                )
+    return reasons
+
+
+def term_shape(term: str) -> str:
+    """A named term's shape: with digits, an acronym, or a name."""
+    if any(c.isdigit() for c in term):
+        return "digits"
+    letters = [c for c in term if c.isalpha()]
+    return "acronym" if sum(c.isupper() for c in letters) >= 2 else "name"
+
+
+# -- coverage -------------------------------------------------------------------------------
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[s:e] for s, e in split_sentences(text)] or ([text] if text.strip() else [])
+
+
+def _coverage_terms(text: str) -> list[str]:
+    """Content terms without numbers and negation cues (their own checks compare those)."""
+    return [
+        t
+        for t in terms(text)
+        if not any(c.isdigit() for c in t)
+        and _number_word_parts(t) is None
+        and t not in _ORDINALS
+        and not _is_cue(t)
+        and t not in QUERY_STOP_WORDS  # the fragments of "doesn't", "can't"
+    ]
+
+
+def coverage(claim: str, quote: str, context: str = "") -> float:
+    """The idf-weighted share of the claim's content terms found in quote and context (1.0 for
+    a claim without content terms: then the other checks decide)."""
+    wanted = _coverage_terms(claim)
+    if not wanted:
+        return 1.0
+    passages = [terms(s) for s in _sentences(quote) + _sentences(context)]
+    idf, unseen = idf_table(passages)
+    have: set[str] = set()
+    for p in passages:
+        have.update(p)
+    return weighted_coverage(wanted, have, idf, unseen)
+
+
+# -- the entry point ------------------------------------------------------------------------
+
+
+def check_support(
+    claim: str, quote: str, *, context: str = "", embedder: Embedder | None = None
+) -> SupportCheck:
+    """Whether ``quote`` (with ``context``, the source text around it) supports ``claim``.
+
+    Supported exactly when no check names a reason; see the module doc for the checks.
+    """
+    claim_norm, quote_norm = normalize(claim), normalize(quote)
+    if not claim_norm:
+        return SupportCheck(
+            supported=False, score=0.0, reasons=(Reason("empty_claim", "the claim is empty"),)
+        )
+    if not quote_norm:
+        return SupportCheck(
+            supported=False, score=0.0, reasons=(Reason("empty_quote", "the quote is empty"),)
+        )
+    body = claim_norm.rstrip(" .!?;:")
+    if body and body in quote_norm:
+        cue = _negated_part(body, quote_norm)
+        if cue is None:
+            return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
+        reason = Reason("negation_dropped", f'the quote says "{cue}" right next to the claim')
+        return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
+    reasons: list[Reason] = []
+    reasons += _number_reasons(claim, quote)
+    reasons += _negation_reasons(claim, quote)
+    reasons += _term_reasons(claim, quote, context)
+    covered = coverage(claim, quote, context)
+    if covered < MIN_COVERAGE:
+        reasons.append(
+            Reason(
+                "low_coverage",
+                f"{covered:.0%} of the claim's content words are in the quote or its context "
+                f"(at least {MIN_COVERAGE:.0%} needed)",
+            )
+        )
+    cosine: float | None = None
+    score = covered
+    if embedder is not None:
+        vectors = embedder.embed([claim, quote])
+        cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
+        score = 0.5 * covered + 0.5 * cosine
+        if cosine < MIN_COSINE:
+            reasons.append(
+                Reason(
+                    "low_similarity",
+                    f"the claim and the quote are only {cosine:.2f} alike "
+                    f"(at least {MIN_COSINE:.2f} needed)",
+                )
+            )
+    return SupportCheck(
+        supported=not reasons,
+        score=score,
+        reasons=tuple(reasons),
+        coverage=covered,
+        cosine=cosine,
+    )
+
+
+def reasons_text(reasons: Iterable[Reason]) -> str:
+    """The reasons on one line, for terminals."""
+    return "; ".join(str(r) for r in reasons)
+
+
+def context_around(text: str, start: int, end: int, *, sentences: int = 1) -> str:
+    """The text of ``sentences`` whole sentences before and after ``text[start:end]``, with the
+    sentences the span touches: the ``context`` a quote is checked with when no chunk is given."""
+    spans = split_sentences(text)
+    if not spans:
+        return text
+    first = next((i for i, (_, e) in enumerate(spans) if e > start), len(spans) - 1)
+    last = next((i for i in range(len(spans) - 1, -1, -1) if spans[i][0] < end), first)
+    lo, hi = max(0, first - sentences), min(len(spans) - 1, max(first, last) + sentences)
+    return text[spans[lo][0] : spans[hi][1]]

@@ -1,0 +1,77 @@
+"""`verify-claim`: does a quote on a page support a claim? (:func:`truthbase.cite.verify`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import InvalidInput
+from .common import AppContext, console
+
+
+@click.command(name="verify-claim")
+@click.option("--doc", "doc_id", required=True, metavar="ID", help="Document id or unique prefix.")
+@click.option(
+    "--page",
+    type=int,
+    default=None,
+    help="PDF page, 1-based (the `page` of search and ask output).",
+)
+@click.option(
+    "--unit",
+    type=int,
+    default=None,
+    help="Unit index, 0-based (the `unit` of ask --json): a PDF page or an EPUB section.",
+)
+@click.option("--quote", required=True, help="The passage, as on the page.")
+@click.option("--claim", required=True, help="The sentence the quote is cited for.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict object as JSON.")
+@click.pass_obj
+def verify_claim_command(
+    app: AppContext,
+    doc_id: str,
+    page: int | None,
+    unit: int | None,
+    quote: str,
+    claim: str,
+    as_json: bool,
+) -> None:
+    """Check that QUOTE is on the page and supports CLAIM (numbers, negation, named terms,
+    coverage and the embedder's similarity agree).
+
+    Exit 0 when supported; 1 when the quote is on the page but does not support the claim
+    (quote_only) or is not on the page (unverified), each reason on its own line; 2 for bad
+    input (an unknown document, a page out of range, an empty quote or claim).
+    """
+    from ..cite.verify import resolve_document, verify_claim
+
+    if (page is None) == (unit is None):
+        raise InvalidInput("give exactly one of --page N (PDF, 1-based) and --unit N (0-based)")
+    with app.store() as store:
+        full_id = resolve_document(store, doc_id)
+        index = unit
+        if page is not None:
+            info = store.document(full_id)
+            if info is not None and info.kind == "epub":
+                raise InvalidInput("an EPUB has sections, not pages: use --unit N (0-based)")
+            if page < 1:
+                raise InvalidInput(f"--page {page}: pages count from 1")
+            index = page - 1
+        verdict = verify_claim(store, full_id, index or 0, quote, claim, app.embedder)
+    if as_json:
+        click.echo(json.dumps(verdict.to_json(), indent=2))
+    else:
+        colour = {"supported": "green", "quote_only": "yellow", "unverified": "red"}[verdict.state]
+        where = (
+            f"unit {verdict.unit} (page {verdict.page}) chars {verdict.start}-{verdict.end}"
+            if verdict.found
+            else f"unit {verdict.unit} (page {verdict.page})"
+        )
+        score = f", score {verdict.check.score:.2f}" if verdict.check is not None else ""
+        console.print(f"[{colour}]{verdict.state}[/]: {where}{score}", highlight=False)
+        for reason in verdict.reasons:
+            console.print(f"  {reason}", markup=False, highlight=False)
+    if verdict.state != "supported":
+        sys.exit(1)
