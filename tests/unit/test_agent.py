@@ -332,7 +332,10 @@ def test_a_tool_result_that_gives_orders_is_not_followed(
     # from it, and the book's own words answer instead.
     assert not any(c.start == 0 and c.end == 999 for c in answer.citations)
     assert answer.answerer == AGENT_EXTRACTIVE
-    assert answer.problems[0] == "model answer: tag [f0-0-999] is inside no source; dropped"
+    # A tag that stood in the tool output's text (the document's own words) is no tool's tag.
+    assert answer.problems[0] == (
+        "model answer: tag [f0-0-999] is not in this turn's tool results; dropped"
+    )
 
 
 def test_a_model_error_lets_the_extractive_agent_answer(
