@@ -5,7 +5,8 @@ Modes: ``extractive`` and ``llm`` run the answer pipeline
 (:func:`~truthbase.answer.pipeline.answer_question`); ``agent`` runs the tool loop
 (:mod:`truthbase.answer.agent`) over the book tools (:class:`~truthbase.segments.tools.BookTools`),
 with the configured LLM chain when there is one, else the extractive agent; ``auto`` (or None)
-is ``llm`` when an LLM is configured, else ``extractive``, as before agent mode existed.
+is ``llm`` when an LLM is configured, else ``extractive``, as before agent mode existed. The
+rules of that choice are :func:`truthbase.answer.policy.resolve_chat_mode` (re-exported here).
 
 This module assembles the answerers from the settings tree, so it sits above both the answer
 stage (which knows the loop only through the :class:`~truthbase.records.Toolbox` Protocol) and
@@ -15,17 +16,16 @@ the segments stage (which implements the tools); the CLI, the server and the ben
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Literal
 
 from .answer.agent import Agent, agent_events
 from .answer.agent_extractive import hybrid_ranker
 from .answer.extractive import ExtractiveAnswerer
-from .answer.llm import answerer_for, resolve_mode, stages_for
+from .answer.llm import answerer_for, stages_for
 from .answer.model import Event
 from .answer.pipeline import answer_question
-from .config import LLMSettings, Settings
+from .answer.policy import CHAT_MODES, ChatMode, ResolvedMode, resolve_chat_mode
+from .config import Settings
 from .embed import Embedder
-from .errors import InvalidInput
 from .llm.client import ChatModel, load_chat_model
 from .segments.tools import BookTools
 from .store import Store
@@ -39,23 +39,6 @@ __all__ = [
     "book_tools",
     "resolve_chat_mode",
 ]
-
-ChatMode = Literal["auto", "extractive", "llm", "agent"]
-CHAT_MODES: tuple[ChatMode, ...] = ("auto", "extractive", "llm", "agent")
-ResolvedMode = Literal["extractive", "llm", "agent"]
-
-
-def resolve_chat_mode(mode: str | None, llm: LLMSettings) -> ResolvedMode:
-    """``mode`` checked against the settings. ``agent`` needs no LLM (the extractive agent
-    answers without one); ``llm`` without one raises
-    :class:`~truthbase.answer.llm.LLMNotConfigured`."""
-    if mode is None or mode == "auto":
-        return resolve_mode(None, llm)
-    if mode == "agent":
-        return "agent"
-    if mode in ("extractive", "llm"):
-        return resolve_mode(mode, llm)
-    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(CHAT_MODES)}")
 
 
 def book_tools(

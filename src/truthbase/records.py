@@ -28,6 +28,10 @@ FloatMatrix = npt.NDArray[np.float32]
 #: What a refusing answerer says, and what an answer text that refuses contains.
 NO_ANSWER = "NO_ANSWER"
 
+#: The three states of a citation (see :class:`Citation`).
+CitationState = Literal["supported", "quote_only", "unverified"]
+CITATION_STATES: tuple[CitationState, ...] = ("supported", "quote_only", "unverified")
+
 
 def _rects_json(rects: tuple[Rect, ...]) -> list[list[float]]:
     return [list(r) for r in rects]
@@ -74,7 +78,14 @@ class Citation:
     """A resolved citation: the span of source ``n``'s page that supports a claim.
 
     ``verified`` is True only when ``quote`` was found, under the matching rule, in the stored
-    unit text at [start, end). ``claim`` is the answer text the citation supports.
+    unit text at [start, end) (the quote check; kept for compatibility). ``claim`` is the answer
+    text the citation is attached to, ``support`` how well the quote supports it.
+
+    ``state`` is what the reader is shown (:data:`CitationState`): ``supported`` (the quote is on
+    the page at its span and the claim passes the support checks; the only state that earns the
+    verified badge), ``quote_only`` (the quote is on the page, the claim is not shown to follow
+    from it), ``unverified`` (the quote is not found). ``reasons`` says why, in short strings,
+    when the state is not ``supported``. Both are decided in :mod:`truthbase.cite.resolve`.
     """
 
     n: int
@@ -88,10 +99,16 @@ class Citation:
     claim: str = ""
     support: float = 0.0
     via: Literal["marker", "tag"] = "marker"
+    state: CitationState = "unverified"
+    reasons: tuple[str, ...] = ()
 
     @property
     def page(self) -> int:
         return self.unit + 1
+
+    @property
+    def supported(self) -> bool:
+        return self.state == "supported"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +124,8 @@ class Citation:
             "claim": self.claim,
             "support": round(self.support, 4),
             "via": self.via,
+            "state": self.state,
+            "reasons": list(self.reasons),
         }
 
 

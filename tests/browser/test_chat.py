@@ -158,3 +158,86 @@ def test_mode_selector_posts_mode_only_when_not_auto(page: Any, live_server: Liv
     page.wait_for_function(ANSWERED, timeout=60_000)
     assert bodies == [{"question": question}, {"question": question, "mode": "extractive"}]
     assert page.get_attribute("#answer", "data-state") == "done", page.inner_text("#answer")
+
+
+def _sse(*events: tuple[str, dict[str, Any]]) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def test_a_quote_only_citation_gets_no_verified_badge(page: Any, live_server: LiveServer) -> None:
+    """A scripted answer: [1]'s claim follows from its quote, [2]'s does not (quote_only)."""
+    source = {
+        "n": 1,
+        "doc_id": "x",
+        "title": "Doc",
+        "page": 1,
+        "unit": 0,
+        "start": 0,
+        "end": 40,
+        "text": "The Govern function is cross-cutting.",
+        "rects": [],
+    }
+    other = {**source, "n": 2, "start": 40, "end": 80, "text": "Tiers describe rigor."}
+
+    def citation(n: int, claim: str, state: str, reasons: list[str]) -> dict[str, Any]:
+        return {
+            "n": n,
+            "doc_id": "x",
+            "page": 1,
+            "unit": 0,
+            "start": 0,
+            "end": 30,
+            "quote": "The Govern function",
+            "rects": [],
+            "verified": True,
+            "claim": claim,
+            "support": 1.0 if state == "supported" else 0.1,
+            "via": "tag",
+            "state": state,
+            "reasons": reasons,
+        }
+
+    text = "Govern is cross-cutting [1]. The moon is cheese [2]."
+    citations = [
+        citation(1, "Govern is cross-cutting", "supported", []),
+        citation(2, "The moon is cheese", "quote_only", ["support 0.10 below 0.35"]),
+    ]
+    answer = {
+        "id": None,
+        "question": "q",
+        "text": text,
+        "refused": False,
+        "answerer": "llm",
+        "sources": [source, other],
+        "citations": citations,
+        "problems": [],
+        "info": {},
+        "timings": {},
+    }
+    body = _sse(
+        ("sources", {"type": "sources", "sources": [source, other]}),
+        ("token", {"type": "token", "text": text}),
+        ("citations", {"type": "citations", "citations": citations, "problems": []}),
+        ("done", {"type": "done", "answer": answer}),
+    )
+    page.route(
+        "**/api/chat",
+        lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body),
+    )
+    _ask(page, live_server, "What does the moon consist of?")
+    first, second = page.locator("#answer .cite").all()
+    assert first.get_attribute("data-state") == "supported"
+    assert "cite-quote-only" not in (first.get_attribute("class") or "")
+    assert "verified" in (first.get_attribute("aria-label") or "")
+    assert second.get_attribute("data-state") == "quote_only"
+    assert "cite-quote-only" in (second.get_attribute("class") or "")
+    label = second.get_attribute("aria-label") or ""
+    assert "check this passage" in label and "verified" not in label
+    # The verified look is the plain .cite style: the quote_only marker does not share it.
+    look = "(e) => getComputedStyle(e).backgroundColor"
+    assert first.evaluate(look) != second.evaluate(look)
+    second.click()
+    status = page.locator(f"#{second.get_attribute('aria-controls')} .preview-status")
+    assert status.inner_text().startswith("Check this passage")
+    assert "Verified" not in status.inner_text()
+    assert "1 verified, 1 to check" in page.inner_text("#status")

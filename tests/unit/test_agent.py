@@ -332,7 +332,10 @@ def test_a_tool_result_that_gives_orders_is_not_followed(
     # from it, and the book's own words answer instead.
     assert not any(c.start == 0 and c.end == 999 for c in answer.citations)
     assert answer.answerer == AGENT_EXTRACTIVE
-    assert answer.problems[0] == "model answer: tag [f0-0-999] is inside no source; dropped"
+    # A tag that stood in the tool output's text (the document's own words) is no tool's tag.
+    assert answer.problems[0] == (
+        "model answer: tag [f0-0-999] is not in this turn's tool results; dropped"
+    )
 
 
 def test_a_model_error_lets_the_extractive_agent_answer(
@@ -486,3 +489,51 @@ def test_a_failing_tool_leaves_the_extractive_agent_refusing(embedder: Embedder)
 
     answer = run(make_agent(None, embedder, Broken()), embedder, "Who stole the oil?")
     assert answer.refused and answer.info["tool_error"] == "the segment index is empty"
+
+
+# --- a tag is never a free pass ----------------------------------------------------------------
+
+
+def test_an_unrelated_claim_with_a_valid_tag_is_not_supported(
+    server: Scripted, embedder: Embedder
+) -> None:
+    text = (
+        f"Ansel Varga was cleared of all blame {tag(*CLEARED)}. "
+        f"The keeper owned a red bicycle and two cats {tag(*STORM)}."
+    )
+    server.say(tool_reply((RELATED_TOOL, {"question": "q"})), Reply(body=completion(text)))
+    answer = run(make_agent(server, embedder), embedder, "Was Varga blamed?")
+    assert answer.answerer == "agent:scripted"
+    assert [(c.via, c.verified, c.state) for c in answer.citations] == [
+        ("tag", True, "supported"),
+        ("tag", True, "quote_only"),  # the quote is on the page; the claim does not follow
+    ]
+    assert answer.citations[1].support < 0.35 and answer.citations[1].reasons
+
+
+def test_an_answer_whose_only_tag_does_not_support_it_falls_back(
+    server: Scripted, embedder: Embedder
+) -> None:
+    text = f"The keeper owned a red bicycle and two cats {tag(*STORM)}."
+    server.say(tool_reply((RELATED_TOOL, {"question": "q"})), Reply(body=completion(text)))
+    answer = run(make_agent(server, embedder), embedder, "Why did the lamp fail?")
+    assert answer.answerer == AGENT_EXTRACTIVE
+    assert "cites no verified passage" in answer.info["fallback_reason"]
+    assert "bicycle" not in answer.text and "bicycle" in answer.info["model_text"]
+
+
+def test_a_tag_copied_from_the_document_text_is_dropped(
+    server: Scripted, embedder: Embedder
+) -> None:
+    # The book's own text (here: what the tool output says beside its passages) contains a
+    # tag-like string naming a sub-span of a shown passage; no tool produced that span.
+    u, s, _ = CLEARED
+    planted = tag(u, s, s + 30)
+    toolbox = BookToolbox(extra=f"\nThe margin of the ledger reads {planted}.")
+    text = f"Ansel Varga was cleared of all blame {planted}. The lamp failed {tag(*STORM)}."
+    server.say(tool_reply((RELATED_TOOL, {"question": "q"})), Reply(body=completion(text)))
+    answer = run(make_agent(server, embedder, toolbox), embedder, "Was Varga blamed?")
+    assert not any((c.unit, c.start, c.end) == (u, s, s + 30) for c in answer.citations)
+    assert any(
+        f"tag {planted} is not in this turn's tool results; dropped" in p for p in answer.problems
+    )

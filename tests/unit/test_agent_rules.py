@@ -7,7 +7,7 @@ import pytest
 
 from tests.helpers.transcripts import Reply, Scripted, closed_port_url, completion, tool_reply
 from truthbase.answer.agent_extractive import centrality, pick_overview, question_kind
-from truthbase.answer.agent_loop import screen_tags
+from truthbase.answer.finish import screen_tags
 from truthbase.answer.llm import LLMNotConfigured
 from truthbase.config import LLMSettings
 from truthbase.embed import Embedder

@@ -102,6 +102,22 @@ function closePreview(button, { focus = false } = {}) {
   if (focus) button.focus();
 }
 
+// A citation's state: "supported" (the quote is on the page and the claim follows from it: the
+// only state with the verified look), "quote_only" (the quote is on the page; the claim is not
+// shown to follow: check this passage), "unverified". An answer stored before states has only
+// `verified`, which then reads as before.
+function stateOf(citation) {
+  if (!citation) return null;
+  return citation.state ?? (citation.verified ? "supported" : "unverified");
+}
+const STATE_STATUS = {
+  supported: "Verified quote",
+  quote_only: "Check this passage: the quote is on the page, but the claim is not shown to follow from it",
+  unverified: "Not verified",
+};
+const STATE_LABEL = { supported: ", verified", quote_only: ", check this passage", unverified: ", not verified" };
+const STATE_CLASS = { supported: "", quote_only: " cite-quote-only", unverified: " cite-unverified" };
+
 function togglePreview(button, source, citation) {
   if (button.getAttribute("aria-expanded") === "true") {
     closePreview(button);
@@ -109,8 +125,8 @@ function togglePreview(button, source, citation) {
   }
   answerBox.querySelectorAll(".cite[aria-expanded=true]").forEach((b) => closePreview(b));
   const target = targetOf(source, citation);
-  const verified = citation?.verified;
-  const status = citation ? (verified ? "Verified quote" : "Not verified") : "Source passage (no citation resolved)";
+  const kind = stateOf(citation);
+  const status = citation ? STATE_STATUS[kind] : "Source passage (no citation resolved)";
   const openButton = el("button", {
     type: "button",
     class: "preview-open",
@@ -119,7 +135,7 @@ function togglePreview(button, source, citation) {
     onclick: () => openTarget(button, source, citation),
   });
   const preview = el("span", {
-    class: `cite-preview${citation && !verified ? " cite-preview-unverified" : ""}`,
+    class: `cite-preview${kind === "unverified" ? " cite-preview-unverified" : kind === "quote_only" ? " cite-preview-quote-only" : ""}`,
     id: button.getAttribute("aria-controls"),
     role: "group",
     "aria-label": `Citation ${button.dataset.n}`,
@@ -148,8 +164,10 @@ function citationFor(n, claim) {
   const same = state.citations.filter((c) => c.n === n);
   const wanted = squashSpaces(claim);
   return (
+    same.find((c) => stateOf(c) === "supported" && squashSpaces(c.claim) === wanted) ??
     same.find((c) => c.verified && squashSpaces(c.claim) === wanted) ??
     same.find((c) => squashSpaces(c.claim) === wanted) ??
+    same.find((c) => stateOf(c) === "supported") ??
     same.find((c) => c.verified) ??
     same[0] ??
     null
@@ -163,12 +181,14 @@ function markerButton(n, claim) {
   const place = source
     ? `${source.title}, ${where(citation?.doc_id ?? source.doc_id, citation?.unit ?? source.unit)}`
     : "unknown source";
-  const verified = citation ? (citation.verified ? ", verified" : ", not verified") : "";
+  const kind = stateOf(citation);
+  const label = citation ? STATE_LABEL[kind] : "";
   const button = el("button", {
     type: "button",
-    class: `cite${citation && !citation.verified ? " cite-unverified" : ""}`,
+    class: `cite${citation ? STATE_CLASS[kind] : ""}`,
     "data-n": String(n),
-    "aria-label": `Citation ${n}: ${place}${verified}. Shows the cited text.`,
+    "data-state": kind ?? "",
+    "aria-label": `Citation ${n}: ${place}${label}. Shows the cited text.`,
     "aria-controls": `cite-preview-${++markerCount}`,
     "aria-expanded": "false",
     text: `[${n}]`,
@@ -286,9 +306,11 @@ function handle(event, data) {
       state.text = answer.text;
       renderAnswer(answer.text);
       answerBox.dataset.state = "done";
-      const verified = answer.citations.filter((c) => c.verified).length;
+      const verified = answer.citations.filter((c) => stateOf(c) === "supported").length;
+      const check = answer.citations.filter((c) => stateOf(c) === "quote_only").length;
       const count = answer.citations.length;
-      setStatus(`Answered with ${count} citation${count === 1 ? "" : "s"} (${verified} verified).`);
+      const toCheck = check ? `, ${check} to check` : "";
+      setStatus(`Answered with ${count} citation${count === 1 ? "" : "s"} (${verified} verified${toCheck}).`);
     }
   } else if (event === "error") {
     answerBox.dataset.state = "error";

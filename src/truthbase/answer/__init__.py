@@ -9,16 +9,7 @@ from __future__ import annotations
 from .agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from .base import Answerer, Draft
 from .extractive import Candidate, ExtractiveAnswerer, Selection
-from .llm import (
-    MODES,
-    AnswerMode,
-    LLMAnswerer,
-    LLMNotConfigured,
-    Stages,
-    answerer_for,
-    resolve_mode,
-    stages_for,
-)
+from .llm import LLMAnswerer, Stages, answerer_for, stages_for
 from .model import (
     NO_ANSWER,
     Answer,
@@ -32,6 +23,7 @@ from .model import (
     TokenEvent,
 )
 from .pipeline import AnswerError, Retrieved, answer_question, ask, retrieve, sources_from_hits
+from .policy import MODES, AnswerMode, LLMNotConfigured, resolve_mode
 from .stored import record_answer
 
 __all__ = [

@@ -1,17 +1,18 @@
 """Agent mode: a model with the book tools reads the book first, then answers with position tags.
 
 The loop itself is pure (:mod:`.agent_loop`); the extractive agent answers without a model
-(:mod:`.agent_extractive`). This module is the shell: it runs one of them, resolves the final
-text's [n] markers and position tags against *all* sources of this turn's tool results with the
-same code as every other answer (:func:`truthbase.cite.parse_answer`,
-:func:`truthbase.cite.resolve_citations`, the one matcher), and yields the same typed events as
-:func:`truthbase.answer.answer_question`: ``sources``, ``token``, ``citations``, ``done`` (or
-``error``), so the CLI and the server show agent answers unchanged.
+(:mod:`.agent_extractive`). This module runs one of them and hands the final text to the answer
+shell (:mod:`.finish`), as every other mode does: its [n] markers and position tags resolve
+against *all* sources of this turn's tool results, a tag only when it names a span a tool
+produced (a tag that stood in a document's own text never does), and the same typed events come
+out as from :func:`truthbase.answer.answer_question`: ``sources``, ``token``, ``citations``,
+``done`` (or ``error``), so the CLI and the server show agent answers unchanged.
 
 Who answers (``Answer.answerer``): ``agent:MODEL`` when the model's final text stands, else
 ``agent-extractive``: without an LLM, when the loop fails (model error, too many steps, out of
-time), or when the model's answer is not a refusal yet cites no passage that verifies; an answer
-that the book does not back is never shown as the book's content. ``Answer.info`` says why
+time), or when the model's answer is not a refusal yet cites no passage that supports it
+(:func:`.policy.model_answer_stands`); an answer that the book does not back is never shown as
+the book's content. ``Answer.info`` says why
 (``fallback_reason``), which models failed (``failed``) and every tool call (``tools``).
 """
 
@@ -22,20 +23,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cite import parse_answer, resolve_citations
 from ..cite.resolve import UnitReader
 from ..config import AgentSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
 from ..llm.client import Failure, ToolCallingModel
-from ..records import Citation, Toolbox
+from ..records import Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
-from .agent_loop import AgentFailed, ToolRun, run_agent, screen_tags, shown_tags
+from .agent_loop import AgentFailed, ToolRun, run_agent, shown_tags
 from .extractive import ExtractiveAnswerer
+from .finish import Settled, finish, settle
 from .model import (
-    NO_ANSWER,
     Answer,
-    CitationsEvent,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -44,6 +43,7 @@ from .model import (
     TokenEvent,
 )
 from .pipeline import AnswerError
+from .policy import model_answer_stands
 
 __all__ = ["AGENT_EXTRACTIVE", "Agent", "agent_events", "ask_agent"]
 
@@ -73,32 +73,12 @@ class _Outcome:
         return [s for r in self.runs for s in r.sources]
 
 
-@dataclass(slots=True, kw_only=True)
-class _Resolved:
-    text: str  # screened: dropped tags removed
-    final: str  # rendered: [n] markers only, dropped ones removed (the token and the answer)
-    refused: bool
-    citations: list[Citation]
-    problems: list[str]
-
-
 def _failures_json(failures: list[Failure]) -> list[dict[str, Any]]:
     return [{"model": f.model, "error": f.error, "timed_out": f.timed_out} for f in failures]
 
 
-def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> _Resolved:
-    sources = outcome.sources
-    screened, problems = screen_tags(outcome.text, shown_tags(outcome.runs), sources)
-    parsed = parse_answer(screened)
-    resolution = resolve_citations(parsed, sources, store, embedder)
-    final = NO_ANSWER if parsed.refused else resolution.text.strip()
-    return _Resolved(
-        text=screened,
-        final=final,
-        refused=parsed.refused or not final,
-        citations=resolution.citations,
-        problems=[*problems, *resolution.problems],
-    )
+def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> Settled:
+    return settle(outcome.text, outcome.sources, store, embedder, shown=shown_tags(outcome.runs))
 
 
 def _extractive(agent: Agent, question: str, embedder: Embedder, info: dict[str, Any]) -> _Outcome:
@@ -159,17 +139,16 @@ def agent_events(
         started = time.perf_counter()
         resolved = _resolve(outcome, store, embedder)
         timings["cite"] = time.perf_counter() - started
-        if (
-            outcome.answerer != AGENT_EXTRACTIVE
-            and not resolved.refused
-            and not any(c.verified for c in resolved.citations)
+        if outcome.answerer != AGENT_EXTRACTIVE and not model_answer_stands(
+            resolved.refused, resolved.citations
         ):
-            # The model answered, but nothing it wrote is backed by a passage that verifies:
+            # The model answered, but nothing it wrote is supported by a passage of the book:
             # that may be its own knowledge, so the book's own words answer instead.
             started = time.perf_counter()
             info = {
                 **outcome.info,
-                "fallback_reason": "the model's answer cites no verified passage of the book",
+                "fallback_reason": "the model's answer cites no verified passage of the book that "
+                "supports its claims",
                 "model_text": outcome.text,
                 "model_tools": [r.to_json() for r in outcome.runs],
             }
@@ -187,24 +166,18 @@ def agent_events(
     # The whole text is known before the first event: the token is the rendered answer
     # ([n] markers, dropped tags gone), as the `done` event's text.
     yield TokenEvent(resolved.final)
-    yield CitationsEvent(tuple(resolved.citations), tuple(resolved.problems))
-    timings["total"] = time.perf_counter() - began
     facts: dict[str, Any] = {"mode": "agent", **outcome.info}
     facts["tools"] = [r.to_json() for r in outcome.runs]
     if outcome.answerer == AGENT_EXTRACTIVE:
         facts["fell_back_to"] = AGENT_EXTRACTIVE
-    yield DoneEvent(
-        Answer(
-            question=question,
-            text=resolved.final,
-            sources=sources,
-            citations=resolved.citations,
-            refused=resolved.refused,
-            answerer=outcome.answerer,
-            timings=timings,
-            problems=resolved.problems,
-            info=facts,
-        )
+    yield from finish(
+        question,
+        resolved,
+        sources,
+        answerer=outcome.answerer,
+        timings=timings,
+        info=facts,
+        began=began,
     )
 
 

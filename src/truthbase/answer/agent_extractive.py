@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..cite.tags import format_tag
 from ..config import RetrievalSettings
 from ..embed import Embedder
 from ..llm.client import ToolCall
@@ -170,7 +171,7 @@ class ExtractiveAgentResult:
 
 
 def _tag(source: Source) -> str:
-    return f"[f{source.unit}-{source.start}-{source.end}]"
+    return format_tag(source.unit, source.start, source.end)
 
 
 def extractive_agent(

@@ -15,7 +15,11 @@ Guarantees that do not depend on the model behaving:
   as an error result, never raised.
 - Every source a tool returns is numbered in this turn's sequence (1, 2, ... across all calls),
   so ``[n]`` markers and position tags of the final text resolve against all of them; a tag in
-  the final text must be one a tool result showed (:func:`screen_tags`), else it is dropped.
+  the final text must name the exact span of a source a tool returned (:func:`shown_tags`;
+  the shell, :func:`truthbase.answer.finish.screen_tags`, drops any other). A tag-like string
+  inside a document's own text is never one: the tools show document text with such strings
+  neutralized (:func:`truthbase.cite.tags.neutralize_tags`), and a tag counts by the sources
+  a tool produced, not by what its output's text happens to contain.
 - Limits (the ``agent`` settings section, :class:`~truthbase.config.AgentSettings`): at most
   ``max_steps`` model calls (the last one is asked for text only), at most ``max_tool_calls``
   tool calls per step, each model call bounded by ``timeout_s`` and the whole loop by
@@ -27,12 +31,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cite.tags import format_tag
 from ..config import AgentSettings
 from ..errors import TruthBaseError
 from ..llm.client import (
@@ -57,18 +61,12 @@ __all__ = [
     "ToolRun",
     "run_agent",
     "run_tool",
-    "screen_tags",
     "shown_tags",
 ]
 
 #: The book tools by name (segments/tools.py implements them).
 RELATED_TOOL = "get_related_segment_summaries"
 FULL_TOOL = "get_full_book_segment_summaries"
-
-_TAG = re.compile(r"\[f\d{1,6}-\d{1,9}-\d{1,9}\]")
-# Anything that looks like a position tag, well-formed or not ("[f3-10]", "[f3-10-20-30]",
-# "[f 3-10-20]"); "[for example]" does not (a digit or hyphen must follow the f).
-_TAG_LIKE = re.compile(r"[ \t]*\[f\s*[\d-][^\[\]\n]{0,60}\]")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -291,31 +289,6 @@ def run_agent(
 
 
 def shown_tags(runs: Iterable[ToolRun]) -> set[str]:
-    """The position tags the tool results of this turn showed, as written."""
-    return {m.group() for r in runs if r.error is None for m in _TAG.finditer(r.content)}
-
-
-def screen_tags(text: str, shown: set[str], sources: Sequence[Source]) -> tuple[str, list[str]]:
-    """``text`` without the tags that may not be resolved, and why each was dropped.
-
-    Dropped: malformed tags (two parts, four parts, spaces inside) and well-formed tags that
-    neither appeared in this turn's tool results nor name a source's exact span (the model
-    copies tags; it does not compute them). Tags outside every source are left for
-    :func:`truthbase.cite.resolve_citations`, which drops and reports them.
-    """
-    allowed = shown | {f"[f{s.unit}-{s.start}-{s.end}]" for s in sources}
-    problems: list[str] = []
-
-    def check(match: re.Match[str]) -> str:
-        raw = match.group().strip()
-        if not _TAG.fullmatch(raw):
-            problems.append(
-                f"malformed tag {raw} (tags are [f{{unit}}-{{start}}-{{end}}]); dropped"
-            )
-            return ""
-        if raw not in allowed:
-            problems.append(f"tag {raw} is not in this turn's tool results; dropped")
-            return ""
-        return match.group()
-
-    return _TAG_LIKE.sub(check, text), problems
+    """The position tags of this turn: those of the exact spans of the sources the tools
+    returned (a tag-like string in a passage's own text is not one of them)."""
+    return {format_tag(s.unit, s.start, s.end) for r in runs if r.error is None for s in r.sources}

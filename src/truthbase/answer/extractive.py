@@ -18,7 +18,7 @@ such as 42001, capitalized words that do not start a sentence) must all occur in
 (their text or their document titles). A question that names something none of the sources
 mentions cannot be answered from them, however close the best sentence looks; its support is
 0.0. Otherwise the support is the best sentence's score, and below ``threshold`` the answer is
-NO_ANSWER.
+NO_ANSWER (the rule is :func:`truthbase.answer.policy.extractive_refuses`).
 
 Calibration (golden/dev.json on the seed PDFs + the EPUB books, see
 docs/evals/answers-baseline.json and its ``threshold_curve``): the named-term rule refuses 6 of
@@ -47,6 +47,7 @@ from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
+from .policy import extractive_refuses
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,7 +202,7 @@ class ExtractiveAnswerer:
         best_score = candidates[0].score if candidates else 0.0
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
         support = 0.0 if missing else best_score
-        if not candidates or missing or support < cfg.threshold:
+        if extractive_refuses(bool(candidates), missing, support, cfg.threshold):
             return Selection(
                 candidates=tuple(candidates),
                 chosen=(),

@@ -7,24 +7,24 @@ reply) the fallback answerer (the extractive one) answers instead. The draft nam
 answered (:attr:`Draft.answerer`: the model's name, or "extractive") and lists the failures in
 ``info["failed"]``.
 
-:func:`resolve_mode` and :func:`answerer_for` make the choice that ``truthbase ask`` and the chat
-endpoint share: ``llm`` when ``llm.base_url`` is set, else ``extractive``.
+:func:`answerer_for` builds the answerer of the mode that :func:`~.policy.resolve_mode` picks
+(``llm`` when ``llm.base_url`` is set, else ``extractive``; re-exported here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..config import ExtractiveSettings, LLMSettings
 from ..embed import Embedder
-from ..errors import InvalidInput
 from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
 from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
 from .base import Answerer, Draft
 from .extractive import ExtractiveAnswerer
 from .model import Source
+from .policy import MODES, AnswerMode, LLMNotConfigured, resolve_mode
 
 __all__ = [
     "MODES",
@@ -36,13 +36,6 @@ __all__ = [
     "resolve_mode",
     "stages_for",
 ]
-
-AnswerMode = Literal["extractive", "llm"]
-MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
-
-
-class LLMNotConfigured(InvalidInput):
-    """``--mode llm`` (or an LLM stage) asked for without ``llm.base_url``."""
 
 
 def _failures_json(failures: Sequence[Failure]) -> list[dict[str, Any]]:
@@ -92,22 +85,6 @@ class LLMAnswerer:
             return Draft(tokens=draft.tokens, info=info, answerer=self.fallback.name)
         info = {"mode": "llm", "model": reply.model, "failed": _failures_json(reply.failures)}
         return Draft(tokens=reply.tokens, info=info, answerer=reply.model)
-
-
-def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
-    """``mode`` checked against the settings; None picks llm when an LLM is configured."""
-    if mode is None:
-        return "llm" if llm.base_url is not None else "extractive"
-    if mode == "extractive":
-        return "extractive"
-    if mode == "llm":
-        if llm.base_url is None:
-            raise LLMNotConfigured(
-                "--mode llm needs an LLM: set TRUTHBASE_LLM__BASE_URL and TRUTHBASE_LLM__MODEL "
-                "(or [llm] base_url and model in truthbase.toml)"
-            )
-        return "llm"
-    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
 
 
 def answerer_for(

@@ -1,5 +1,5 @@
 """One answer: (rewrite || search) -> sub-query fusion -> rerank -> numbered sources ->
-answerer -> resolved, verified citations.
+answerer -> the shell (:mod:`.finish`): resolved, verified citations, the refusal decided.
 
 :func:`answer_question` yields the typed events (``sources``, ``token``..., ``citations``, then
 ``done``; ``error``, for a stage's :class:`~truthbase.errors.TruthBaseError`, ends the stream
@@ -19,7 +19,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cite import parse_answer, resolve_citations
 from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
@@ -30,11 +29,10 @@ from ..retrieve.hybrid import search
 from ..store import Store
 from .base import Answerer
 from .extractive import ExtractiveAnswerer
+from .finish import finish, settle
 from .llm import Stages
 from .model import (
-    NO_ANSWER,
     Answer,
-    CitationsEvent,
     DoneEvent,
     ErrorEvent,
     Event,
@@ -223,25 +221,16 @@ def answer_question(
     timings["answer"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    parsed = parse_answer("".join(pieces))
-    resolution = resolve_citations(parsed, sources, store, embedder)
+    settled = settle("".join(pieces), sources, store, embedder)
     timings["cite"] = time.perf_counter() - started
-    yield CitationsEvent(tuple(resolution.citations), tuple(resolution.problems))
-
-    timings["total"] = time.perf_counter() - began
-    text = NO_ANSWER if parsed.refused else resolution.text.strip()
-    yield DoneEvent(
-        Answer(
-            question=question,
-            text=text,
-            sources=sources,
-            citations=resolution.citations,
-            refused=parsed.refused or not text,
-            answerer=draft.answerer or chosen.name,
-            timings=timings,
-            problems=resolution.problems,
-            info={**retrieved.info, **draft.info},
-        )
+    yield from finish(
+        question,
+        settled,
+        sources,
+        answerer=draft.answerer or chosen.name,
+        timings=timings,
+        info={**retrieved.info, **draft.info},
+        began=began,
     )
 
 

@@ -1,15 +1,23 @@
-"""Citations: parse [n] markers and position tags, resolve them to spans, verify each span."""
+"""Citations: parse [n] markers and position tags, resolve them to spans, verify each span.
+
+Why a citation is verified (or supported): :mod:`.resolve`. The tag format: :mod:`.tags`. What
+counts as a refusal in the text: :mod:`.refusal`.
+"""
 
 from __future__ import annotations
 
 from .audit import AuditFailure, AuditReport, check_citation, verify_answers
-from .parse import Claim, ParsedAnswer, Tag, is_refusal, parse_answer, strip_markers
+from .parse import Claim, ParsedAnswer, Tag, parse_answer, strip_markers
+from .refusal import is_refusal
 from .resolve import (
     MIN_SUPPORT,
     Resolution,
+    Support,
     UnitCache,
     UnitReader,
     align_claim,
+    citation_state,
+    claim_support,
     make_citation,
     resolve_citations,
     span_verified,
@@ -22,11 +30,14 @@ __all__ = [
     "Claim",
     "ParsedAnswer",
     "Resolution",
+    "Support",
     "Tag",
     "UnitCache",
     "UnitReader",
     "align_claim",
     "check_citation",
+    "citation_state",
+    "claim_support",
     "is_refusal",
     "make_citation",
     "parse_answer",

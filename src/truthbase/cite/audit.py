@@ -5,6 +5,10 @@ marked verified it reads the stored unit and checks, with the one matcher
 (:func:`truthbase.textmatch.quote_in`, through :func:`~truthbase.cite.resolve.span_verified`),
 that the citation's quote is in the unit text at [start, end). Citations stored as unverified
 were never shown as verified and are counted, not checked.
+
+A citation says its quote is on the page by ``verified: true`` or, since citations have states,
+by ``state`` ``supported`` or ``quote_only``; either way it is re-checked. A stored answer from
+before states has ``verified`` only and is checked as it always was.
 """
 
 from __future__ import annotations
@@ -94,6 +98,16 @@ def check_citation(units: UnitCache, answer_id: int, citation: Any) -> AuditFail
     return None
 
 
+_ON_THE_PAGE = ("supported", "quote_only")
+
+
+def _claims_the_page(citation: Any) -> bool:
+    """Whether a stored citation says its quote is on the page (what is re-checked)."""
+    if not isinstance(citation, dict):
+        return True  # not a citation record: checked, and reported as such
+    return citation.get("verified") is True or citation.get("state") in _ON_THE_PAGE
+
+
 def verify_answers(answers: Sequence[StoredAnswer], reader: UnitReader) -> AuditReport:
     """Re-check every citation marked verified of ``answers`` against ``reader``'s units."""
     report = AuditReport()
@@ -107,7 +121,7 @@ def verify_answers(answers: Sequence[StoredAnswer], reader: UnitReader) -> Audit
             )
             continue
         for citation in citations:
-            if isinstance(citation, dict) and citation.get("verified") is not True:
+            if not _claims_the_page(citation):
                 report.unverified_citations += 1
                 continue
             report.verified_citations += 1

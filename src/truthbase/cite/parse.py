@@ -1,5 +1,8 @@
 """Parse an answer text: [n] markers, position tags [f{unit}-{start}-{end}], and refusals.
 
+The tag format is :mod:`truthbase.cite.tags`; the refusal rule is
+:mod:`truthbase.cite.refusal` (re-exported by :mod:`truthbase.answer.policy`).
+
 Pure. A *group* is a run of markers and tags separated only by whitespace ("[1][2]", "[1, 2]",
 "[1] [f3-10-80]"); the *claim* of a group is the answer text between the previous group (or the
 start) and this one, without surrounding whitespace and leading punctuation. A marker glued
@@ -14,14 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..records import NO_ANSWER
+from .refusal import is_refusal
+from .tags import TAG, TAG_PATTERN, format_tag
 
 _MARKER = r"\[\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*\]"
-_TAG = r"\[f\d{1,6}-\d{1,9}-\d{1,9}\]"
+_TAG = TAG_PATTERN
 _ITEM = re.compile(rf"{_MARKER}|{_TAG}")
 _GROUP = re.compile(rf"(?:{_MARKER}|{_TAG})(?:\s*(?:{_MARKER}|{_TAG}))*")
-_TAG_PARTS = re.compile(r"\[f(\d+)-(\d+)-(\d+)\]")
-_REFUSAL = re.compile(rf"(?<![A-Za-z0-9]){NO_ANSWER}(?![A-Za-z0-9])")
 _LEADING = " \t\r\n.,;:!?)]}"
 
 
@@ -35,7 +37,7 @@ class Tag:
 
     @property
     def text(self) -> str:
-        return f"[f{self.unit}-{self.start}-{self.end}]"
+        return format_tag(self.unit, self.start, self.end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +64,6 @@ class ParsedAnswer:
     claims: tuple[Claim, ...]
 
 
-def is_refusal(text: str) -> bool:
-    """Whether an answer text refuses: it contains NO_ANSWER as a word, whatever else it says."""
-    return _REFUSAL.search(text) is not None
-
-
 def _claim_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     while start < end and text[start] in _LEADING:
         start += 1
@@ -84,7 +81,7 @@ def parse_answer(text: str) -> ParsedAnswer:
         tags: list[Tag] = []
         for item in _ITEM.finditer(group.group()):
             raw = item.group()
-            tag = _TAG_PARTS.fullmatch(raw)
+            tag = TAG.fullmatch(raw)
             if tag is not None:
                 tags.append(Tag(int(tag.group(1)), int(tag.group(2)), int(tag.group(3))))
             else:

@@ -1,15 +1,22 @@
-"""Resolve an answer's markers and tags to verified spans of the stored page text.
+"""Resolve an answer's markers and tags to spans of the stored page text, and decide each
+citation's state: *why is this verified* is answered in this file.
 
-For each claim of a parsed answer and each source it cites, the supporting span is found inside
-that source: the claim itself when it is a verbatim passage of the source (extractive answers),
-else the source sentence, or two consecutive sentences, that best match the claim (stemmed,
+For each claim of a parsed answer and each source it cites, the span is found inside that
+source: the claim itself when it is a verbatim passage of the source (extractive answers), else
+the source sentence, or two consecutive sentences, that best match the claim (stemmed,
 idf-weighted term overlap, plus embedding cosine when an embedder is given). A position tag
 that falls inside a source resolves to exactly its span.
 
-Verification is the product's backbone: a citation is ``verified`` only when its quote is in the
-stored unit text at its span under the one matcher (:mod:`truthbase.textmatch`) and, for an
-aligned claim, the support clears :data:`MIN_SUPPORT`. Markers that name no source and tags that
-resolve to no source are dropped and reported.
+Then two checks, for markers and tags alike (a tag is never a free pass):
+
+1. The quote check (``verified``): the quote is in the stored unit text at its span under the
+   one matcher (:func:`span_verified`, :mod:`truthbase.textmatch`).
+2. The support check: does the claim follow from the quote? :func:`claim_support` is the only
+   place this is decided (today: the term-overlap/cosine score against :data:`MIN_SUPPORT`).
+
+The state (:func:`citation_state`): ``supported`` when both pass, ``quote_only`` when only the
+quote check does, ``unverified`` otherwise; ``reasons`` name every failed check. Markers that
+name no source and tags that resolve to no source are dropped and reported.
 """
 
 from __future__ import annotations
@@ -17,14 +24,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from ..embed import Embedder
 from ..geometry import span_line_rects
 from ..model import Unit
-from ..records import Citation, Source
+from ..records import Citation, CitationState, Source
 from ..sentences import split_sentences
 from ..text import idf_table, terms, weighted_coverage
 from ..textmatch import find_quote, normalize, quote_in
@@ -32,7 +39,7 @@ from .parse import Claim, ParsedAnswer, Tag, render_groups
 
 #: A claim must be at least this long (normalized) to be located verbatim in a source.
 MIN_EXACT_CHARS = 20
-#: An aligned (non-verbatim) citation is verified only with at least this support.
+#: A claim is supported by a quote only with at least this support (:func:`claim_support`).
 MIN_SUPPORT = 0.35
 #: A pair of consecutive sentences replaces the best single one only when it scores this much more.
 PAIR_MARGIN = 0.05
@@ -72,6 +79,80 @@ class Resolution:
     text: str = ""  # the answer text with dropped markers and tags removed
 
 
+class Support(NamedTuple):
+    """Whether a claim follows from a quote, how strongly (0..1), and why not when it does not."""
+
+    supported: bool
+    score: float
+    reasons: tuple[str, ...]
+
+
+def _lexical(claim: str, quote: str, context: str) -> float:
+    """The share of the claim's idf mass (idf over the sentences of ``context``) in ``quote``."""
+    spans = split_sentences(context) if context.strip() else []
+    sentence_terms = [terms(context[a:b]) for a, b in spans] or [terms(quote)]
+    idf, unseen = idf_table(sentence_terms)
+    return weighted_coverage(terms(claim), terms(quote), idf, unseen)
+
+
+def _score(claim: str, quote: str, context: str, embedder: Embedder | None) -> float:
+    if len(normalize(claim)) >= MIN_EXACT_CHARS and find_quote(claim, quote) is not None:
+        return 1.0  # the claim is the quote's own words
+    lexical = _lexical(claim, quote, context)
+    if embedder is None:
+        return lexical
+    vectors = embedder.embed([claim, quote])
+    cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
+    return 0.5 * lexical + 0.5 * cosine
+
+
+def claim_support(
+    claim: str, quote: str, context: str = "", embedder: Embedder | None = None
+) -> Support:
+    """Whether ``claim`` follows from ``quote`` (``context``: the passage around the quote, for
+    term weights). The one support decision of every citation, marker or tag.
+
+    Today: a verbatim claim scores 1.0; otherwise the idf-weighted share of the claim's terms in
+    the quote, averaged with the embedding cosine when an embedder is given, against
+    :data:`MIN_SUPPORT` (the score :func:`align_claim` ranks sentences by).
+    """
+    if not normalize(claim):
+        return Support(False, 0.0, ("no claim before the citation",))
+    if not normalize(quote):
+        return Support(False, 0.0, ("no quote",))
+    score = _score(claim, quote, context, embedder)
+    if score >= MIN_SUPPORT:
+        return Support(True, score, ())
+    return Support(False, score, (f"support {score:.2f} below {MIN_SUPPORT}",))
+
+
+def citation_state(verified: bool, support: Support) -> tuple[CitationState, tuple[str, ...]]:
+    """The state shown for a citation and its reasons: see the module docstring."""
+    if not verified:
+        return "unverified", ("the quote is not on the page at its span", *support.reasons)
+    if support.supported:
+        return "supported", ()
+    return "quote_only", support.reasons
+
+
+def _unverified(source: Source, start: int, end: int, claim: str, via: str, why: str) -> Citation:
+    return Citation(
+        n=source.n,
+        doc_id=source.doc_id,
+        unit=source.unit,
+        start=start,
+        end=end,
+        quote="",
+        rects=(),
+        verified=False,
+        claim=claim,
+        support=0.0,
+        via="tag" if via == "tag" else "marker",
+        state="unverified",
+        reasons=(why,),
+    )
+
+
 def make_citation(
     units: UnitCache,
     source: Source,
@@ -79,31 +160,23 @@ def make_citation(
     end: int,
     *,
     claim: str,
-    support: float,
     via: str = "marker",
-    min_support: float = 0.0,
+    embedder: Embedder | None = None,
 ) -> Citation:
-    """A citation of ``source`` at the unit span [start, end), verified against the stored unit."""
+    """A citation of ``source`` at the unit span [start, end): the quote checked against the
+    stored unit, the claim against the quote (:func:`claim_support`), the state decided."""
     unit = units.get(source.doc_id, source.unit)
-    if unit is None or not 0 <= start < end <= len(unit.text):
-        return Citation(
-            n=source.n,
-            doc_id=source.doc_id,
-            unit=source.unit,
-            start=start,
-            end=end,
-            quote="",
-            rects=(),
-            verified=False,
-            claim=claim,
-            support=support,
-            via="tag" if via == "tag" else "marker",
-        )
+    if unit is None:
+        return _unverified(source, start, end, claim, via, "the cited page is not in the index")
+    if not 0 <= start < end <= len(unit.text):
+        return _unverified(source, start, end, claim, via, "the span is outside the page text")
     # The quote is what the answer was built from (the source as retrieved); verification
     # confirms that it is on the stored page at the span.
     inside = source.start <= start < end <= source.end
     quote = source.text[start - source.start : end - source.start] if inside else ""
-    verified = support >= min_support and span_verified(unit.text, start, end, quote)
+    verified = span_verified(unit.text, start, end, quote)
+    support = claim_support(claim, quote, source.text, embedder)
+    state, reasons = citation_state(verified, support)
     return Citation(
         n=source.n,
         doc_id=source.doc_id,
@@ -114,8 +187,10 @@ def make_citation(
         rects=tuple(span_line_rects(unit.text, unit.boxes, start, end)),
         verified=verified,
         claim=claim,
-        support=support,
+        support=support.score,
         via="tag" if via == "tag" else "marker",
+        state=state,
+        reasons=reasons,
     )
 
 
@@ -178,8 +253,6 @@ def resolve_citations(
     sources: Sequence[Source],
     reader: UnitReader,
     embedder: Embedder | None = None,
-    *,
-    min_support: float = MIN_SUPPORT,
 ) -> Resolution:
     """Citations for every claim of ``parsed``; a refusal has none (its markers are dropped)."""
     result = Resolution()
@@ -204,7 +277,13 @@ def resolve_citations(
                 continue
             result.citations.append(
                 make_citation(
-                    units, source, tag.start, tag.end, claim=claim.text, support=1.0, via="tag"
+                    units,
+                    source,
+                    tag.start,
+                    tag.end,
+                    claim=claim.text,
+                    via="tag",
+                    embedder=embedder,
                 )
             )
             kept.append(source.n)
@@ -213,34 +292,18 @@ def resolve_citations(
             kept.append(n)
             if n in tagged:
                 continue
-            result.citations.append(_claim_citation(units, claim, by_n[n], embedder, min_support))
+            result.citations.append(_claim_citation(units, claim, by_n[n], embedder))
         kept_numbers.append(tuple(dict.fromkeys(kept)))
     result.text = render_groups(parsed.text, parsed.claims, kept_numbers)
     return result
 
 
 def _claim_citation(
-    units: UnitCache,
-    claim: Claim,
-    source: Source,
-    embedder: Embedder | None,
-    min_support: float,
+    units: UnitCache, claim: Claim, source: Source, embedder: Embedder | None
 ) -> Citation:
     aligned = align_claim(claim.text, source, embedder) if claim.text.strip() else None
     if aligned is None:
-        return Citation(
-            n=source.n,
-            doc_id=source.doc_id,
-            unit=source.unit,
-            start=source.start,
-            end=source.end,
-            quote="",
-            rects=(),
-            verified=False,
-            claim=claim.text,
-            support=0.0,
-        )
-    start, end, support = aligned
-    return make_citation(
-        units, source, start, end, claim=claim.text, support=support, min_support=min_support
-    )
+        why = "no claim before the marker" if not claim.text.strip() else "the source has no text"
+        return _unverified(source, source.start, source.end, claim.text, "marker", why)
+    start, end, _ = aligned
+    return make_citation(units, source, start, end, claim=claim.text, embedder=embedder)

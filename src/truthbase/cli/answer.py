@@ -109,10 +109,11 @@ def ask_command(
     if final.citations:
         console.print("\n[bold]citations[/]")
     for c in final.citations:
-        state = "[green]✓ verified[/]" if c.verified else "[red]unverified[/]"
+        state = _STATES.get(c.state, c.state)
+        why = f" ({'; '.join(c.reasons)})" if c.reasons else ""
         console.print(
-            f"[{c.n}] {_place(kinds.get(c.doc_id), c.page)} chars {c.start}-{c.end} {state}: "
-            f"{snippet(c.quote, 160)}"
+            f"[{c.n}] {_place(kinds.get(c.doc_id), c.page)} chars {c.start}-{c.end} "
+            f"{state}{why}: {snippet(c.quote, 160)}"
         )
     for problem in final.problems:
         err_console.print(f"[yellow]dropped[/] {problem}")
@@ -127,6 +128,14 @@ def ask_command(
     timings = ", ".join(f"{k} {v:.2f}s" for k, v in final.timings.items())
     stored = f"; stored as answer {final.id}" if final.id is not None else ""
     console.print(f"\n[dim]answered by {final.answerer}; {timings}{stored}[/]")
+
+
+#: How ``ask`` shows a citation's state: only ``supported`` gets the check mark.
+_STATES = {
+    "supported": "[green]✓ supported[/]",
+    "quote_only": "[yellow]quote only: check this passage[/]",
+    "unverified": "[red]unverified[/]",
+}
 
 
 def _place(kind: str | None, page: int) -> str:

@@ -202,7 +202,8 @@ def eval_answers(
     """Refusals, answers, correct citations, citation precision and verified share.
 
     A citation is correct when its span overlaps a golden quote on the right page;
-    verified_share re-checks every citation marked verified against the stored page text.
+    verified_share re-checks every citation marked verified against the stored page text;
+    supported_share is the share of those whose claim also passes the support checks.
     """
     from ..answer import answerer_for, resolve_mode
     from ..eval.answers import evaluate_answers
@@ -233,6 +234,7 @@ def eval_answers(
         "citation_precision",
         "false_refusals",
         "verified_share",
+        "supported_share",
     ):
         value = report[name]
         table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")

@@ -102,6 +102,7 @@ def _record(
                 "start": c.start,
                 "end": c.end,
                 "verified": c.verified,
+                "state": c.state,
                 "rechecked": recheck(store, c.doc_id, c.unit, c.start, c.end, c.quote)
                 if c.verified
                 else None,
@@ -155,6 +156,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     unanswerable = [r for r in records if not r["answerable"]]
     citations = [c for r in records if not r["refused"] for c in r["citations"]]
     verified = [c for c in citations if c["verified"]]
+    supported = [c for c in verified if c.get("state", "supported") == "supported"]
 
     def share(part: int, whole: int) -> float:
         return part / whole if whole else 0.0
@@ -170,8 +172,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "verified_share": share(sum(bool(c["rechecked"]) for c in verified), len(verified))
         if verified
         else 1.0,
+        # Of the citations whose quote rechecks, the share whose claim also passes the support
+        # checks (``state`` supported); a record from before states counts as supported.
+        "supported_share": share(sum(bool(c["rechecked"]) for c in supported), len(verified))
+        if verified
+        else 1.0,
         "citations": len(citations),
         "verified_citations": len(verified),
+        "supported_citations": len(supported),
     }
 
 

@@ -2,7 +2,8 @@
 
 - :mod:`.client`: :class:`ChatModel`, :class:`OpenAIChatModel`, :func:`with_fallbacks`,
   :func:`load_chat_model` (the configured chain) and :func:`load_stage_model` (the primary alone).
-- :mod:`.prompts`: the prompts, sources delimited and escaped as data; :func:`is_refusal`.
+- :mod:`.prompts`: the prompts, sources delimited and escaped as data; :func:`is_refusal`
+  (the one rule, :mod:`truthbase.cite.refusal`, re-exported).
 - :mod:`.answer`: :func:`draft_answer`, the LLM answer as a token stream naming its model.
 - :mod:`.rewrite`: :func:`rewrite_query` (at most 3 sub-queries, fails open) and
   :func:`fuse_subqueries`.

@@ -1,16 +1,17 @@
 """Sentences and tagged passages of a segment's text (pure).
 
 A *span* is (unit, start, end) of canonical text; its position tag is ``[f{unit}-{start}-{end}]``
-(:mod:`truthbase.cite.parse` reads it back). Passages group whole consecutive sentences of one
-unit up to a size, so that a tool output carries one tag per passage.
+(the format is :mod:`truthbase.cite.tags`; :mod:`truthbase.cite.parse` reads it back).
+Passages group whole consecutive sentences of one unit up to a size, so that a tool output
+carries one tag per passage.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from ..cite.tags import find_tags, format_tag, strip_tags
 from ..records import Segment
 from ..sentences import split_sentences
 
@@ -25,10 +26,6 @@ __all__ = [
     "tags_in",
 ]
 
-_TAG = re.compile(r"\[f(\d{1,6})-(\d{1,9})-(\d{1,9})\]")
-#: Anything that looks like a position tag, well formed or not ("[f3-10]", "[f3-10-20-30]").
-_TAG_LIKE = re.compile(r"\[f\d+(?:-\d+)*\]")
-
 
 class Span(NamedTuple):
     unit: int
@@ -37,17 +34,12 @@ class Span(NamedTuple):
 
 
 def tag(span: Span) -> str:
-    return f"[f{span.unit}-{span.start}-{span.end}]"
+    return format_tag(span.unit, span.start, span.end)
 
 
 def tags_in(text: str) -> list[Span]:
     """The well-formed position tags of ``text``, in order (repeats kept)."""
-    return [Span(int(m[1]), int(m[2]), int(m[3])) for m in _TAG.finditer(text)]
-
-
-def strip_tags(text: str) -> str:
-    """``text`` without anything that looks like a position tag, whitespace collapsed."""
-    return " ".join(_TAG_LIKE.sub(" ", text).split())
+    return [Span(*parts) for parts in find_tags(text)]
 
 
 def segment_size(segment: Segment) -> int:

@@ -3,13 +3,17 @@ its position tag, and the :class:`~truthbase.records.Source` of every tag shown 
 ``first_n``), so that a tag copied into the answer resolves and is verified.
 
 Titles go into attributes with ``&``, ``"`` and ``<`` escaped; text goes through
-:func:`truthbase.llm.prompts.escape_data`, so that a book cannot close a delimiter.
+:func:`truthbase.llm.prompts.escape_data`, so that a book cannot close a delimiter, and through
+:func:`truthbase.cite.tags.neutralize_tags`, so that a tag-like string in a book's own text
+("[f0-0-40]") is not shown as a tag: the only tags in a tool's output are those of the passages
+it returns as sources.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cite.tags import neutralize_tags
 from ..geometry import span_line_rects
 from ..llm.prompts import escape_data
 from ..model import Unit
@@ -136,7 +140,7 @@ def related_passages(shown: Sequence[Shown], units: Units, first_n: int = 1) -> 
             if previous is not None and not _adjacent(previous, span, segment):
                 lines.append("[…]")
             text = unit_text(units, segment.doc_id, span.unit)[span.start : span.end]
-            lines.append(f"{escape_data(' '.join(text.split()))} {tag(span)}")
+            lines.append(f"{escape_data(neutralize_tags(' '.join(text.split())))} {tag(span)}")
             unit = units.get((segment.doc_id, span.unit))
             sources.append(source(first_n + len(sources), item.entry, span, unit))
             previous = span

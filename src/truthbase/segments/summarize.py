@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from ..cite.tags import TAG, TAG_LIKE, neutralize_tags
 from ..llm.client import ChatMessage, ChatModel, LLMError
 from ..llm.prompts import build_summary_messages
 from ..records import Segment
@@ -67,10 +68,6 @@ def _prose(text: str) -> bool:
         return False
     capitalized = sum(1 for w in words if w[0].isupper())
     return capitalized / len(words) <= _MAX_CAPITALIZED
-
-
-_TAG_LIKE = re.compile(r"\[f\d+(?:-\d+)*\]")
-_TAG = re.compile(r"\[f(\d{1,6})-(\d{1,9})-(\d{1,9})\]")
 
 
 def llm_summarizer_id(model: str) -> str:
@@ -121,8 +118,14 @@ def _pick(
     return sorted(candidates[i][0] for i in chosen)
 
 
+def _passage(texts: Mapping[int, str] | Sequence[str], span: Span) -> str:
+    """The span's text on one line, its tag-like strings neutralized (document text is data: a
+    tag it contains must not read as the tag of a passage)."""
+    return neutralize_tags(" ".join(texts[span.unit][span.start : span.end].split()))
+
+
 def _summary_text(spans: Sequence[Span], texts: Mapping[int, str] | Sequence[str]) -> str:
-    return " ".join(" ".join(texts[s.unit][s.start : s.end].split()) + " " + tag(s) for s in spans)
+    return " ".join(_passage(texts, s) + " " + tag(s) for s in spans)
 
 
 def extractive_summaries(
@@ -168,7 +171,7 @@ def _summary_messages(
     segment: Segment, texts: Mapping[int, str] | Sequence[str], sentences: int, passage_chars: int
 ) -> list[ChatMessage]:
     lines = [
-        f"{' '.join(texts[p.unit][p.start : p.end].split())} {tag(p)}"
+        f"{_passage(texts, p)} {tag(p)}"
         for p in passages(segment_sentences(segment, texts), passage_chars)
     ]
     return build_summary_messages(segment.title, lines, sentences)
@@ -178,13 +181,13 @@ def clean_llm_summary(text: str, segment: Segment) -> str:
     """The model's summary with every tag outside the segment (or malformed) removed."""
 
     def keep(match: re.Match[str]) -> str:
-        parts = _TAG.fullmatch(match.group())
+        parts = TAG.fullmatch(match.group())
         if parts is None:
             return ""
         span = Span(int(parts[1]), int(parts[2]), int(parts[3]))
         return match.group() if inside_segment(span, segment) else ""
 
-    cleaned = _TAG_LIKE.sub(keep, text)
+    cleaned = TAG_LIKE.sub(keep, text)
     cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
     return " ".join(cleaned.split())
 
@@ -203,7 +206,7 @@ def llm_summary(
     Raises :class:`~truthbase.llm.client.LLMError` when the model fails."""
     reply = model.complete(_summary_messages(segment, texts, sentences, passage_chars), timeout)
     summary = clean_llm_summary(reply, segment)
-    return summary if _TAG.search(summary) else None
+    return summary if TAG.search(summary) else None
 
 
 def summarize_segments(

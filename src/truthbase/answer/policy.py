@@ -1,0 +1,116 @@
+"""The answer policy: *why was this refused* is answered in this file, and which mode answers.
+
+Answerers only produce sources and text (:mod:`.extractive`, :mod:`.llm`, :mod:`.agent_loop`,
+:mod:`.agent_extractive`); the shell (:mod:`.finish`) asks this module every answer-level
+decision instead of re-deciding it.
+
+Refusal. An answer is refused when
+
+1. its text refuses (:func:`is_refusal`: ``NO_ANSWER`` as a word in any case, or the whole
+   text is "no answer"; the rule and why are in :mod:`truthbase.cite.refusal`, where the parser
+   below this stage can use it, and it is re-exported here), or
+2. nothing is left of the text once the dropped markers and tags are removed
+   (:func:`answer_refused`), or
+3. the extractive answerer has too little to say (:func:`extractive_refuses`): no candidate
+   sentence, a named term of the question that no source mentions, or a best support below
+   ``extractive.threshold`` (calibrated in :mod:`.extractive`'s docstring); it then writes
+   ``NO_ANSWER`` and rule 1 applies.
+
+Agent fallback. In agent mode the model's answer stands only when it refuses or at least one of
+its citations is ``supported`` (:func:`model_answer_stands`); otherwise the extractive agent
+answers, so an answer the book does not back is never shown as the book's content.
+
+Support thresholds. A citation's claim is supported by its quote when
+:func:`truthbase.cite.resolve.claim_support` says so (score at least :data:`MIN_SUPPORT`, here
+re-exported); *why a citation is verified or supported* is decided in
+:mod:`truthbase.cite.resolve`, the one place, for every mode. The extractive refusal threshold is
+the setting ``extractive.threshold``.
+
+Modes. :func:`resolve_mode` (``ask``'s pipeline modes) and :func:`resolve_chat_mode` (the chat
+endpoint and ``ask --mode``, with ``auto`` and ``agent``) check a requested mode against the
+settings; :mod:`truthbase.modes` runs the chosen one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from ..cite.refusal import NO_ANSWER, is_refusal
+from ..cite.resolve import MIN_SUPPORT
+from ..config import LLMSettings
+from ..errors import InvalidInput
+from ..records import Citation
+
+__all__ = [
+    "CHAT_MODES",
+    "MIN_SUPPORT",
+    "MODES",
+    "NO_ANSWER",
+    "AnswerMode",
+    "ChatMode",
+    "LLMNotConfigured",
+    "ResolvedMode",
+    "answer_refused",
+    "extractive_refuses",
+    "is_refusal",
+    "model_answer_stands",
+    "resolve_chat_mode",
+    "resolve_mode",
+]
+
+AnswerMode = Literal["extractive", "llm"]
+MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
+ChatMode = Literal["auto", "extractive", "llm", "agent"]
+CHAT_MODES: tuple[ChatMode, ...] = ("auto", "extractive", "llm", "agent")
+ResolvedMode = Literal["extractive", "llm", "agent"]
+
+
+class LLMNotConfigured(InvalidInput):
+    """``--mode llm`` (or an LLM stage) asked for without ``llm.base_url``."""
+
+
+def answer_refused(text_refuses: bool, rendered: str) -> bool:
+    """Rules 1 and 2: the text refuses, or nothing is left once dropped markers are removed."""
+    return text_refuses or not rendered.strip()
+
+
+def extractive_refuses(
+    has_candidates: bool, missing_terms: Sequence[str], support: float, threshold: float
+) -> bool:
+    """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring)."""
+    return not has_candidates or bool(missing_terms) or support < threshold
+
+
+def model_answer_stands(refused: bool, citations: Iterable[Citation]) -> bool:
+    """Agent mode: the model's answer stands when it refuses or cites a supported passage."""
+    return refused or any(c.supported for c in citations)
+
+
+def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
+    """``mode`` checked against the settings; None picks llm when an LLM is configured."""
+    if mode is None:
+        return "llm" if llm.base_url is not None else "extractive"
+    if mode == "extractive":
+        return "extractive"
+    if mode == "llm":
+        if llm.base_url is None:
+            raise LLMNotConfigured(
+                "--mode llm needs an LLM: set TRUTHBASE_LLM__BASE_URL and TRUTHBASE_LLM__MODEL "
+                "(or [llm] base_url and model in truthbase.toml)"
+            )
+        return "llm"
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
+
+
+def resolve_chat_mode(mode: str | None, llm: LLMSettings) -> ResolvedMode:
+    """``mode`` checked against the settings. ``auto`` (or None) is :func:`resolve_mode`'s
+    choice; ``agent`` needs no LLM (the extractive agent answers without one); ``llm`` without
+    one raises :class:`LLMNotConfigured`."""
+    if mode is None or mode == "auto":
+        return resolve_mode(None, llm)
+    if mode == "agent":
+        return "agent"
+    if mode in ("extractive", "llm"):
+        return resolve_mode(mode, llm)
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(CHAT_MODES)}")
