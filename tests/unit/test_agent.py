@@ -393,7 +393,7 @@ def test_bad_tool_calls_are_told_to_the_model(server: Scripted, embedder: Embedd
     server.say(
         tool_reply(("get_weather", {"city": "Oslo"}), (RELATED_TOOL, "{not json")),
         tool_reply((RELATED_TOOL, {"question": "oil"})),
-        Reply(body=completion(f"A smuggler stole the oil {tag(*OIL)}.")),
+        Reply(body=completion(f"The oil had been stolen by a smuggler {tag(*OIL)}.")),
     )
     answer = run(make_agent(server, embedder), embedder, "Who stole the oil?")
     assert answer.answerer == "agent:scripted"
@@ -410,7 +410,7 @@ def test_too_many_tool_calls_in_one_step_are_refused(server: Scripted, embedder:
     limits = AgentSettings(max_tool_calls=1, timeout_s=5, total_timeout_s=30)
     server.say(
         tool_reply((RELATED_TOOL, {"question": "a"}), (FULL_TOOL, {})),
-        Reply(body=completion(f"A smuggler stole the oil {tag(*OIL)}.")),
+        Reply(body=completion(f"The oil had been stolen by a smuggler {tag(*OIL)}.")),
     )
     toolbox = BookToolbox()
     answer = run(make_agent(server, embedder, toolbox, limits), embedder, "Who stole the oil?")

@@ -201,7 +201,14 @@ def test_claim_support_is_the_one_decision() -> None:
     assert claim_support(quote, quote, PAGE).supported
     weak = claim_support("The moon is made of green cheese.", quote, PAGE)
     assert not weak.supported and weak.reasons
-    assert claim_support("", quote).reasons == ("no claim before the citation",)
+    assert claim_support("", quote).reasons == ("empty_claim: no claim before the citation",)
+    # the support checks of cite.support decide: a negated claim and a changed number fail
+    passage = "The plant produces forty two units a day."
+    assert claim_support("The plant produces forty two units a day.", passage).supported
+    negated = claim_support("The plant never produces forty two units a day.", passage)
+    assert not negated.supported and any(r.startswith("negation") for r in negated.reasons)
+    changed = claim_support("The plant produces ninety nine units a day.", passage)
+    assert not changed.supported and any(r.startswith("number") for r in changed.reasons)
 
 
 def _citation(**kw: object) -> dict[str, object]:

@@ -12,7 +12,8 @@ Then two checks, for markers and tags alike (a tag is never a free pass):
 1. The quote check (``verified``): the quote is in the stored unit text at its span under the
    one matcher (:func:`span_verified`, :mod:`truthbase.textmatch`).
 2. The support check: does the claim follow from the quote? :func:`claim_support` is the only
-   place this is decided (today: the term-overlap/cosine score against :data:`MIN_SUPPORT`).
+   place this is decided: the deterministic checks of :mod:`truthbase.cite.support` (numbers,
+   negation, named terms, coverage, cosine), each failure a named reason.
 
 The state (:func:`citation_state`): ``supported`` when both pass, ``quote_only`` when only the
 quote check does, ``unverified`` otherwise; ``reasons`` name every failed check. Markers that
@@ -36,6 +37,7 @@ from ..sentences import split_sentences
 from ..text import idf_table, terms, weighted_coverage
 from ..textmatch import find_quote, normalize, quote_in
 from .parse import Claim, ParsedAnswer, Tag, render_groups
+from .support import check_support
 
 #: A claim must be at least this long (normalized) to be located verbatim in a source.
 MIN_EXACT_CHARS = 20
@@ -109,21 +111,17 @@ def _score(claim: str, quote: str, context: str, embedder: Embedder | None) -> f
 def claim_support(
     claim: str, quote: str, context: str = "", embedder: Embedder | None = None
 ) -> Support:
-    """Whether ``claim`` follows from ``quote`` (``context``: the passage around the quote, for
-    term weights). The one support decision of every citation, marker or tag.
-
-    Today: a verbatim claim scores 1.0; otherwise the idf-weighted share of the claim's terms in
-    the quote, averaged with the embedding cosine when an embedder is given, against
-    :data:`MIN_SUPPORT` (the score :func:`align_claim` ranks sentences by).
+    """Whether ``claim`` follows from ``quote`` (``context``: the source passage around the
+    quote). The one support decision of every citation, marker or tag, in every mode: the
+    deterministic checks of :func:`truthbase.cite.support.check_support` (numbers, negation,
+    named terms, content-word coverage, embedding cosine), each failure a named reason.
     """
     if not normalize(claim):
-        return Support(False, 0.0, ("no claim before the citation",))
+        return Support(False, 0.0, ("empty_claim: no claim before the citation",))
     if not normalize(quote):
-        return Support(False, 0.0, ("no quote",))
-    score = _score(claim, quote, context, embedder)
-    if score >= MIN_SUPPORT:
-        return Support(True, score, ())
-    return Support(False, score, (f"support {score:.2f} below {MIN_SUPPORT}",))
+        return Support(False, 0.0, ("empty_quote: no quote",))
+    check = check_support(claim, quote, context=context, embedder=embedder)
+    return Support(check.supported, check.score, tuple(str(r) for r in check.reasons))
 
 
 def citation_state(verified: bool, support: Support) -> tuple[CitationState, tuple[str, ...]]:
