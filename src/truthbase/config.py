@@ -220,6 +220,14 @@ class ExtractiveSettings(_Section):
         le=1,
         description="Support below which the extractive answerer refuses (NO_ANSWER).",
     )
+    weak_threshold: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Support from which a refusal is 'weak' instead: the documents may not "
+        "answer the question, and the closest passages are shown (no claims, no badge); at or "
+        "above threshold: no weak band.",
+    )
     require_named_terms: bool = Field(
         default=True,
         description="Refuse when a named term of the question (an acronym, a token with a "

@@ -86,7 +86,11 @@ def test_refusal_reads_not_in_these_documents(page: Any, live_server: LiveServer
         page.press("#question", "Enter")
         page.wait_for_function(ANSWERED, timeout=60_000)
         if page.get_attribute("#answer", "data-state") == "refused":
-            assert "not in these documents" in page.inner_text("#answer").lower()
+            said = page.inner_text("#answer").lower()
+            if page.get_attribute("#answer", "data-outcome") == "weak":
+                assert "may not answer this" in said
+                continue
+            assert "not in these documents" in said
             return
     pytest.skip("the extractive answerer answered every unanswerable question tried")
 
@@ -241,3 +245,61 @@ def test_a_quote_only_citation_gets_no_verified_badge(page: Any, live_server: Li
     assert status.inner_text().startswith("Check this passage")
     assert "Verified" not in status.inner_text()
     assert "1 verified, 1 to check" in page.inner_text("#status")
+
+
+def test_a_weak_answer_lists_the_closest_passages_without_claims(
+    page: Any, live_server: LiveServer
+) -> None:
+    """A scripted weak refusal: the page says the documents may not answer, lists the passages
+    the answer came closest to, and shows no claim, marker or verified badge."""
+    sources = [
+        {
+            "n": n,
+            "doc_id": "x",
+            "title": "Doc",
+            "page": n,
+            "unit": n - 1,
+            "start": 0,
+            "end": 30,
+            "text": text,
+            "rects": [],
+        }
+        for n, text in (
+            (1, "Red-teaming is one way to test."),
+            (2, "Testing, evaluation and TEVV."),
+        )
+    ]
+    answer = {
+        "id": None,
+        "question": "q",
+        "text": "NO_ANSWER",
+        "refused": True,
+        "outcome": "weak",
+        "answerer": "extractive",
+        "sources": sources,
+        "citations": [],
+        "problems": [],
+        "info": {"support": 0.45, "threshold": 0.479, "outcome": "weak"},
+        "timings": {},
+    }
+    body = _sse(
+        ("sources", {"type": "sources", "sources": sources}),
+        ("token", {"type": "token", "text": "NO_ANSWER"}),
+        ("citations", {"type": "citations", "citations": [], "problems": []}),
+        ("done", {"type": "done", "answer": answer}),
+    )
+    page.route(
+        "**/api/chat",
+        lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body),
+    )
+    page.goto(live_server.url)
+    page.fill("#question", "Which red-teaming procedure does the framework prescribe?")
+    page.press("#question", "Enter")
+    page.wait_for_function(ANSWERED, timeout=60_000)
+    assert page.get_attribute("#answer", "data-state") == "refused"
+    assert page.get_attribute("#answer", "data-outcome") == "weak"
+    text = page.inner_text("#answer")
+    assert "may not answer this" in text and "closest passages" in text
+    assert page.locator("#answer .cite").count() == 0
+    assert "Red-teaming is one way to test." in page.inner_text("#sources")
+    assert "may not answer this" in page.inner_text("#status")

@@ -296,7 +296,15 @@ function handle(event, data) {
     state.citations = answer.citations;
     state.sources = answer.sources;
     renderSources();
-    if (answer.refused) {
+    if (answer.refused && answer.outcome === "weak") {
+      // Weak: no claim is made and nothing is verified, but the closest passages are listed.
+      answerBox.replaceChildren(
+        el("p", { class: "refusal weak", text: "The documents may not answer this. The closest passages are listed below; none of them is shown as an answer." }),
+      );
+      answerBox.dataset.state = "refused";
+      answerBox.dataset.outcome = "weak";
+      setStatus("The documents may not answer this: the closest passages are listed.");
+    } else if (answer.refused) {
       answerBox.replaceChildren(
         el("p", { class: "refusal", text: "Not in these documents: none of the indexed passages supports an answer to this question." }),
       );
@@ -322,6 +330,7 @@ function handle(event, data) {
 async function ask(question) {
   state = { text: "", sources: [], citations: null };
   answerBox.dataset.state = "streaming";
+  delete answerBox.dataset.outcome;
   answerBox.replaceChildren();
   sourcesList.replaceChildren();
   askButton.disabled = true;

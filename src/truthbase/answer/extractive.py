@@ -47,7 +47,7 @@ from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
-from .policy import extractive_refuses
+from .policy import Outcome, extractive_outcome
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +75,7 @@ class Selection:
     refused: bool
     best_score: float = 0.0  # the best candidate's score, before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
+    outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -202,7 +203,10 @@ class ExtractiveAnswerer:
         best_score = candidates[0].score if candidates else 0.0
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
         support = 0.0 if missing else best_score
-        if extractive_refuses(bool(candidates), missing, support, cfg.threshold):
+        outcome = extractive_outcome(
+            bool(candidates), missing, support, cfg.threshold, cfg.weak_threshold
+        )
+        if outcome != "answered":
             return Selection(
                 candidates=tuple(candidates),
                 chosen=(),
@@ -210,6 +214,7 @@ class ExtractiveAnswerer:
                 refused=True,
                 best_score=best_score,
                 missing_terms=missing,
+                outcome=outcome,
             )
         best = candidates[0]
         chosen: list[Candidate] = [best]
@@ -255,6 +260,7 @@ class ExtractiveAnswerer:
                 "best_score": round(selection.best_score, 4),
                 "missing_terms": list(selection.missing_terms),
                 "threshold": self.settings.threshold,
+                "outcome": selection.outcome,
             },
         )
 

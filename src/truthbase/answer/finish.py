@@ -25,7 +25,7 @@ from ..cite.tags import TAG, TAG_LIKE, format_tag
 from ..embed import Embedder
 from ..records import NO_ANSWER, Citation, Source
 from .model import Answer, CitationsEvent, DoneEvent, Event
-from .policy import answer_refused
+from .policy import answer_outcome, answer_refused
 
 __all__ = ["Settled", "finish", "screen_tags", "settle", "source_tags"]
 
@@ -127,5 +127,6 @@ def finish(
             timings=timings,
             problems=settled.problems,
             info=info,
+            outcome=answer_outcome(settled.refused, info),
         )
     )

@@ -44,6 +44,9 @@ class Answer:
     problems: list[str] = field(default_factory=list)  # dropped markers, unresolved tags
     info: dict[str, Any] = field(default_factory=dict)  # what the answerer reports
     id: int | None = None  # the stored answer's id (``truthbase verify`` names it)
+    #: "weak": refused, but the closest passages are worth showing (answer.policy); a weak
+    #: answer is refused too.
+    outcome: Literal["answered", "weak", "refused"] = "answered"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,7 @@ class Answer:
             "question": self.question,
             "text": self.text,
             "refused": self.refused,
+            "outcome": self.outcome,
             "answerer": self.answerer,
             "sources": [s.to_json() for s in self.sources],
             "citations": [c.to_json() for c in self.citations],

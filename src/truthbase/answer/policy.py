@@ -16,6 +16,11 @@ Refusal. An answer is refused when
    ``extractive.threshold`` (calibrated in :mod:`.extractive`'s docstring); it then writes
    ``NO_ANSWER`` and rule 1 applies.
 
+Weak. A refusal of rule 3 whose best support is still at least ``extractive.weak_threshold``
+(and with no named term missing) is *weak* (:func:`extractive_outcome`): the documents may not
+answer the question, so no claim is made and nothing is verified, but the closest passages are
+worth showing. It counts as refused everywhere (``refused`` stays true; ``outcome`` says weak).
+
 Agent fallback. In agent mode the model's answer stands only when it refuses or at least one of
 its citations is ``supported`` (:func:`model_answer_stands`); otherwise the extractive agent
 answers, so an answer the book does not back is never shown as the book's content.
@@ -50,8 +55,11 @@ __all__ = [
     "AnswerMode",
     "ChatMode",
     "LLMNotConfigured",
+    "Outcome",
     "ResolvedMode",
+    "answer_outcome",
     "answer_refused",
+    "extractive_outcome",
     "extractive_refuses",
     "is_refusal",
     "model_answer_stands",
@@ -59,6 +67,8 @@ __all__ = [
     "resolve_mode",
 ]
 
+#: What an answer amounts to: answered, refused, or weak (a refusal with close passages).
+Outcome = Literal["answered", "weak", "refused"]
 AnswerMode = Literal["extractive", "llm"]
 MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
 ChatMode = Literal["auto", "extractive", "llm", "agent"]
@@ -80,6 +90,29 @@ def extractive_refuses(
 ) -> bool:
     """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring)."""
     return not has_candidates or bool(missing_terms) or support < threshold
+
+
+def extractive_outcome(
+    has_candidates: bool,
+    missing_terms: Sequence[str],
+    support: float,
+    threshold: float,
+    weak_threshold: float,
+) -> Outcome:
+    """Rule 3 with the weak band: answered, weak (refused, but the best support is at least
+    ``weak_threshold`` and no named term is missing) or refused."""
+    if not extractive_refuses(has_candidates, missing_terms, support, threshold):
+        return "answered"
+    if has_candidates and not missing_terms and support >= weak_threshold:
+        return "weak"
+    return "refused"
+
+
+def answer_outcome(refused: bool, info: dict[str, object]) -> Outcome:
+    """The outcome of a settled answer: the answerer's weak refusal stays weak."""
+    if not refused:
+        return "answered"
+    return "weak" if info.get("outcome") == "weak" else "refused"
 
 
 def model_answer_stands(refused: bool, citations: Iterable[Citation]) -> bool:

@@ -95,6 +95,10 @@ def ask_command(
         return
     click.echo()
     cited = {c.n for c in final.citations}
+    if final.outcome == "weak":
+        console.print(
+            "[yellow]The documents may not answer this; the closest passages (no claim is made):[/]"
+        )
     console.print("\n[bold]sources[/]")
     # Agent mode's tools may show hundreds of passages: then only the cited ones are listed.
     shown = (

@@ -121,6 +121,10 @@ def eval_retrieval(
                 f"{first['doc']} p{first['page']}: {first['text'][:80]}" if first else "-",
             )
         console.print(table)
+    console.print(
+        f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "
+        f"answerable, {report['weak_unanswerable']} unanswerable"
+    )
     for cv in report["refusal_cv"]:
         if "skipped" in cv:
             continue

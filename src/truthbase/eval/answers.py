@@ -115,6 +115,7 @@ def _record(
         "tags": list(question.tags),
         "kind": question.kind,
         "refused": answer.refused,
+        "weak": answer.outcome == "weak",
         "support": answer.info.get("support"),
         "text": answer.text,
         "citations": citations,
@@ -180,6 +181,10 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "citations": len(citations),
         "verified_citations": len(verified),
         "supported_citations": len(supported),
+        # Weak answers (refused, the closest passages shown) are counted as refused above and
+        # reported here apart: how many answerable and unanswerable questions got one.
+        "weak_answerable": sum(bool(r.get("weak")) for r in answerable),
+        "weak_unanswerable": sum(bool(r.get("weak")) for r in unanswerable),
     }
 
 
@@ -218,7 +223,7 @@ def evaluate_answers(
     for kind in kinds:
         # Unanswerable questions have no evidence, so no kind: the refusal share is overall only.
         summary = summarize([r for r in records if r["kind"] == kind])
-        del summary["unanswerable_refused"]
+        del summary["unanswerable_refused"], summary["weak_unanswerable"]
         by_kind[kind] = {"n": sum(r["kind"] == kind for r in records), **summary}
     return {
         **summarize(records),
