@@ -118,7 +118,14 @@ class BookToolbox:
             },
         ]
 
-    def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        first_n: int = 1,
+        *,
+        max_chars: int | None = None,
+    ) -> ToolOutput:
         self.calls.append((name, arguments, first_n))
         if name == RELATED_TOOL:
             if not isinstance(arguments.get("question"), str):
@@ -481,7 +488,14 @@ def test_without_support_the_extractive_agent_refuses(embedder: Embedder) -> Non
 
 def test_a_failing_tool_leaves_the_extractive_agent_refusing(embedder: Embedder) -> None:
     class Broken(BookToolbox):
-        def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+        def call(
+            self,
+            name: str,
+            arguments: dict[str, Any],
+            first_n: int = 1,
+            *,
+            max_chars: int | None = None,
+        ) -> ToolOutput:
             raise ToolError("the segment index is empty")
 
     answer = run(make_agent(None, embedder, Broken()), embedder, "Who stole the oil?")
