@@ -377,7 +377,7 @@ def test_max_steps_ends_the_loop(server: Scripted, embedder: Embedder) -> None:
     answer = run(make_agent(server, embedder, toolbox, limits), embedder, "Who stole the oil?")
     sent = bodies(server)
     assert len(sent) == 3
-    assert [b.get("tool_choice") for b in sent] == [None, None, "none"]
+    assert [b.get("tool_choice") for b in sent] == ["auto", "auto", "none"]
     assert answer.answerer == AGENT_EXTRACTIVE
     assert "within 3 steps" in answer.info["fallback_reason"]
     assert len(answer.info["model_tools"]) == 2  # steps 1 and 2 ran tools; step 3 was text only

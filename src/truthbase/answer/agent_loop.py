@@ -16,6 +16,8 @@ Guarantees that do not depend on the model behaving:
 - Every source a tool returns is numbered in this turn's sequence (1, 2, ... across all calls),
   so ``[n]`` markers and position tags of the final text resolve against all of them; a tag in
   the final text must be one a tool result showed (:func:`screen_tags`), else it is dropped.
+- Each step but the last offers the tools with ``tool_choice`` "auto" (sent, not left to the
+  server: llama.cpp's server with ``chatml-function-calling`` takes a missing one as "none").
 - Limits (the ``agent`` settings section, :class:`~truthbase.config.AgentSettings`): at most
   ``max_steps`` model calls (the last one is asked for text only), at most ``max_tool_calls``
   tool calls per step, each model call bounded by ``timeout_s`` and the whole loop by
@@ -302,7 +304,9 @@ def run_agent(
                 messages,
                 tools,
                 min(limits.timeout_s, remaining),
-                "none" if last else None,
+                # "auto" said outright: llama.cpp's chatml-function-calling format reads a
+                # missing tool_choice as "none" and never lets the model call a tool.
+                "none" if last else "auto",
             )
         except LLMError as exc:
             if isinstance(exc, AllModelsFailed):
