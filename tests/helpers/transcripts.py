@@ -71,6 +71,8 @@ class Scripted:
     base_url: str
     replies: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: JSON bodies the server answers GETs with, by path ("/v1/models", "/props"); else 404.
+    pages: dict[str, Any] = field(default_factory=dict)
 
     def say(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -85,6 +87,12 @@ def scripted_server() -> Iterator[Scripted]:
     scripted = Scripted(base_url="")
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path in scripted.pages:
+                self._json(Reply(200, scripted.pages[self.path]))
+            else:
+                self._json(Reply(404, {"error": "not found"}))
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             scripted.requests.append(

@@ -10,10 +10,17 @@ llama_cpp is not installed (see tests/helpers/llm_server.py for the install comm
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
+from tests.helpers.llm_server import (
+    QWEN_05B,
+    LlamaServer,
+    assembled_gguf,
+    llama_cpp_missing,
+    split_parts,
+)
 from tests.helpers.transcripts import closed_port_url
 from truthbase.config import LLMSettings
 from truthbase.llm import (
@@ -143,3 +150,24 @@ def test_a_dead_primary_falls_back_to_the_server(llama: LlamaServer) -> None:
     draft = draft_answer(chain, "What are the CSF Functions?", SOURCES, timeout=60)
     assert draft.model == "smollm2" and draft.info["failed"][0]["model"] == "dead"
     assert "".join(draft.tokens).strip()
+
+
+def test_a_split_model_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
+    """The Qwen 0.5B's six PyPI parts, concatenated in order into a GGUF under the given cache,
+    keyed by the parts' hashes; a second call finds it and writes nothing."""
+    parts = split_parts(QWEN_05B)
+    if parts is None:
+        pytest.fail("the Qwen 0.5B parts are not installed: scripts/install.sh llm")
+    path = assembled_gguf(QWEN_05B, cache=tmp_path)
+    assert path.parent == tmp_path and path.name.startswith(QWEN_05B.name + "-")
+    assert path.stat().st_size == sum(p.stat().st_size for p, _ in parts)
+    with path.open("rb") as gguf, parts[-1][0].open("rb") as last:
+        assert gguf.read(4) == b"GGUF"
+        size = last.seek(0, 2)
+        gguf.seek(-min(size, 4096), 2)
+        last.seek(-min(size, 4096), 2)
+        assert gguf.read() == last.read()  # the last part ends the file
+    written = path.stat().st_mtime_ns
+    assert assembled_gguf(QWEN_05B, cache=tmp_path) == path
+    assert path.stat().st_mtime_ns == written
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no partial file left

@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.helpers.transcripts import Reply, Scripted, completion, tool_reply
 from truthbase.answer.agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
-from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
+from truthbase.answer.agent_loop import FULL_TOOL, MIN_TOOL_CHARS, RELATED_TOOL
 from truthbase.answer.extractive import ExtractiveAnswerer
 from truthbase.answer.model import (
     NO_ANSWER,
@@ -26,6 +26,7 @@ from truthbase.answer.model import (
 )
 from truthbase.config import AgentSettings
 from truthbase.embed import Embedder
+from truthbase.llm.budget import message_tokens
 from truthbase.model import Unit
 from truthbase.records import Source, ToolError, ToolOutput
 from truthbase.textmatch import quote_in
@@ -92,6 +93,7 @@ class BookToolbox:
     summary: list[tuple[int, int, int]] = field(default_factory=lambda: list(SUMMARY))
     extra: str = ""
     calls: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    rooms: list[int | None] = field(default_factory=list)  # each call's max_chars
 
     def schemas(self) -> list[dict[str, Any]]:
         question = {"question": {"type": "string"}}
@@ -118,8 +120,16 @@ class BookToolbox:
             },
         ]
 
-    def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        first_n: int = 1,
+        *,
+        max_chars: int | None = None,
+    ) -> ToolOutput:
         self.calls.append((name, arguments, first_n))
+        self.rooms.append(max_chars)
         if name == RELATED_TOOL:
             if not isinstance(arguments.get("question"), str):
                 raise ToolError("question (a string) is required")
@@ -370,7 +380,7 @@ def test_max_steps_ends_the_loop(server: Scripted, embedder: Embedder) -> None:
     answer = run(make_agent(server, embedder, toolbox, limits), embedder, "Who stole the oil?")
     sent = bodies(server)
     assert len(sent) == 3
-    assert [b.get("tool_choice") for b in sent] == [None, None, "none"]
+    assert [b.get("tool_choice") for b in sent] == ["auto", "auto", "none"]
     assert answer.answerer == AGENT_EXTRACTIVE
     assert "within 3 steps" in answer.info["fallback_reason"]
     assert len(answer.info["model_tools"]) == 2  # steps 1 and 2 ran tools; step 3 was text only
@@ -484,7 +494,14 @@ def test_without_support_the_extractive_agent_refuses(embedder: Embedder) -> Non
 
 def test_a_failing_tool_leaves_the_extractive_agent_refusing(embedder: Embedder) -> None:
     class Broken(BookToolbox):
-        def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+        def call(
+            self,
+            name: str,
+            arguments: dict[str, Any],
+            first_n: int = 1,
+            *,
+            max_chars: int | None = None,
+        ) -> ToolOutput:
             raise ToolError("the segment index is empty")
 
     answer = run(make_agent(None, embedder, Broken()), embedder, "Who stole the oil?")
@@ -537,3 +554,89 @@ def test_a_tag_copied_from_the_document_text_is_dropped(
     assert any(
         f"tag {planted} is not in this turn's tool results; dropped" in p for p in answer.problems
     )
+
+
+# -- within the model's context window, and provider errors ---------------------------------
+
+
+def test_a_context_length_error_after_reading_falls_back_and_is_no_refusal(
+    server: Scripted, embedder: Embedder
+) -> None:
+    """The 1.5B behind llama.cpp: the tool result overflowed its context, the next call got
+    HTTP 400. That is a provider error: the extractive agent answers, nothing reads as the
+    model's NO_ANSWER."""
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Who stole the lamp's oil?"})),
+        Reply(
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 4096 tokens. However, "
+                    "you requested 21800 tokens (20776 in the messages, 1024 in the completion).",
+                    "type": "invalid_request_error",
+                }
+            },
+        ),
+    )
+    answer = run(make_agent(server, embedder), embedder, "Who stole the lamp's oil?")
+    assert answer.answerer == AGENT_EXTRACTIVE
+    assert "maximum context length" in answer.info["fallback_reason"]
+    assert "HTTP 400" in answer.info["failed"][0]["error"]
+    assert not answer.refused and answer.text != NO_ANSWER
+    assert answer.citations and all(c.verified for c in answer.citations)
+
+
+def test_a_garbage_reply_falls_back_and_is_no_refusal(server: Scripted, embedder: Embedder) -> None:
+    server.say(Reply(200, b"<html>NO_ANSWER: bad gateway</html>"))
+    answer = run(make_agent(server, embedder), embedder, "Who stole the lamp's oil?")
+    assert answer.answerer == AGENT_EXTRACTIVE
+    assert answer.info["failed"] and not answer.refused
+
+
+def _prompt_tokens(request: dict[str, Any]) -> int:
+    body = request["body"]
+    return message_tokens(body["messages"], body.get("tools") or ())
+
+
+def test_tool_results_fit_the_window_the_server_reports(
+    server: Scripted, embedder: Embedder
+) -> None:
+    """llama.cpp's /props says 2,048 tokens: the reply asks for at most a quarter, the tool
+    output is cut to the room the conversation leaves, and the cut keeps the sources whose
+    tags it still shows, so a copied tag still verifies."""
+    server.pages["/props"] = {"default_generation_settings": {"n_ctx": 2048}}
+    toolbox = BookToolbox(extra="\n" + "The tide rose and fell. " * 2_000)  # 48,000 chars
+    oil = tag(*OIL)
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Who stole the lamp's oil?"})),
+        Reply(body=completion(f"The oil had been stolen by a smuggler {oil}.")),
+    )
+    answer = run(make_agent(server, embedder, toolbox), embedder, "Who stole the lamp's oil?")
+    first, second = server.requests
+    assert first["body"]["max_tokens"] == second["body"]["max_tokens"] == 512
+    room = toolbox.rooms[0]
+    assert room is not None and MIN_TOOL_CHARS <= room < 4_000
+    tool_message = second["body"]["messages"][-1]
+    assert tool_message["role"] == "tool" and len(tool_message["content"]) <= room + 100
+    assert _prompt_tokens(second) + 512 <= 2048
+    assert answer.answerer == "agent:scripted"
+    assert [c.verified for c in answer.citations] == [True]
+    assert {(s.unit, s.start, s.end) for s in answer.sources} == {STORM, OIL, CLEARED}
+
+
+def test_without_room_for_a_tool_result_the_call_is_not_run(
+    server: Scripted, embedder: Embedder
+) -> None:
+    server.pages["/v1/models"] = {"data": [{"id": "scripted", "max_model_len": 1024}]}
+    toolbox = BookToolbox()
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Who stole the lamp's oil?"})),
+        Reply(body=completion("A smuggler stole it.")),
+    )
+    answer = run(make_agent(server, embedder, toolbox), embedder, "Who stole the lamp's oil?")
+    # The loop gives every call it runs a max_chars; only the extractive agent's calls ran.
+    assert all(room is None for room in toolbox.rooms)
+    told = server.requests[1]["body"]["messages"][-1]
+    assert told["role"] == "tool" and "no room" in told["content"]
+    # The model's answer cites nothing that verifies: the book's own words answer instead.
+    assert answer.answerer == AGENT_EXTRACTIVE

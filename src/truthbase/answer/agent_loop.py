@@ -20,11 +20,20 @@ Guarantees that do not depend on the model behaving:
   inside a document's own text is never one: the tools show document text with such strings
   neutralized (:func:`truthbase.cite.tags.neutralize_tags`), and a tag counts by the sources
   a tool produced, not by what its output's text happens to contain.
+- Each step but the last offers the tools with ``tool_choice`` "auto" (sent, not left to the
+  server: llama.cpp's server with ``chatml-function-calling`` takes a missing one as "none").
 - Limits (the ``agent`` settings section, :class:`~truthbase.config.AgentSettings`): at most
   ``max_steps`` model calls (the last one is asked for text only), at most ``max_tool_calls``
   tool calls per step, each model call bounded by ``timeout_s`` and the whole loop by
   ``total_timeout_s``. Running out of either raises :class:`AgentFailed`, as does a model
-  error; the shell then lets the extractive agent answer.
+  error of any kind (HTTP 400 context length, 500, timeout, a malformed reply); the shell then
+  lets the extractive agent answer, so a provider error never reads as the model's refusal.
+- *Within the context window*: for a model that knows its window
+  (:func:`~truthbase.llm.budget.window_of`), each tool call is given the room the conversation
+  leaves (the reply's ``max_tokens`` kept free, shared among the step's calls) as
+  ``max_chars``; an output still longer is cut at a line and keeps only the sources whose tags
+  it still shows. When too little room is left a call is not run: the model is told to answer
+  from the results it has.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from typing import Any
 from ..cite.tags import format_tag
 from ..config import AgentSettings
 from ..errors import TruthBaseError
+from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import (
     AllModelsFailed,
     AssistantTurn,
@@ -67,6 +77,11 @@ __all__ = [
 #: The book tools by name (segments/tools.py implements them).
 RELATED_TOOL = "get_related_segment_summaries"
 FULL_TOOL = "get_full_book_segment_summaries"
+
+#: Below this many characters of room a tool call is not run (its output could hold no passage).
+MIN_TOOL_CHARS = 600
+#: The delimiters tool_result_content wraps around an output.
+_RESULT_OVERHEAD = 80
 
 
 @dataclass(slots=True, kw_only=True)
@@ -164,21 +179,41 @@ def run_tool(
     first_n: int,
     forced: bool = False,
     clock: Callable[[], float] = time.perf_counter,
+    max_chars: int | None = None,
 ) -> ToolRun:
-    """Run one call; a bad call becomes a run with ``error`` set (the model is told)."""
+    """Run one call; a bad call becomes a run with ``error`` set (the model is told).
+
+    ``max_chars``: the room for the output; past it the output is cut (:func:`_fit_output`)."""
     started = clock()
     run = ToolRun(name=call.name, arguments={}, call_id=call.id, step=step, forced=forced)
     try:
         run.arguments = _arguments(call.arguments)
-        output = toolbox.call(call.name, run.arguments, first_n=first_n)
+        if max_chars is None:
+            output = toolbox.call(call.name, run.arguments, first_n=first_n)
+        else:
+            output = toolbox.call(call.name, run.arguments, first_n=first_n, max_chars=max_chars)
     except ToolError as exc:
         run.error = str(exc) or type(exc).__name__
     else:
         run.content = output.content
         run.sources = _renumbered(output.sources, first_n)
         run.segment_ids = list(output.segment_ids)
+        if max_chars is not None and len(run.content) > max_chars:
+            run.content, run.sources = _fit_output(run.content, run.sources, max_chars, first_n)
     run.seconds = clock() - started
     return run
+
+
+def _fit_output(
+    content: str, sources: Sequence[Source], max_chars: int, first_n: int
+) -> tuple[str, list[Source]]:
+    """``content`` cut at the last line break within ``max_chars``, and the sources whose
+    position tag it still shows (renumbered from ``first_n``)."""
+    head = content[:max_chars]
+    if "\n" in head:
+        head = head.rsplit("\n", 1)[0]
+    kept = [s for s in sources if f"[f{s.unit}-{s.start}-{s.end}]" in head]
+    return head, _renumbered(kept, first_n)
 
 
 def _tool_message(run: ToolRun) -> dict[str, Any]:
@@ -192,6 +227,28 @@ def _tool_message(run: ToolRun) -> dict[str, Any]:
 def _refused_call(call: ToolCall, step: int, limit: int) -> ToolRun:
     why = f"at most {limit} tool calls per step; this one was not run"
     return ToolRun(name=call.name, arguments={}, call_id=call.id, step=step, error=why)
+
+
+def _no_room_call(call: ToolCall, step: int) -> ToolRun:
+    why = (
+        "the model's context has no room for more tool results; this call was not run. "
+        "Answer from the tool results above."
+    )
+    return ToolRun(name=call.name, arguments={}, call_id=call.id, step=step, error=why)
+
+
+def _room(
+    window: tuple[int, int] | None,
+    messages: Sequence[ToolMessage],
+    tools: Sequence[Mapping[str, Any]],
+    calls: int,
+) -> int | None:
+    """Characters each of the next ``calls`` tool outputs may take; None: unbudgeted."""
+    if window is None:
+        return None
+    context, reply = window
+    room = room_chars(context, reply, message_tokens(messages, tools))
+    return max(0, room // max(1, calls) - _RESULT_OVERHEAD)
 
 
 def _ask(
@@ -228,6 +285,7 @@ def run_agent(
     failures: list[Failure] = []
     deadline = clock() + limits.total_timeout_s
     next_n = 1
+    window = window_of(model)
 
     def add_run(run: ToolRun) -> None:
         nonlocal next_n
@@ -245,7 +303,9 @@ def run_agent(
                 messages,
                 tools,
                 min(limits.timeout_s, remaining),
-                "none" if last else None,
+                # "auto" said outright: llama.cpp's chatml-function-calling format reads a
+                # missing tool_choice as "none" and never lets the model call a tool.
+                "none" if last else "auto",
             )
         except LLMError as exc:
             if isinstance(exc, AllModelsFailed):
@@ -258,11 +318,15 @@ def run_agent(
         failures.extend(failed)
         if turn.tool_calls and not last:
             messages.append(turn.to_message())
+            allowed = min(len(turn.tool_calls), limits.max_tool_calls)
             for i, call in enumerate(turn.tool_calls):
+                room = _room(window, messages, tools, allowed - i)
                 if i >= limits.max_tool_calls:
                     run = _refused_call(call, step, limits.max_tool_calls)
+                elif room is not None and room < MIN_TOOL_CHARS:
+                    run = _no_room_call(call, step)
                 else:
-                    run = run_tool(toolbox, call, step=step, first_n=next_n)
+                    run = run_tool(toolbox, call, step=step, first_n=next_n, max_chars=room)
                 add_run(run)
                 messages.append(_tool_message(run))
             continue
@@ -275,7 +339,8 @@ def run_agent(
             arguments = json.dumps({"question": question}, ensure_ascii=False)
             call = ToolCall(id=f"call-book-first-{step}", name=RELATED_TOOL, arguments=arguments)
             messages.append(AssistantTurn("", (call,)).to_message())
-            run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True)
+            room = _room(window, messages, tools, 1)
+            run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True, max_chars=room)
             add_run(run)
             messages.append(_tool_message(run))
             continue

@@ -83,7 +83,12 @@ class LLMAnswerer:
                 "fell_back_to": self.fallback.name,
             }
             return Draft(tokens=draft.tokens, info=info, answerer=self.fallback.name)
-        info = {"mode": "llm", "model": reply.model, "failed": _failures_json(reply.failures)}
+        info = {
+            "mode": "llm",
+            "model": reply.model,
+            "failed": _failures_json(reply.failures),
+            "budget": reply.budget,
+        }
         return Draft(tokens=reply.tokens, info=info, answerer=reply.model)
 
 

@@ -8,6 +8,13 @@ Pure. A *group* is a run of markers and tags separated only by whitespace ("[1][
 start) and this one, without surrounding whitespace and leading punctuation. A marker glued
 inside a word ("foo[1]bar") is still a marker: its claim ends where the marker starts.
 
+Some models write the markers *before* the sentence they support ("[1] Reflection tokens are
+defined in the appendix. [3] They include ..."). A group that opens a line (nothing but
+whitespace before it on its line), or that follows right after the sentence such a *leading*
+group claimed, is leading too: its claim is the sentence it opens (up to the sentence's end,
+the next group or the line's end). A leading group with no sentence after it claims the text
+before it, as a trailing group does. Both styles can mix in one answer.
+
 Whether a number names an existing source, and whether a tag resolves, is decided later
 (:mod:`truthbase.cite.resolve`), where the sources are known.
 """
@@ -25,6 +32,9 @@ _TAG = TAG_PATTERN
 _ITEM = re.compile(rf"{_MARKER}|{_TAG}")
 _GROUP = re.compile(rf"(?:{_MARKER}|{_TAG})(?:\s*(?:{_MARKER}|{_TAG}))*")
 _LEADING = " \t\r\n.,;:!?)]}"
+# The end of a sentence: its closing punctuation (and quotes or brackets after it) before
+# whitespace or the end of the text.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +82,28 @@ def _claim_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _opens_line(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    return not text[line_start:start].strip()
+
+
+def _following_sentence(text: str, start: int, limit: int) -> int:
+    """The end of the sentence that starts at ``start``: its closing punctuation, else the
+    line's end, never past ``limit`` (the next group)."""
+    line_end = text.find("\n", start)
+    stop = min(limit, line_end if line_end >= 0 else len(text))
+    end = _SENTENCE_END.search(text, start, stop)
+    return end.end() if end is not None else stop
+
+
 def parse_answer(text: str) -> ParsedAnswer:
-    """Markers, tags and claims of ``text``, in order; ``refused`` per :func:`is_refusal`."""
+    """Markers, tags and claims of ``text``, in order; ``refused`` per :func:`is_refusal`.
+    Groups before their sentence: see the module docstring."""
     claims: list[Claim] = []
     previous_end = 0
-    for group in _GROUP.finditer(text):
+    groups = list(_GROUP.finditer(text))
+    led_to: int | None = None  # where the previous leading group's sentence ended
+    for i, group in enumerate(groups):
         numbers: list[int] = []
         tags: list[Tag] = []
         for item in _ITEM.finditer(group.group()):
@@ -86,7 +113,17 @@ def parse_answer(text: str) -> ParsedAnswer:
                 tags.append(Tag(int(tag.group(1)), int(tag.group(2)), int(tag.group(3))))
             else:
                 numbers.extend(int(p) for p in raw.strip("[]").split(","))
+        leading = _opens_line(text, group.start()) or (
+            led_to is not None and not text[led_to : group.start()].strip()
+        )
+        led_to = None
         start, end = _claim_bounds(text, previous_end, group.start())
+        if leading:
+            limit = groups[i + 1].start() if i + 1 < len(groups) else len(text)
+            sentence_end = _following_sentence(text, group.end(), limit)
+            after_start, after_end = _claim_bounds(text, group.end(), sentence_end)
+            if after_start < after_end:
+                start, end, led_to = after_start, after_end, sentence_end
         claims.append(
             Claim(
                 text=text[start:end],
@@ -98,7 +135,7 @@ def parse_answer(text: str) -> ParsedAnswer:
                 group_end=group.end(),
             )
         )
-        previous_end = group.end()
+        previous_end = led_to if led_to is not None else group.end()
     return ParsedAnswer(text=text, refused=is_refusal(text), claims=tuple(claims))
 
 

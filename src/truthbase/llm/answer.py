@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .budget import fit_sources, message_tokens, room_chars, window_of
 from .client import ChatModel, Failure, FallbackChatModel, with_fallbacks
 from .prompts import PromptSource, build_answer_messages
 
@@ -26,6 +27,8 @@ class LLMDraft:
     tokens: Iterator[str]
     model: str
     failures: list[Failure] = field(default_factory=list)
+    #: The context budget: the window, and the source numbers cut and dropped to fit it.
+    budget: dict[str, Any] = field(default_factory=dict)
 
     @property
     def info(self) -> dict[str, Any]:
@@ -33,6 +36,7 @@ class LLMDraft:
         return {
             "answerer": "llm",
             "model": self.model,
+            "budget": dict(self.budget),
             "failed": [
                 {"model": f.model, "error": f.error, "timed_out": f.timed_out}
                 for f in self.failures
@@ -55,9 +59,24 @@ def draft_answer(
     failure after the first token raises ``LLMError`` from the iteration.
     """
     chain = model if isinstance(model, FallbackChatModel) else with_fallbacks([model])
+    sources, budget = fit_answer_sources(chain, question, sources)
     messages = build_answer_messages(question, sources)
     if stream:
         reply = chain.stream_reply(messages, timeout)
-        return LLMDraft(reply.tokens, reply.model, reply.failures)
+        return LLMDraft(reply.tokens, reply.model, reply.failures, budget)
     done = chain.complete_reply(messages, timeout)
-    return LLMDraft(iter([done.text]), done.model, done.failures)
+    return LLMDraft(iter([done.text]), done.model, done.failures, budget)
+
+
+def fit_answer_sources(
+    model: object, question: str, sources: Sequence[PromptSource]
+) -> tuple[Sequence[PromptSource], dict[str, Any]]:
+    """``sources`` fitted to ``model``'s window (unchanged for a model that cannot say its
+    window), and the budget facts: ``context_tokens``, ``cut`` and ``dropped`` source numbers."""
+    window = window_of(model)
+    if window is None:
+        return sources, {}
+    context, reply = window
+    room = room_chars(context, reply, message_tokens(build_answer_messages(question, [])))
+    fitted = fit_sources(sources, room)
+    return fitted.sources, {"context_tokens": context, **fitted.to_json()}

@@ -14,12 +14,21 @@ same way (:meth:`FallbackChatModel.complete_tools_reply`).
 
 Every provider failure surfaces as :class:`LLMError` (:class:`LLMTimeout` for timeouts), never
 as the client library's own exceptions.
+
+Each model knows its context window (:meth:`OpenAIChatModel.context_window`): the server's own
+report where it gives one (llama.cpp's ``/props`` ``n_ctx``, vLLM's ``max_model_len`` in
+``/v1/models``), else the ``llm.context_tokens`` setting; a chain's is its smallest. The reply
+asks for ``max_tokens``, but at most a quarter of the window (:mod:`.budget`), so that a prompt
+cut to fit leaves room for it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, cast, runtime_checkable
@@ -29,6 +38,7 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
 from ..errors import InvalidInput, Unavailable
+from .budget import reply_tokens, window_of
 
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
@@ -161,6 +171,8 @@ class OpenAIChatModel:
         temperature: float = 0.0,
         max_tokens: int | None = 1024,
         name: str | None = None,
+        context_tokens: int = 4096,
+        probe_context: bool = True,
     ) -> None:
         if not model.strip():
             raise InvalidInput("an OpenAI-compatible chat model needs a model name")
@@ -168,8 +180,22 @@ class OpenAIChatModel:
         self.base_url = base_url
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.context_tokens = context_tokens
+        self._probe = probe_context and base_url is not None
+        self._window: int | None = None
         self._name = name or f"{model}@{base_url or 'api.openai.com'}"
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+    def context_window(self) -> int:
+        """The server's reported context window (asked once), else ``context_tokens``."""
+        if self._window is None:
+            reported = server_context(self.base_url, self.model) if self._probe else None
+            self._window = reported if reported is not None else self.context_tokens
+        return self._window
+
+    def reply_tokens(self) -> int:
+        """The ``max_tokens`` each request sends: the setting, at most a quarter of the window."""
+        return reply_tokens(self.max_tokens, self.context_window())
 
     @property
     def name(self) -> str:
@@ -184,7 +210,7 @@ class OpenAIChatModel:
             return self._client.chat.completions.create(
                 model=self.model,
                 temperature=self.temperature,
-                max_tokens=self.max_tokens,
+                max_tokens=self.reply_tokens(),
                 timeout=timeout,
                 **params,
             )
@@ -253,6 +279,47 @@ class OpenAIChatModel:
             raise _wrap(exc, self._name) from exc
         finally:
             chunks.close()
+
+
+def server_context(base_url: str | None, model: str, timeout: float = 2.0) -> int | None:
+    """The context window an OpenAI-compatible server reports for ``model``, or None.
+
+    Asks ``{base_url}/models`` (vLLM: ``max_model_len``; llama.cpp: ``meta.n_ctx`` where given)
+    and llama.cpp's ``/props`` beside the ``/v1`` root (``default_generation_settings.n_ctx``,
+    or ``n_ctx``). Any failure (no such route, no server, not JSON) is None: the setting holds.
+    """
+    if base_url is None:
+        return None
+    root = base_url.rstrip("/")
+    models = _get_json(f"{root}/models", timeout)
+    if isinstance(models, dict) and isinstance(models.get("data"), list):
+        for entry in models["data"]:
+            if not isinstance(entry, dict) or entry.get("id") not in (model, None):
+                continue
+            meta = entry.get("meta")
+            n_ctx = meta.get("n_ctx") if isinstance(meta, dict) else None
+            for value in (entry.get("max_model_len"), n_ctx):
+                if isinstance(value, int) and value > 0:
+                    return value
+    props_root = root[: -len("/v1")] if root.endswith("/v1") else root
+    props = _get_json(f"{props_root}/props", timeout)
+    if isinstance(props, dict):
+        settings = props.get("default_generation_settings")
+        for value in (
+            settings.get("n_ctx") if isinstance(settings, dict) else None,
+            props.get("n_ctx"),
+        ):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def _get_json(url: str, timeout: float) -> object:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return json.loads(response.read())
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
 
 
 def _params(
@@ -366,6 +433,17 @@ class FallbackChatModel:
     @property
     def name(self) -> str:
         return " -> ".join(m.name for m in self.models)
+
+    def context_window(self) -> int:
+        """The smallest window of the chain's models that know theirs (4096 when none does):
+        a prompt that fits it fits every model the chain may fall back to."""
+        windows = [w[0] for w in map(window_of, self.models) if w is not None]
+        return min(windows) if windows else 4096
+
+    def reply_tokens(self) -> int:
+        """The largest reply any model of the chain asks room for."""
+        replies = [w[1] for w in map(window_of, self.models) if w is not None]
+        return max(replies) if replies else reply_tokens(None, self.context_window())
 
     def __repr__(self) -> str:
         return f"FallbackChatModel({list(self.models)!r})"
@@ -496,6 +574,7 @@ def _endpoint_model(endpoint: LLMEndpoint | LLMSettings, settings: LLMSettings) 
         api_key=_api_key(endpoint.api_key_env),
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
+        context_tokens=settings.context_tokens,
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ..cite.tags import TAG, TAG_LIKE, neutralize_tags
+from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import ChatMessage, ChatModel, LLMError
 from ..llm.prompts import build_summary_messages
 from ..records import Segment
@@ -168,13 +169,36 @@ def extractive_summaries(
 
 
 def _summary_messages(
-    segment: Segment, texts: Mapping[int, str] | Sequence[str], sentences: int, passage_chars: int
+    segment: Segment,
+    texts: Mapping[int, str] | Sequence[str],
+    sentences: int,
+    passage_chars: int,
+    room: int | None = None,
 ) -> list[ChatMessage]:
+    """The summary prompt; with ``room`` (characters the model's context has for the section),
+    the section's passages from its start while they fit (a longer section is summarized from
+    its beginning, never sent whole to fail)."""
     lines = [
         f"{_passage(texts, p)} {tag(p)}"
         for p in passages(segment_sentences(segment, texts), passage_chars)
     ]
+    if room is not None:
+        kept: list[str] = []
+        for line in lines:
+            room -= len(line) + 1
+            if room < 0 and kept:
+                break
+            kept.append(line)
+        lines = kept
     return build_summary_messages(segment.title, lines, sentences)
+
+
+def _summary_room(model: ChatModel, segment: Segment, sentences: int) -> int | None:
+    window = window_of(model)
+    if window is None:
+        return None
+    used = message_tokens(build_summary_messages(segment.title, [], sentences))
+    return room_chars(window[0], window[1], used)
 
 
 def clean_llm_summary(text: str, segment: Segment) -> str:
@@ -204,7 +228,9 @@ def llm_summary(
     """The model's tagged summary of ``segment``, or None when it keeps no valid tag.
 
     Raises :class:`~truthbase.llm.client.LLMError` when the model fails."""
-    reply = model.complete(_summary_messages(segment, texts, sentences, passage_chars), timeout)
+    room = _summary_room(model, segment, sentences)
+    messages = _summary_messages(segment, texts, sentences, passage_chars, room)
+    reply = model.complete(messages, timeout)
     summary = clean_llm_summary(reply, segment)
     return summary if TAG.search(summary) else None
 

@@ -9,7 +9,9 @@
   scores summed, with the cosine of the question to each segment's summary as a tie-breaker
   (:mod:`.select`). At most ``segments.tool_max_chars`` of text come back; past that, the
   passages that match the question best (search hits, then term overlap), in reading order
-  (:mod:`.budget`).
+  (:mod:`.budget`). A caller's ``max_chars`` (the room left in the model's context, from the
+  agent loop) lowers that cap so that the whole rendered output, tags and headings included,
+  fits it: still the best matching passages first.
 - ``get_full_book_segment_summaries()``: every segment's summary with its title, in reading
   order, per document.
 
@@ -29,6 +31,7 @@ from typing import Any
 from ..answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from ..config import LLMSettings, RetrievalSettings, SegmentSettings
 from ..embed import Embedder
+from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import ChatModel, LLMError, LLMTimeout
 from ..llm.prompts import build_select_messages
 from ..model import Unit
@@ -38,6 +41,7 @@ from ..store import Store
 from .budget import best_passages, every_passage, fits, segment_passages
 from .index import SummarizerKind, ensure_segments, resolve_summarizer
 from .render import NO_DOCUMENTS, full_summaries, related_passages, summary_spans
+from .select import CHARS_PER_TOKEN as SELECT_CHARS_PER_TOKEN
 from .select import (
     MAX_BATCHES,
     SEARCH_DEPTH,
@@ -63,6 +67,8 @@ RELATED_SEGMENTS = RELATED_TOOL
 FULL_SUMMARIES = FULL_TOOL
 
 _MAX_QUESTION = 2_000
+#: Renderings tried to fit a caller's max_chars (each cuts the text by the last overshoot).
+_FIT_TRIES = 4
 
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
@@ -171,11 +177,19 @@ class BookTools:
     def schemas(self) -> list[dict[str, Any]]:
         return copy.deepcopy(list(TOOL_SCHEMAS))
 
-    def call(self, name: str, arguments: dict[str, Any], first_n: int = 1) -> ToolOutput:
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        first_n: int = 1,
+        *,
+        max_chars: int | None = None,
+    ) -> ToolOutput:
         if not isinstance(arguments, dict):
             raise ToolError(f"{name}: arguments must be a JSON object")
         if name == RELATED_SEGMENTS:
-            return self.related_segments(_related_question(name, arguments), first_n)
+            question = _related_question(name, arguments)
+            return self.related_segments(question, first_n, max_chars=max_chars)
         if name == FULL_SUMMARIES:
             if arguments:
                 raise ToolError(f"{name}: takes no arguments, got {', '.join(sorted(arguments))}")
@@ -226,7 +240,11 @@ class BookTools:
 
     # -- get_related_segment_summaries ----------------------------------------------------
 
-    def related_segments(self, question: str, first_n: int = 1) -> ToolOutput:
+    def related_segments(
+        self, question: str, first_n: int = 1, *, max_chars: int | None = None
+    ) -> ToolOutput:
+        """The chosen segments' passages within ``segments.tool_max_chars`` of text and, when
+        given, ``max_chars`` of rendered output (the best matching passages kept)."""
         entries = self._entries()
         if not entries:
             return ToolOutput(content=NO_DOCUMENTS)
@@ -243,20 +261,28 @@ class BookTools:
         )
         per_segment = segment_passages(chosen, units, self.segments.passage_chars)
         budget = self.segments.tool_max_chars
-        if fits(per_segment, budget):
-            shown = every_passage(per_segment)
-        else:
-            if hits is None:
-                hits, _ = self._hits(question, chosen)
-            shown = best_passages(question, per_segment, units, hits, budget)
-        return related_passages(shown, units, first_n)
+        if max_chars is not None:
+            budget = min(budget, max_chars)
+        for _ in range(_FIT_TRIES):
+            if fits(per_segment, budget):
+                shown = every_passage(per_segment)
+            else:
+                if hits is None:
+                    hits, _ = self._hits(question, chosen)
+                shown = best_passages(question, per_segment, units, hits, budget)
+            output = related_passages(shown, units, first_n)
+            over = len(output.content) - max_chars if max_chars is not None else 0
+            if over <= 0 or budget <= 0:
+                return output
+            budget -= over  # the tags and headings took it: that much less text
+        return output
 
     def _model_pick(self, model: ChatModel, question: str, entries: list[Entry]) -> list[Entry]:
         """The model's picks over batches of summaries; [] when it fails or picks nothing.
 
         A batch that fails is skipped; a timeout ends the picking (the picks so far stand)."""
         chosen: list[Entry] = []
-        for batch in batches(entries, self.segments.select_batch_tokens)[:MAX_BATCHES]:
+        for batch in batches(entries, self._batch_tokens(model, question))[:MAX_BATCHES]:
             messages = build_select_messages(question, [record(e) for e in batch])
             try:
                 reply = model.complete(messages, self.llm.timeout_s)
@@ -266,6 +292,17 @@ class BookTools:
                 continue
             chosen.extend(picked(reply, batch))
         return chosen
+
+    def _batch_tokens(self, model: ChatModel, question: str) -> int:
+        """``segments.select_batch_tokens``, lowered to what the model's context has room for
+        (records are estimated at :data:`.select.CHARS_PER_TOKEN`)."""
+        tokens = self.segments.select_batch_tokens
+        window = window_of(model)
+        if window is not None:
+            used = message_tokens(build_select_messages(question, []))
+            room = room_chars(window[0], window[1], used)
+            tokens = max(1, min(tokens, room // SELECT_CHARS_PER_TOKEN))
+        return tokens
 
     def _hits(self, question: str, entries: list[Entry]) -> tuple[UnitHits, dict[str, float]]:
         result = search(self.store, self.embedder, question, self.retrieval, k=SEARCH_DEPTH)

@@ -1,0 +1,141 @@
+"""Real tool-calling models behind llama.cpp's server, at a small local model's 4,096 tokens.
+
+Qwen2.5-Coder-0.5B-Instruct answers in LLM mode from more sources than its context holds: the
+answerer fits them (the lowest ranked dropped, as ``info["budget"]`` says), no provider error
+occurs, and every citation shown as verified has its quote on its page. Qwen2.5-Coder-1.5B-
+Instruct (``slow``) runs agent mode over Pride and Prejudice with the default tool output
+(30,000 characters, which overflowed its context before the budget): the model itself calls
+``get_related_segment_summaries``, the result fits, and the tag it copies verifies.
+
+The models come from PyPI packages (scripts/install.sh llm), assembled once into the user cache
+(tests/helpers/llm_server.py); the modules skip only without llama_cpp.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.citations import recheck
+from tests.helpers.corpus import PRIDE_TITLE
+from tests.helpers.indexes import copy_db
+from tests.helpers.llm_server import LlamaServer, llama_cpp_missing, served_requests
+from truthbase.answer import (
+    Agent,
+    Answer,
+    CitationsEvent,
+    DoneEvent,
+    ExtractiveAnswerer,
+    LLMAnswerer,
+    SourcesEvent,
+    TokenEvent,
+    agent_events,
+    answer_question,
+)
+from truthbase.answer.agent_extractive import hybrid_ranker
+from truthbase.answer.agent_loop import RELATED_TOOL
+from truthbase.cite import is_refusal
+from truthbase.config import AgentSettings, RetrievalSettings, Settings
+from truthbase.embed import Embedder
+from truthbase.llm import OpenAIChatModel
+from truthbase.modes import book_tools
+from truthbase.store import SQLiteStore
+from truthbase.textmatch import quote_in
+
+MISSING = llama_cpp_missing()
+pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]
+
+
+def qwen(server: LlamaServer, max_tokens: int) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        server.model,
+        base_url=server.base_url,
+        api_key="unused",
+        max_tokens=max_tokens,
+        context_tokens=4096,
+        name=server.model,
+    )
+
+
+def test_qwen05_answers_from_sources_fitted_to_its_context(
+    qwen05: LlamaServer, seed_store: SQLiteStore, embedder: Embedder
+) -> None:
+    question = "Who is the primary audience the CSF is written for?"
+    answerer = LLMAnswerer(qwen(qwen05, 96), ExtractiveAnswerer(embedder), timeout=240)
+    events = list(
+        answer_question(
+            seed_store, embedder, question, RetrievalSettings(), answerer=answerer, k=16
+        )
+    )
+    kinds = [type(e) for e in events]
+    assert kinds[0] is SourcesEvent and kinds[-2:] == [CitationsEvent, DoneEvent], kinds
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    answer = done.answer
+    print(f"\n0.5B: {answer.text!r}\nbudget: {answer.info.get('budget')}")
+    print(f"citations: {[(c.n, c.verified) for c in answer.citations]}; {answer.timings}")
+    # The model answered (no HTTP 400 for context length): 16 sources do not fit 4,096 tokens,
+    # so the lowest ranked were dropped, and said so.
+    assert answer.answerer == qwen05.model and answer.info["failed"] == []
+    budget = answer.info["budget"]
+    assert budget["context_tokens"] == 4096 and budget["dropped"]
+    assert max(budget["dropped"]) == 16 and min(budget["dropped"]) > 1
+    assert all(" 400 " not in line for line in served_requests(qwen05)), served_requests(qwen05)
+    raw = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert answer.refused == (is_refusal(raw) or not answer.text)
+    if answer.refused:
+        assert answer.text == "NO_ANSWER" and not answer.citations
+    numbers = {s.n for s in answer.sources}
+    for c in answer.citations:
+        assert c.n in numbers
+        if c.verified:
+            unit = seed_store.unit(c.doc_id, c.unit)
+            assert unit is not None and c.quote
+            assert quote_in(c.quote, unit.text[c.start : c.end]), c
+
+
+@pytest.fixture(scope="module")
+def book_store(golden_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(copy_db(golden_db, tmp_path_factory.mktemp("qwen-agent") / "book.sqlite"))
+    yield s
+    s.close()
+
+
+def _agent(store: SQLiteStore, embedder: Embedder, model: OpenAIChatModel) -> Agent:
+    settings = Settings(db=Path("unused.sqlite"))  # the default tool output: 30,000 characters
+    (book,) = [d.id for d in store.list_documents() if d.title == PRIDE_TITLE]
+    return Agent(
+        # Search picks the segments (the model's picks would cost a call per batch).
+        toolbox=book_tools(settings, store, embedder, model=None, doc_ids=[book]),
+        model=model,
+        extractive=ExtractiveAnswerer(embedder),
+        settings=AgentSettings(max_steps=3, timeout_s=300, total_timeout_s=600),
+        rank=hybrid_ranker(store, settings.retrieval, enough=settings.agent.detail_sources),
+    )
+
+
+def test_qwen15_calls_the_book_tool_itself_and_its_copied_tag_verifies(
+    qwen15: LlamaServer, book_store: SQLiteStore, embedder: Embedder
+) -> None:
+    question = "Who does Mr. Collins marry?"
+    events = list(
+        agent_events(
+            book_store, embedder, question, _agent(book_store, embedder, qwen(qwen15, 160))
+        )
+    )
+    assert [type(e) for e in events] == [SourcesEvent, TokenEvent, CitationsEvent, DoneEvent]
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    answer: Answer = done.answer
+    print(f"\n1.5B agent: {answer.text!r}\ninfo: {json.dumps(answer.info, default=str)[:1500]}")
+    recheck(book_store, answer)
+    own_calls = [t for t in answer.info["tools"] if t["name"] == RELATED_TOOL and not t["forced"]]
+    assert own_calls, answer.info["tools"]  # the model called the tool, not the loop for it
+    assert answer.answerer == f"agent:{qwen15.model}", answer.info.get("fallback_reason")
+    assert answer.info["failed"] == []
+    tagged = [c for c in answer.citations if c.via == "tag" and c.verified]
+    assert tagged, (answer.text, answer.problems)
+    assert any("Charlotte" in c.quote or "Lucas" in c.quote for c in answer.citations)
