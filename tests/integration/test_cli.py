@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers.corpus import ROBUSTNESS
+from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SEED
+from tests.helpers.indexes import copy_db
 from truthbase.cli import cli
 
 
@@ -171,3 +172,40 @@ def test_a_bug_shows_its_traceback(tmp_path: Path) -> None:
     assert "Traceback (most recent call last)" in done.stderr
     assert "RuntimeError: a bug in list_documents" in done.stderr
     assert "error:" not in done.stderr
+
+
+def test_eval_retrieval_and_answers_print_their_reports(seed_db: Path, tmp_path: Path) -> None:
+    """Both eval commands end to end on a small golden set of seed-PDF questions: each prints
+    its own report (answers: the weak count and the cross-validated refusal) and writes JSON."""
+    golden = json.loads(GOLDEN_DEV.read_text("utf-8"))
+    seed_docs = {p.stem for p in SEED.glob("*.pdf")}
+    answerable = [
+        q
+        for q in golden["questions"]
+        if q["answerable"] and all(e["doc"] in seed_docs for e in q["evidence"])
+    ][:4]
+    unanswerable = [q for q in golden["questions"] if not q["answerable"]][:4]
+    small = tmp_path / "golden" / "small.json"
+    small.parent.mkdir()
+    small.write_text(
+        json.dumps({**golden, "questions": answerable + unanswerable}), encoding="utf-8"
+    )
+    db = copy_db(seed_db, tmp_path / "seed.sqlite")
+    root = str(GOLDEN_DEV.parent.parent)
+    common = ["--db", str(db)]
+    code, out = run(
+        *common, "eval", "retrieval", "--golden", str(small), "--corpus-root", root,
+        "--json", str(tmp_path / "r.json"),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "refusal threshold" not in out  # the answers report's lines stay in eval answers
+    assert json.loads((tmp_path / "r.json").read_text())["questions"] == len(answerable)
+    code, out = run(
+        *common, "eval", "answers", "--golden", str(small), "--corpus-root", root,
+        "--json", str(tmp_path / "a.json"),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "weak (counted as refused" in out
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert report["questions"] == len(answerable) + len(unanswerable)
+    assert {"weak_answerable", "weak_unanswerable", "supported_share", "refusal_cv"} <= set(report)

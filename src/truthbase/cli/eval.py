@@ -121,26 +121,6 @@ def eval_retrieval(
                 f"{first['doc']} p{first['page']}: {first['text'][:80]}" if first else "-",
             )
         console.print(table)
-    console.print(
-        f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "
-        f"answerable, {report['weak_unanswerable']} unanswerable"
-    )
-    for cv in report["refusal_cv"]:
-        if "skipped" in cv:
-            continue
-        fitted = cv.get("fitted")
-        fitted_text = (
-            f"; fitted threshold {fitted['threshold']}: false refusals "
-            f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
-            f"{fitted['unanswerable_answered_rate']:.1%}"
-            if fitted
-            else ""
-        )
-        console.print(
-            f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
-            f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
-            f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
-        )
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
     _write_report(json_out, report)
@@ -248,6 +228,26 @@ def eval_answers(
             f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
             f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
             f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
+        )
+    console.print(
+        f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "
+        f"answerable, {report['weak_unanswerable']} unanswerable"
+    )
+    for cv in report["refusal_cv"]:
+        if "skipped" in cv:
+            continue
+        fitted = cv.get("fitted")
+        fitted_text = (
+            f"; fitted threshold {fitted['threshold']}: false refusals "
+            f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
+            f"{fitted['unanswerable_answered_rate']:.1%}"
+            if fitted
+            else ""
+        )
+        console.print(
+            f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
+            f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
+            f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
         )
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
