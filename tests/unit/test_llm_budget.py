@@ -18,6 +18,7 @@ from truthbase.llm import OpenAIChatModel, draft_answer, with_fallbacks
 from truthbase.llm.budget import MIN_SOURCE_CHARS, fit_sources, message_tokens
 from truthbase.llm.client import server_context
 from truthbase.llm.prompts import SourceText
+from truthbase.llm.rerank import rerank_outcome
 
 
 def claims(text: str) -> list[tuple[tuple[int, ...], str]]:
@@ -138,3 +139,17 @@ def test_the_answerers_sources_fit_the_window_lowest_ranked_dropped(
     assert all(f'<source n="{n}"' in user for n in kept)
     assert not any(f'<source n="{n}"' in user for n in budget["dropped"])
     assert draft.info["budget"] == budget
+
+
+def test_the_rerank_cuts_its_passages_to_the_window(server: Scripted) -> None:
+    server.pages["/props"] = {"n_ctx": 1024}
+    server.say(Reply(body=completion('{"order": [2, 1]}')))
+    candidates = [(i, f"passage {i} " + "word " * 400) for i in range(1, 16)]
+    model = OpenAIChatModel("m", base_url=server.base_url, api_key="k")
+    outcome = rerank_outcome(model, "q", candidates, 5.0, max_chars=600)
+    assert outcome.ids[:2] == [2, 1]
+    body = server.requests[0]["body"]
+    assert body["max_tokens"] == 256
+    assert message_tokens(body["messages"]) + 256 <= 1024
+    shown = body["messages"][-1]["content"].split("</passage>")[0]
+    assert len(shown) < 600  # each passage cut below the setting's 600 characters

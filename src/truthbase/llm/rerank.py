@@ -15,6 +15,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .budget import message_tokens, room_chars, window_of
 from .client import ChatModel, LLMTimeout
 from .parse import loads_loose, strip_fences
 from .prompts import build_rerank_messages
@@ -58,7 +59,8 @@ def rerank_outcome(
 ) -> RerankOutcome[K]:
     """Rerank ``candidates`` (``(id, text)`` in fused order, best first); never raises.
 
-    Each passage is shown cut to ``max_chars`` (the setting ``llm.rerank_chars``). Returns at
+    Each passage is shown cut to ``max_chars`` (the setting ``llm.rerank_chars``), less where
+    the model's context window has no room for ``window`` passages of that size. Returns at
     most ``keep`` ids, each a candidate's id, no duplicates.
     """
     started = time.perf_counter()
@@ -71,6 +73,11 @@ def rerank_outcome(
 
     if len(shown) < 2:
         return stands("nothing to reorder")
+    fitted = window_of(model)
+    if fitted is not None:
+        used = message_tokens(build_rerank_messages(question, [], max_chars=max_chars))
+        room = room_chars(fitted[0], fitted[1], used)
+        max_chars = max(50, min(max_chars, room // len(shown) - 40))
     messages = build_rerank_messages(question, [text for _, text in shown], max_chars=max_chars)
     try:
         text = model.complete(messages, timeout)
