@@ -93,7 +93,7 @@ def test_is_refusal(text: str, refused: bool) -> None:
 
 def test_nothing_left_after_dropped_markers_is_a_refusal() -> None:
     settled = settle("[7]", [_source()], Reader(), None)
-    assert settled.refused and settled.final == "" and settled.problems
+    assert settled.refused and settled.final == "NO_ANSWER" and settled.problems
 
 
 # --- the one tag format ------------------------------------------------------------------------

@@ -93,10 +93,12 @@ def settle(
     parsed = parse_answer(text)
     resolution = resolve_citations(parsed, sources, reader, embedder)
     final = NO_ANSWER if parsed.refused else resolution.text.strip()
+    refused = answer_refused(parsed.refused, final)
     return Settled(
         text=text,
-        final=final,
-        refused=answer_refused(parsed.refused, final),
+        # A refusal reads NO_ANSWER, also when nothing was left once dropped markers went.
+        final=NO_ANSWER if refused else final,
+        refused=refused,
         citations=resolution.citations,
         problems=[*problems, *resolution.problems],
     )
