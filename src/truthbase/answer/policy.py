@@ -26,8 +26,9 @@ its citations is ``supported`` (:func:`model_answer_stands`); otherwise the extr
 answers, so an answer the book does not back is never shown as the book's content.
 
 Support thresholds. A citation's claim is supported by its quote when
-:func:`truthbase.cite.resolve.claim_support` says so (score at least :data:`MIN_SUPPORT`, here
-re-exported); *why a citation is verified or supported* is decided in
+:func:`truthbase.cite.resolve.claim_support` says so: the checks of :mod:`truthbase.cite.support`
+with their thresholds :data:`MIN_COVERAGE` and :data:`MIN_COSINE`, here re-exported; *why a
+citation is verified or supported* is decided in
 :mod:`truthbase.cite.resolve`, the one place, for every mode. The extractive refusal threshold is
 the setting ``extractive.threshold``.
 
@@ -42,14 +43,15 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from ..cite.refusal import NO_ANSWER, is_refusal
-from ..cite.resolve import MIN_SUPPORT
+from ..cite.support import MIN_COSINE, MIN_COVERAGE
 from ..config import LLMSettings
 from ..errors import InvalidInput
 from ..records import Citation
 
 __all__ = [
     "CHAT_MODES",
-    "MIN_SUPPORT",
+    "MIN_COSINE",
+    "MIN_COVERAGE",
     "MODES",
     "NO_ANSWER",
     "AnswerMode",

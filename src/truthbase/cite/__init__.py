@@ -10,7 +10,6 @@ from .audit import AuditFailure, AuditReport, check_citation, verify_answers
 from .parse import Claim, ParsedAnswer, Tag, parse_answer, strip_markers
 from .refusal import is_refusal
 from .resolve import (
-    MIN_SUPPORT,
     Resolution,
     Support,
     UnitCache,
@@ -24,7 +23,6 @@ from .resolve import (
 )
 
 __all__ = [
-    "MIN_SUPPORT",
     "AuditFailure",
     "AuditReport",
     "Claim",

@@ -41,8 +41,6 @@ from .support import check_support
 
 #: A claim must be at least this long (normalized) to be located verbatim in a source.
 MIN_EXACT_CHARS = 20
-#: A claim is supported by a quote only with at least this support (:func:`claim_support`).
-MIN_SUPPORT = 0.35
 #: A pair of consecutive sentences replaces the best single one only when it scores this much more.
 PAIR_MARGIN = 0.05
 
