@@ -640,3 +640,24 @@ def test_without_room_for_a_tool_result_the_call_is_not_run(
     assert told["role"] == "tool" and "no room" in told["content"]
     # The model's answer cites nothing that verifies: the book's own words answer instead.
     assert answer.answerer == AGENT_EXTRACTIVE
+
+
+def test_once_the_tools_fill_the_window_the_model_is_asked_for_its_answer(
+    server: Scripted, embedder: Embedder
+) -> None:
+    """The 1.5B at 4,096 tokens: it answered without reading, the forced read filled the
+    window; the next step must ask for text only ("none"), not offer tools it has no room for,
+    so its answer from the passages (with a copied tag) is what the reader gets."""
+    server.pages["/props"] = {"default_generation_settings": {"n_ctx": 2048}}
+    toolbox = BookToolbox(extra="\n" + "The tide rose and fell.\n" * 2_000)
+    oil = tag(*OIL)
+    server.say(
+        Reply(body=completion("I think a smuggler did it.")),  # no tool call: book first
+        Reply(body=completion(f"The oil had been stolen by a smuggler {oil}.")),
+    )
+    answer = run(make_agent(server, embedder, toolbox), embedder, "Who stole the lamp's oil?")
+    first, second = server.requests
+    assert first["body"]["tool_choice"] == "auto"
+    assert second["body"]["tool_choice"] == "none"
+    assert answer.answerer == "agent:scripted"
+    assert [c.verified for c in answer.citations] == [True]

@@ -33,7 +33,7 @@ Guarantees that do not depend on the model behaving:
   leaves (the reply's ``max_tokens`` kept free, shared among the step's calls) as
   ``max_chars``; an output still longer is cut at a line and keeps only the sources whose tags
   it still shows. When too little room is left a call is not run: the model is told to answer
-  from the results it has.
+  from the results it has, and every later step asks for text only (``tool_choice`` "none").
 """
 
 from __future__ import annotations
@@ -297,6 +297,11 @@ def run_agent(
         if remaining <= 0:
             raise AgentFailed("timeout", steps=step - 1, runs=runs, failures=failures)
         last = step == limits.max_steps
+        # Once the tools have filled the window, the model is asked for its answer (text only):
+        # a small model otherwise spends its step on a call that cannot run and gives up.
+        room_left = _room(window, messages, tools, 1) if runs else None
+        full = room_left is not None and room_left < MIN_TOOL_CHARS
+        text_only = last or full
         try:
             turn, answered_by, failed = _ask(
                 model,
@@ -305,7 +310,7 @@ def run_agent(
                 min(limits.timeout_s, remaining),
                 # "auto" said outright: llama.cpp's chatml-function-calling format reads a
                 # missing tool_choice as "none" and never lets the model call a tool.
-                "none" if last else "auto",
+                "none" if text_only else "auto",
             )
         except LLMError as exc:
             if isinstance(exc, AllModelsFailed):
@@ -316,7 +321,7 @@ def run_agent(
                 f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
             ) from exc
         failures.extend(failed)
-        if turn.tool_calls and not last:
+        if turn.tool_calls and not text_only:
             messages.append(turn.to_message())
             allowed = min(len(turn.tool_calls), limits.max_tool_calls)
             for i, call in enumerate(turn.tool_calls):
@@ -331,6 +336,8 @@ def run_agent(
                 messages.append(_tool_message(run))
             continue
         if not turn.text.strip():
+            if text_only and not last:
+                continue  # asked for text, it still called a tool: the next step asks again
             break  # the text-only last step still asked for tools
         if not runs:
             if last:
