@@ -58,7 +58,8 @@ def _settings(db: Path, base_url: str, model: str, context: int) -> Settings:
         ),
         segments=SegmentSettings(summarizer="extractive"),
         # A 1.5B model on 2 busy cores takes minutes per step (the defaults: 60 s, 120 s).
-        agent=AgentSettings(timeout_s=400, total_timeout_s=1200),
+        # llama-cpp-python's chatml-function-calling template drops role:tool messages.
+        agent=AgentSettings(timeout_s=400, total_timeout_s=1200, tool_results_as="user"),
     )
 
 

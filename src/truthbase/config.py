@@ -433,6 +433,13 @@ class AgentSettings(_Section):
         description="Best passages the extractive agent answers a detail question from (the "
         "extractive answerer was calibrated on 8 sources).",
     )
+    tool_results_as: Literal["tool", "user"] = Field(
+        default="tool",
+        description="The role tool results are sent back in: 'tool' (OpenAI's protocol; vLLM, "
+        "Ollama, llama.cpp's own server) or 'user' for servers whose chat template drops "
+        "role:tool messages (llama-cpp-python's chatml-function-calling shows the model none "
+        "of them). Either way the results are delimited as data.",
+    )
 
 
 class QuotaSettings(_Section):

@@ -260,8 +260,11 @@ def test_sources_are_numbered_across_the_calls_of_one_turn(
 def test_an_answer_without_a_tool_call_makes_the_loop_read_the_book(
     server: Scripted, embedder: Embedder
 ) -> None:
+    """The model answers from memory, and again when the tool is named for it: the loop
+    reads for it (forced) and asks once more."""
     server.say(
         Reply(body=completion("From what I know, lighthouses often fail in storms.")),
+        Reply(body=completion("Lighthouses fail in storms.")),
         Reply(body=completion(f"The lamp failed during the great storm {tag(*STORM)}.")),
     )
     toolbox = BookToolbox()
@@ -271,8 +274,10 @@ def test_an_answer_without_a_tool_call_makes_the_loop_read_the_book(
     assert answer.info["forced_tool"] is True and answer.info["tools"][0]["forced"] is True
     assert answer.answerer == "agent:scripted"
     assert [c.verified for c in answer.citations] == [True]
-    assert "From what I know" not in answer.text
-    messages = bodies(server)[1]["messages"]
+    assert "From what I know" not in answer.text and "Lighthouses" not in answer.text
+    named = {"type": "function", "function": {"name": RELATED_TOOL}}
+    assert [b["tool_choice"] for b in bodies(server)] == ["auto", named, "auto"]
+    messages = bodies(server)[2]["messages"]
     assert messages[-2]["role"] == "assistant" and messages[-2]["tool_calls"]
     assert messages[-1]["role"] == "tool" and tag(*STORM) in messages[-1]["content"]
 
@@ -653,11 +658,53 @@ def test_once_the_tools_fill_the_window_the_model_is_asked_for_its_answer(
     oil = tag(*OIL)
     server.say(
         Reply(body=completion("I think a smuggler did it.")),  # no tool call: book first
+        tool_reply((RELATED_TOOL, {"question": "lamp oil thief"})),  # the named tool
         Reply(body=completion(f"The oil had been stolen by a smuggler {oil}.")),
     )
     answer = run(make_agent(server, embedder, toolbox), embedder, "Who stole the lamp's oil?")
-    first, second = server.requests
+    first, second, third = server.requests
     assert first["body"]["tool_choice"] == "auto"
-    assert second["body"]["tool_choice"] == "none"
+    assert second["body"]["tool_choice"]["function"]["name"] == RELATED_TOOL
+    assert third["body"]["tool_choice"] == "none"
+    assert answer.info["forced_tool"] is False
     assert answer.answerer == "agent:scripted"
+    assert [c.verified for c in answer.citations] == [True]
+
+
+def test_book_first_names_the_tool_and_the_model_writes_its_own_call(
+    server: Scripted, embedder: Embedder
+) -> None:
+    """llama.cpp's chatml-function-calling lets a small model call a tool reliably only when
+    tool_choice names it: book first does that, and the call (with the model's own query) is
+    the model's, not the loop's."""
+    server.say(
+        Reply(body=completion("Probably the wind.")),
+        tool_reply((RELATED_TOOL, {"question": "lamp failure storm"})),
+        Reply(body=completion(f"The lamp failed during the great storm {tag(*STORM)}.")),
+    )
+    toolbox = BookToolbox()
+    answer = run(make_agent(server, embedder, toolbox), embedder, "Why did the lamp fail?")
+    assert toolbox.calls == [(RELATED_TOOL, {"question": "lamp failure storm"}, 1)]
+    assert answer.info["forced_tool"] is False and answer.info["tools"][0]["forced"] is False
+    assert bodies(server)[1]["tool_choice"] == {
+        "type": "function",
+        "function": {"name": RELATED_TOOL},
+    }
+    assert [c.verified for c in answer.citations] == [True]
+    assert "wind" not in answer.text
+
+
+def test_tool_results_can_go_back_as_user_messages(server: Scripted, embedder: Embedder) -> None:
+    """llama-cpp-python's chatml-function-calling template renders no role:tool message (the
+    model saw none of its results); ``tool_results_as="user"`` sends them as delimited data in
+    a user message."""
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Why did the lamp fail?"})),
+        Reply(body=completion(f"The lamp failed during the great storm {tag(*STORM)}.")),
+    )
+    limits = AgentSettings(timeout_s=5, total_timeout_s=30, tool_results_as="user")
+    answer = run(make_agent(server, embedder, limits=limits), embedder, "Why did the lamp fail?")
+    result = bodies(server)[1]["messages"][-1]
+    assert result["role"] == "user" and "tool_call_id" not in result
+    assert result["content"].startswith("<tool_result") and tag(*STORM) in result["content"]
     assert [c.verified for c in answer.citations] == [True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import missing_named_terms, named_terms
+from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
 
@@ -71,3 +72,16 @@ def test_support_below_the_threshold_is_refused_and_reported() -> None:
     assert draft.info["threshold"] == 0.99
     assert 0.0 < draft.info["support"] == draft.info["best_score"] < 0.99
     assert draft.info["missing_terms"] == []
+
+
+def test_a_reference_marker_inside_a_source_sentence_cites_nothing() -> None:
+    """A paper's "[2]" quoted in the answer is the paper's reference, not source 2."""
+    sources = [
+        _source(1, "Late interaction scores every query token against the passage tokens [2]."),
+        _source(2, "An unrelated passage about something else entirely."),
+    ]
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    draft = answerer.draft("How does late interaction score passages?", sources)
+    text = "".join(draft.tokens)
+    assert text.endswith("[1]") and "[2]" not in text
+    assert [c.numbers for c in parse_answer(text).claims] == [(1,)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from truthbase.cite import parse_answer, resolve_citations
+from truthbase.cite import defuse_markers, parse_answer, resolve_citations
 from truthbase.model import Unit
 from truthbase.records import Source
 from truthbase.textmatch import quote_in
@@ -156,3 +156,13 @@ def test_a_verified_citation_always_has_its_quote_at_its_span(
             assert quote_in(citation.quote, unit.text[citation.start : citation.end])
             assert quote_in(citation.quote, unit.text)
             assert 1 <= citation.n <= count
+
+
+def test_defused_document_markers_are_no_citations() -> None:
+    """A paper's own reference markers and tag-like strings, once defused, parse as text."""
+    sentence = "Late interaction was proposed in [3] and refined in [4, 5] at [f0-0-40]."
+    defused = defuse_markers(sentence)
+    assert len(defused) == len(sentence) and "3" in defused
+    (claim,) = parse_answer(f"{defused} [1]").claims
+    assert claim.numbers == (1,) and not claim.tags
+    assert len(parse_answer(f"{sentence} [1]").claims) > 1  # what it prevents

@@ -8,8 +8,10 @@ answer's events.
 Guarantees that do not depend on the model behaving:
 
 - *Book first*: a final text is accepted only after at least one tool ran in this turn. When the
-  model answers without calling a tool, the loop calls ``get_related_segment_summaries`` with the
-  question itself, shows the model the result and asks again.
+  model answers without calling a tool, the next step names ``get_related_segment_summaries`` as
+  the ``tool_choice``, so the model itself calls it (and writes its own query); a model that
+  still gives no call gets the call made for it, with the question itself (``forced``), sees
+  the result and is asked again.
 - Tool results go back as data (:func:`~truthbase.llm.prompts.tool_result_content`); a bad call
   (unknown tool, arguments that are not a JSON object, :class:`ToolError`) is told to the model
   as an error result, never raised.
@@ -58,7 +60,9 @@ from ..llm.client import (
     LLMTimeout,
     ToolCall,
     ToolCallingModel,
+    ToolChoice,
     ToolMessage,
+    named_tool,
 )
 from ..llm.prompts import build_agent_messages, tool_result_content
 from ..records import Source, Toolbox, ToolError
@@ -216,11 +220,15 @@ def _fit_output(
     return head, _renumbered(kept, first_n)
 
 
-def _tool_message(run: ToolRun) -> dict[str, Any]:
+def _tool_message(run: ToolRun, role: str = "tool") -> dict[str, Any]:
+    """The result of ``run`` as the message that carries it back: ``role`` "tool" (with the
+    call's id) or "user" (for a chat template that drops tool messages)."""
     if run.error is not None:
         content = tool_result_content(run.name, run.error, error=True)
     else:
         content = tool_result_content(run.name, run.content or "(nothing found)")
+    if role == "user":
+        return {"role": "user", "content": content}
     return {"role": "tool", "tool_call_id": run.call_id, "content": content}
 
 
@@ -256,7 +264,7 @@ def _ask(
     messages: Sequence[ToolMessage],
     tools: Sequence[Mapping[str, Any]],
     timeout: float,
-    tool_choice: str | None,
+    tool_choice: ToolChoice,
 ) -> tuple[AssistantTurn, str, list[Failure]]:
     if isinstance(model, FallbackChatModel):
         reply = model.complete_tools_reply(messages, tools, timeout, tool_choice=tool_choice)
@@ -287,6 +295,8 @@ def run_agent(
     next_n = 1
     window = window_of(model)
 
+    must_read = False  # the model answered without reading: the next step names the tool
+
     def add_run(run: ToolRun) -> None:
         nonlocal next_n
         runs.append(run)
@@ -302,15 +312,14 @@ def run_agent(
         room_left = _room(window, messages, tools, 1) if runs else None
         full = room_left is not None and room_left < MIN_TOOL_CHARS
         text_only = last or full
+        # "auto" said outright: llama.cpp's chatml-function-calling format reads a missing
+        # tool_choice as "none" and never lets the model call a tool.
+        choice: ToolChoice = "none" if text_only else "auto"
+        if must_read and not runs and not last:
+            choice = named_tool(RELATED_TOOL)
         try:
             turn, answered_by, failed = _ask(
-                model,
-                messages,
-                tools,
-                min(limits.timeout_s, remaining),
-                # "auto" said outright: llama.cpp's chatml-function-calling format reads a
-                # missing tool_choice as "none" and never lets the model call a tool.
-                "none" if text_only else "auto",
+                model, messages, tools, min(limits.timeout_s, remaining), choice
             )
         except LLMError as exc:
             if isinstance(exc, AllModelsFailed):
@@ -333,7 +342,7 @@ def run_agent(
                 else:
                     run = run_tool(toolbox, call, step=step, first_n=next_n, max_chars=room)
                 add_run(run)
-                messages.append(_tool_message(run))
+                messages.append(_tool_message(run, limits.tool_results_as))
             continue
         if not turn.text.strip():
             if text_only and not last:
@@ -342,14 +351,17 @@ def run_agent(
         if not runs:
             if last:
                 break
-            # Book first: the model answered without reading; read for it and ask again.
+            if not must_read:
+                must_read = True  # book first: the next step has the model call the tool
+                continue
+            # It still did not call it: read for it and ask again.
             arguments = json.dumps({"question": question}, ensure_ascii=False)
             call = ToolCall(id=f"call-book-first-{step}", name=RELATED_TOOL, arguments=arguments)
             messages.append(AssistantTurn("", (call,)).to_message())
             room = _room(window, messages, tools, 1)
             run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True, max_chars=room)
             add_run(run)
-            messages.append(_tool_message(run))
+            messages.append(_tool_message(run, limits.tool_results_as))
             continue
         return AgentRun(text=turn.text, model=answered_by, steps=step, runs=runs, failures=failures)
     raise AgentFailed(

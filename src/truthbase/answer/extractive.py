@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder
 from ..sentences import split_sentences
@@ -131,7 +132,8 @@ def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, 
 
 
 def _display(text: str) -> str:
-    return " ".join(text.split())
+    # The sentence's own reference markers ("as shown in [3]") must not cite source 3.
+    return defuse_markers(" ".join(text.split()))
 
 
 class ExtractiveAnswerer:

@@ -7,7 +7,7 @@ counts as a refusal in the text: :mod:`.refusal`.
 from __future__ import annotations
 
 from .audit import AuditFailure, AuditReport, check_citation, verify_answers
-from .parse import Claim, ParsedAnswer, Tag, parse_answer, strip_markers
+from .parse import Claim, ParsedAnswer, Tag, defuse_markers, parse_answer, strip_markers
 from .refusal import is_refusal
 from .resolve import (
     Resolution,
@@ -36,6 +36,7 @@ __all__ = [
     "check_citation",
     "citation_state",
     "claim_support",
+    "defuse_markers",
     "is_refusal",
     "make_citation",
     "parse_answer",

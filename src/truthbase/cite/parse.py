@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from .refusal import is_refusal
-from .tags import TAG, TAG_PATTERN, format_tag
+from .tags import TAG, TAG_LIKE, TAG_PATTERN, format_tag
 
 _MARKER = r"\[\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*\]"
 _TAG = TAG_PATTERN
@@ -35,6 +35,21 @@ _LEADING = " \t\r\n.,;:!?)]}"
 # The end of a sentence: its closing punctuation (and quotes or brackets after it) before
 # whitespace or the end of the text.
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s|$)")
+
+
+_MARKER_LIKE = re.compile(rf"{_MARKER}|{TAG_LIKE.pattern}")
+# Look-alike brackets (fullwidth): they read the same and nothing below parses them.
+_DEFUSED = str.maketrans("[]", "\uff3b\uff3d")
+
+
+def defuse_markers(text: str) -> str:
+    """Document ``text`` with every [n] marker and tag-like string in it written with
+    look-alike brackets ("as shown in [3]" -> "as shown in \uff3b3\uff3d").
+
+    A paper's own reference markers are data: quoted in an answer (the extractive answerer
+    copies source sentences) or shown to a model, they must not read as citations of the
+    answer's sources."""
+    return _MARKER_LIKE.sub(lambda m: m.group().translate(_DEFUSED), text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,10 +55,12 @@ __all__ = [
     "StreamReply",
     "ToolCall",
     "ToolCallingModel",
+    "ToolChoice",
     "ToolMessage",
     "ToolsReply",
     "load_chat_model",
     "load_stage_model",
+    "named_tool",
     "with_fallbacks",
 ]
 
@@ -133,13 +135,25 @@ class ChatModel(Protocol):
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]: ...
 
 
+#: What a call lets the model do: "auto", "none", or one tool by name (:func:`named_tool`);
+#: None leaves it to the server.
+ToolChoice = str | Mapping[str, Any] | None
+
+
+def named_tool(name: str) -> dict[str, Any]:
+    """The ``tool_choice`` that makes the model call the tool ``name`` (it writes the
+    arguments): what llama.cpp's chatml-function-calling format needs to call a tool reliably."""
+    return {"type": "function", "function": {"name": name}}
+
+
 @runtime_checkable
 class ToolCallingModel(Protocol):
     """A chat model that can be offered tools (OpenAI function-calling schema).
 
-    ``complete_tools`` is one non-streaming call: ``tool_choice`` "none" asks for text only
-    (None: the server's default, "auto"). Raises :class:`LLMError` on any provider failure,
-    including a reply with neither text nor tool calls.
+    ``complete_tools`` is one non-streaming call: ``tool_choice`` "none" asks for text only,
+    a :func:`named_tool` for a call of that tool (None: the server's default, "auto").
+    Raises :class:`LLMError` on any provider failure, including a reply with neither text nor
+    tool calls.
     """
 
     @property
@@ -151,7 +165,7 @@ class ToolCallingModel(Protocol):
         tools: Sequence[Mapping[str, Any]],
         timeout: float,
         *,
-        tool_choice: str | None = None,
+        tool_choice: ToolChoice = None,
     ) -> AssistantTurn: ...
 
 
@@ -233,9 +247,12 @@ class OpenAIChatModel:
         tools: Sequence[Mapping[str, Any]],
         timeout: float,
         *,
-        tool_choice: str | None = None,
+        tool_choice: ToolChoice = None,
     ) -> AssistantTurn:
-        extra: dict[str, Any] = {"tool_choice": tool_choice} if tool_choice is not None else {}
+        extra: dict[str, Any] = {}
+        if tool_choice is not None:
+            choice = dict(tool_choice) if isinstance(tool_choice, Mapping) else tool_choice
+            extra["tool_choice"] = choice
         response = self._create(
             timeout,
             messages=_params(messages),
@@ -483,7 +500,7 @@ class FallbackChatModel:
         tools: Sequence[Mapping[str, Any]],
         timeout: float,
         *,
-        tool_choice: str | None = None,
+        tool_choice: ToolChoice = None,
     ) -> ToolsReply:
         """The first model's turn that has text or tool calls; models that cannot be offered
         tools (no ``complete_tools``) count as failures."""
@@ -506,7 +523,7 @@ class FallbackChatModel:
         tools: Sequence[Mapping[str, Any]],
         timeout: float,
         *,
-        tool_choice: str | None = None,
+        tool_choice: ToolChoice = None,
     ) -> AssistantTurn:
         self.last_model = None
         try:

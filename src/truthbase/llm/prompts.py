@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..cite.parse import defuse_markers
 from ..cite.refusal import NO_ANSWER, is_refusal
 from .client import ChatMessage
 
@@ -159,7 +160,7 @@ def build_answer_messages(question: str, sources: Sequence[PromptSource]) -> lis
     """The system prompt, then one user message: the sources as delimited data, the question."""
     blocks = [
         f'<source n="{int(s.n)}" doc="{_attribute(s.title)}" page="{int(s.page)}">\n'
-        f"{escape_data(s.text.strip())}\n</source>"
+        f"{escape_data(defuse_markers(s.text.strip()))}\n</source>"
         for s in sources
     ]
     user = (
