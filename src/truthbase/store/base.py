@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
-from ..quota import Admission, QuotaLimits
+from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
     ApiTokenRecord,
     ArmHit,
@@ -160,7 +160,12 @@ class QuotaCounters(Protocol):
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         """Admit one request of ``client_key`` at Unix time ``now``, or refuse it, atomically:
         every counter that has a limit goes up by one, or none does (a refusal carries the
-        seconds until every refusing window has rolled over). Unlimited: admitted, no I/O."""
+        seconds until every refusing window has rolled over). Unlimited: admitted, no I/O.
+        ``limits.agent_per_day`` counts too when set (pass ``limits.for_request(agent)``)."""
+        ...
+
+    def quota_usage(self, client_key: str, now: float) -> QuotaUsage:
+        """What ``client_key`` has been counted in the windows of ``now``."""
         ...
 
 

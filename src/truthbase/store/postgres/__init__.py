@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
-from ...quota import Admission, QuotaLimits
+from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import (
     ApiTokenRecord,
     ArmHit,
@@ -144,6 +144,9 @@ class PostgresStore:
 
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         return quota.try_admit(self._pool, client_key, now, limits)
+
+    def quota_usage(self, client_key: str, now: float) -> QuotaUsage:
+        return quota.usage(self._pool, client_key, now)
 
     # -- accounts -------------------------------------------------------------------------
 

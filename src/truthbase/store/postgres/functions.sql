@@ -8,6 +8,8 @@ DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean);
 -- Both arms gained the access filter (doc_ids text[]: the documents the caller may see).
 DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean, integer);
 DROP FUNCTION IF EXISTS truthbase.fts_arm(text[], float8, integer);
+-- try_admit gained the agent-mode budget.
+DROP FUNCTION IF EXISTS truthbase.try_admit(text, float8, integer, integer, integer);
 DROP FUNCTION IF EXISTS truthbase.hybrid_search(
     text, vector, integer, float8[], float8, integer, float8, text[], boolean
 );
@@ -352,8 +354,8 @@ BEGIN
 END
 $$;
 
--- Admission of one request, all or nothing: per client per minute, per client per day and a
--- global daily budget (NULL: unlimited). The counter rows are locked in one fixed order, so
+-- Admission of one request, all or nothing: per client per minute, per client per day, a global
+-- daily budget and, for agent-mode requests, the client's agent budget per day (NULL: unlimited). The counter rows are locked in one fixed order, so
 -- concurrent calls serialize without deadlocks; a refused call changes nothing.
 -- retry_after_s: seconds until every refusing window has rolled over.
 CREATE OR REPLACE FUNCTION truthbase.try_admit(
@@ -361,7 +363,8 @@ CREATE OR REPLACE FUNCTION truthbase.try_admit(
     now_s float8,
     per_minute integer,
     per_day integer,
-    global_per_day integer
+    global_per_day integer,
+    agent_per_day integer DEFAULT NULL
 )
 RETURNS TABLE (admitted boolean, retry_after_s float8)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -371,19 +374,25 @@ DECLARE
     used_minute integer := 0;
     used_day integer := 0;
     used_global integer := 0;
+    used_agent bigint := 0;
     wait float8 := 0;
 BEGIN
     -- Create the rows this call may update (no-op when they exist), then lock them in the same
-    -- order as the insert's: (scope, key, bucket), i.e. day, global, minute.
+    -- order as the insert's: (scope, key, bucket), i.e. agent, day, global, minute.
     INSERT INTO truthbase.quota_counters AS q (scope, key, bucket, count)
     SELECT s.scope, s.key, s.bucket, 0
-    FROM (VALUES ('global', '', day_bucket, global_per_day),
+    FROM (VALUES ('agent', client_key, day_bucket, agent_per_day),
+                 ('global', '', day_bucket, global_per_day),
                  ('day', client_key, day_bucket, per_day),
                  ('minute', client_key, minute_bucket, per_minute)) AS s(scope, key, bucket, lim)
     WHERE s.lim IS NOT NULL
     ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING;
 
+    IF agent_per_day IS NOT NULL THEN
+        SELECT q.count INTO used_agent FROM truthbase.quota_counters q
+        WHERE q.scope = 'agent' AND q.key = client_key AND q.bucket = day_bucket FOR UPDATE;
+    END IF;
     IF per_day IS NOT NULL THEN
         SELECT q.count INTO used_day FROM truthbase.quota_counters q
         WHERE q.scope = 'day' AND q.key = client_key AND q.bucket = day_bucket FOR UPDATE;
@@ -397,6 +406,9 @@ BEGIN
         WHERE q.scope = 'minute' AND q.key = client_key AND q.bucket = minute_bucket FOR UPDATE;
     END IF;
 
+    IF agent_per_day IS NOT NULL AND used_agent >= agent_per_day THEN
+        wait := greatest(wait, (day_bucket + 1) * 86400 - now_s);
+    END IF;
     IF global_per_day IS NOT NULL AND used_global >= global_per_day THEN
         wait := greatest(wait, (day_bucket + 1) * 86400 - now_s);
     END IF;
@@ -417,7 +429,9 @@ BEGIN
        OR (q.scope = 'day' AND q.key = client_key AND q.bucket = day_bucket
            AND per_day IS NOT NULL)
        OR (q.scope = 'minute' AND q.key = client_key AND q.bucket = minute_bucket
-           AND per_minute IS NOT NULL);
+           AND per_minute IS NOT NULL)
+       OR (q.scope = 'agent' AND q.key = client_key AND q.bucket = day_bucket
+           AND agent_per_day IS NOT NULL);
     -- Old buckets are of no further use.
     -- Only rows of windows this call holds the lock of, so deletes never contend.
     DELETE FROM truthbase.quota_counters q
@@ -426,6 +440,8 @@ BEGIN
        OR (per_day IS NOT NULL AND q.scope = 'day' AND q.key = client_key
            AND q.bucket < day_bucket)
        OR (global_per_day IS NOT NULL AND q.scope = 'global' AND q.key = ''
+           AND q.bucket < day_bucket)
+       OR (agent_per_day IS NOT NULL AND q.scope = 'agent' AND q.key = client_key
            AND q.bucket < day_bucket);
     RETURN QUERY SELECT true, 0.0::float8;
 END

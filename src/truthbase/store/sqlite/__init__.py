@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
-from ...quota import Admission, QuotaLimits
+from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import (
     ApiTokenRecord,
     ArmHit,
@@ -125,6 +125,9 @@ class SQLiteStore:
 
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         return self._quota.try_admit(self._db, client_key, now, limits)
+
+    def quota_usage(self, client_key: str, now: float) -> QuotaUsage:
+        return self._quota.usage(self._db, client_key, now)
 
     # -- accounts -------------------------------------------------------------------------
 
