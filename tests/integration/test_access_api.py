@@ -122,7 +122,6 @@ def settings(
         yield Settings(db=library.db, auth=auth)
         return
     from tests.helpers.pg_server import copy_into_postgres, shared_server
-
     from truthbase.store.postgres import PostgresStore
 
     url = copy_into_postgres(library.db)  # documents, not accounts
