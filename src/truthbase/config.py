@@ -457,8 +457,48 @@ class QuotaSettings(_Section):
     client_header: str | None = Field(
         default=None,
         description=(
-            "Request header that names the client (behind a proxy: X-Forwarded-For, whose first "
-            "address is used); None: the peer's IP address."
+            "Request header that names the client behind a proxy (X-Forwarded-For style: the "
+            "last address that is not a trusted proxy), read only from the peers listed in "
+            "auth.trusted_proxies; None: X-Forwarded-For from those peers, the peer's IP address "
+            "otherwise. Keys the quota of the anonymous local mode; signed-in users are counted "
+            "by name."
+        ),
+    )
+    agent_per_day: int | None = Field(
+        default=None,
+        ge=0,
+        description="Agent-mode chat requests one user (or client) may make per UTC day.",
+    )
+
+
+class AuthSettings(_Section):
+    """Accounts and sessions of the web app (`truthbase users`, `truthbase tokens`, /login)."""
+
+    session_lifetime_s: int = Field(
+        default=12 * 3600,
+        ge=60,
+        description="Seconds a login lasts (the session and its cookie expire together).",
+    )
+    cookie_secure: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description=(
+            "The session cookie's Secure flag: auto (when the request came over HTTPS), always "
+            "or never."
+        ),
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Peer addresses or CIDR networks of reverse proxies whose X-Forwarded-For (or "
+            "quota.client_header) names the client; from any other peer the header is ignored."
+        ),
+    )
+    secret_key_file: Path | None = Field(
+        default=None,
+        description=(
+            "File holding the key that signs session cookies (created with a random key on "
+            "first use); None: secret.key in the index's data folder (``<db stem>-data/`` "
+            "beside the SQLite file, ``./truthbase-data`` on PostgreSQL)."
         ),
     )
 
@@ -490,6 +530,7 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     segments: SegmentSettings = Field(default_factory=SegmentSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
 

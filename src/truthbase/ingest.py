@@ -20,7 +20,7 @@ from .chunking import chunk_units
 from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
-from .model import ChunkDraft, ExtractedDocument
+from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text
@@ -120,8 +120,12 @@ def index_document(
     embedder: Embedder,
     chunking: ChunkingSettings,
     times: StageTimes | None = None,
+    *,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
 ) -> list[ChunkDraft]:
-    """Chunk, embed (chunks and their sentence windows) and store one extracted document."""
+    """Chunk, embed (chunks and their sentence windows) and store one extracted document,
+    owned by ``owner`` (None: the operator) with ``visibility`` (see :mod:`truthbase.access`)."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
@@ -164,6 +168,8 @@ def index_document(
             windows=windows,
             window_vectors=vectors[len(drafts) :],
             token_signs=token_signs,
+            owner=owner,
+            visibility=visibility,
         )
     )
     times.store = time.perf_counter() - started
@@ -171,9 +177,16 @@ def index_document(
 
 
 def ingest_file(
-    path: Path, store: Store, embedder: Embedder, chunking: ChunkingSettings
+    path: Path,
+    store: Store,
+    embedder: Embedder,
+    chunking: ChunkingSettings,
+    *,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
 ) -> FileOutcome:
-    """Extract, chunk, embed and store one file; never raises for a bad file."""
+    """Extract, chunk, embed and store one file; never raises for a bad file. A file whose
+    bytes the index holds already is left as it is (its owner and visibility too)."""
     times = StageTimes()
     try:
         doc_id = sha256_file(path)
@@ -188,7 +201,9 @@ def ingest_file(
         document.path = str(path.resolve())
         times.extract = time.perf_counter() - started
 
-        drafts = index_document(document, store, embedder, chunking, times)
+        drafts = index_document(
+            document, store, embedder, chunking, times, owner=owner, visibility=visibility
+        )
     except ExtractionError as exc:
         return FileOutcome(
             path=path, status="failed", doc_id=doc_id, reason=exc.reason, message=str(exc)
@@ -224,14 +239,17 @@ def ingest_paths(
     *,
     on_start: Callable[[list[Path]], None] | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
 ) -> IngestSummary:
-    """Ingest every supported file under ``paths``; one transaction per document."""
+    """Ingest every supported file under ``paths``; one transaction per document; new
+    documents get ``owner`` and ``visibility``."""
     files, missing = discover(paths)
     summary = IngestSummary(outcomes=list(missing))
     if on_start is not None:
         on_start(files)
     for file in files:
-        outcome = ingest_file(file, store, embedder, chunking)
+        outcome = ingest_file(file, store, embedder, chunking, owner=owner, visibility=visibility)
         summary.outcomes.append(outcome)
         if on_file is not None:
             on_file(outcome)

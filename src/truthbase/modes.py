@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from .access import DocScope, narrow, visible_ids
 from .answer.agent import Agent, agent_events
 from .answer.agent_extractive import hybrid_ranker
 from .answer.extractive import ExtractiveAnswerer
@@ -27,6 +28,7 @@ from .answer.policy import CHAT_MODES, ChatMode, ResolvedMode, resolve_chat_mode
 from .config import Settings
 from .embed import Embedder
 from .llm.client import ChatModel, load_chat_model
+from .records import OPERATOR, Viewer
 from .segments.tools import BookTools
 from .store import Store
 
@@ -64,18 +66,32 @@ def book_tools(
 
 
 def agent_for(
-    settings: Settings, store: Store, embedder: Embedder, *, doc_id: str | None = None
+    settings: Settings,
+    store: Store,
+    embedder: Embedder,
+    *,
+    doc_id: str | None = None,
+    doc_ids: DocScope = None,
 ) -> Agent:
-    """The agent of ``settings``: the book tools over ``store`` (one document's when ``doc_id``
-    is given), the configured LLM chain (None without one) and the ``agent`` section."""
+    """The agent of ``settings``: the book tools over ``store`` (the documents of ``doc_ids``,
+    None: all; one document's when ``doc_id`` is given, if it is in that scope), the configured
+    LLM chain (None without one) and the ``agent`` section."""
     model = load_chat_model(settings.llm)
-    scope = [doc_id] if doc_id is not None else None
+    scope = narrow(doc_ids, doc_id)
     return Agent(
-        toolbox=book_tools(settings, store, embedder, model=model, doc_ids=scope),
+        toolbox=book_tools(
+            settings,
+            store,
+            embedder,
+            model=model,
+            doc_ids=sorted(scope) if scope is not None else None,
+        ),
         model=model,
         extractive=ExtractiveAnswerer(embedder, settings.extractive),
         settings=settings.agent,
-        rank=hybrid_ranker(store, settings.retrieval, enough=settings.agent.detail_sources),
+        rank=hybrid_ranker(
+            store, settings.retrieval, enough=settings.agent.detail_sources, doc_ids=scope
+        ),
     )
 
 
@@ -88,15 +104,17 @@ def answer_events(
     mode: str | None = None,
     k: int | None = None,
     doc_id: str | None = None,
+    viewer: Viewer = OPERATOR,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (see :func:`resolve_chat_mode`); ``k`` is the
     pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` scopes the agent's book
-    tools to one document."""
+    tools to one document. Sources come only from the documents ``viewer`` may see
+    (:mod:`truthbase.access`), in every mode."""
     chosen = resolve_chat_mode(mode, settings.llm)
+    scope = visible_ids(viewer, store.list_documents()) if not viewer.local else None
     if chosen == "agent":
-        yield from agent_events(
-            store, embedder, question, agent_for(settings, store, embedder, doc_id=doc_id)
-        )
+        agent = agent_for(settings, store, embedder, doc_id=doc_id, doc_ids=scope)
+        yield from agent_events(store, embedder, question, agent)
         return
     yield from answer_question(
         store,
@@ -106,4 +124,5 @@ def answer_events(
         answerer=answerer_for(settings.llm, settings.extractive, embedder, chosen),
         k=k,
         stages=stages_for(settings.llm, chosen),
+        doc_ids=scope,
     )

@@ -1,6 +1,8 @@
 """Request quotas, the pure part: limits, the answer to one request, and the waits.
 
-Limits are per client per minute, per client per day, and a global daily budget. The store
+Limits are per client per minute, per client per day, agent-mode requests per client per day,
+and a global daily budget. A client is a signed-in user (key ``user:NAME``) or, in the anonymous
+local mode only, an address (``ip:ADDR``): :func:`client_key_for`. The store
 counts (``Store.try_admit``, atomically and all or nothing on both backends: either every counter
 that has a limit goes up by one, or none does and the caller gets the seconds to wait, the
 ``Retry-After``). Windows are fixed UTC buckets: the minute ``floor(now / 60)`` and the day
@@ -20,6 +22,8 @@ __all__ = [
     "MINUTE",
     "Admission",
     "QuotaLimits",
+    "QuotaUsage",
+    "client_key_for",
     "refusal_wait",
     "retry_after_header",
 ]
@@ -35,19 +39,48 @@ class QuotaLimits:
     per_minute: int | None = None
     per_day: int | None = None
     global_per_day: int | None = None
+    agent_per_day: int | None = None  # counted only for agent-mode requests
 
     def __post_init__(self) -> None:
         for name, value in (
             ("per_minute", self.per_minute),
             ("per_day", self.per_day),
             ("global_per_day", self.global_per_day),
+            ("agent_per_day", self.agent_per_day),
         ):
             if value is not None and value < 0:
                 raise ValueError(f"quota {name} must be >= 0 or None, got {value}")
 
     @property
     def unlimited(self) -> bool:
-        return self.per_minute is None and self.per_day is None and self.global_per_day is None
+        return (
+            self.per_minute is None
+            and self.per_day is None
+            and self.global_per_day is None
+            and self.agent_per_day is None
+        )
+
+    def for_request(self, agent: bool) -> QuotaLimits:
+        """The limits one request is counted against: the agent budget only for agent mode."""
+        if agent or self.agent_per_day is None:
+            return self
+        return QuotaLimits(
+            per_minute=self.per_minute, per_day=self.per_day, global_per_day=self.global_per_day
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaUsage:
+    """One client's counted requests in the current windows (for `truthbase users usage`)."""
+
+    minute: int = 0
+    day: int = 0
+    agent_day: int = 0
+
+
+def client_key_for(user: str | None, address: str) -> str:
+    """The quota key: the user's name when signed in, else the client's address."""
+    return f"user:{user}" if user is not None else f"ip:{address}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +97,18 @@ def retry_after_header(admission: Admission) -> str:
 
 
 def refusal_wait(
-    now: float, limits: QuotaLimits, used_minute: int, used_day: int, used_global: int
+    now: float,
+    limits: QuotaLimits,
+    used_minute: int,
+    used_day: int,
+    used_global: int,
+    used_agent: int = 0,
 ) -> float:
     """Seconds until every window that refuses has rolled over; 0 when all admit."""
     wait = 0.0
     day_end = (math.floor(now / DAY) + 1) * DAY - now
+    if limits.agent_per_day is not None and used_agent >= limits.agent_per_day:
+        wait = max(wait, day_end)
     if limits.global_per_day is not None and used_global >= limits.global_per_day:
         wait = max(wait, day_end)
     if limits.per_day is not None and used_day >= limits.per_day:

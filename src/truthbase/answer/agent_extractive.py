@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..access import DocScope
 from ..cite.tags import format_tag
 from ..config import RetrievalSettings
 from ..embed import Embedder
@@ -255,14 +256,19 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: Embedder) 
 
 
 def hybrid_ranker(
-    store: Store, retrieval: RetrievalSettings, *, enough: int, depth: int = 50
+    store: Store,
+    retrieval: RetrievalSettings,
+    *,
+    enough: int,
+    depth: int = 50,
+    doc_ids: DocScope = None,
 ) -> PassageRanker:
     """A ranker by the index's hybrid search: each passage takes the best rank of the search
     hits that overlap it; passages no hit overlaps follow, in :func:`rank_passages` order
     (ordered only when fewer than ``enough``, the passages the answerer reads, have a hit)."""
 
     def rank(question: str, sources: Sequence[Source], embedder: Embedder) -> list[Source]:
-        hits = search(store, embedder, question, retrieval, k=depth).hits
+        hits = search(store, embedder, question, retrieval, k=depth, doc_ids=doc_ids).hits
         best: dict[int, int] = {}
         for r, hit in enumerate(hits):
             c = hit.chunk

@@ -19,6 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..access import DocScope
 from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
@@ -78,6 +79,7 @@ def retrieve(
     *,
     k: int | None = None,
     stages: Stages | None = None,
+    doc_ids: DocScope = None,
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
     sub-query, fused with the question's own ranking -> listwise rerank of the fused top 15.
@@ -100,7 +102,7 @@ def retrieve(
         pending = pool.submit(rewrite, model, question, stages.rewrite_timeout)
     try:
         started = time.perf_counter()
-        result = search(store, embedder, question, settings, k=depth)
+        result = search(store, embedder, question, settings, k=depth, doc_ids=doc_ids)
         out.timings["search"] = time.perf_counter() - started
         hits = list(result.hits)
         if pending is not None:
@@ -115,7 +117,9 @@ def retrieve(
             }
             if outcome.rewritten:
                 started = time.perf_counter()
-                hits = _fuse_queries(store, embedder, question, outcome.queries, hits, settings)
+                hits = _fuse_queries(
+                    store, embedder, question, outcome.queries, hits, settings, doc_ids
+                )
                 hits = hits[:depth]
                 out.timings["subqueries"] = time.perf_counter() - started
     finally:
@@ -162,6 +166,7 @@ def _fuse_queries(
     queries: Sequence[str],
     question_hits: Sequence[SearchHit],
     settings: RetrievalSettings,
+    doc_ids: DocScope = None,
 ) -> list[SearchHit]:
     """The question's ranking fused with each sub-query's (the question's is always in)."""
     depth = max(len(question_hits), WINDOW)
@@ -173,7 +178,7 @@ def _fuse_queries(
         if key in asked:
             continue
         asked.add(key)
-        sub = search(store, embedder, query, settings, k=depth).hits
+        sub = search(store, embedder, query, settings, k=depth, doc_ids=doc_ids).hits
         for h in sub:
             by_id.setdefault(h.chunk.id, h)
         rankings.append([h.chunk.id for h in sub])
@@ -189,6 +194,7 @@ def answer_question(
     answerer: Answerer | None = None,
     k: int | None = None,
     stages: Stages | None = None,
+    doc_ids: DocScope = None,
 ) -> Iterator[Event]:
     """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
     of sources) to ``retrieval.k``.
@@ -200,7 +206,9 @@ def answer_question(
     began = time.perf_counter()
 
     try:
-        retrieved = retrieve(store, embedder, question, settings, k=k, stages=stages)
+        retrieved = retrieve(
+            store, embedder, question, settings, k=k, stages=stages, doc_ids=doc_ids
+        )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
         return

@@ -3,7 +3,7 @@
 Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
 command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
 answers), :mod:`.answer` (ask, verify), :mod:`.claims` (verify-claim),
-:mod:`.serve` (serve); :mod:`.common` holds what they
+:mod:`.serve` (serve), :mod:`.accounts` (users, tokens); :mod:`.common` holds what they
 share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown by the root group
 (:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
 """
@@ -16,6 +16,7 @@ import click
 
 from ..config import Settings
 from ..errors import InvalidInput
+from .accounts import tokens_group, users_group
 from .answer import ask_command, verify_command
 from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
@@ -67,6 +68,8 @@ for _command in (
 ):
     cli.add_command(_command)
 cli.add_command(segments_group)
+cli.add_command(users_group)
+cli.add_command(tokens_group)
 
 
 def main() -> None:

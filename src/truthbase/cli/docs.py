@@ -27,15 +27,27 @@ from .common import AppContext, console, err_console, snippet
     is_flag=True,
     help="Also build each document's segment index (see `truthbase segments build`).",
 )
+@click.option(
+    "--private-to",
+    "private_to",
+    default=None,
+    metavar="USER",
+    help="New documents are USER's, private to them (default: shared, the operator's).",
+)
 @click.pass_obj
-def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> None:
+def ingest(
+    app: AppContext, paths: tuple[Path, ...], with_segments: bool, private_to: str | None
+) -> None:
     """Ingest PDF and EPUB files, and folders of them (recursively).
 
     Idempotent: a file whose bytes are already in the index is skipped. One transaction per
     document: a failing file is reported with its reason and leaves the index as it was.
-    Exits 1 when any file failed.
+    Exits 1 when any file failed. New documents are shared (every user sees them), the
+    operator's; `--private-to USER` makes them USER's own, seen by nobody else (but admins).
     """
     with app.store() as store:
+        if private_to is not None and store.user(private_to) is None:
+            raise InvalidInput(f"no user {private_to!r}: add them first (truthbase users add)")
         embedder = app.embedder
         progress = Progress(
             TextColumn("[bold]ingest"),
@@ -62,6 +74,8 @@ def ingest(app: AppContext, paths: tuple[Path, ...], with_segments: bool) -> Non
                 app.settings.chunking,
                 on_start=on_start,
                 on_file=on_file,
+                owner=private_to,
+                visibility="private" if private_to is not None else "shared",
             )
         segment_rows: list[dict[str, Any]] = []
         if with_segments:

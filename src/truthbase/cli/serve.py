@@ -25,8 +25,16 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     port = port if port is not None else server_settings.port
     if app.settings.database_url is None and not app.settings.db.exists():
         raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
-    with app.store():
-        pass  # fail here, with a message (a StoreError), rather than in the server's startup
+    from ..server.auth import is_loopback
+
+    with app.store() as store:  # fail here, with a message (a StoreError), not in the startup
+        users = store.user_count()
+    if users == 0 and not is_loopback(host):
+        raise InvalidInput(
+            f"refusing to serve on {host} with no user: anyone who can reach it would read "
+            "every document. Add an account first (truthbase users add NAME --admin), or "
+            "serve on 127.0.0.1 for the single local user"
+        )
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -38,5 +46,17 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     # click.echo, not rich: the URL line must never be wrapped (scripts and tests read it).
     click.echo(f"TruthBase serving {app.settings.db} at http://{shown}:{bound_port}/")
     click.echo(f"API docs at http://{shown}:{bound_port}/docs  (Ctrl-C stops)")
-    config = uvicorn.Config(create_app(app.settings), log_level="warning")
+    if users == 0:
+        click.echo("No accounts: single local user, every document (truthbase users add NAME).")
+    else:
+        click.echo(f"{users} accounts: every page and /api route needs a login or an API token.")
+    proxies = app.settings.auth.trusted_proxies
+    # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
+    # the configured proxies may name the client or the scheme (the Secure cookie flag's).
+    config = uvicorn.Config(
+        create_app(app.settings),
+        log_level="warning",
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=",".join(proxies) if proxies else "",
+    )
     uvicorn.Server(config).run(sockets=[sock])

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..access import DocScope
 from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible
 from ..errors import InvalidInput
@@ -75,9 +76,17 @@ def arm_base(arm: str) -> str:
 
 
 def rank_arms(
-    store: Store, embedder: Embedder, query: str, settings: RetrievalSettings, mode: Mode
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    settings: RetrievalSettings,
+    mode: Mode,
+    doc_ids: DocScope = None,
 ) -> ArmRankings:
-    """Run the arms that ``mode`` asks for, each returning ``settings.candidates`` chunks.
+    """Run the arms that ``mode`` asks for, each returning ``settings.candidates`` chunks of the
+    documents ``doc_ids`` names (None: all; :func:`truthbase.access.visible_ids`): every arm
+    filters inside its own query, and late interaction and feedback rank only those arms'
+    candidates, so no list holds a chunk the caller may not see.
 
     The whole query's lists are "fts" and "dense". When ``settings.subqueries`` is on and the
     query joins several questions (see :mod:`.subqueries`), each sub-query adds its own lists,
@@ -98,7 +107,9 @@ def rank_arms(
             if expression is None:
                 continue
             started = time.perf_counter()
-            hits = store.fts_search(expression, settings.candidates, settings.fts_title_weight)
+            hits = store.fts_search(
+                expression, settings.candidates, settings.fts_title_weight, doc_ids
+            )
             record("fts" if i == 0 else f"fts#{i}", hits)
             arms.timings.fts += time.perf_counter() - started
     if mode in ("hybrid", "dense"):
@@ -118,7 +129,7 @@ def rank_arms(
                 started = time.perf_counter()
                 record(
                     "dense" if i == 0 else f"dense#{i}",
-                    store.dense_search(vector, settings.candidates),
+                    store.dense_search(vector, settings.candidates, doc_ids),
                 )
                 arms.timings.dense += time.perf_counter() - started
             if question_tokens is not None:
@@ -126,7 +137,7 @@ def rank_arms(
                 add_late(store, question_tokens, index.dim, arms)
                 arms.timings.late = time.perf_counter() - started
     if mode == "hybrid" and settings.prf_weight > 0:
-        arms = add_feedback(store, query, arms, settings)
+        arms = add_feedback(store, query, arms, settings, doc_ids=doc_ids)
     return arms
 
 
@@ -148,6 +159,8 @@ def add_feedback(
     arms: ArmRankings,
     settings: RetrievalSettings,
     texts: dict[int, str] | None = None,
+    *,
+    doc_ids: DocScope = None,
 ) -> ArmRankings:
     """``arms`` with the pseudo-relevance feedback list (:data:`PRF_ARM`) added or replaced.
 
@@ -180,7 +193,10 @@ def add_feedback(
     out.feedback_terms = words
     if words:
         hits = store.fts_search(
-            feedback_query(arms.fts_query, words), settings.candidates, settings.fts_title_weight
+            feedback_query(arms.fts_query, words),
+            settings.candidates,
+            settings.fts_title_weight,
+            doc_ids,
         )
         out.ranked[PRF_ARM] = [h.chunk_id for h in hits]
         out.scores[PRF_ARM] = {h.chunk_id: h.score for h in hits}
@@ -220,12 +236,14 @@ def search(
     *,
     k: int | None = None,
     mode: Mode = "hybrid",
+    doc_ids: DocScope = None,
 ) -> SearchResult:
-    """Rank chunks for ``query``. ``mode`` picks one arm alone or the fusion of both."""
+    """Rank chunks for ``query``. ``mode`` picks one arm alone or the fusion of both;
+    ``doc_ids`` (None: every document) the documents searched, inside each arm."""
     limit = k if k is not None else settings.k
     if limit < 1:
         raise InvalidInput(f"k must be at least 1, got {limit}")
-    arms = rank_arms(store, embedder, query, settings, mode)
+    arms = rank_arms(store, embedder, query, settings, mode, doc_ids)
     timings = arms.timings
     started = time.perf_counter()
     fused = fuse(arms, settings, limit, mode)

@@ -305,7 +305,10 @@ class BookTools:
         return tokens
 
     def _hits(self, question: str, entries: list[Entry]) -> tuple[UnitHits, dict[str, float]]:
-        result = search(self.store, self.embedder, question, self.retrieval, k=SEARCH_DEPTH)
+        scope = frozenset(self.doc_ids) if self.doc_ids is not None else None
+        result = search(
+            self.store, self.embedder, question, self.retrieval, k=SEARCH_DEPTH, doc_ids=scope
+        )
         return unit_hits(entries, result.hits)
 
     def _search_pick(self, question: str, entries: list[Entry]) -> tuple[list[Entry], UnitHits]:

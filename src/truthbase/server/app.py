@@ -32,15 +32,19 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..access import may_see, require_visible, visible_ids
 from ..answer import DoneEvent, record_answer
 from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
 from ..modes import answer_events, resolve_chat_mode
-from ..quota import retry_after_header
+from ..quota import client_key_for, retry_after_header
+from ..records import OPERATOR, Viewer
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
+from .admin import add_admin_routes
+from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
@@ -73,6 +77,12 @@ ROUTES = (
     "GET /api/epub/images/{doc_id}",
     "POST /api/chat",
     "GET /docs",
+    "GET /login",
+    "POST /login",
+    "POST /logout",
+    "GET /api/me",
+    "GET /admin",
+    "GET /api/admin/usage",
 )
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
@@ -144,6 +154,14 @@ class _State:
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
         self._file_checks: dict[tuple[str, int, int], bool] = {}
+        self._key: bytes | None = None
+
+    def key(self) -> bytes:
+        """The session cookies' signing key (read, or created, on first use)."""
+        with self._lock:
+            if self._key is None:
+                self._key = load_secret_key(secret_key_path(self.settings))
+            return self._key
 
     def open(self) -> None:
         self._store = open_store(self.settings)
@@ -187,11 +205,15 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
 
 
 def _answer_events(
-    state: _State, question: str, mode: str | None = None, doc: str | None = None
+    state: _State,
+    question: str,
+    mode: str | None = None,
+    doc: str | None = None,
+    viewer: Viewer | None = None,
 ) -> Iterator[bytes]:
     """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
     for `truthbase ask` (None or "auto": llm when one is configured); ``doc`` scopes agent mode's
-    book tools to one document."""
+    book tools to one document; sources come from what ``viewer`` may see."""
     try:
         chosen = resolve_chat_mode(mode, state.settings.llm)
     except TruthBaseError as exc:  # llm asked for without one configured
@@ -210,6 +232,7 @@ def _answer_events(
         mode=chosen,
         k=state.settings.server.sources,
         doc_id=doc if chosen == "agent" else None,
+        viewer=viewer if viewer is not None else OPERATOR,
     )
     try:
         for event in events:
@@ -252,34 +275,44 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.truthbase = state
+    # Starlette runs the last added outermost: bugs in the gate are answered 500 too.
+    app.add_middleware(AuthGate, store=lambda: state.store, settings=settings, key=state.key)
     app.add_middleware(_UnexpectedErrors)
 
     @app.exception_handler(TruthBaseError)
     async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=error_status(exc))
 
+    def visible(request: Request, doc_id: str) -> Any:
+        """The document when the caller may see it; 404 (NotFound) as for a missing one."""
+        return require_visible(viewer_of(request), state.store.document(doc_id), doc_id)
+
     @app.get("/healthz", response_model=HealthOut, tags=["meta"])
-    async def healthz() -> HealthOut:
-        documents = await run_in_threadpool(state.store.list_documents)
-        return HealthOut(status="ok", documents=len(documents), version=_package_version())
+    async def healthz(request: Request) -> HealthOut:
+        """Liveness; open without a login, when it leaves the document count out."""
+        viewer = getattr(request.state, "viewer", None)
+        count: int | None = None
+        if isinstance(viewer, Viewer):
+            documents = await run_in_threadpool(state.store.list_documents)
+            count = sum(1 for d in documents if may_see(viewer, d))
+        return HealthOut(status="ok", documents=count, version=_package_version())
 
     @app.get("/api/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents() -> list[DocumentOut]:
-        """The ingested documents."""
+    async def list_documents(request: Request) -> list[DocumentOut]:
+        """The ingested documents the caller may see."""
+        viewer = viewer_of(request)
         documents = await run_in_threadpool(state.store.list_documents)
-        return [DocumentOut.of(d) for d in documents]
+        return [DocumentOut.of(d) for d in documents if may_see(viewer, d)]
 
     @app.get("/api/documents/{doc_id}/file", tags=["documents"], response_class=FileResponse)
     async def document_file(
-        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
     ) -> FileResponse:
         """The bytes of an ingested document, looked up by id (never by a path from the request).
 
         The header ``X-TruthBase-Matches-Index`` says whether the file still hashes to its id
         (``false``: it changed on disk since ingest, so stored offsets may not fit)."""
-        info = await run_in_threadpool(state.store.document, doc_id)
-        if info is None:
-            raise HTTPException(404, f"no document {doc_id}")
+        info = await run_in_threadpool(visible, request, doc_id)
         path = Path(info.path)
         if not path.is_file():
             raise HTTPException(404, f"the file of document {doc_id} is gone: {info.path}")
@@ -297,13 +330,19 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/search", response_model=SearchOut, tags=["search"])
     async def search_route(
+        request: Request,
         q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
         k: Annotated[int, Query(ge=1, le=100, description="Results.")] = 8,
     ) -> SearchOut:
-        """Hybrid search (full text + dense, fused): ranked chunks with their rects."""
+        """Hybrid search (full text + dense, fused): ranked chunks with their rects, from the
+        documents the caller may see (filtered inside each retrieval arm)."""
+        viewer = viewer_of(request)
 
         def run() -> SearchOut:
-            result = search(state.store, state.embedder(), q, settings.retrieval, k=k)
+            scope = None if viewer.local else visible_ids(viewer, state.store.list_documents())
+            result = search(
+                state.store, state.embedder(), q, settings.retrieval, k=k, doc_ids=scope
+            )
             return SearchOut(
                 query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(result.hits, 1)]
             )
@@ -312,6 +351,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/spans", response_model=SpanOut, tags=["documents"])
     async def span(
+        request: Request,
         doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
         page: Annotated[int, Query(ge=1, description="1-based page.")],
         start: Annotated[int, Query(ge=0, description="Offset into the page's text.")],
@@ -320,9 +360,7 @@ def create_app(settings: Settings) -> FastAPI:
         """The rects of any span of a page's canonical text, with the page geometry."""
 
         def run() -> SpanOut:
-            info = state.store.document(doc)
-            if info is None:
-                raise HTTPException(404, f"no document {doc}")
+            info = visible(request, doc)
             unit = state.store.unit(doc, page - 1)
             if unit is None:
                 raise HTTPException(404, f"document {doc} has no page {page}")
@@ -348,7 +386,9 @@ def create_app(settings: Settings) -> FastAPI:
 
         return await run_in_threadpool(run)
 
-    add_epub_routes(app, state, state.file_matches_index)
+    add_epub_routes(app, state, state.file_matches_index, visible)
+    add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: _page(web_dir, n))
+    add_admin_routes(app, lambda: state.store, settings, lambda n: _page(web_dir, n))
 
     @app.post(
         "/api/chat",
@@ -361,11 +401,16 @@ def create_app(settings: Settings) -> FastAPI:
         ``token``s, then ``citations`` (verified spans with rects), then ``done`` or ``error``.
         Each event's data is JSON with a ``type`` field equal to the event name.
 
-        Refused with 429 and ``Retry-After`` (before any model call) when the client's or the
-        global quota is spent."""
-        limits = quota_limits(settings.quota)
+        Refused with 429 and ``Retry-After`` (before any model call) when the caller's quota
+        (a signed-in user's by name; the anonymous local mode's by client address) or the
+        global one is spent; agent mode also counts against ``quota.agent_per_day``."""
+        viewer = viewer_of(request)
+        limits = quota_limits(settings.quota).for_request(body.mode == "agent")
         if not limits.unlimited:  # the default: no counting at all
-            key = client_key(request, settings.quota.client_header)
+            address = client_key(
+                request, settings.quota.client_header, settings.auth.trusted_proxies
+            )
+            key = client_key_for(viewer.user, address)
             admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
             if not admission.admitted:
                 raise HTTPException(
@@ -375,7 +420,7 @@ def create_app(settings: Settings) -> FastAPI:
                 )
 
         async def stream() -> AsyncIterator[bytes]:
-            events = _answer_events(state, body.question, body.mode, body.doc)
+            events = _answer_events(state, body.question, body.mode, body.doc, viewer)
             async for chunk in iterate_in_threadpool(events):
                 if await request.is_disconnected():
                     break

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Protocol
 from urllib.parse import quote
 
-from fastapi import FastAPI, HTTPException, Query
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -73,15 +73,17 @@ class _Books:
 
 
 def add_epub_routes(
-    app: FastAPI, owner: _HasStore, file_matches_index: Callable[[str, Path], bool]
+    app: FastAPI,
+    owner: _HasStore,
+    file_matches_index: Callable[[str, Path], bool],
+    visible: Callable[[Request, str], DocumentInfo],
 ) -> None:
-    """Add the EPUB routes to ``app``; ``owner.store`` is the open index."""
+    """Add the EPUB routes to ``app``; ``owner.store`` is the open index; ``visible`` is the
+    document when the request's viewer may see it, NotFound (404) otherwise."""
     state = _Books(owner, file_matches_index)
 
-    def epub_unit(doc: str, index: int) -> tuple[DocumentInfo, Unit, DomMap]:
-        info = state.store.document(doc)
-        if info is None:
-            raise HTTPException(404, f"no document {doc}")
+    def epub_unit(request: Request, doc: str, index: int) -> tuple[DocumentInfo, Unit, DomMap]:
+        info = visible(request, doc)
         if info.kind != "epub":
             raise HTTPException(409, f"document {doc} is a {info.kind}, not an EPUB")
         unit = state.store.unit(doc, index)
@@ -91,6 +93,7 @@ def add_epub_routes(
 
     @app.get("/api/epub/sections/{doc_id}/{unit}", response_model=SectionOut, tags=["epub"])
     async def epub_section(
+        request: Request,
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
         unit: Annotated[int, PathParam(ge=0, description="0-based unit (spine item) index.")],
     ) -> SectionOut:
@@ -98,7 +101,7 @@ def add_epub_routes(
         where its sanitized XHTML is served."""
 
         def run() -> SectionOut:
-            info, u, dom = epub_unit(doc_id, unit)
+            info, u, dom = epub_unit(request, doc_id, unit)
             return SectionOut(
                 doc=doc_id,
                 title=info.title,
@@ -120,6 +123,7 @@ def add_epub_routes(
 
     @app.get("/api/epub/sections/{doc_id}/{unit}/xhtml", tags=["epub"], response_class=HTMLResponse)
     async def epub_section_xhtml(
+        request: Request,
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
         unit: Annotated[int, PathParam(ge=0, description="0-based unit (spine item) index.")],
     ) -> Response:
@@ -128,7 +132,7 @@ def add_epub_routes(
         Content-Security-Policy. The stored node paths resolve in it."""
 
         def run() -> str:
-            info, u, dom = epub_unit(doc_id, unit)
+            info, u, dom = epub_unit(request, doc_id, unit)
             layout = state.book_layout(doc_id, Path(info.path))
             image_url = None
             if layout is not None and u.href:
@@ -162,6 +166,7 @@ def add_epub_routes(
 
     @app.get("/api/epub/images/{doc_id}", tags=["epub"], response_class=Response)
     async def epub_image(
+        request: Request,
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
         member: Annotated[str, Query(min_length=1, max_length=1000, description="Zip member.")],
     ) -> Response:
@@ -169,8 +174,8 @@ def add_epub_routes(
         GIF, WebP) that its manifest lists, and only while the file still matches its id."""
 
         def run() -> tuple[bytes, str]:
-            info = state.store.document(doc_id)
-            if info is None or info.kind != "epub":
+            info = visible(request, doc_id)
+            if info.kind != "epub":
                 raise HTTPException(404, f"no EPUB {doc_id}")
             path = Path(info.path)
             layout = state.book_layout(doc_id, path)
@@ -194,6 +199,7 @@ def add_epub_routes(
 
     @app.get("/api/epub/spans", response_model=EpubSpanOut, tags=["epub"])
     async def epub_span(
+        request: Request,
         doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
         unit: Annotated[int, Query(ge=0, description="0-based unit (spine item) index.")],
         start: Annotated[int, Query(ge=0, description="Offset into the section's text.")],
@@ -202,7 +208,7 @@ def add_epub_routes(
         """A span of an EPUB section as DOM ranges (text-node paths + code-point offsets)."""
 
         def run() -> EpubSpanOut:
-            info, u, dom = epub_unit(doc, unit)
+            info, u, dom = epub_unit(request, doc, unit)
             if not start <= end <= len(u.text):
                 raise HTTPException(
                     422, f"span [{start}, {end}) outside section text of length {len(u.text)}"

@@ -21,6 +21,8 @@ class DocumentOut(_Body):
     chunks: int
     ingested_at: str
     file_url: str = Field(description="Where GET serves the document's bytes.")
+    owner: str | None = Field(default=None, description="Its user; None: the operator's.")
+    visibility: str = Field(default="shared", description="private (its owner only) or shared.")
 
     @classmethod
     def of(cls, info: DocumentInfo) -> DocumentOut:
@@ -32,6 +34,8 @@ class DocumentOut(_Body):
             chunks=info.chunk_count,
             ingested_at=info.ingested_at,
             file_url=f"/api/documents/{info.id}/file",
+            owner=info.owner,
+            visibility=info.visibility,
         )
 
 
@@ -101,7 +105,7 @@ class SpanOut(_Body):
 
 class HealthOut(_Body):
     status: str
-    documents: int
+    documents: int | None = Field(description="Documents the caller sees (None: not signed in).")
     version: str
 
 

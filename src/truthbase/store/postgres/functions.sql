@@ -5,6 +5,11 @@
 
 -- Signatures that changed (a new argument): drop the old ones so that no call is ambiguous.
 DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean);
+-- Both arms gained the access filter (doc_ids text[]: the documents the caller may see).
+DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean, integer);
+DROP FUNCTION IF EXISTS truthbase.fts_arm(text[], float8, integer);
+-- try_admit gained the agent-mode budget.
+DROP FUNCTION IF EXISTS truthbase.try_admit(text, float8, integer, integer, integer);
 DROP FUNCTION IF EXISTS truthbase.hybrid_search(
     text, vector, integer, float8[], float8, integer, float8, text[], boolean
 );
@@ -87,7 +92,13 @@ $$;
 -- the terms left out, no chunk outside the candidates can reach the top n. Common words (idf
 -- near 0) are then never used to find candidates, only to score them; more terms are taken in,
 -- rarest first, until the bound holds. The result is the same as scoring every matching chunk.
-CREATE OR REPLACE FUNCTION truthbase.fts_arm(terms text[], title_weight float8, n integer)
+--
+-- doc_ids (NULL: every document) keeps the chunks of those documents only (truthbase.access:
+-- what the caller may see), inside the candidate query, so the arm's n are the best n the caller
+-- may see. The statistics (N, df) stay the whole index's, as FTS5's do on SQLite.
+CREATE OR REPLACE FUNCTION truthbase.fts_arm(
+    terms text[], title_weight float8, n integer, doc_ids text[] DEFAULT NULL
+)
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -120,7 +131,7 @@ DECLARE
     ids bigint[] := '{}';
     scores float8[] := '{}';
 BEGIN
-    IF n IS NULL OR n <= 0 THEN
+    IF n IS NULL OR n <= 0 OR cardinality(doc_ids) = 0 THEN
         RETURN;
     END IF;
     freq := CASE
@@ -204,7 +215,7 @@ BEGIN
             '        SELECT x.id, %s AS score, %s AS f FROM ( '
             '            SELECT c.id, 1.2 * (0.25 + 0.75 * c.ntok / %s::float8) AS k %s '
             '            FROM truthbase.chunks c '
-            '            WHERE c.tsv @@ $1 %s '
+            '            WHERE c.tsv @@ $1 %s %s '
             '            OFFSET 0 '
             '        ) x '
             '        UNION ALL '
@@ -215,9 +226,10 @@ BEGIN
             '    LIMIT $5 '
             ') b',
             expr, total, avgdl, freqs,
-            CASE WHEN old_q IS NULL THEN '' ELSE 'AND NOT (c.tsv @@ $2)' END)
+            CASE WHEN old_q IS NULL THEN '' ELSE 'AND NOT (c.tsv @@ $2)' END,
+            CASE WHEN doc_ids IS NULL THEN '' ELSE 'AND c.doc_id = ANY ($6)' END)
         INTO ids, scores
-        USING new_q, old_q, ids, scores, n;
+        USING new_q, old_q, ids, scores, n, doc_ids;
         old_q := CASE WHEN old_q IS NULL THEN new_q ELSE old_q || new_q END;
         used := upto;
         EXIT WHEN used >= m OR (
@@ -234,8 +246,13 @@ $$;
 -- own vector and its windows' (max-sim). Exact by default; use_index reads the HNSW indexes
 -- (approximate: each table's nearest 4n rows, then max-sim over those, searched with a beam of
 -- ef_search, at least 4n, candidates).
+--
+-- doc_ids (NULL: every document) keeps the chunks of those documents only, in each nearest-rows
+-- query (so the exactness argument below holds within them); with HNSW the filter applies to the
+-- index's candidates, so a very selective filter may return fewer than n (pgvector's iterative
+-- scans would help; exact search, the default, has no such limit).
 CREATE OR REPLACE FUNCTION truthbase.dense_arm(
-    qv vector, n integer, use_index boolean, ef_search integer
+    qv vector, n integer, use_index boolean, ef_search integer, doc_ids text[] DEFAULT NULL
 )
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
 LANGUAGE plpgsql STABLE AS $$
@@ -246,7 +263,7 @@ DECLARE
     ids bigint[];
     scores float8[];
 BEGIN
-    IF qv IS NULL OR n <= 0 THEN
+    IF qv IS NULL OR n <= 0 OR cardinality(doc_ids) = 0 THEN
         RETURN;
     END IF;
     IF use_index THEN
@@ -259,10 +276,14 @@ BEGIN
             SELECT a.cid, max(a.s) AS s
             FROM (
                 (SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s
-                 FROM truthbase.chunks c ORDER BY c.vector <#> qv LIMIT 4 * n)
+                 FROM truthbase.chunks c WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
+                 ORDER BY c.vector <#> qv LIMIT 4 * n)
                 UNION ALL
                 (SELECT w.chunk_id, -(w.vector <#> qv)::float8
-                 FROM truthbase.windows w ORDER BY w.vector <#> qv LIMIT 4 * n)
+                 FROM truthbase.windows w
+                 WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
+                 ORDER BY w.vector <#> qv LIMIT 4 * n)
             ) a
             GROUP BY a.cid
             ORDER BY s DESC, a.cid
@@ -278,6 +299,8 @@ BEGIN
             WITH near AS MATERIALIZED (
                 SELECT w.chunk_id AS cid, -(w.vector <#> qv)::float8 AS s
                 FROM truthbase.windows w
+                WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
                 ORDER BY w.vector <#> qv
                 FETCH FIRST lim ROWS WITH TIES
             )
@@ -290,6 +313,7 @@ BEGIN
                 FROM (
                     (SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s
                      FROM truthbase.chunks c
+                     WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
                      ORDER BY c.vector <#> qv
                      FETCH FIRST n ROWS WITH TIES)
                     UNION ALL
@@ -316,8 +340,11 @@ BEGIN
             SELECT a.cid, max(a.s) AS s
             FROM (
                 SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s FROM truthbase.chunks c
+                WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
                 UNION ALL
                 SELECT w.chunk_id, -(w.vector <#> qv)::float8 FROM truthbase.windows w
+                WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
             ) a
             GROUP BY a.cid
             ORDER BY s DESC, a.cid
@@ -327,8 +354,8 @@ BEGIN
 END
 $$;
 
--- Admission of one request, all or nothing: per client per minute, per client per day and a
--- global daily budget (NULL: unlimited). The counter rows are locked in one fixed order, so
+-- Admission of one request, all or nothing: per client per minute, per client per day, a global
+-- daily budget and, for agent-mode requests, the client's agent budget per day (NULL: unlimited). The counter rows are locked in one fixed order, so
 -- concurrent calls serialize without deadlocks; a refused call changes nothing.
 -- retry_after_s: seconds until every refusing window has rolled over.
 CREATE OR REPLACE FUNCTION truthbase.try_admit(
@@ -336,7 +363,8 @@ CREATE OR REPLACE FUNCTION truthbase.try_admit(
     now_s float8,
     per_minute integer,
     per_day integer,
-    global_per_day integer
+    global_per_day integer,
+    agent_per_day integer DEFAULT NULL
 )
 RETURNS TABLE (admitted boolean, retry_after_s float8)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -346,19 +374,25 @@ DECLARE
     used_minute integer := 0;
     used_day integer := 0;
     used_global integer := 0;
+    used_agent bigint := 0;
     wait float8 := 0;
 BEGIN
     -- Create the rows this call may update (no-op when they exist), then lock them in the same
-    -- order as the insert's: (scope, key, bucket), i.e. day, global, minute.
+    -- order as the insert's: (scope, key, bucket), i.e. agent, day, global, minute.
     INSERT INTO truthbase.quota_counters AS q (scope, key, bucket, count)
     SELECT s.scope, s.key, s.bucket, 0
-    FROM (VALUES ('global', '', day_bucket, global_per_day),
+    FROM (VALUES ('agent', client_key, day_bucket, agent_per_day),
+                 ('global', '', day_bucket, global_per_day),
                  ('day', client_key, day_bucket, per_day),
                  ('minute', client_key, minute_bucket, per_minute)) AS s(scope, key, bucket, lim)
     WHERE s.lim IS NOT NULL
     ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING;
 
+    IF agent_per_day IS NOT NULL THEN
+        SELECT q.count INTO used_agent FROM truthbase.quota_counters q
+        WHERE q.scope = 'agent' AND q.key = client_key AND q.bucket = day_bucket FOR UPDATE;
+    END IF;
     IF per_day IS NOT NULL THEN
         SELECT q.count INTO used_day FROM truthbase.quota_counters q
         WHERE q.scope = 'day' AND q.key = client_key AND q.bucket = day_bucket FOR UPDATE;
@@ -372,6 +406,9 @@ BEGIN
         WHERE q.scope = 'minute' AND q.key = client_key AND q.bucket = minute_bucket FOR UPDATE;
     END IF;
 
+    IF agent_per_day IS NOT NULL AND used_agent >= agent_per_day THEN
+        wait := greatest(wait, (day_bucket + 1) * 86400 - now_s);
+    END IF;
     IF global_per_day IS NOT NULL AND used_global >= global_per_day THEN
         wait := greatest(wait, (day_bucket + 1) * 86400 - now_s);
     END IF;
@@ -392,7 +429,9 @@ BEGIN
        OR (q.scope = 'day' AND q.key = client_key AND q.bucket = day_bucket
            AND per_day IS NOT NULL)
        OR (q.scope = 'minute' AND q.key = client_key AND q.bucket = minute_bucket
-           AND per_minute IS NOT NULL);
+           AND per_minute IS NOT NULL)
+       OR (q.scope = 'agent' AND q.key = client_key AND q.bucket = day_bucket
+           AND agent_per_day IS NOT NULL);
     -- Old buckets are of no further use.
     -- Only rows of windows this call holds the lock of, so deletes never contend.
     DELETE FROM truthbase.quota_counters q
@@ -401,6 +440,8 @@ BEGIN
        OR (per_day IS NOT NULL AND q.scope = 'day' AND q.key = client_key
            AND q.bucket < day_bucket)
        OR (global_per_day IS NOT NULL AND q.scope = 'global' AND q.key = ''
+           AND q.bucket < day_bucket)
+       OR (agent_per_day IS NOT NULL AND q.scope = 'agent' AND q.key = client_key
            AND q.bucket < day_bucket);
     RETURN QUERY SELECT true, 0.0::float8;
 END

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ...quota import DAY, MINUTE, Admission, QuotaLimits, refusal_wait
+from ...quota import DAY, MINUTE, Admission, QuotaLimits, QuotaUsage, refusal_wait
 from .connection import Database
 
 __all__ = ["QuotaTable"]
@@ -43,6 +43,7 @@ class QuotaTable:
             ("minute", client_key, minute, limits.per_minute),
             ("day", client_key, day, limits.per_day),
             ("global", "", day, limits.global_per_day),
+            ("agent", client_key, day, limits.agent_per_day),
         ]
         with db.lock:
             if not self._ready:
@@ -56,7 +57,7 @@ class QuotaTable:
                         (scope, key, bucket),
                     ).fetchone()
                     used.append(int(row[0]) if row else 0)
-                wait = refusal_wait(now, limits, used[0], used[1], used[2])
+                wait = refusal_wait(now, limits, used[0], used[1], used[2], used[3])
                 if wait > 0:
                     # nothing was written: the commit of an empty transaction changes nothing
                     return Admission(admitted=False, retry_after_s=wait)
@@ -74,3 +75,21 @@ class QuotaTable:
                         (scope, key, bucket),
                     )
         return Admission(admitted=True)
+
+    def usage(self, db: Database, client_key: str, now: float) -> QuotaUsage:
+        """The client's counts in the current minute and day (0 where nothing was counted)."""
+        buckets = {"minute": math.floor(now / MINUTE), "day": math.floor(now / DAY)}
+        buckets["agent"] = buckets["day"]
+        with db.lock:
+            if not self._ready:
+                db.conn.execute(_SCHEMA)
+                self._ready = True
+            rows = db.conn.execute(
+                "SELECT scope, bucket, count FROM quota_counters WHERE key = ? "
+                "AND scope IN ('minute', 'day', 'agent')",
+                (client_key,),
+            ).fetchall()
+        found = {str(r[0]): int(r[2]) for r in rows if int(r[1]) == buckets[str(r[0])]}
+        return QuotaUsage(
+            minute=found.get("minute", 0), day=found.get("day", 0), agent_day=found.get("agent", 0)
+        )

@@ -1,0 +1,218 @@
+"""Accounts: users with Argon2id password hashes, login sessions and API tokens, over the store's
+:class:`~truthbase.store.base.Accounts` tables. The CLI (`truthbase users`, `truthbase tokens`)
+and the server (:mod:`truthbase.server.auth`) call these; neither touches a hash itself.
+
+Secrets the client holds (a session id in the cookie, an API token) are 256 random bits; the
+store keeps only their sha256. A fast hash is enough for secrets of that entropy (nothing to
+guess), and it lets every request be checked with one indexed lookup; passwords, which people
+choose, get Argon2id (argon2-cffi's defaults: RFC 9106's low-memory profile).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from .errors import InvalidInput, NotFound
+from .quota import QuotaUsage, client_key_for
+from .records import ApiTokenRecord, SessionRecord, UserRecord, Viewer
+from .store import Store
+from .store.codec import now_iso
+
+__all__ = [
+    "TOKEN_PREFIX",
+    "NewToken",
+    "UserUsage",
+    "add_user",
+    "authenticate",
+    "check_name",
+    "create_session",
+    "create_token",
+    "end_session",
+    "hash_password",
+    "revoke_token",
+    "secret_hash",
+    "session_viewer",
+    "set_password",
+    "token_viewer",
+    "usage",
+    "verify_password",
+]
+
+#: API tokens start with this, so a leaked one is recognizable (secret scanners, logs).
+TOKEN_PREFIX = "tb_"
+#: Shortest password `users add` / `users passwd` accept.
+MIN_PASSWORD = 8
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+_HASHER = PasswordHasher()
+# Verifying against this when the user does not exist makes a wrong name cost as much time as a
+# wrong password, so response times do not tell which names exist.
+_DUMMY_HASH = _HASHER.hash("not a password of anyone")
+
+
+def check_name(name: str) -> str:
+    """A user name: 1-64 characters of letters, digits and ``._@-``, starting with a letter or
+    digit (it appears in URLs, logs and quota keys)."""
+    if not _NAME.match(name):
+        raise InvalidInput(
+            f"invalid user name {name!r}: 1-64 letters, digits, '.', '_', '@' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def hash_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise InvalidInput(f"a password needs at least {MIN_PASSWORD} characters")
+    return _HASHER.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    try:
+        return _HASHER.verify(password_hash, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+def secret_hash(secret: str) -> str:
+    """What the store keeps of a session id or an API token."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> UserRecord:
+    record = UserRecord(
+        name=check_name(name),
+        password_hash=hash_password(password),
+        admin=admin,
+        created_at=now_iso(),
+    )
+    store.add_user(record)
+    return record
+
+
+def set_password(store: Store, name: str, password: str) -> None:
+    """A new password; every session of the user ends (API tokens stay: revoke them apart)."""
+    if not store.set_password(name, hash_password(password)):
+        raise NotFound(f"no user {name!r}")
+
+
+def authenticate(store: Store, name: str, password: str) -> UserRecord | None:
+    """The user when the password is theirs; None otherwise (also for an unknown name, after
+    the same Argon2 work)."""
+    user = store.user(name) if _NAME.match(name) else None
+    if user is None:
+        verify_password(_DUMMY_HASH, password)
+        return None
+    if not verify_password(user.password_hash, password):
+        return None
+    if _HASHER.check_needs_rehash(user.password_hash):
+        store.set_password(name, _HASHER.hash(password))
+    return user
+
+
+def create_session(store: Store, user: str, now: float, lifetime_s: float) -> str:
+    """A new login session of ``user``; returns the session id (the cookie's, never stored)."""
+    session_id = secrets.token_urlsafe(32)
+    store.add_session(
+        SessionRecord(
+            id_hash=secret_hash(session_id), user=user, created_at=now, expires_at=now + lifetime_s
+        )
+    )
+    return session_id
+
+
+def session_viewer(store: Store, session_id: str, now: float) -> Viewer | None:
+    """Who holds this session id: None when it is unknown or expired (an expired one is
+    forgotten), or its user is gone."""
+    digest = secret_hash(session_id)
+    session = store.session(digest)
+    if session is None:
+        return None
+    if session.expires_at <= now:
+        store.remove_session(digest)
+        return None
+    user = store.user(session.user)
+    return Viewer(user=user.name, admin=user.admin) if user is not None else None
+
+
+def end_session(store: Store, session_id: str) -> None:
+    store.remove_session(secret_hash(session_id))
+
+
+@dataclass(frozen=True, slots=True)
+class NewToken:
+    """A token just made: ``secret`` is shown once and never stored."""
+
+    record: ApiTokenRecord
+    secret: str
+
+
+def create_token(store: Store, user: str, name: str | None = None) -> NewToken:
+    if store.user(user) is None:
+        raise NotFound(f"no user {user!r}: add them first (truthbase users add)")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    record = ApiTokenRecord(
+        id=secrets.token_hex(6),
+        secret_hash=secret_hash(secret),
+        user=user,
+        name=name,
+        created_at=now_iso(),
+    )
+    store.add_token(record)
+    return NewToken(record=record, secret=secret)
+
+
+def token_viewer(store: Store, secret: str) -> Viewer | None:
+    """Who holds this API token: None when it is unknown or revoked, or its user is gone."""
+    if not secret.startswith(TOKEN_PREFIX):
+        return None
+    token = store.token_by_hash(secret_hash(secret))
+    if token is None or token.revoked:
+        return None
+    user = store.user(token.user)
+    return Viewer(user=user.name, admin=user.admin) if user is not None else None
+
+
+def revoke_token(store: Store, token_id: str) -> None:
+    if not store.revoke_token(token_id, now_iso()):
+        raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
+
+
+@dataclass(frozen=True, slots=True)
+class UserUsage:
+    """One user's use, for admins (`truthbase users usage`, the admin page)."""
+
+    name: str
+    admin: bool
+    quota: QuotaUsage
+    documents: int  # documents they own
+    private: int  # of those, private
+    tokens: int  # API tokens not revoked
+
+
+def usage(store: Store, now: float) -> list[UserUsage]:
+    """Every user's counted chats in the current windows and what they hold, by name."""
+    owned: dict[str, list[bool]] = {}
+    for document in store.list_documents():
+        if document.owner is not None:
+            owned.setdefault(document.owner, []).append(document.visibility == "private")
+    live: dict[str, int] = {}
+    for token in store.tokens():
+        if not token.revoked:
+            live[token.user] = live.get(token.user, 0) + 1
+    return [
+        UserUsage(
+            name=user.name,
+            admin=user.admin,
+            quota=store.quota_usage(client_key_for(user.name, ""), now),
+            documents=len(owned.get(user.name, [])),
+            private=sum(owned.get(user.name, [])),
+            tokens=live.get(user.name, 0),
+        )
+        for user in store.users()
+    ]

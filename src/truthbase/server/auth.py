@@ -1,0 +1,338 @@
+"""Who is asking, for every request: the gate in front of every page and ``/api`` route, the
+session cookie, the login and logout routes.
+
+Modes. With no user defined and the server bound to a loopback address, the app runs as it did
+before accounts: one local user, the operator (:data:`~truthbase.records.OPERATOR`), who sees
+every document. With users defined, or bound to any other address, every page and ``/api``
+route needs a login (the session cookie) or an API token (``Authorization: Bearer``): ``/api``
+answers 401 without one, a page redirects to ``/login``. Only the login page itself, its
+stylesheet and scripts, and ``/healthz`` (without the document count) are open.
+
+The session cookie carries a random session id and its HMAC-SHA256 under the server's secret
+key (``auth.secret_key_file``, created on first use); the store keeps only the id's sha256, with
+the expiry (``auth.session_lifetime_s``). The cookie is HttpOnly, SameSite=Strict, Path=/,
+Secure when the request came over HTTPS (``auth.cookie_secure``), and expires with the session.
+
+Cross-site requests: a POST (or any unsafe method) whose ``Origin`` (or ``Sec-Fetch-Site``) says
+it comes from another site is refused with 403 before any handler runs, whatever the mode
+(SameSite=Strict already keeps the cookie off it; this also keeps a foreign page from spending
+the local user's quota). Requests with an API token are exempt: a browser never adds one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..accounts import authenticate, create_session, end_session, session_viewer, token_viewer
+from ..config import AuthSettings, Settings
+from ..records import OPERATOR, Viewer
+from ..store import Store
+
+__all__ = [
+    "COOKIE",
+    "AuthGate",
+    "accounts_required",
+    "add_auth_routes",
+    "is_loopback",
+    "load_secret_key",
+    "secret_key_path",
+    "viewer_of",
+]
+
+COOKIE = "truthbase_session"
+#: Paths open without a login (the login page needs its stylesheet and scripts).
+_OPEN = ("/login", "/healthz")
+_OPEN_PREFIXES = ("/css/", "/js/")
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (what `serve` binds) is reachable from this machine only."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def accounts_required(store: Store, host: str) -> bool:
+    """Logins are required once a user exists, or whenever the server is not loopback-only."""
+    return not is_loopback(host) or store.user_count() > 0
+
+
+def secret_key_path(settings: Settings) -> Path:
+    """``auth.secret_key_file``, else secret.key in the index's data folder (the same folder
+    uploads use: ``<db stem>-data/`` beside the SQLite file, ``./truthbase-data`` on
+    PostgreSQL)."""
+    if settings.auth.secret_key_file is not None:
+        return settings.auth.secret_key_file
+    folder = (
+        Path("truthbase-data")
+        if settings.database_url
+        else settings.db.parent / f"{settings.db.stem}-data"
+    )
+    return folder / "secret.key"
+
+
+def load_secret_key(path: Path) -> bytes:
+    """The signing key in ``path``, created (32 random bytes, hex, mode 0600) when missing."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process made it first: read theirs
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+    key = path.read_text("utf-8").strip()
+    if len(key) < 32:
+        raise ValueError(f"the secret key in {path} is too short (at least 32 characters)")
+    return key.encode("utf-8")
+
+
+def _signature(key: bytes, value: str) -> str:
+    digest = hmac.new(key, value.encode("utf-8"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def sign(key: bytes, session_id: str) -> str:
+    return f"{session_id}.{_signature(key, session_id)}"
+
+
+def unsign(key: bytes, cookie: str) -> str | None:
+    session_id, _, signature = cookie.rpartition(".")
+    if not session_id or not hmac.compare_digest(signature, _signature(key, session_id)):
+        return None
+    return session_id
+
+
+def viewer_of(request: Request) -> Viewer:
+    """The viewer the gate found for this request (the operator when no gate ran)."""
+    viewer = getattr(request.state, "viewer", None)
+    return viewer if isinstance(viewer, Viewer) else OPERATOR
+
+
+def _is_open(path: str) -> bool:
+    return path in _OPEN or path.startswith(_OPEN_PREFIXES)
+
+
+def _cross_site(scope: Scope) -> bool:
+    headers: dict[str, str] = {
+        k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])
+    }
+    if headers.get("sec-fetch-site", "") == "cross-site":
+        return True
+    origin = headers.get("origin")
+    if not origin:
+        return False
+    if origin == "null":  # sandboxed frames, file: pages, redirects across origins
+        return True
+    return urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
+
+
+class AuthGate:
+    """ASGI middleware: finds the viewer (API token, session cookie, or the local user), puts
+    it on ``request.state.viewer``, and refuses what needs a login and has none, and cross-site
+    unsafe requests."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        store: Callable[[], Store],
+        settings: Settings,
+        key: Callable[[], bytes],
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.settings = settings
+        self.key = key
+
+    def _find(self, scope: Scope) -> tuple[Viewer | None, str, bool]:
+        """(viewer, how: "token" | "session" | "local" | "", accounts required); sync."""
+        store = self.store()
+        required = accounts_required(store, self.settings.server.host)
+        if not required:
+            return OPERATOR, "local", False
+        request = Request(scope)
+        authorization = request.headers.get("authorization", "")
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() == "bearer" and credentials.strip():
+            return token_viewer(store, credentials.strip()), "token", True
+        cookie = request.cookies.get(COOKIE)
+        if cookie:
+            session_id = unsign(self.key(), cookie)
+            if session_id is not None:
+                viewer = session_viewer(store, session_id, time.time())
+                if viewer is not None:
+                    return viewer, "session", True
+        return None, "", True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        viewer, how, required = await run_in_threadpool(self._find, scope)
+        state = scope.setdefault("state", {})
+        state["viewer"], state["auth_via"], state["accounts"] = viewer, how, required
+        if scope["method"] not in _SAFE_METHODS and how != "token" and _cross_site(scope):
+            response: Response = JSONResponse({"detail": "cross-site request refused"}, 403)
+            await response(scope, receive, send)
+            return
+        if viewer is None and not _is_open(path):
+            if path.startswith("/api/") or path == "/openapi.json":
+                response = JSONResponse(
+                    {
+                        "detail": "login required: sign in at /login, or send Authorization: "
+                        "Bearer TOKEN (truthbase tokens create)"
+                    },
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="truthbase"'},
+                )
+            else:
+                query = scope.get("query_string", b"").decode("latin-1")
+                target = path + (f"?{query}" if query else "")
+                response = RedirectResponse(f"/login?next={quote(target, safe='')}", 303)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _safe_next(value: str | None) -> str:
+    """Where to go after the login: a path of this site only (never another origin)."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    return value
+
+
+def _cookie_secure(auth: AuthSettings, request: Request) -> bool:
+    if auth.cookie_secure == "always":
+        return True
+    if auth.cookie_secure == "never":
+        return False
+    return request.url.scheme == "https"
+
+
+async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
+    """(name, password, next, whether the body was a form) of a login POST: JSON or an
+    urlencoded form (no multipart parser needed)."""
+    raw = await request.body()
+    if len(raw) > 10_000:
+        raise HTTPException(413, "login body too large")
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/json"):
+        try:
+            data: Any = json.loads(raw or b"{}")
+        except ValueError as exc:
+            raise HTTPException(422, "the body is not JSON") from exc
+        if not isinstance(data, dict):
+            raise HTTPException(422, "the body must be a JSON object")
+        nxt = data.get("next")
+        return (
+            str(data.get("name", "")),
+            str(data.get("password", "")),
+            nxt if isinstance(nxt, str) else None,
+            False,
+        )
+    form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
+    return (
+        form.get("name", [""])[0],
+        form.get("password", [""])[0],
+        form.get("next", [None])[0],
+        True,
+    )
+
+
+def add_auth_routes(
+    app: FastAPI,
+    store: Callable[[], Store],
+    settings: Settings,
+    key: Callable[[], bytes],
+    page: Callable[[str], HTMLResponse],
+) -> None:
+    """``GET /login`` (the page), ``POST /login``, ``POST /logout`` and ``GET /api/me``."""
+    auth = settings.auth
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    async def login_page(request: Request) -> Response:
+        """The login page; a signed-in user goes straight on."""
+        if viewer_of(request).user is not None:
+            return RedirectResponse(_safe_next(request.query_params.get("next")), 303)
+        return page("login.html")
+
+    @app.post("/login", tags=["auth"])
+    async def login(request: Request) -> Response:
+        """Sign in with ``{"name": ..., "password": ...}`` (JSON or a form): sets the session
+        cookie. 401 for a wrong name or password (the same answer for both)."""
+        name, password, nxt, is_form = await _credentials(request)
+        user = await run_in_threadpool(authenticate, store(), name, password)
+        if user is None:
+            if is_form:
+                return RedirectResponse("/login?failed=1", 303)
+            raise HTTPException(401, "wrong name or password")
+        now = time.time()
+        session_id = await run_in_threadpool(
+            create_session, store(), user.name, now, auth.session_lifetime_s
+        )
+        target = _safe_next(nxt)
+        response: Response = (
+            RedirectResponse(target, 303)
+            if is_form
+            else JSONResponse({"user": user.name, "admin": user.admin, "next": target})
+        )
+        response.set_cookie(
+            COOKIE,
+            sign(key(), session_id),
+            max_age=auth.session_lifetime_s,
+            path="/",
+            secure=_cookie_secure(auth, request),
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    @app.post("/logout", tags=["auth"])
+    async def logout(request: Request) -> Response:
+        """End this session (the cookie is cleared); then the login page."""
+        cookie = request.cookies.get(COOKIE)
+        session_id = unsign(key(), cookie) if cookie else None
+        if session_id is not None:
+            await run_in_threadpool(end_session, store(), session_id)
+        wants_json = "application/json" in request.headers.get("accept", "")
+        response: Response = (
+            JSONResponse({"user": None}) if wants_json else RedirectResponse("/login", 303)
+        )
+        response.delete_cookie(
+            COOKIE, path="/", secure=_cookie_secure(auth, request), httponly=True, samesite="strict"
+        )
+        return response
+
+    @app.get("/api/me", tags=["auth"])
+    async def me(request: Request) -> dict[str, Any]:
+        """Who is asking: ``user`` (None for the single local user), ``admin``, and ``mode``:
+        ``local`` (no accounts: every document, said on the page) or ``accounts``."""
+        viewer = viewer_of(request)
+        local = not getattr(request.state, "accounts", False)
+        return {
+            "user": viewer.user,
+            "admin": viewer.admin or viewer.local,
+            "mode": "local" if local else "accounts",
+        }
