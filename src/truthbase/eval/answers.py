@@ -10,9 +10,9 @@ be 1.0.
 
 Unanswerable questions are all asked (they name no document); answerable ones whose documents
 are not indexed are skipped, as in the retrieval evaluation, except where a document failed to
-ingest: its questions are asked and can only miss. On a set with capability tags (README
-"Capabilities") the report adds ``by_capability``: the metrics per tag and, for questions with
-table evidence, the share whose citations hold all the row's cells.
+ingest: its questions are asked and can only miss. On a set that uses the README's
+"Capabilities" section the report adds ``by_capability``: the metrics per tag and, for
+questions with table evidence, the share whose citations hold all the row's cells.
 """
 
 from __future__ import annotations
@@ -288,9 +288,8 @@ def evaluate_answers(
         del summary["unanswerable_refused"], summary["weak_unanswerable"]
         by_kind[kind] = {"n": sum(r["kind"] == kind for r in records), **summary}
     extra: dict[str, Any] = {}
-    capabilities = by_capability(records)
-    if capabilities:
-        extra["by_capability"] = capabilities
+    if golden.uses_capabilities:
+        extra["by_capability"] = by_capability(records)
     if missing_docs:
         extra["missing_documents"] = missing_docs
     return {

@@ -64,6 +64,7 @@ KNOWN_TAGS = frozenset(
 #: The tags of documents that are not clean English text PDFs (README "Capabilities"), in the
 #: order the capability reports list them.
 CAPABILITY_TAGS = ("ocr", "german", "table", "cjk")
+_CAPABILITY_ONLY_TAGS = frozenset(CAPABILITY_TAGS) - {"table"}
 
 QUOTE_MIN_CHARS = 30
 QUOTE_MAX_CHARS = 300
@@ -162,6 +163,17 @@ class GoldenSet(_Model):
     def answerable(self) -> tuple[GoldenQuestion, ...]:
         """The questions with evidence: the ones retrieval metrics are computed on."""
         return tuple(q for q in self.questions if q.answerable)
+
+    @property
+    def uses_capabilities(self) -> bool:
+        """Whether the set uses the README's "Capabilities" section: an ``ocr`` or ``cells``
+        record, or a tag only that section defines (``ocr``, ``german``, ``cjk``). Reports add
+        their per-capability sections only then, so a set from before (dev.json, whose
+        ``table`` tag is older) reports as it did."""
+        return any(
+            set(q.tags) & _CAPABILITY_ONLY_TAGS or any(e.ocr or e.cells for e in q.evidence)
+            for q in self.questions
+        )
 
 
 def _version_message(version: object) -> str:

@@ -8,8 +8,8 @@ pseudo-relevance feedback list depends on the first pass's fusion, so tuning reb
 A document the index could not take (ingest failed: a scan without OCR, say) is *missing*: its
 questions are still asked and count as misses, since a user would have asked them too. Documents
 that were never tried (left out, a kind that cannot be ingested, a missing file) keep their
-questions out of the metrics, listed as skipped. On a set with capability tags (README
-"Capabilities") the report adds ``by_capability``: each tag's metrics per mode.
+questions out of the metrics, listed as skipped. On a set that uses the README's
+"Capabilities" section the report adds ``by_capability``: each tag's metrics per mode.
 """
 
 from __future__ import annotations
@@ -268,9 +268,8 @@ def evaluate_retrieval(
     ]
     # Keys a plain set (dev.json) has no use for are left out, so its report stays as it was.
     extra: dict[str, Any] = {}
-    capabilities = by_capability(by_tag)
-    if capabilities:
-        extra["by_capability"] = capabilities
+    if golden.uses_capabilities:
+        extra["by_capability"] = by_capability(by_tag)
     if missing:
         extra["missing_documents"] = missing
     return {
