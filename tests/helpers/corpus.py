@@ -21,13 +21,15 @@ SEED = CORPUS / "seed"
 ROBUSTNESS = CORPUS / "robustness"
 EPUB = CORPUS / "epub"
 GOLDEN_DEV = SHARED / "golden" / "dev.json"
+#: The capabilities set (scans, tables, German, Chinese), on documents of robustness/.
+GOLDEN_CAPABILITIES = SHARED / "golden" / "capabilities-dev.json"
 
 #: The title of the long EPUB book of dev.json (golden_db), as stored.
 PRIDE_TITLE = "Pride and Prejudice"
 
 #: Fixtures built from the corpus: a test that uses one (directly or through another fixture)
 #: is marked ``corpus`` automatically.
-CORPUS_FIXTURES = frozenset({"seed_index", "seed_db", "golden_db"})
+CORPUS_FIXTURES = frozenset({"seed_index", "seed_db", "golden_db", "capabilities_db"})
 
 MARKER = "corpus"
 

@@ -1,4 +1,5 @@
-"""SQLite index copies, and the test indexes (seed, golden) built once and kept between runs.
+"""SQLite index copies, and the test indexes (seed, golden, capabilities) built once and kept
+between runs.
 
 Building the golden index (the seed PDFs plus the EPUB books of dev.json, embedded with the
 bundled MiniLM) takes minutes, so :func:`cached_index` keeps each built index in a cache folder
@@ -12,8 +13,8 @@ outside the clone (:func:`cache_root`), under a key (:func:`index_key`) that has
   config and the retrieval windows and token signs (:data:`BUILD_CODE`), plus every module that
   the build's entry points import, transitively (found by reading the imports, so a module moved
   or added on the build path is hashed as well);
-* the recipe of the two test indexes (the source of :func:`seed_index`, :func:`golden_index`
-  and of what they call here to build and to key);
+* the recipe of the test indexes (the source of :func:`seed_index`, :func:`golden_index`
+  and of what they call here to build and to key; :func:`capabilities_index` has its own);
 * the settings and the embedder (model id, dimension, the versions of the model packages and of
   the libraries that shape the vectors and the text), the Python and SQLite versions.
 
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import truthbase
-from tests.helpers.corpus import GOLDEN_DEV, SEED, SHARED
+from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV, SEED, SHARED
 from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
 from truthbase.ingest import ingest_paths
@@ -413,6 +414,50 @@ def golden_index(embedder: Embedder, seed: CacheOutcome) -> CacheOutcome:
     return outcome
 
 
+def _capabilities_recipe() -> str:
+    """The hash of how the capabilities index is built and keyed."""
+    parts = (capabilities_index, _facts, build_facts, _build_entry, copy_db, use_copy)
+    source = "\n".join(inspect.getsource(f) for f in parts)
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def capabilities_index(embedder: Embedder) -> CacheOutcome:
+    """The documents of capabilities-dev.json (scans, a table report, German and Chinese PDFs of
+    robustness/) with the default settings, in an index of their own.
+
+    A document that fails to ingest (a scan, while there is no OCR) is left out: the evaluation
+    reports it missing and counts its questions as misses. Any other reason to leave one out
+    (a missing file, a kind that cannot be ingested) fails the build."""
+    from truthbase.eval.golden import default_corpus_root, load_golden
+    from truthbase.eval.retrieval import prepare_corpus
+
+    def build(path: Path) -> None:
+        store = SQLiteStore(path)
+        try:
+            prepared = prepare_corpus(
+                load_golden(GOLDEN_CAPABILITIES),
+                default_corpus_root(GOLDEN_CAPABILITIES),
+                store,
+                embedder,
+                ChunkingSettings(),
+            )
+        finally:
+            store.close()
+        untried = {
+            name: why
+            for name, why in prepared.skipped_documents.items()
+            if name not in prepared.failed_documents
+        }
+        assert not untried, untried
+        assert prepared.doc_ids, "no document of capabilities-dev.json ingested"
+
+    files = {**golden_files(GOLDEN_CAPABILITIES), **code_files(PACKAGE_DIR)}
+    key = index_key(files, {"recipe": _capabilities_recipe(), **_facts(embedder)})
+    outcome = cached_index("capabilities", key, build)
+    OUTCOMES.append(outcome)
+    return outcome
+
+
 def stored_paths(db: Path) -> set[Path]:
     """The resolved file paths of the documents an index holds."""
     store = SQLiteStore(db)
@@ -422,6 +467,6 @@ def stored_paths(db: Path) -> set[Path]:
         store.close()
 
 
-def golden_documents() -> set[Path]:
-    """The resolved paths of the documents dev.json names."""
-    return {p.resolve() for name, p in golden_files(GOLDEN_DEV).items() if p != GOLDEN_DEV}
+def golden_documents(golden: Path = GOLDEN_DEV) -> set[Path]:
+    """The resolved paths of the documents a golden set (dev.json by default) names."""
+    return {p.resolve() for name, p in golden_files(golden).items() if p != golden}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SEED
+from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV, ROBUSTNESS, SEED
 from tests.helpers.indexes import copy_db
 from truthbase.cli import cli
 
@@ -209,3 +209,42 @@ def test_eval_retrieval_and_answers_print_their_reports(seed_db: Path, tmp_path:
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["questions"] == len(answerable) + len(unanswerable)
     assert {"weak_answerable", "weak_unanswerable", "supported_share", "refusal_cv"} <= set(report)
+
+
+def test_eval_reports_capabilities_and_missing_documents(
+    capabilities_db: Path, tmp_path: Path
+) -> None:
+    """On a set that uses the Capabilities section, both eval commands show the metrics per
+    capability tag; a document that fails to ingest is named missing, its questions misses."""
+    golden = json.loads(GOLDEN_CAPABILITIES.read_text("utf-8"))
+    first: dict[str, dict[str, object]] = {}
+    for q in golden["questions"]:
+        key = "unanswerable" if not q["answerable"] else q["tags"][0]
+        first.setdefault(key, q)
+    small = tmp_path / "golden" / "caps.json"
+    small.parent.mkdir()
+    small.write_text(json.dumps({**golden, "questions": list(first.values())}), encoding="utf-8")
+    db = copy_db(capabilities_db, tmp_path / "caps.sqlite")
+    common = ["--db", str(db)]
+    root = str(GOLDEN_CAPABILITIES.parent.parent)
+    code, out = run(
+        *common, "eval", "retrieval", "--golden", str(small), "--corpus-root", root,
+        "--json", str(tmp_path / "r.json"),
+    )  # fmt: skip
+    assert code == 0, out
+    report = json.loads((tmp_path / "r.json").read_text())
+    for tag in ("ocr", "german", "table", "cjk"):
+        assert f"{tag} questions (" in out
+        assert set(report["by_capability"][tag]) == {"n", "hybrid", "fts", "dense"}
+    missing = report.get("missing_documents", {})
+    for name in missing:  # the scans, until OCR lands
+        assert f"missing document {name}" in out
+    code, out = run(
+        *common, "eval", "answers", "--mode", "extractive", "--golden", str(small),
+        "--corpus-root", root, "--json", str(tmp_path / "a.json"),
+    )  # fmt: skip
+    assert code == 0, out
+    answers = json.loads((tmp_path / "a.json").read_text())
+    assert set(answers["by_capability"]) == {"ocr", "german", "table", "cjk"}
+    assert "citations hold the row's cells" in out
+    assert answers["questions"] == len(first)

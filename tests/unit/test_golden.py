@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.corpus import GOLDEN_DEV
+from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV
 from truthbase.eval.golden import (
+    CAPABILITY_TAGS,
     GoldenError,
     GoldenSet,
     default_corpus_root,
@@ -199,3 +200,83 @@ def test_question_kind_follows_its_evidence() -> None:
     )
     kinds = {q.id: q.kind for q in parse_golden(data).questions}
     assert kinds == {"q1": "pdf", "q2": "epub", "q3": "none", "q4": "mixed"}
+
+
+# -- the Capabilities fields (README "Capabilities"): ocr, cells, short CJK quotes -------------
+
+
+def _with_evidence(evidence: dict[str, Any], tags: list[str] | None = None) -> dict[str, Any]:
+    data = golden_data()
+    data["questions"][0]["evidence"] = [evidence]
+    data["questions"][0]["tags"] = tags or ["fact"]
+    return data
+
+
+def test_ocr_and_cells_evidence_load() -> None:
+    ocr = parse_golden(
+        _with_evidence({"doc": "csf", "page": 1, "quote": "a scan", "ocr": True}, ["ocr"])
+    )
+    assert ocr.questions[0].evidence[0].ocr
+    table = parse_golden(
+        _with_evidence(
+            {"doc": "csf", "page": 2, "quote": "3000", "cells": ["Toyota", "Torrance", "3000"]},
+            ["table"],
+        )
+    )
+    record = table.questions[0].evidence[0]
+    assert record.cells == ("Toyota", "Torrance", "3000") and not record.ocr
+    # neither field: a plain record, as before
+    plain = parse_golden(golden_data()).questions[0].evidence[0]
+    assert not plain.ocr and plain.cells is None
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"ocr": "yes"},  # strictly a boolean
+        {"ocr": 1},
+        {"cells": []},  # a table record names at least one cell
+        {"cells": ["Toyota", "  "]},  # no blank cell
+        {"cells": "Toyota"},  # a list, not a string
+        {"cell": ["Toyota"]},  # unknown fields are still rejected
+    ],
+)
+def test_bad_capability_fields_are_rejected(field: dict[str, Any]) -> None:
+    with pytest.raises(GoldenError):
+        parse_golden(_with_evidence({"doc": "csf", "page": 2, "quote": QUOTE, **field}))
+
+
+@pytest.mark.parametrize(
+    ("record", "tags", "warned"),
+    [
+        ({"quote": "公司负责人刘道骐"}, ["cjk"], False),  # one character carries a word
+        ({"quote": "ここは日本です"}, ["cjk"], False),
+        ({"quote": "short English quote"}, ["fact"], True),
+        ({"quote": "short, as printed", "ocr": True}, ["ocr"], False),
+        ({"quote": "3000", "cells": ["Torrance", "3000"]}, ["table"], False),
+        ({"quote": "营业收入 revenue of the first quarter"}, ["cjk"], False),  # long enough
+        ({"quote": "收入 revenue here"}, ["cjk"], True),  # mostly Latin letters
+    ],
+)
+def test_short_quotes_are_allowed_where_the_readme_allows_them(
+    record: dict[str, Any], tags: list[str], warned: bool
+) -> None:
+    golden = parse_golden(_with_evidence({"doc": "csf", "page": 2, **record}, tags))
+    assert any("quote of" in w for w in golden_warnings(golden)) == warned
+
+
+def test_capability_tags_are_known() -> None:
+    golden = parse_golden(
+        _with_evidence({"doc": "csf", "page": 2, "quote": QUOTE}, ["ocr", "german", "cjk", "table"])
+    )
+    assert golden_warnings(golden) == []
+
+
+@pytest.mark.corpus
+def test_the_capabilities_set_loads_cleanly() -> None:
+    golden = load_golden(GOLDEN_CAPABILITIES)
+    assert golden_warnings(golden) == []
+    records = [e for q in golden.questions for e in q.evidence]
+    assert any(e.ocr for e in records) and any(e.cells for e in records)
+    tags = {t for q in golden.questions for t in q.tags}
+    assert set(CAPABILITY_TAGS) <= tags

@@ -32,7 +32,12 @@ def _prepare_eval(
             on_document=lambda name: status.update(f"ingesting {name}"),
         )
     for name, why in prepared.skipped_documents.items():
-        err_console.print(f"[yellow]skipped document[/] {name}: {why}")
+        if name in prepared.failed_documents:
+            err_console.print(
+                f"[yellow]missing document[/] {name} (its questions count as misses): {why}"
+            )
+        else:
+            err_console.print(f"[yellow]skipped document[/] {name}: {why}")
     return golden, prepared
 
 
@@ -93,7 +98,10 @@ def eval_retrieval(
     """Recall@1/5/8/15, MRR and nDCG@5 for fts-only, dense-only and hybrid retrieval.
 
     Ingests the golden set's documents into --db first (a no-op when they are there).
-    Questions on documents that cannot be ingested are listed as skipped, never as misses.
+    Questions on a document whose ingest fails count as misses (the document is reported
+    missing); questions on documents that are not tried (a kind that cannot be ingested, a
+    missing file) are listed as skipped. On a set with capability tags (ocr, german, table,
+    cjk) the metrics are also shown per tag.
     """
     with app.store() as store:
         golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
@@ -105,6 +113,9 @@ def eval_retrieval(
             f"hybrid on {kind} questions ({int(row['n'])}): "
             + ", ".join(f"{name} {row[name]:.3f}" for name in METRIC_NAMES)
         )
+    for tag, rows in report.get("by_capability", {}).items():
+        modes = {mode: row for mode, row in rows.items() if mode != "n"}
+        console.print(_metrics_table(f"{tag} questions ({int(rows['n'])})", modes))
     if report["misses"]:
         table = Table(title="hybrid misses (not found in the top 8)")
         for column in ("id", "expected", "rank", "ranked first"):
@@ -185,7 +196,10 @@ def eval_answers(
 ) -> None:
     """Refusals, answers, correct citations, citation precision and verified share.
 
-    A citation is correct when its span overlaps a golden quote on the right page;
+    A citation is correct when its span overlaps a golden quote on the right page (for table
+    evidence: when its span holds every cell of the row); on a set with capability tags the
+    metrics are also shown per tag, with the share of table questions whose citations hold
+    all the row's cells;
     verified_share re-checks every citation marked verified against the stored page text;
     supported_share is the share of those whose claim also passes the support checks.
     """
@@ -223,11 +237,16 @@ def eval_answers(
         value = report[name]
         table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")
     console.print(table)
-    for kind, row in report["by_kind"].items():
+    for kind, row in [*report["by_kind"].items(), *report.get("by_capability", {}).items()]:
         console.print(
             f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
             f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
             f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
+            + (
+                f", citations hold the row's cells {row['cells_held']:.3f}"
+                if "cells_held" in row
+                else ""
+            )
         )
     console.print(
         f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "

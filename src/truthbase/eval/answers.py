@@ -1,13 +1,18 @@
 """Answer evaluation on a golden set: refusals, answers, correct citations, verified share.
 
-A citation is *correct* when its span overlaps the span of a golden quote on the same document
-and page; the golden quote's span is found in the stored unit text with the one matcher
-(:func:`truthbase.textmatch.find_quote`). ``verified_share`` re-checks every citation marked
-verified independently of the citation code: the stored unit is read again and the quote must
-be in the text at the citation's span. It must be 1.0.
+A citation is *correct* when it holds a golden evidence record on the same document and page
+(:func:`truthbase.eval.evidence.citation_holds`): its span overlaps the golden quote's span, found
+in the stored unit text with the one matcher (:func:`truthbase.textmatch.find_quote`; fuzzily
+for an OCR record), or, for table evidence, its span holds every cell of the record.
+``verified_share`` re-checks every citation marked verified independently of the citation code:
+the stored unit is read again and the quote must be in the text at the citation's span. It must
+be 1.0.
 
 Unanswerable questions are all asked (they name no document); answerable ones whose documents
-are not indexed are skipped, as in the retrieval evaluation.
+are not indexed are skipped, as in the retrieval evaluation, except where a document failed to
+ingest: its questions are asked and can only miss. On a set that uses the README's
+"Capabilities" section the report adds ``by_capability``: the metrics per tag and, for
+questions with table evidence, the share whose citations hold all the row's cells.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from ..answer import Answer, Answerer, ask
 from ..config import RetrievalSettings
 from ..embed import Embedder
 from ..store import Store
-from ..textmatch import find_quote, normalize, quote_in
-from .golden import GoldenQuestion, GoldenSet
+from ..textmatch import normalize, quote_in
+from .evidence import citation_holds, locate_evidence
+from .golden import CAPABILITY_TAGS, GoldenEvidence, GoldenQuestion, GoldenSet
 from .metrics import same_section
 from .refusal import cross_validate_refusal
-from .retrieval import PreparedCorpus, split_questions
+from .retrieval import PreparedCorpus, missing_documents, split_questions
 
 #: The metrics the answer gate compares; "false_refusals" is lower-is-better.
 ANSWER_METRICS = (
@@ -39,16 +45,20 @@ ANSWER_METRICS = (
 
 @dataclass(frozen=True, slots=True)
 class GoldenSpan:
+    """Where an evidence record lies in the stored text: its unit, and its quote's span."""
+
     doc_id: str
     unit: int
     start: int
     end: int
+    evidence: GoldenEvidence
+    text: str  # the stored unit text (table evidence is checked against a citation's span)
 
 
 def golden_spans(
     question: GoldenQuestion, prepared: PreparedCorpus, store: Store
 ) -> tuple[list[GoldenSpan], list[str]]:
-    """Where each evidence quote lies in the stored text, and the quotes that were not found."""
+    """Where each evidence record lies in the stored text, and the records that were not found."""
     spans: list[GoldenSpan] = []
     missing: list[str] = []
     for evidence in question.evidence:
@@ -57,11 +67,11 @@ def golden_spans(
         if evidence.section is not None and doc_id is not None:
             index = section_unit(store, doc_id, evidence.section)
         unit = store.unit(doc_id, index) if doc_id is not None and index is not None else None
-        found = find_quote(evidence.quote, unit.text) if unit is not None else None
-        if doc_id is None or index is None or found is None:
+        found = locate_evidence(evidence, unit.text) if unit is not None else None
+        if doc_id is None or index is None or unit is None or found is None:
             missing.append(f"{evidence.doc} p{evidence.page or evidence.section}")
             continue
-        spans.append(GoldenSpan(doc_id, index, found[0][0], found[-1][1]))
+        spans.append(GoldenSpan(doc_id, index, found[0], found[1], evidence, unit.text))
     return spans, missing
 
 
@@ -83,9 +93,32 @@ def recheck(store: Store, doc_id: str, unit: int, start: int, end: int, quote: s
     return quote_in(quote, stored.text[start:end])
 
 
-def _overlaps(spans: Sequence[GoldenSpan], doc_id: str, unit: int, start: int, end: int) -> bool:
+def _holds(spans: Sequence[GoldenSpan], doc_id: str, unit: int, start: int, end: int) -> bool:
+    """Whether a citation holds one of the located evidence records."""
     return any(
-        s.doc_id == doc_id and s.unit == unit and start < s.end and s.start < end for s in spans
+        s.doc_id == doc_id
+        and s.unit == unit
+        and citation_holds(s.evidence, (s.start, s.end), s.text, start, end)
+        for s in spans
+    )
+
+
+def _cells_held(question: GoldenQuestion, answer: Answer, spans: Sequence[GoldenSpan]) -> bool:
+    """An answered table question whose citations hold all the cells of every table record."""
+    tables = [s for s in spans if s.evidence.cells is not None]
+    wanted = sum(1 for e in question.evidence if e.cells is not None)
+    return (
+        not answer.refused
+        and len(tables) == wanted
+        and all(
+            any(
+                c.doc_id == s.doc_id
+                and c.unit == s.unit
+                and citation_holds(s.evidence, None, s.text, c.start, c.end)
+                for c in answer.citations
+            )
+            for s in tables
+        )
     )
 
 
@@ -106,9 +139,12 @@ def _record(
                 "rechecked": recheck(store, c.doc_id, c.unit, c.start, c.end, c.quote)
                 if c.verified
                 else None,
-                "correct": _overlaps(spans, c.doc_id, c.unit, c.start, c.end),
+                "correct": _holds(spans, c.doc_id, c.unit, c.start, c.end),
             }
         )
+    extra: dict[str, Any] = {}
+    if any(e.cells is not None for e in question.evidence):
+        extra["cells_held"] = _cells_held(question, answer, spans)
     return {
         "id": question.id,
         "answerable": question.answerable,
@@ -121,6 +157,7 @@ def _record(
         "citations": citations,
         "correct": any(c["correct"] for c in citations),
         "problems": list(answer.problems),
+        **extra,
     }
 
 
@@ -188,6 +225,27 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def by_capability(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per capability tag present (ocr, german, table, cjk), the answer metrics of its questions
+    and ``n``; ``unanswerable_refused`` only where the tag has unanswerable questions, and
+    ``cells_held`` (the share of its table-evidence questions answered with citations that hold
+    all the row's cells) where it has such questions."""
+    report: dict[str, dict[str, Any]] = {}
+    for tag in CAPABILITY_TAGS:
+        group = [r for r in records if tag in r["tags"]]
+        if not group:
+            continue
+        summary: dict[str, Any] = {"n": len(group), **summarize(group)}
+        if not any(not r["answerable"] for r in group):
+            del summary["unanswerable_refused"], summary["weak_unanswerable"]
+        tables = [r for r in group if "cells_held" in r]
+        if tables:
+            summary["table_questions"] = len(tables)
+            summary["cells_held"] = sum(r["cells_held"] for r in tables) / len(tables)
+        report[tag] = summary
+    return report
+
+
 def evaluate_answers(
     golden: GoldenSet,
     prepared: PreparedCorpus,
@@ -200,6 +258,7 @@ def evaluate_answers(
 ) -> dict[str, Any]:
     """The answer report: metrics, the refusal threshold curve, skipped and per-question records."""
     runnable, skipped = split_questions(golden, prepared)
+    missing_docs = missing_documents(golden, prepared)
     questions = [q for q in golden.questions if not q.answerable] + runnable
     order = {q.id: i for i, q in enumerate(golden.questions)}
     questions.sort(key=lambda q: order[q.id])
@@ -217,6 +276,9 @@ def evaluate_answers(
         record = _record(question, answer, spans, store)
         if missing:
             record["golden_quotes_not_found"] = missing
+        unindexed = sorted({e.doc for e in question.evidence} & set(missing_docs))
+        if unindexed:
+            record["missing_documents"] = unindexed
         records.append(record)
     kinds = sorted({r["kind"] for r in records if r["answerable"]})
     by_kind = {}
@@ -225,9 +287,15 @@ def evaluate_answers(
         summary = summarize([r for r in records if r["kind"] == kind])
         del summary["unanswerable_refused"], summary["weak_unanswerable"]
         by_kind[kind] = {"n": sum(r["kind"] == kind for r in records), **summary}
+    extra: dict[str, Any] = {}
+    if golden.uses_capabilities:
+        extra["by_capability"] = by_capability(records)
+    if missing_docs:
+        extra["missing_documents"] = missing_docs
     return {
         **summarize(records),
         "by_kind": by_kind,
+        **extra,
         "answerer": name,
         "questions": len(records),
         "skipped": skipped,

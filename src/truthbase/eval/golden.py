@@ -4,6 +4,9 @@ Loading validates the whole file, so an evaluation never starts on a malformed s
 versions and unknown fields are rejected, every evidence record names a listed document and
 exactly one of ``page`` (PDF, 1-based physical page) or ``section`` (EPUB spine href), answerable
 questions carry evidence and unanswerable ones carry none, and question ids are unique.
+The "Capabilities" section of the README adds two evidence fields: ``ocr`` (the page is a scan;
+its quote is matched fuzzily) and ``cells`` (table evidence: cells of one row that must stand
+together); the matching rules themselves are in :mod:`truthbase.eval.evidence`.
 Nothing here depends on which questions a set holds.
 """
 
@@ -18,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..errors import InvalidInput
 
 __all__ = [
+    "CAPABILITY_TAGS",
     "KNOWN_TAGS",
     "SUPPORTED_VERSIONS",
     "GoldenDocument",
@@ -27,6 +31,7 @@ __all__ = [
     "GoldenSet",
     "default_corpus_root",
     "golden_warnings",
+    "is_cjk",
     "load_golden",
     "parse_golden",
     "resolve_document_paths",
@@ -50,8 +55,16 @@ KNOWN_TAGS = frozenset(
         "hyphenated",
         "epub",
         "unanswerable",
+        "ocr",
+        "german",
+        "cjk",
     }
 )
+
+#: The tags of documents that are not clean English text PDFs (README "Capabilities"), in the
+#: order the capability reports list them.
+CAPABILITY_TAGS = ("ocr", "german", "table", "cjk")
+_CAPABILITY_ONLY_TAGS = frozenset(CAPABILITY_TAGS) - {"table"}
 
 QUOTE_MIN_CHARS = 30
 QUOTE_MAX_CHARS = 300
@@ -78,11 +91,18 @@ class GoldenEvidence(_Model):
     page: int | None = Field(default=None, ge=1, strict=True)
     section: str | None = Field(default=None, min_length=1)
     quote: str = Field(min_length=1)
+    #: The page is a scan read by OCR: the quote is as printed and is matched fuzzily.
+    ocr: bool = Field(default=False, strict=True)
+    #: Table evidence: cells of one row (or a header and a row's value) that must stand together
+    #: in one chunk and one citation; ``quote`` is the cell holding the answer.
+    cells: tuple[str, ...] | None = None
 
     @model_validator(mode="after")
     def _one_location(self) -> GoldenEvidence:
         if (self.page is None) == (self.section is None):
             raise ValueError("evidence needs exactly one of 'page' (PDF) or 'section' (EPUB)")
+        if self.cells is not None and (not self.cells or not all(c.strip() for c in self.cells)):
+            raise ValueError("'cells' needs at least one cell, and no cell may be blank")
         return self
 
     @property
@@ -144,6 +164,17 @@ class GoldenSet(_Model):
         """The questions with evidence: the ones retrieval metrics are computed on."""
         return tuple(q for q in self.questions if q.answerable)
 
+    @property
+    def uses_capabilities(self) -> bool:
+        """Whether the set uses the README's "Capabilities" section: an ``ocr`` or ``cells``
+        record, or a tag only that section defines (``ocr``, ``german``, ``cjk``). Reports add
+        their per-capability sections only then, so a set from before (dev.json, whose
+        ``table`` tag is older) reports as it did."""
+        return any(
+            set(q.tags) & _CAPABILITY_ONLY_TAGS or any(e.ocr or e.cells for e in q.evidence)
+            for q in self.questions
+        )
+
 
 def _version_message(version: object) -> str:
     supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
@@ -196,9 +227,31 @@ def golden_warnings(golden: GoldenSet) -> list[str]:
             warnings.append(f"question {question.id}: unknown tags {', '.join(unknown)}")
         for evidence in question.evidence:
             n = len(evidence.quote)
-            if not QUOTE_MIN_CHARS <= n <= QUOTE_MAX_CHARS:
+            # The README lifts the minimum for OCR quotes, for Japanese and Chinese (one
+            # character carries a word) and, by its nature, for a table cell.
+            short_ok = evidence.ocr or evidence.cells is not None or is_cjk(evidence.quote)
+            if n > QUOTE_MAX_CHARS or (n < QUOTE_MIN_CHARS and not short_ok):
                 warnings.append(
                     f"question {question.id}: quote of {n} characters "
                     f"(expected {QUOTE_MIN_CHARS} to {QUOTE_MAX_CHARS})"
                 )
     return warnings
+
+
+#: Han (with extension A, the compatibility ideographs and the supplementary planes), kana and
+#: Hangul syllables: the scripts where one character carries a word.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x3FFFF),
+)
+
+
+def is_cjk(text: str) -> bool:
+    """True when most of the letters of ``text`` are Chinese, Japanese or Korean characters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    cjk = sum(1 for ch in letters if any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES))
+    return bool(letters) and 2 * cjk > len(letters)

@@ -1,9 +1,11 @@
 """Retrieval metrics under the hit rule of golden/README.md.
 
 A retrieved chunk *contains* an evidence record when it is from the same document and the same
-unit (PDF: 0-based unit index == page - 1; EPUB: the spine href == section) and the record's
-quote is in the chunk's text under :mod:`truthbase.textmatch` (elisions included). A question is
-*found* at k when every one of its evidence records is contained by some chunk among the top k.
+unit (PDF: 0-based unit index == page - 1; EPUB: the spine href == section) and the chunk's text
+contains the record under :mod:`truthbase.eval.evidence`: the quote under
+:mod:`truthbase.textmatch` (elisions included), fuzzily for an OCR record, with every cell for a
+table record. A question is *found* at k when every one of its evidence records is contained by
+some chunk among the top k.
 
 Definitions (all over answerable questions; unanswerable ones have no evidence and no rank):
 
@@ -36,7 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ..textmatch import find_normalized, normalize, quote_pieces
+from ..textmatch import normalize
+from .evidence import evidence_in
 from .golden import GoldenEvidence, GoldenQuestion
 
 __all__ = [
@@ -81,7 +84,6 @@ class RetrievedChunk:
 
 
 _normalize_cached = lru_cache(maxsize=32768)(normalize)
-_quote_pieces_cached = lru_cache(maxsize=4096)(quote_pieces)
 
 
 def _normalized_text(chunk: RetrievedChunk) -> str:
@@ -100,7 +102,7 @@ def same_section(chunk_href: str, section: str) -> bool:
 
 
 def chunk_contains(evidence: GoldenEvidence, chunk: RetrievedChunk) -> bool:
-    """True when ``chunk`` is on the evidence's document and unit and holds its quote."""
+    """True when ``chunk`` is on the evidence's document and unit and contains the record."""
     if chunk.doc != evidence.doc:
         return False
     if evidence.page is not None:
@@ -113,8 +115,7 @@ def chunk_contains(evidence: GoldenEvidence, chunk: RetrievedChunk) -> bool:
         )
     if not same_unit:
         return False
-    pieces = _quote_pieces_cached(evidence.quote)
-    return find_normalized(pieces, _normalized_text(chunk)) is not None
+    return evidence_in(evidence, _normalized_text(chunk))
 
 
 def evidence_ranks(

@@ -4,6 +4,12 @@ Each question's arms are run once; fusion (cheap) is then applied per mode, and 
 configuration when tuning, so a 60-configuration grid costs one pass of searches. The
 pseudo-relevance feedback list depends on the first pass's fusion, so tuning rebuilds it once per
 (k, weights) pair: one more full-text query per question and pair.
+
+A document the index could not take (ingest failed: a scan without OCR, say) is *missing*: its
+questions are still asked and count as misses, since a user would have asked them too. Documents
+that were never tried (left out, a kind that cannot be ingested, a missing file) keep their
+questions out of the metrics, listed as skipped. On a set that uses the README's
+"Capabilities" section the report adds ``by_capability``: each tag's metrics per mode.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
-from .golden import GoldenError, GoldenQuestion, GoldenSet, resolve_document_paths
+from .golden import (
+    CAPABILITY_TAGS,
+    GoldenError,
+    GoldenQuestion,
+    GoldenSet,
+    resolve_document_paths,
+)
 from .metrics import (
     MAX_K,
     QuestionResult,
@@ -37,6 +49,8 @@ class PreparedCorpus:
 
     doc_ids: dict[str, str] = field(default_factory=dict)  # golden name -> stored document id
     skipped_documents: dict[str, str] = field(default_factory=dict)  # golden name -> why
+    #: The skipped documents whose ingest was tried and failed: their questions are misses.
+    failed_documents: set[str] = field(default_factory=set)
 
     @property
     def names(self) -> dict[str, str]:
@@ -72,6 +86,7 @@ def prepare_corpus(
         outcome = ingest_file(path, store, embedder, chunking)
         if outcome.status == "failed" or outcome.doc_id is None:
             prepared.skipped_documents[name] = f"{outcome.reason}: {outcome.message}"
+            prepared.failed_documents.add(name)
             continue
         prepared.doc_ids[name] = outcome.doc_id
     return prepared
@@ -106,11 +121,13 @@ class ChunkCache:
 def split_questions(
     golden: GoldenSet, prepared: PreparedCorpus
 ) -> tuple[list[GoldenQuestion], list[dict[str, Any]]]:
-    """Answerable questions whose documents are all indexed, and the skipped ones with why."""
+    """Answerable questions to evaluate (their documents indexed, or failed to ingest: those
+    can only miss), and the skipped ones with why."""
     runnable: list[GoldenQuestion] = []
     skipped: list[dict[str, Any]] = []
+    usable = set(prepared.doc_ids) | prepared.failed_documents
     for question in golden.answerable:
-        blocked = sorted({e.doc for e in question.evidence if e.doc not in prepared.doc_ids})
+        blocked = sorted({e.doc for e in question.evidence if e.doc not in usable})
         if blocked:
             skipped.append(
                 {
@@ -124,6 +141,30 @@ def split_questions(
         else:
             runnable.append(question)
     return runnable, skipped
+
+
+def missing_documents(golden: GoldenSet, prepared: PreparedCorpus) -> dict[str, str]:
+    """The set's documents that failed to ingest, with why, in the set's order."""
+    return {
+        name: prepared.skipped_documents.get(name, "failed to ingest")
+        for name in golden.documents
+        if name in prepared.failed_documents
+    }
+
+
+def by_capability(by_tag: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, Any]:
+    """Per capability tag present (ocr, german, table, cjk), ``n`` and each mode's metrics,
+    from the per-mode, per-tag summaries."""
+    report: dict[str, Any] = {}
+    for tag in CAPABILITY_TAGS:
+        rows = {mode: tags[tag] for mode, tags in by_tag.items() if tag in tags}
+        if rows:
+            n = next(iter(rows.values()))["n"]
+            report[tag] = {
+                "n": n,
+                **{m: {k: v for k, v in r.items() if k != "n"} for m, r in rows.items()},
+            }
+    return report
 
 
 def collect_arms(
@@ -158,6 +199,12 @@ def _describe(chunk: RetrievedChunk | None) -> dict[str, Any] | None:
     return {"doc": chunk.doc, "page": chunk.unit + 1, "text": " ".join(chunk.text.split())[:160]}
 
 
+def _missing_of(question: GoldenQuestion, missing: Mapping[str, str]) -> dict[str, Any]:
+    """``{"missing_documents": [...]}`` for a question on a document that failed to ingest."""
+    names = sorted({e.doc for e in question.evidence} & set(missing))
+    return {"missing_documents": names} if names else {}
+
+
 def _summarize_by_kind(
     results: Sequence[QuestionResult], kinds: Mapping[str, str]
 ) -> dict[str, dict[str, float]]:
@@ -182,6 +229,7 @@ def evaluate_retrieval(
     questions, skipped = split_questions(golden, prepared)
     if not questions:
         raise GoldenError("no answerable question has all its documents indexed")
+    missing = missing_documents(golden, prepared)
     collected = collect_arms(questions, store, embedder, settings)
     chunks = ChunkCache(store, prepared.names)
     modes: dict[str, Any] = {}
@@ -204,6 +252,7 @@ def evaluate_retrieval(
             ],
             "rank": result.rank,
             "first": _describe(ranked[0] if ranked else None),
+            **_missing_of(item.question, missing),
         }
         for item, (result, ranked) in zip(collected, per_mode["hybrid"], strict=True)
         if result.rank is None or result.rank > 8
@@ -213,13 +262,21 @@ def evaluate_retrieval(
             "id": item.question.id,
             "tags": list(item.question.tags),
             **{f"{mode}_rank": per_mode[mode][i][0].rank for mode in MODES},
+            **_missing_of(item.question, missing),
         }
         for i, item in enumerate(collected)
     ]
+    # Keys a plain set (dev.json) has no use for are left out, so its report stays as it was.
+    extra: dict[str, Any] = {}
+    if golden.uses_capabilities:
+        extra["by_capability"] = by_capability(by_tag)
+    if missing:
+        extra["missing_documents"] = missing
     return {
         "modes": modes,
         "by_tag": by_tag,
         "by_kind": by_kind,
+        **extra,
         "questions": len(questions),
         "settings": settings.model_dump(),
         "misses": misses,
@@ -374,7 +431,9 @@ def tune_retrieval(
 
 __all__ = [
     "PreparedCorpus",
+    "by_capability",
     "evaluate_retrieval",
+    "missing_documents",
     "prepare_corpus",
     "tune_retrieval",
 ]
