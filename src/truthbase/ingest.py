@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -114,14 +114,65 @@ def _embed_distinct(embedder: Embedder, inputs: list[str]) -> npt.NDArray[np.flo
     return np.asarray(embedded[[row[text] for text in inputs]], dtype=np.float32)
 
 
+#: Chunks embedded between two progress reports (a job's "embed" stage, pages done).
+PROGRESS_BATCH = 64
+
+#: ``(stage, pages_done, pages_total)``: how far :func:`index_document` is.
+Progress = Callable[[str, int, int], None]
+
+
+def _embed_chunks(
+    embedder: Embedder,
+    inputs: list[str],
+    units: Sequence[int],
+    n_units: int,
+    progress: Progress | None,
+) -> tuple[npt.NDArray[np.float32], list[bytes] | None]:
+    """The chunks' vectors and packed token signs (None: no token data); with ``progress``,
+    embedded in batches of :data:`PROGRESS_BATCH`, each reported as the pages it finished."""
+    batches = (
+        [(0, len(inputs))]
+        if progress is None
+        else [(i, min(i + PROGRESS_BATCH, len(inputs))) for i in range(0, len(inputs), PROGRESS_BATCH)]
+    )
+    vectors: list[npt.NDArray[np.float32]] = []
+    signs: list[bytes] | None = []
+    token_embedder = isinstance(embedder, TokenEmbedder)
+    for lo, hi in batches:
+        if token_embedder:
+            assert isinstance(embedder, TokenEmbedder)
+            batch_vectors, tokens = embedder.embed_with_tokens(inputs[lo:hi])
+            if signs is not None and tokens is not None and all(len(t.tokens) for t in tokens):
+                signs += [pack_signs(t.vectors) for t in tokens]
+            else:
+                signs = None
+        else:
+            batch_vectors, signs = _embed_distinct(embedder, inputs[lo:hi]), None
+        vectors.append(np.asarray(batch_vectors, dtype=np.float32))
+        if progress is not None:
+            done = n_units if hi == len(inputs) else units[hi - 1]
+            progress("embed", done, n_units)
+    if not vectors:
+        return np.zeros((0, embedder.dim), dtype=np.float32), None
+    return np.concatenate(vectors), signs
+
+
 def index_document(
     document: ExtractedDocument,
     store: Store,
     embedder: Embedder,
     chunking: ChunkingSettings,
     times: StageTimes | None = None,
+    *,
+    replace: bool = False,
+    progress: Progress | None = None,
+    **extra: Any,
 ) -> list[ChunkDraft]:
-    """Chunk, embed (chunks and their sentence windows) and store one extracted document."""
+    """Chunk, embed (chunks and their sentence windows) and store one extracted document.
+
+    ``replace``: the document is in the index already (a re-ingest) and is replaced in the same
+    transaction. ``progress`` hears each stage (and, while embedding, the pages done). ``extra``
+    goes to :class:`~truthbase.records.IndexedDocument` as it is (owner, visibility, screen)."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
@@ -144,28 +195,37 @@ def index_document(
         context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows
     ]
     token_signs: list[bytes] | None = None
-    if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):
+    if progress is not None:
+        progress("embed", 0, len(document.units))
+    if progress is not None or (chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder)):
         # The chunk vectors and their token vectors come from one forward pass.
-        chunk_vectors, tokens = embedder.embed_with_tokens(chunk_inputs)
-        if tokens is not None and all(len(t.tokens) for t in tokens):
-            token_signs = [pack_signs(t.vectors) for t in tokens]
+        chunk_vectors, token_signs = _embed_chunks(
+            embedder, chunk_inputs, [d.unit for d in drafts], len(document.units), progress
+        )
+        if not chunking.token_signs:
+            token_signs = None
         vectors = np.concatenate([chunk_vectors, _embed_distinct(embedder, window_inputs)])
     else:
         vectors = _embed_distinct(embedder, chunk_inputs + window_inputs)
     times.embed = time.perf_counter() - started
 
     started = time.perf_counter()
-    store.add_document(
-        IndexedDocument(
-            document=document,
-            chunks=drafts,
-            vectors=vectors[: len(drafts)],
-            embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
-            windows=windows,
-            window_vectors=vectors[len(drafts) :],
-            token_signs=token_signs,
-        )
+    if progress is not None:
+        progress("store", len(document.units), len(document.units))
+    indexed = IndexedDocument(
+        document=document,
+        chunks=drafts,
+        vectors=vectors[: len(drafts)],
+        embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+        windows=windows,
+        window_vectors=vectors[len(drafts) :],
+        token_signs=token_signs,
+        **extra,
     )
+    if replace:
+        store.add_document(indexed, replace=True)
+    else:
+        store.add_document(indexed)
     times.store = time.perf_counter() - started
     return drafts
 

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InvalidInput
+from .ingest_screen import ScreenResult
 from .model import ChunkDraft, ExtractedDocument, Rect
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
@@ -277,6 +278,7 @@ class IndexedDocument:
     windows: Sequence[WindowDraft] = ()
     window_vectors: FloatMatrix | None = None
     token_signs: Sequence[bytes] | None = None
+    screen: ScreenResult | None = None  # the prompt-injection screen's verdict (None: not run)
 
     def __post_init__(self) -> None:
         chunks, vectors, dim = self.chunks, self.vectors, self.embedder.dim

@@ -21,6 +21,7 @@ from ..codec import (
     unit_rows,
     vector_literal,
 )
+from . import library
 from .pool import Pool
 from .schema import WRITE_LOCK, Hnsw, ensure_hnsw, index_embedder, type_vectors
 
@@ -55,13 +56,23 @@ def has_document(pool: Pool, doc_id: str) -> bool:
         return row.fetchone() is not None
 
 
-def add_document(pool: Pool, hnsw: Hnsw, indexed: IndexedDocument) -> None:
-    """The document, its units, chunks, vectors of chunks and windows and the chunks' token
-    signs, in one transaction. The first document types the vector columns (and builds the HNSW
-    indexes when ``hnsw.enabled``)."""
+def add_document(
+    pool: Pool, hnsw: Hnsw, indexed: IndexedDocument, *, replace: bool = False
+) -> None:
+    """The document, its units, chunks, vectors of chunks and windows, the chunks' token
+    signs and the screen verdict, in one transaction. The first document types the vector
+    columns (and builds the HNSW indexes when ``hnsw.enabled``). ``replace``: the document's
+    current rows go in the same transaction (a re-ingest; its holders stay)."""
     document, embedder, chunk_drafts = indexed.document, indexed.embedder, indexed.chunks
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        holders: list[tuple[str, str]] = []
+        if replace:
+            holders = conn.execute(
+                "SELECT holder, added_at FROM truthbase.document_holders WHERE doc_id = %s",
+                (document.sha256,),
+            ).fetchall()
+            library.delete_rows(conn, document.sha256)
         current = index_embedder(conn)
         if current is None:
             conn.execute(
@@ -130,6 +141,14 @@ def add_document(pool: Pool, hnsw: Hnsw, indexed: IndexedDocument) -> None:
                     "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
                     (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
                 )
+        if indexed.screen is not None:
+            library.write_screen(conn, document.sha256, indexed.screen)
+        for holder, added_at in holders:
+            conn.execute(
+                "INSERT INTO truthbase.document_holders(doc_id, holder, added_at) "
+                "VALUES (%s, %s, %s)",
+                (document.sha256, holder, added_at),
+            )
 
 
 def get_index_embedder(pool: Pool) -> IndexEmbedder | None:

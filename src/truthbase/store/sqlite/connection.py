@@ -18,10 +18,10 @@ from ..base import StoreError
 
 __all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
-SCHEMA_VERSION = 6  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments; 6: token signs
+SCHEMA_VERSION = 8  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments; 6: token signs; 8: ingest jobs, screen verdicts, document holders
 #: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3, 4, 5})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6})
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
