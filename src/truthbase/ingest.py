@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +20,8 @@ from .chunking import chunk_units
 from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
-from .model import ChunkDraft, ExtractedDocument
+from .ingest_screen import ScreenResult
+from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text
@@ -166,13 +167,16 @@ def index_document(
     *,
     replace: bool = False,
     progress: Progress | None = None,
-    **extra: Any,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
+    screen: ScreenResult | None = None,
 ) -> list[ChunkDraft]:
-    """Chunk, embed (chunks and their sentence windows) and store one extracted document.
+    """Chunk, embed (chunks and their sentence windows) and store one extracted document,
+    owned by ``owner`` (None: the operator) with ``visibility`` (see :mod:`truthbase.access`).
 
     ``replace``: the document is in the index already (a re-ingest) and is replaced in the same
-    transaction. ``progress`` hears each stage (and, while embedding, the pages done). ``extra``
-    goes to :class:`~truthbase.records.IndexedDocument` as it is (owner, visibility, screen)."""
+    transaction. ``progress`` hears each stage (and, while embedding, the pages done).
+    ``screen``: the prompt-injection screen's verdict, stored with the document."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
@@ -220,7 +224,9 @@ def index_document(
         windows=windows,
         window_vectors=vectors[len(drafts) :],
         token_signs=token_signs,
-        **extra,
+        owner=owner,
+        visibility=visibility,
+        screen=screen,
     )
     if replace:
         store.add_document(indexed, replace=True)
@@ -231,9 +237,16 @@ def index_document(
 
 
 def ingest_file(
-    path: Path, store: Store, embedder: Embedder, chunking: ChunkingSettings
+    path: Path,
+    store: Store,
+    embedder: Embedder,
+    chunking: ChunkingSettings,
+    *,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
 ) -> FileOutcome:
-    """Extract, chunk, embed and store one file; never raises for a bad file."""
+    """Extract, chunk, embed and store one file; never raises for a bad file. A file whose
+    bytes the index holds already is left as it is (its owner and visibility too)."""
     times = StageTimes()
     try:
         doc_id = sha256_file(path)
@@ -248,7 +261,9 @@ def ingest_file(
         document.path = str(path.resolve())
         times.extract = time.perf_counter() - started
 
-        drafts = index_document(document, store, embedder, chunking, times)
+        drafts = index_document(
+            document, store, embedder, chunking, times, owner=owner, visibility=visibility
+        )
     except ExtractionError as exc:
         return FileOutcome(
             path=path, status="failed", doc_id=doc_id, reason=exc.reason, message=str(exc)
@@ -284,14 +299,17 @@ def ingest_paths(
     *,
     on_start: Callable[[list[Path]], None] | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
+    owner: str | None = None,
+    visibility: Visibility = "shared",
 ) -> IngestSummary:
-    """Ingest every supported file under ``paths``; one transaction per document."""
+    """Ingest every supported file under ``paths``; one transaction per document; new
+    documents get ``owner`` and ``visibility``."""
     files, missing = discover(paths)
     summary = IngestSummary(outcomes=list(missing))
     if on_start is not None:
         on_start(files)
     for file in files:
-        outcome = ingest_file(file, store, embedder, chunking)
+        outcome = ingest_file(file, store, embedder, chunking, owner=owner, visibility=visibility)
         summary.outcomes.append(outcome)
         if on_file is not None:
             on_file(outcome)

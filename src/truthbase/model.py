@@ -15,6 +15,10 @@ Rect = tuple[float, float, float, float]
 
 DocumentKind = Literal["pdf", "epub"]
 
+#: Who may see a document besides its owner: nobody (private) or every user (shared).
+Visibility = Literal["private", "shared"]
+VISIBILITIES: tuple[Visibility, ...] = ("private", "shared")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PageGeometry:
@@ -156,6 +160,8 @@ class DocumentInfo:
     chunk_count: int
     ingested_at: str
     extractor_version: str
+    owner: str | None = None  # a user name; None: the operator (CLI ingest)
+    visibility: Visibility = "shared"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

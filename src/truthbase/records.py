@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from .errors import InvalidInput
 from .ingest_screen import ScreenResult
-from .model import ChunkDraft, ExtractedDocument, Rect
+from .model import ChunkDraft, ExtractedDocument, Rect, Visibility
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
 FloatMatrix = npt.NDArray[np.float32]
@@ -278,9 +278,13 @@ class IndexedDocument:
     windows: Sequence[WindowDraft] = ()
     window_vectors: FloatMatrix | None = None
     token_signs: Sequence[bytes] | None = None
+    owner: str | None = None  # a user name; None: the operator (CLI ingest)
+    visibility: Visibility = "shared"
     screen: ScreenResult | None = None  # the prompt-injection screen's verdict (None: not run)
 
     def __post_init__(self) -> None:
+        if self.visibility == "private" and self.owner is None:
+            raise InvalidInput("a private document needs an owner")
         chunks, vectors, dim = self.chunks, self.vectors, self.embedder.dim
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
@@ -304,3 +308,63 @@ class IndexedDocument:
                 )
             for i, blob in enumerate(self.token_signs):
                 check_sign_blob(f"chunk {i}", blob, dim)
+
+
+# -- who asks, and the accounts behind it ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Viewer:
+    """Who asks: a signed-in user (``user``, with ``admin``), or, with ``user`` None, the
+    operator at the command line or the single local user of a server without accounts.
+    :mod:`truthbase.access` says what each may see; every read path takes one."""
+
+    user: str | None = None
+    admin: bool = False
+
+    @property
+    def local(self) -> bool:
+        """The operator or the anonymous local user (no account)."""
+        return self.user is None
+
+
+#: The command line's viewer, and the local user's of a loopback server without accounts.
+OPERATOR = Viewer()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserRecord:
+    """An account: ``password_hash`` is Argon2id's encoded string (never the password)."""
+
+    name: str
+    password_hash: str
+    admin: bool = False
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRecord:
+    """A server-side login session: the cookie carries the session id, the store keeps only its
+    sha256 (``id_hash``); times are Unix seconds."""
+
+    id_hash: str
+    user: str
+    created_at: float
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiTokenRecord:
+    """An API token for scripts (``Authorization: Bearer``): ``id`` is its public handle (shown
+    in lists, used to revoke), ``secret_hash`` the sha256 of the whole token, shown once."""
+
+    id: str
+    secret_hash: str
+    user: str
+    name: str | None = None
+    created_at: str = ""
+    revoked_at: str | None = None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None

@@ -4,31 +4,36 @@
 documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:`TokenSigns`
 (late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
-and :class:`QuotaCounters` (atomic request admission). A caller that needs one of them takes a
+and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
+sessions, API tokens). A caller that needs one of them takes a
 ``Store`` and calls the method: there is no backend without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError
 from ..ingest_screen import ScreenResult
 from ..library import Job, JobDraft, UploadLimits
-from ..model import Chunk, DocumentInfo, TocEntry, Unit
+from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ..quota import Admission, QuotaLimits
 from ..records import (
+    ApiTokenRecord,
     ArmHit,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    SessionRecord,
     StoredAnswer,
     StoredSegments,
+    UserRecord,
     check_sign_blob,
 )
 
 __all__ = [
+    "Accounts",
     "AnswerLog",
     "Documents",
     "Jobs",
@@ -72,6 +77,12 @@ class Documents(Protocol):
 
     def index_embedder(self) -> IndexEmbedder | None: ...
 
+    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+        """Set a document's owner and visibility (:mod:`truthbase.access` decides who may);
+        False when there is no such document. InvalidInput for a private document without an
+        owner."""
+        ...
+
     def counts(self) -> dict[str, int]:
         """Rows of documents, units, chunks and token_chunks (chunks with token signs)."""
         ...
@@ -81,16 +92,24 @@ class SearchArms(Protocol):
     """The two retrieval arms; :func:`truthbase.retrieve.hybrid.search` fuses them."""
 
     def fts_search(
-        self, match_expression: str, limit: int, title_weight: float = 0.0
+        self,
+        match_expression: str,
+        limit: int,
+        title_weight: float = 0.0,
+        doc_ids: Collection[str] | None = None,
     ) -> list[ArmHit]:
         """BM25 over chunk text (FTS5's bm25() on both backends), plus the document title at
         ``title_weight`` (0: the title is not searched); ``match_expression`` as
-        :func:`truthbase.retrieve.fts_query.build_fts_query` writes it."""
+        :func:`truthbase.retrieve.fts_query.build_fts_query` writes it. ``doc_ids`` (None:
+        every document) limits the arm to the chunks of those documents, inside the query:
+        the top ``limit`` of what the caller may see (:func:`truthbase.access.visible_ids`)."""
         ...
 
-    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
+    def dense_search(
+        self, query_vector: FloatMatrix, limit: int, doc_ids: Collection[str] | None = None
+    ) -> list[ArmHit]:
         """Chunks by cosine to ``query_vector``: a chunk scores the best of its own vector and
-        its windows' vectors (max-sim)."""
+        its windows' vectors (max-sim); ``doc_ids`` as for :meth:`fts_search`."""
         ...
 
 
@@ -229,6 +248,53 @@ class Jobs(Protocol):
         self, owner: str | None = None, *, everyone: bool = True, limit: int = 200
     ) -> list[Job]:
         """Newest first: everyone's, or ``owner``'s only."""
+
+
+class Accounts(Protocol):
+    """Users, their login sessions and their API tokens. Removing a user removes their
+    sessions and tokens (their documents stay, with their owner's name)."""
+
+    def add_user(self, user: UserRecord) -> None:
+        """InvalidInput when a user of that name exists."""
+        ...
+
+    def user(self, name: str) -> UserRecord | None: ...
+
+    def users(self) -> list[UserRecord]:
+        """Every user, by name."""
+        ...
+
+    def user_count(self) -> int: ...
+
+    def remove_user(self, name: str) -> bool:
+        """False when there is no such user."""
+        ...
+
+    def set_password(self, name: str, password_hash: str) -> bool:
+        """Replace the hash and end every session of the user; False when there is no such
+        user."""
+        ...
+
+    def add_session(self, session: SessionRecord) -> None:
+        """Keep a new session (and forget sessions that expired before it began)."""
+        ...
+
+    def session(self, id_hash: str) -> SessionRecord | None:
+        """The session with that hash, expired or not (the caller compares the time)."""
+        ...
+
+    def remove_session(self, id_hash: str) -> None: ...
+
+    def add_token(self, token: ApiTokenRecord) -> None: ...
+
+    def token_by_hash(self, secret_hash: str) -> ApiTokenRecord | None: ...
+
+    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
+        """Every token (of ``user``), oldest first, revoked ones included."""
+        ...
+
+    def revoke_token(self, token_id: str, revoked_at: str) -> bool:
+        """False when there is no such token or it was revoked already."""
         ...
 
 
@@ -239,6 +305,7 @@ class Store(
     AnswerLog,
     SegmentIndex,
     QuotaCounters,
+    Accounts,
     Library,
     Jobs,
     Protocol,

@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..model import Chunk, DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
+from ..model import (
+    Chunk,
+    DocumentInfo,
+    ExtractedDocument,
+    PageGeometry,
+    Rect,
+    TocEntry,
+    Unit,
+    Visibility,
+)
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 
 __all__ = [
@@ -84,9 +93,11 @@ def decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
     return boxes
 
 
-def document_row(document: ExtractedDocument) -> tuple[Any, ...]:
+def document_row(
+    document: ExtractedDocument, owner: str | None = None, visibility: Visibility = "shared"
+) -> tuple[Any, ...]:
     """(id, title, path, kind, unit_count, ingested_at, extractor_version, report, toc,
-    metadata) of a new document, as both backends insert it."""
+    metadata, owner, visibility) of a new document, as both backends insert it."""
     return (
         document.sha256,
         document.title,
@@ -98,12 +109,14 @@ def document_row(document: ExtractedDocument) -> tuple[Any, ...]:
         json.dumps(asdict(document.report)),
         json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
         json.dumps(document.metadata) if document.metadata else None,
+        owner,
+        visibility,
     )
 
 
 def document_info(row: Sequence[Any]) -> DocumentInfo:
     """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
-    extractor_version), as both backends select it."""
+    extractor_version, owner, visibility), as both backends select it."""
     return DocumentInfo(
         id=str(row[0]),
         title=str(row[1]),
@@ -113,6 +126,8 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
         chunk_count=int(str(row[5])),
         ingested_at=str(row[6]),
         extractor_version=str(row[7]),
+        owner=None if row[8] is None else str(row[8]),
+        visibility="private" if row[9] == "private" else "shared",
     )
 
 

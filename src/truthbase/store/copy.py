@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit
+from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit, Visibility
 from ..records import FloatMatrix, IndexedDocument, IndexEmbedder, WindowDraft
 from .base import Store, StoreError
 from .codec import rects_from_json
@@ -48,11 +48,15 @@ def _copy(
     documents = db.execute(
         # In the order they were ingested (of their first chunk), so that a fresh target gives
         # the chunks the same ids as the source (ties between equal scores break the same way).
-        "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata "
+        "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata, "
+        "owner, visibility "
         "FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
         "d.rowid"
     ).fetchall()
-    for doc_id, title, path, kind, unit_count, version, report, toc, metadata in documents:
+    for row in documents:
+        doc_id, title, path, kind, unit_count, version, report, toc, metadata = row[:9]
+        owner = row[9]
+        visibility: Visibility = "private" if row[10] == "private" else "shared"
         if target.has_document(doc_id):
             continue
         units: list[Unit] = []
@@ -115,6 +119,8 @@ def _copy(
                 windows=windows,
                 window_vectors=window_vectors,
                 token_signs=token_signs,
+                owner=owner,
+                visibility=visibility,
             )
         )
         copied += 1

@@ -4,9 +4,9 @@ One module per concept, each a set of functions over the connection :class:`~.po
 :mod:`.pool` (connections), :mod:`.schema` (creating and migrating the schema, refreshing its
 SQL functions, typing the vector columns, HNSW), :mod:`.documents`, :mod:`.search` (the two
 arms, in SQL; :mod:`.terms` turns the retrieval layer's FTS5 expression into their terms),
-:mod:`.tokens`, :mod:`.answers`, :mod:`.segments` and :mod:`.quota`. :class:`PostgresStore`
-puts them behind the :class:`~truthbase.store.base.Store` Protocol; column values are
-:mod:`truthbase.store.codec`'s, as SQLite's are.
+:mod:`.tokens`, :mod:`.answers`, :mod:`.segments`, :mod:`.quota` and :mod:`.accounts`.
+:class:`PostgresStore` puts them behind the :class:`~truthbase.store.base.Store` Protocol;
+column values are :mod:`truthbase.store.codec`'s, as SQLite's are.
 
 Connections: a small pool (``pool_size``); each call borrows one, each document is written in
 one transaction (with an advisory lock, so concurrent writers serialize as SQLite's
@@ -15,22 +15,25 @@ one transaction (with an advisory lock, so concurrent writers serialize as SQLit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ...ingest_screen import ScreenResult
 from ...library import Job, JobDraft, UploadLimits
-from ...model import Chunk, DocumentInfo, TocEntry, Unit
+from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits
 from ...records import (
+    ApiTokenRecord,
     ArmHit,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    SessionRecord,
     StoredAnswer,
     StoredSegments,
+    UserRecord,
 )
-from . import answers, documents, jobs, library, quota, search, segments, tokens
+from . import accounts, answers, documents, jobs, library, quota, search, segments, tokens
 from .pool import Pool
 from .schema import SCHEMA_VERSION, Hnsw, migrate
 
@@ -90,15 +93,24 @@ class PostgresStore:
     def counts(self) -> dict[str, int]:
         return documents.counts(self._pool)
 
+    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+        return documents.set_document_access(self._pool, doc_id, owner, visibility)
+
     # -- search arms ----------------------------------------------------------------------
 
     def fts_search(
-        self, match_expression: str, limit: int, title_weight: float = 0.0
+        self,
+        match_expression: str,
+        limit: int,
+        title_weight: float = 0.0,
+        doc_ids: Collection[str] | None = None,
     ) -> list[ArmHit]:
-        return search.fts_search(self._pool, match_expression, limit, title_weight)
+        return search.fts_search(self._pool, match_expression, limit, title_weight, doc_ids)
 
-    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
-        return search.dense_search(self._pool, self.hnsw, query_vector, limit)
+    def dense_search(
+        self, query_vector: FloatMatrix, limit: int, doc_ids: Collection[str] | None = None
+    ) -> list[ArmHit]:
+        return search.dense_search(self._pool, self.hnsw, query_vector, limit, doc_ids)
 
     # -- token signs ----------------------------------------------------------------------
 
@@ -209,3 +221,44 @@ class PostgresStore:
 
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         return quota.try_admit(self._pool, client_key, now, limits)
+
+    # -- accounts -------------------------------------------------------------------------
+
+    def add_user(self, user: UserRecord) -> None:
+        accounts.add_user(self._pool, user)
+
+    def user(self, name: str) -> UserRecord | None:
+        return accounts.user(self._pool, name)
+
+    def users(self) -> list[UserRecord]:
+        return accounts.users(self._pool)
+
+    def user_count(self) -> int:
+        return accounts.user_count(self._pool)
+
+    def remove_user(self, name: str) -> bool:
+        return accounts.remove_user(self._pool, name)
+
+    def set_password(self, name: str, password_hash: str) -> bool:
+        return accounts.set_password(self._pool, name, password_hash)
+
+    def add_session(self, session: SessionRecord) -> None:
+        accounts.add_session(self._pool, session)
+
+    def session(self, id_hash: str) -> SessionRecord | None:
+        return accounts.session(self._pool, id_hash)
+
+    def remove_session(self, id_hash: str) -> None:
+        accounts.remove_session(self._pool, id_hash)
+
+    def add_token(self, token: ApiTokenRecord) -> None:
+        accounts.add_token(self._pool, token)
+
+    def token_by_hash(self, secret_hash: str) -> ApiTokenRecord | None:
+        return accounts.token_by_hash(self._pool, secret_hash)
+
+    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
+        return accounts.tokens(self._pool, user)
+
+    def revoke_token(self, token_id: str, revoked_at: str) -> bool:
+        return accounts.revoke_token(self._pool, token_id, revoked_at)

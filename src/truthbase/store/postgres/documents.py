@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...model import Chunk, DocumentInfo, Unit
+from ...errors import InvalidInput
+from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import StoreError, check_same_embedder
 from ..codec import (
@@ -33,13 +34,14 @@ __all__ = [
     "get_index_embedder",
     "has_document",
     "list_documents",
+    "set_document_access",
     "unit",
 ]
 
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
     "(SELECT count(*) FROM truthbase.chunks c WHERE c.doc_id = d.id), d.ingested_at, "
-    "d.extractor_version"
+    "d.extractor_version, d.owner, d.visibility"
 )
 #: counts()'s names and their tables
 _COUNTED = (
@@ -87,9 +89,9 @@ def add_document(
             check_same_embedder(current, embedder)
         conn.execute(
             "INSERT INTO truthbase.documents(id, title, path, kind, unit_count, ingested_at, "
-            "extractor_version, report, toc, metadata) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            document_row(document),
+            "extractor_version, report, toc, metadata, owner, visibility) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            document_row(document, indexed.owner, indexed.visibility),
         )
         with conn.cursor() as cur:
             cur.executemany(
@@ -149,6 +151,18 @@ def add_document(
                 "VALUES (%s, %s, %s)",
                 (document.sha256, holder, added_at),
             )
+
+
+def set_document_access(pool: Pool, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+    """A document's owner and visibility; False when there is no such document."""
+    if visibility == "private" and owner is None:
+        raise InvalidInput("a private document needs an owner")
+    with pool.connection() as conn, conn.transaction():
+        cursor = conn.execute(
+            "UPDATE truthbase.documents SET owner = %s, visibility = %s WHERE id = %s",
+            (owner, visibility, doc_id),
+        )
+        return bool(cursor.rowcount > 0)
 
 
 def get_index_embedder(pool: Pool) -> IndexEmbedder | None:

@@ -5,6 +5,9 @@
 
 -- Signatures that changed (a new argument): drop the old ones so that no call is ambiguous.
 DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean);
+-- Both arms gained the access filter (doc_ids text[]: the documents the caller may see).
+DROP FUNCTION IF EXISTS truthbase.dense_arm(vector, integer, boolean, integer);
+DROP FUNCTION IF EXISTS truthbase.fts_arm(text[], float8, integer);
 DROP FUNCTION IF EXISTS truthbase.hybrid_search(
     text, vector, integer, float8[], float8, integer, float8, text[], boolean
 );
@@ -87,7 +90,13 @@ $$;
 -- the terms left out, no chunk outside the candidates can reach the top n. Common words (idf
 -- near 0) are then never used to find candidates, only to score them; more terms are taken in,
 -- rarest first, until the bound holds. The result is the same as scoring every matching chunk.
-CREATE OR REPLACE FUNCTION truthbase.fts_arm(terms text[], title_weight float8, n integer)
+--
+-- doc_ids (NULL: every document) keeps the chunks of those documents only (truthbase.access:
+-- what the caller may see), inside the candidate query, so the arm's n are the best n the caller
+-- may see. The statistics (N, df) stay the whole index's, as FTS5's do on SQLite.
+CREATE OR REPLACE FUNCTION truthbase.fts_arm(
+    terms text[], title_weight float8, n integer, doc_ids text[] DEFAULT NULL
+)
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -120,7 +129,7 @@ DECLARE
     ids bigint[] := '{}';
     scores float8[] := '{}';
 BEGIN
-    IF n IS NULL OR n <= 0 THEN
+    IF n IS NULL OR n <= 0 OR cardinality(doc_ids) = 0 THEN
         RETURN;
     END IF;
     freq := CASE
@@ -204,7 +213,7 @@ BEGIN
             '        SELECT x.id, %s AS score, %s AS f FROM ( '
             '            SELECT c.id, 1.2 * (0.25 + 0.75 * c.ntok / %s::float8) AS k %s '
             '            FROM truthbase.chunks c '
-            '            WHERE c.tsv @@ $1 %s '
+            '            WHERE c.tsv @@ $1 %s %s '
             '            OFFSET 0 '
             '        ) x '
             '        UNION ALL '
@@ -215,9 +224,10 @@ BEGIN
             '    LIMIT $5 '
             ') b',
             expr, total, avgdl, freqs,
-            CASE WHEN old_q IS NULL THEN '' ELSE 'AND NOT (c.tsv @@ $2)' END)
+            CASE WHEN old_q IS NULL THEN '' ELSE 'AND NOT (c.tsv @@ $2)' END,
+            CASE WHEN doc_ids IS NULL THEN '' ELSE 'AND c.doc_id = ANY ($6)' END)
         INTO ids, scores
-        USING new_q, old_q, ids, scores, n;
+        USING new_q, old_q, ids, scores, n, doc_ids;
         old_q := CASE WHEN old_q IS NULL THEN new_q ELSE old_q || new_q END;
         used := upto;
         EXIT WHEN used >= m OR (
@@ -234,8 +244,13 @@ $$;
 -- own vector and its windows' (max-sim). Exact by default; use_index reads the HNSW indexes
 -- (approximate: each table's nearest 4n rows, then max-sim over those, searched with a beam of
 -- ef_search, at least 4n, candidates).
+--
+-- doc_ids (NULL: every document) keeps the chunks of those documents only, in each nearest-rows
+-- query (so the exactness argument below holds within them); with HNSW the filter applies to the
+-- index's candidates, so a very selective filter may return fewer than n (pgvector's iterative
+-- scans would help; exact search, the default, has no such limit).
 CREATE OR REPLACE FUNCTION truthbase.dense_arm(
-    qv vector, n integer, use_index boolean, ef_search integer
+    qv vector, n integer, use_index boolean, ef_search integer, doc_ids text[] DEFAULT NULL
 )
 RETURNS TABLE (chunk_id bigint, rank integer, score float8)
 LANGUAGE plpgsql STABLE AS $$
@@ -246,7 +261,7 @@ DECLARE
     ids bigint[];
     scores float8[];
 BEGIN
-    IF qv IS NULL OR n <= 0 THEN
+    IF qv IS NULL OR n <= 0 OR cardinality(doc_ids) = 0 THEN
         RETURN;
     END IF;
     IF use_index THEN
@@ -259,10 +274,14 @@ BEGIN
             SELECT a.cid, max(a.s) AS s
             FROM (
                 (SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s
-                 FROM truthbase.chunks c ORDER BY c.vector <#> qv LIMIT 4 * n)
+                 FROM truthbase.chunks c WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
+                 ORDER BY c.vector <#> qv LIMIT 4 * n)
                 UNION ALL
                 (SELECT w.chunk_id, -(w.vector <#> qv)::float8
-                 FROM truthbase.windows w ORDER BY w.vector <#> qv LIMIT 4 * n)
+                 FROM truthbase.windows w
+                 WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
+                 ORDER BY w.vector <#> qv LIMIT 4 * n)
             ) a
             GROUP BY a.cid
             ORDER BY s DESC, a.cid
@@ -278,6 +297,8 @@ BEGIN
             WITH near AS MATERIALIZED (
                 SELECT w.chunk_id AS cid, -(w.vector <#> qv)::float8 AS s
                 FROM truthbase.windows w
+                WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
                 ORDER BY w.vector <#> qv
                 FETCH FIRST lim ROWS WITH TIES
             )
@@ -290,6 +311,7 @@ BEGIN
                 FROM (
                     (SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s
                      FROM truthbase.chunks c
+                     WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
                      ORDER BY c.vector <#> qv
                      FETCH FIRST n ROWS WITH TIES)
                     UNION ALL
@@ -316,8 +338,11 @@ BEGIN
             SELECT a.cid, max(a.s) AS s
             FROM (
                 SELECT c.id AS cid, -(c.vector <#> qv)::float8 AS s FROM truthbase.chunks c
+                WHERE (doc_ids IS NULL OR c.doc_id = ANY (doc_ids))
                 UNION ALL
                 SELECT w.chunk_id, -(w.vector <#> qv)::float8 FROM truthbase.windows w
+                WHERE (doc_ids IS NULL OR w.chunk_id IN
+                     (SELECT x.id FROM truthbase.chunks x WHERE x.doc_id = ANY (doc_ids)))
             ) a
             GROUP BY a.cid
             ORDER BY s DESC, a.cid

@@ -9,6 +9,8 @@ cosine (a chunk scores the best of its own and its windows' vectors, as in SQLit
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ...records import ArmHit, FloatMatrix
 from ..codec import vector_literal
 from .pool import Pool
@@ -18,30 +20,53 @@ from .terms import terms_from_match_expression
 __all__ = ["dense_search", "fts_search"]
 
 
+def _doc_array(doc_ids: Collection[str] | None) -> list[str] | None:
+    """The arms' ``doc_ids text[]`` argument: NULL for no filter."""
+    return None if doc_ids is None else sorted(doc_ids)
+
+
 def fts_search(
-    pool: Pool, match_expression: str, limit: int, title_weight: float = 0.0
+    pool: Pool,
+    match_expression: str,
+    limit: int,
+    title_weight: float = 0.0,
+    doc_ids: Collection[str] | None = None,
 ) -> list[ArmHit]:
     """BM25 (as FTS5's bm25() computes it, in SQL) over chunk text, plus the title (weight A)
     at ``title_weight`` (0: the title is not searched at all). ``match_expression`` is the
     FTS5 expression the retrieval layer builds; its terms become an OR of phrases (see
-    :mod:`.terms`)."""
+    :mod:`.terms`). ``doc_ids`` (None: all) filters inside the SQL function."""
     terms = terms_from_match_expression(match_expression)
     if not terms:
         return []
     with pool.connection() as conn:
         rows = conn.execute(
-            "SELECT chunk_id, rank, score FROM truthbase.fts_arm(%s::text[], %s, %s)",
-            (terms, float(title_weight), int(limit)),
+            "SELECT chunk_id, rank, score FROM truthbase.fts_arm(%s::text[], %s, %s, %s::text[])",
+            (terms, float(title_weight), int(limit), _doc_array(doc_ids)),
         ).fetchall()
     return [ArmHit(chunk_id=int(r[0]), rank=int(r[1]), score=float(r[2])) for r in rows]
 
 
-def dense_search(pool: Pool, hnsw: Hnsw, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
+def dense_search(
+    pool: Pool,
+    hnsw: Hnsw,
+    query_vector: FloatMatrix,
+    limit: int,
+    doc_ids: Collection[str] | None = None,
+) -> list[ArmHit]:
     """Exact cosine (inner product of L2-normalized vectors), or HNSW when ``hnsw.enabled``;
-    a chunk scores the best of its own and its windows' vectors."""
+    a chunk scores the best of its own and its windows' vectors. ``doc_ids`` (None: all)
+    filters inside the SQL function."""
     with pool.connection() as conn:
         rows = conn.execute(
-            "SELECT chunk_id, rank, score FROM truthbase.dense_arm(%s::vector, %s, %s, %s)",
-            (vector_literal(query_vector), int(limit), hnsw.enabled, hnsw.ef_search),
+            "SELECT chunk_id, rank, score "
+            "FROM truthbase.dense_arm(%s::vector, %s, %s, %s, %s::text[])",
+            (
+                vector_literal(query_vector),
+                int(limit),
+                hnsw.enabled,
+                hnsw.ef_search,
+                _doc_array(doc_ids),
+            ),
         ).fetchall()
     return [ArmHit(chunk_id=int(r[0]), rank=int(r[1]), score=float(r[2])) for r in rows]

@@ -3,29 +3,32 @@
 One module per concept, each a set of functions over a :class:`~.connection.Database` (the
 connection, its lock, transactions): :mod:`.connection` (opening, schema and its migrations),
 :mod:`.documents`, :mod:`.search` (the two arms), :mod:`.tokens`, :mod:`.answers`,
-:mod:`.segments` and :mod:`.quota`. :class:`SQLiteStore` puts them behind the
+:mod:`.segments`, :mod:`.quota` and :mod:`.accounts`. :class:`SQLiteStore` puts them behind the
 :class:`~truthbase.store.base.Store` Protocol; column values are :mod:`truthbase.store.codec`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...ingest_screen import ScreenResult
 from ...library import Job, JobDraft, UploadLimits
-from ...model import Chunk, DocumentInfo, TocEntry, Unit
+from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits
 from ...records import (
+    ApiTokenRecord,
     ArmHit,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    SessionRecord,
     StoredAnswer,
     StoredSegments,
+    UserRecord,
 )
-from . import answers, documents, jobs, library, search, segments, tokens
+from . import accounts, answers, documents, jobs, library, search, segments, tokens
 from .connection import ADDITIVE_FROM, SCHEMA_VERSION, Database
 from .quota import QuotaTable
 
@@ -71,15 +74,24 @@ class SQLiteStore:
     def counts(self) -> dict[str, int]:
         return documents.counts(self._db)
 
+    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+        return documents.set_document_access(self._db, doc_id, owner, visibility)
+
     # -- search arms ----------------------------------------------------------------------
 
     def fts_search(
-        self, match_expression: str, limit: int, title_weight: float = 0.0
+        self,
+        match_expression: str,
+        limit: int,
+        title_weight: float = 0.0,
+        doc_ids: Collection[str] | None = None,
     ) -> list[ArmHit]:
-        return search.fts_search(self._db, match_expression, limit, title_weight)
+        return search.fts_search(self._db, match_expression, limit, title_weight, doc_ids)
 
-    def dense_search(self, query_vector: FloatMatrix, limit: int) -> list[ArmHit]:
-        return search.dense_search(self._db, self._vectors, query_vector, limit)
+    def dense_search(
+        self, query_vector: FloatMatrix, limit: int, doc_ids: Collection[str] | None = None
+    ) -> list[ArmHit]:
+        return search.dense_search(self._db, self._vectors, query_vector, limit, doc_ids)
 
     # -- token signs ----------------------------------------------------------------------
 
@@ -190,3 +202,44 @@ class SQLiteStore:
 
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         return self._quota.try_admit(self._db, client_key, now, limits)
+
+    # -- accounts -------------------------------------------------------------------------
+
+    def add_user(self, user: UserRecord) -> None:
+        accounts.add_user(self._db, user)
+
+    def user(self, name: str) -> UserRecord | None:
+        return accounts.user(self._db, name)
+
+    def users(self) -> list[UserRecord]:
+        return accounts.users(self._db)
+
+    def user_count(self) -> int:
+        return accounts.user_count(self._db)
+
+    def remove_user(self, name: str) -> bool:
+        return accounts.remove_user(self._db, name)
+
+    def set_password(self, name: str, password_hash: str) -> bool:
+        return accounts.set_password(self._db, name, password_hash)
+
+    def add_session(self, session: SessionRecord) -> None:
+        accounts.add_session(self._db, session)
+
+    def session(self, id_hash: str) -> SessionRecord | None:
+        return accounts.session(self._db, id_hash)
+
+    def remove_session(self, id_hash: str) -> None:
+        accounts.remove_session(self._db, id_hash)
+
+    def add_token(self, token: ApiTokenRecord) -> None:
+        accounts.add_token(self._db, token)
+
+    def token_by_hash(self, secret_hash: str) -> ApiTokenRecord | None:
+        return accounts.token_by_hash(self._db, secret_hash)
+
+    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
+        return accounts.tokens(self._db, user)
+
+    def revoke_token(self, token_id: str, revoked_at: str) -> bool:
+        return accounts.revoke_token(self._db, token_id, revoked_at)

@@ -19,9 +19,11 @@ from ..base import StoreError
 __all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
 SCHEMA_VERSION = 8  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments; 6: token signs; 8: ingest jobs, screen verdicts, document holders
-#: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3, 4, 5, 6})
+# 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
+# 8: ingest jobs, screen verdicts, document holders
+#: Versions brought up to date in place: the schema script only adds tables, and
+#: :func:`_add_access_columns` the two columns of version 7 (existing documents: shared, no owner).
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7})
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
@@ -92,6 +94,8 @@ class Database:
         if row is not None:
             version = int(row[0])
             if version in ADDITIVE_FROM:
+                with self.transaction():
+                    _add_access_columns(db)
                 db.executescript(_schema_script())
                 with self.transaction():
                     db.execute(
@@ -114,6 +118,18 @@ class Database:
                 "VALUES ('schema_version', ?), ('generation', '0')",
                 (str(SCHEMA_VERSION),),
             )
+
+
+def _add_access_columns(conn: sqlite3.Connection) -> None:
+    """Version 7's document columns on an older index (before the script indexes them)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+    if "owner" not in columns:
+        conn.execute("ALTER TABLE documents ADD COLUMN owner TEXT")
+    if "visibility" not in columns:
+        conn.execute(
+            "ALTER TABLE documents ADD COLUMN visibility TEXT NOT NULL DEFAULT 'shared' "
+            "CHECK (visibility IN ('private', 'shared'))"
+        )
 
 
 def index_embedder(conn: sqlite3.Connection) -> IndexEmbedder | None:

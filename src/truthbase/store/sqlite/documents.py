@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...model import Chunk, DocumentInfo, Unit
+from ...errors import InvalidInput
+from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import check_same_embedder
 from ..codec import (
@@ -27,12 +28,14 @@ __all__ = [
     "get_index_embedder",
     "has_document",
     "list_documents",
+    "set_document_access",
     "unit",
 ]
 
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
-    "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version"
+    "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version, "
+    "d.owner, d.visibility"
 )
 
 
@@ -67,8 +70,9 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
             check_same_embedder(current, embedder)
         conn.execute(
             "INSERT INTO documents(id, title, path, kind, unit_count, ingested_at, "
-            "extractor_version, report, toc, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            document_row(document),
+            "extractor_version, report, toc, metadata, owner, visibility) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            document_row(document, indexed.owner, indexed.visibility),
         )
         conn.executemany(
             "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) "
@@ -116,6 +120,20 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
             [(document.sha256, holder, added) for holder, added in holders],
         )
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+
+def set_document_access(
+    db: Database, doc_id: str, owner: str | None, visibility: Visibility
+) -> bool:
+    """A document's owner and visibility; False when there is no such document."""
+    if visibility == "private" and owner is None:
+        raise InvalidInput("a private document needs an owner")
+    with db.transaction() as conn:
+        changed = conn.execute(
+            "UPDATE documents SET owner = ?, visibility = ? WHERE id = ?",
+            (owner, visibility, doc_id),
+        ).rowcount
+    return changed > 0
 
 
 def get_index_embedder(db: Database) -> IndexEmbedder | None:

@@ -14,8 +14,12 @@ CREATE TABLE IF NOT EXISTS documents (
     extractor_version TEXT NOT NULL,
     report            TEXT NOT NULL,             -- JSON: what extraction repaired
     toc               TEXT,                      -- JSON: EPUB table of contents
-    metadata          TEXT                       -- JSON: EPUB dc:* metadata
+    metadata          TEXT,                      -- JSON: EPUB dc:* metadata
+    owner             TEXT,                      -- user name; NULL: the operator (CLI)
+    visibility        TEXT NOT NULL DEFAULT 'shared'
+                      CHECK (visibility IN ('private', 'shared'))
 );
+CREATE INDEX IF NOT EXISTS documents_by_owner ON documents (owner);
 
 CREATE TABLE IF NOT EXISTS units (
     doc_id   TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
@@ -101,6 +105,33 @@ CREATE TABLE IF NOT EXISTS segments (
     PRIMARY KEY (doc_id, summarizer, idx)
 );
 
+-- Accounts (truthbase.access says who sees what): users with their Argon2id hashes, server-side
+-- login sessions (the cookie carries the session id; only its sha256 is kept) and API tokens
+-- (the sha256 of the whole token; tokens are 256 random bits, so a fast hash is enough).
+CREATE TABLE IF NOT EXISTS users (
+    name          TEXT PRIMARY KEY,
+    password_hash TEXT NOT NULL,                 -- Argon2id encoded string
+    admin         INTEGER NOT NULL DEFAULT 0,
+    created_at    TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    id_hash    TEXT PRIMARY KEY,                 -- sha256 hex of the cookie's session id
+    user_name  TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    created_at REAL NOT NULL,                    -- Unix seconds
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (user_name);
+
+CREATE TABLE IF NOT EXISTS api_tokens (
+    id          TEXT PRIMARY KEY,                -- public handle, shown in lists
+    secret_hash TEXT NOT NULL UNIQUE,            -- sha256 hex of the whole token
+    user_name   TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    name        TEXT,
+    created_at  TEXT NOT NULL,
+    revoked_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_name);
 -- Ingest jobs (truthbase.library; queries in sqlite/jobs.py): one row per file to ingest, its
 -- state, progress, lease (a worker's claim, renewed by heartbeats) and how it ended. Times are
 -- Unix seconds. doc_id has no foreign key: a job outlives the document it made.
