@@ -134,7 +134,9 @@ def _embed_chunks(
     batches = (
         [(0, len(inputs))]
         if progress is None
-        else [(i, min(i + PROGRESS_BATCH, len(inputs))) for i in range(0, len(inputs), PROGRESS_BATCH)]
+        else [
+            (i, min(i + PROGRESS_BATCH, len(inputs))) for i in range(0, len(inputs), PROGRESS_BATCH)
+        ]
     )
     vectors: list[npt.NDArray[np.float32]] = []
     signs: list[bytes] | None = []
@@ -201,7 +203,9 @@ def index_document(
     token_signs: list[bytes] | None = None
     if progress is not None:
         progress("embed", 0, len(document.units))
-    if progress is not None or (chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder)):
+    if progress is not None or (
+        chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder)
+    ):
         # The chunk vectors and their token vectors come from one forward pass.
         chunk_vectors, token_signs = _embed_chunks(
             embedder, chunk_inputs, [d.unit for d in drafts], len(document.units), progress

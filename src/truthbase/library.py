@@ -18,13 +18,13 @@ from typing import Any, Literal
 from .errors import TruthBaseError
 
 __all__ = [
+    "JOB_COLUMNS",
     "JOB_KINDS",
     "JOB_STATES",
     "Job",
     "JobDraft",
     "JobKind",
     "JobState",
-    "JOB_COLUMNS",
     "LimitExceeded",
     "UploadLimits",
     "day_start",

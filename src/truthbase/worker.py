@@ -187,7 +187,8 @@ def _ingest(
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
     except OSError as exc:
-        raise ExtractionError("unsupported", f"{job.filename}: the stored file is gone ({exc})")
+        message = f"{job.filename}: the stored file is gone ({exc})"
+        raise ExtractionError("unsupported", message) from exc
     kind = sniff_kind(head)
     if kind is None:
         raise ExtractionError(
@@ -240,17 +241,20 @@ def _access(job: Job, current: DocumentInfo | None) -> tuple[str | None, Visibil
 
 def work(
     store: Store,
-    embedder: Embedder,
+    embedder: Callable[[], Embedder],
     options: WorkerOptions,
     *,
     worker: str | None = None,
     stop: threading.Event | None = None,
+    wake: threading.Event | None = None,
     max_jobs: int | None = None,
     exit_when_idle: bool = False,
     clock: Clock = time.time,
 ) -> int:
     """Claim and run jobs until ``stop`` is set (or ``max_jobs`` ran, or, with
-    ``exit_when_idle``, none is left); returns the jobs run."""
+    ``exit_when_idle``, none is left); returns the jobs run. An idle worker looks again after
+    ``poll_s``, or at once when ``wake`` is set (the server sets it on each upload).
+    ``embedder`` gives the embedder (loaded lazily by the caller: only once there is a job)."""
     worker = worker or worker_name()
     stop = stop or threading.Event()
     ran = 0
@@ -263,8 +267,12 @@ def work(
         if job is None:
             if exit_when_idle:
                 break
-            stop.wait(options.poll_s)
+            if wake is not None:
+                wake.wait(options.poll_s)
+                wake.clear()
+            else:
+                stop.wait(options.poll_s)
             continue
-        run_job(store, embedder, job, worker, options, clock)
+        run_job(store, embedder(), job, worker, options, clock)
         ran += 1
     return ran

@@ -181,8 +181,10 @@ def verify_command(app: AppContext, as_json: bool) -> None:
                 f"page {f.page}: {f.why}"
             )
         for d in report.deleted:
-            click.echo(f"DELETED answer {d.answer_id} citation [{d.n}] doc {d.doc_id[:12]}: "
-                       "document deleted")
+            click.echo(
+                f"DELETED answer {d.answer_id} citation [{d.n}] doc {d.doc_id[:12]}: "
+                "document deleted"
+            )
         summary = (
             f"{report.answers} answers, {report.verified_citations} verified citations "
             f"re-checked, {report.unverified_citations} shown as unverified"

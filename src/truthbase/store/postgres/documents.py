@@ -41,7 +41,10 @@ __all__ = [
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
     "(SELECT count(*) FROM truthbase.chunks c WHERE c.doc_id = d.id), d.ingested_at, "
-    "d.extractor_version, d.owner, d.visibility"
+    "d.extractor_version, d.owner, d.visibility, "
+    "(SELECT string_agg(h.holder, chr(31)) FROM truthbase.document_holders h "
+    "WHERE h.doc_id = d.id), "
+    "(SELECT s.flagged FROM truthbase.document_screens s WHERE s.doc_id = d.id)"
 )
 #: counts()'s names and their tables
 _COUNTED = (

@@ -177,7 +177,9 @@ def job(pool: Pool, job_id: int) -> Job | None:
     return job_from_row(row) if row else None
 
 
-def jobs(pool: Pool, owner: str | None = None, *, everyone: bool = True, limit: int = 200) -> list[Job]:
+def jobs(
+    pool: Pool, owner: str | None = None, *, everyone: bool = True, limit: int = 200
+) -> list[Job]:
     """The newest jobs first: everyone's, or (``everyone`` False) ``owner``'s only."""
     with pool.connection() as conn:
         if everyone:

@@ -35,7 +35,9 @@ __all__ = [
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
     "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version, "
-    "d.owner, d.visibility"
+    "d.owner, d.visibility, "
+    "(SELECT group_concat(h.holder, char(31)) FROM document_holders h WHERE h.doc_id = d.id), "
+    "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id)"
 )
 
 

@@ -175,7 +175,9 @@ def job(db: Database, job_id: int) -> Job | None:
     return job_from_row(row) if row else None
 
 
-def jobs(db: Database, owner: str | None = None, *, everyone: bool = True, limit: int = 200) -> list[Job]:
+def jobs(
+    db: Database, owner: str | None = None, *, everyone: bool = True, limit: int = 200
+) -> list[Job]:
     """The newest jobs first: everyone's, or (``everyone`` False) ``owner``'s only."""
     with db.lock:
         if everyone:
