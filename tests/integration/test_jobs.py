@@ -92,10 +92,23 @@ def _queue_file(store: Any, data_dir: Path, data: bytes, name: str, **kw: Any) -
 
 
 def _long_pdf(seed: int, pages: int) -> bytes:
-    words = (
-        "valve pump flow station basin pressure filter gauge turbine sluice culvert "
-        "weir reservoir intake outfall"
-    ).split()
+    words = [
+        "valve",
+        "pump",
+        "flow",
+        "station",
+        "basin",
+        "pressure",
+        "filter",
+        "gauge",
+        "turbine",
+        "sluice",
+        "culvert",
+        "weir",
+        "reservoir",
+        "intake",
+        "outfall",
+    ]
     paragraphs = [
         " ".join(
             f"{words[(seed + p + i) % len(words)]}{(seed * 31 + p * 7 + i) % 997}"

@@ -21,6 +21,10 @@ class DocumentOut(_Body):
     chunks: int
     ingested_at: str
     file_url: str = Field(description="Where GET serves the document's bytes.")
+    contains_instructions: bool = Field(
+        default=False,
+        description="The prompt-injection screen found text addressed to a model in it.",
+    )
 
     @classmethod
     def of(cls, info: DocumentInfo) -> DocumentOut:
@@ -32,6 +36,7 @@ class DocumentOut(_Body):
             chunks=info.chunk_count,
             ingested_at=info.ingested_at,
             file_url=f"/api/documents/{info.id}/file",
+            contains_instructions=info.flagged,
         )
 
 
