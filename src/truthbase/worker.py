@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .config import ChunkingSettings
 from .embed import Embedder
+from .errors import TruthBaseError
 from .extract import ExtractionError, extract_path
 from .extract.sniff import HEAD_BYTES, probe, sniff_kind
 from .ingest import index_document
@@ -122,7 +123,7 @@ class _Lease:
             self.lost = True
 
 
-class _LeaseLost(Exception):
+class _LeaseLost(TruthBaseError):
     """Another worker holds the job now: stop without writing."""
 
 

@@ -114,8 +114,11 @@ function docRow(doc) {
         const name = prompt("New title", doc.title);
         if (name && name.trim() && name.trim() !== doc.title) change(doc, { title: name.trim() });
       }, text: "Rename" }),
-      el("button", { type: "button", class: "doc-visibility", onclick: () => change(doc, { visibility: doc.visibility === "shared" ? "private" : "shared" }),
-        text: doc.visibility === "shared" ? "Make private" : "Share" }),
+      // A private document needs an owner: the operator's (no owner) stay shared.
+      ...(doc.owner === null && doc.visibility === "shared" ? [] : [
+        el("button", { type: "button", class: "doc-visibility", onclick: () => change(doc, { visibility: doc.visibility === "shared" ? "private" : "shared" }),
+          text: doc.visibility === "shared" ? "Make private" : "Share" }),
+      ]),
       el("button", { type: "button", class: "doc-reingest", onclick: () => act(doc, "POST", `/api/documents/${doc.id}/reingest`, "Re-ingest queued"), text: "Re-ingest" }),
       el("button", { type: "button", class: "doc-delete", onclick: () => {
         if (confirm(`Delete ${doc.title}? Its passages leave search at once.`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Deleted");
