@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from .common import AppContext
 
 
@@ -24,8 +24,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     host = host if host is not None else server_settings.host
     port = port if port is not None else server_settings.port
     if app.settings.database_url is None and not app.settings.db.exists():
-        # Documents can be uploaded on the Library page now: an empty index is a start.
-        click.echo(f"no index at {app.settings.db} yet: creating an empty one (upload at /library)")
+        raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
     with app.store():
         pass  # fail here, with a message (a StoreError), rather than in the server's startup
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
