@@ -130,10 +130,13 @@ class _LeaseLost(TruthBaseError):
 def _take_existing(store: Store, job: Job) -> str | None:
     """The id of the document the job's bytes already are, its uploader added as a holder;
     None when the index does not have them."""
-    if job.kind != "ingest" or not store.has_document(job.sha256):
+    if job.kind != "ingest":
         return None
-    if job.owner is not None:
-        store.add_holder(job.sha256, job.owner)
+    info = store.document(job.sha256)
+    if info is None:
+        return None
+    if job.owner is not None and info.visibility == "private" and info.owner != job.owner:
+        store.add_holder(job.sha256, job.owner)  # someone else's private copy: theirs too
     return job.sha256
 
 

@@ -179,3 +179,74 @@ def test_job_events_stream(client: TestClient) -> None:
                 if states[job["id"]] in ("done", "failed"):
                     break
     assert seen[-1] == "done" and len(seen) >= 2, seen
+
+
+def _as_users(app: Any) -> Any:
+    """The app with a test-only login: the ``X-Test-User`` header names the viewer (the
+    accounts layer sets ``request.state.viewer`` the same way)."""
+    from truthbase.records import Viewer
+
+    @app.middleware("http")
+    async def login(request: Any, call_next: Any) -> Any:
+        user = request.headers.get("x-test-user")
+        if user:
+            request.state.viewer = Viewer(user=user, admin=user == "root")
+        return await call_next(request)
+
+    return app
+
+
+def test_one_document_per_content_across_users(tmp_path: Path) -> None:
+    pdf = text_pdf(PUMPS, title="Harbour pumps")
+    ann, bob, carol = ({"X-Test-User": u} for u in ("ann", "bob", "carol"))
+    with TestClient(_as_users(create_app(_settings(tmp_path)))) as client:
+
+        def upload(headers: dict[str, str]) -> dict[str, Any]:
+            r = client.post(
+                "/api/documents", files={"file": ("p.pdf", pdf, "application/pdf")}, headers=headers
+            )
+            assert r.status_code == 202, r.text
+            job = r.json()["jobs"][0]
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                jobs = {j["id"]: j for j in client.get("/api/jobs", headers=headers).json()["jobs"]}
+                if jobs[job["id"]]["state"] in ("done", "failed"):
+                    return jobs[job["id"]]
+                time.sleep(0.2)
+            raise AssertionError("job did not end")
+
+        def library(headers: dict[str, str]) -> list[dict[str, Any]]:
+            return list(client.get("/api/library", headers=headers).json())
+
+        first = upload(ann)
+        doc = first["doc_id"]
+        (row,) = library(ann)
+        assert row["owner"] == "ann" and row["visibility"] == "private" and row["can_manage"]
+        assert library(bob) == [] and library(carol) == []
+
+        second = upload(bob)  # the same bytes, someone else's private copy
+        assert second["state"] == "done" and second["doc_id"] == doc
+        assert "ann" not in str(second) and "ann" not in str(
+            client.get("/api/jobs", headers=bob).json()
+        )
+        (row,) = library(bob)
+        assert row["owner"] == "bob" and row["held"] and not row["can_manage"]
+        assert "ann" not in str(library(bob))
+        assert library(carol) == []
+        assert (
+            client.patch(f"/api/documents/{doc}", json={"title": "x"}, headers=bob).status_code
+            == 403
+        )
+        assert client.post(f"/api/documents/{doc}/reingest", headers=bob).status_code == 403
+        assert client.delete(f"/api/documents/{doc}", headers=carol).status_code == 404
+
+        assert client.delete(f"/api/documents/{doc}", headers=bob).status_code == 200
+        assert library(bob) == [] and len(library(ann)) == 1  # bob let go; ann's stays
+
+        upload(bob)
+        assert client.delete(f"/api/documents/{doc}", headers=ann).status_code == 200
+        assert library(ann) == []
+        (row,) = library(bob)  # ann left it to bob
+        assert row["owner"] == "bob" and row["can_manage"] and not row["held"]
+        assert client.delete(f"/api/documents/{doc}", headers=bob).status_code == 200
+        assert library(bob) == [] and library({"X-Test-User": "root"}) == []

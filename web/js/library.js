@@ -124,7 +124,11 @@ function docRow(doc) {
         if (confirm(`Delete ${doc.title}? Its passages leave search at once.`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Deleted");
       }, text: "Delete" }),
     ]
-    : [];
+    : doc.held
+      ? [el("button", { type: "button", class: "doc-delete", onclick: () => {
+        if (confirm(`Remove ${doc.title} from your library?`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Removed");
+      }, text: "Delete" })]
+      : [];
   return el("tr", { "data-doc": doc.id }, [
     title,
     el("td", { text: doc.kind }),

@@ -77,7 +77,10 @@ class LibraryDocumentOut(BaseModel):
         description="The prompt-injection screen found text addressed to a model."
     )
     instruction_hits: list[dict[str, Any]] = Field(description="The screen's first hits.")
-    can_manage: bool
+    can_manage: bool = Field(description="Rename, share, re-ingest, delete: its owner, an admin.")
+    held: bool = Field(
+        description="The viewer holds someone else's private copy: they may let go of it (delete)."
+    )
     file_url: str
 
 
@@ -140,7 +143,8 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
                 status=running.get(d.id, "ready"),
                 contains_instructions=screen is not None,
                 instruction_hits=[h.to_json() for h in screen.hits[:5]] if screen else [],
-                can_manage=may_manage(viewer, d) or viewer.user in d.holders,
+                can_manage=may_manage(viewer, d),
+                held=viewer.user is not None and viewer.user in d.holders,
                 file_url=f"/api/documents/{d.id}/file",
             )
         )
@@ -260,9 +264,9 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
 
         def run() -> LibraryDocumentOut:
             info = managed(viewer, doc_id)
+            if not may_manage(viewer, info):
+                raise HTTPException(403, "only its owner or an admin may change this document")
             if body.visibility is not None and body.visibility != info.visibility:
-                if not may_manage(viewer, info):
-                    raise HTTPException(403, "only its owner or an admin may change who sees it")
                 owner = (
                     info.owner
                     if info.owner is not None or body.visibility == "shared"
@@ -280,18 +284,21 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
     ) -> dict[str, Any]:
         """Delete a document: its units, chunks, vectors, token signs, segments and uploaded
-        file, in one transaction; stored answers that cited it keep their text. A user who
-        holds another's private document lets go of it (the owner's copy stays)."""
+        file, in one transaction; stored answers that cited it keep their text. One document
+        per content: a user who holds another's private document lets go of their hold, and an
+        owner whose document others hold leaves it to them (the first holder owns it)."""
         viewer = viewer_of(request)
 
         def run() -> dict[str, Any]:
             info = managed(viewer, doc_id)
-            if (
-                viewer.user is not None
-                and viewer.user in info.holders
-                and not may_manage(viewer, info)
-            ):
-                state.store.remove_holder(doc_id, viewer.user)
+            if not may_manage(viewer, info):  # a holder lets go of their hold
+                state.store.remove_holder(doc_id, str(viewer.user))
+                return {"deleted": doc_id}
+            if info.holders and info.owner == viewer.user:
+                # The owner leaves; the holders keep their copy: the first one owns it now.
+                heir = info.holders[0]
+                state.store.set_document_access(doc_id, heir, info.visibility)
+                state.store.remove_holder(doc_id, heir)
                 return {"deleted": doc_id}
             path = state.store.delete_document(doc_id)
             if path is not None:
@@ -313,6 +320,8 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
 
         def run() -> dict[str, Any]:
             info = managed(viewer, doc_id)
+            if not may_manage(viewer, info):
+                raise HTTPException(403, "only its owner or an admin may re-ingest this document")
             path = Path(info.path)
             if not path.is_file():
                 raise HTTPException(409, "the document's file is gone; upload it again")
