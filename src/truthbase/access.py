@@ -1,7 +1,9 @@
 """Who sees what: the one access policy. Callers ask it; they do not re-decide it.
 
 Every document has an owner (a user name, or None for the operator's CLI ingest) and a
-visibility: ``shared`` documents are seen by every user, ``private`` ones by their owner alone.
+visibility: ``shared`` documents are seen by every user, ``private`` ones by their owner and its
+holders alone (users who uploaded the same bytes: one document per content, each uploader holds
+it; :mod:`truthbase.worker`).
 The operator at the command line and the single local user of a loopback server without
 accounts (:data:`truthbase.records.OPERATOR`) see every document; so do admins, who manage the
 library (a private document is private from the other users, not from whoever runs the index:
@@ -49,7 +51,9 @@ def may_see(viewer: Viewer, document: DocumentInfo) -> bool:
     """Shared documents, the viewer's own, and everything for those who see everything."""
     if sees_everything(viewer) or document.visibility == "shared":
         return True
-    return document.owner is not None and document.owner == viewer.user
+    return viewer.user is not None and (
+        document.owner == viewer.user or viewer.user in document.holders
+    )
 
 
 def may_manage(viewer: Viewer, document: DocumentInfo) -> bool:

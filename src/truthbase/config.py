@@ -503,6 +503,54 @@ class AuthSettings(_Section):
     )
 
 
+class LibrarySettings(_Section):
+    """Uploads and ingest jobs (the Library page, ``POST /api/documents``, ``truthbase worker``)."""
+
+    data_dir: Path | None = Field(
+        default=None,
+        description=(
+            "The index's data folder: uploaded files live under its uploads/ by content hash. "
+            "None: beside the SQLite file (``<db stem>-data/``), or ``./truthbase-data`` on "
+            "PostgreSQL (workers on other machines must see the same folder)."
+        ),
+    )
+    max_file_bytes: int = Field(
+        default=200 * 1024 * 1024, ge=1, description="Largest upload, in bytes (413 above)."
+    )
+    files_per_day: int | None = Field(
+        default=None, ge=0, description="Uploads one user may make per UTC day (429 above)."
+    )
+    bytes_per_user: int | None = Field(
+        default=None,
+        ge=0,
+        description="Bytes of uploaded documents one user may hold (413 above); None: no limit.",
+    )
+    max_attempts: int = Field(
+        default=3, ge=1, le=20, description="Claims of one job before a lost worker fails it."
+    )
+    lease_s: float = Field(
+        default=60.0,
+        gt=0,
+        description=(
+            "Seconds a claimed job stays a worker's without a heartbeat; then another worker "
+            "may claim it again (a killed worker's job is retried)."
+        ),
+    )
+    poll_s: float = Field(default=1.0, gt=0, description="Seconds an idle worker waits.")
+    server_workers: int = Field(
+        default=1, ge=0, le=8, description="Ingest workers the server runs in-process (0: none)."
+    )
+
+
+def data_folder(settings: Settings) -> Path:
+    """The index's data folder (see :attr:`LibrarySettings.data_dir`)."""
+    if settings.library.data_dir is not None:
+        return settings.library.data_dir
+    if settings.database_url:
+        return Path("truthbase-data")
+    return settings.db.parent / f"{settings.db.stem}-data"
+
+
 class Settings(BaseSettings):
     """Everything configurable, with the defaults a first run needs."""
 
@@ -533,6 +581,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     segments: SegmentSettings = Field(default_factory=SegmentSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    library: LibrarySettings = Field(default_factory=LibrarySettings)
 
     @classmethod
     def settings_customise_sources(

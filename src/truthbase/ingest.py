@@ -20,6 +20,7 @@ from .chunking import chunk_units
 from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
+from .ingest_screen import ScreenResult
 from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
@@ -114,6 +115,51 @@ def _embed_distinct(embedder: Embedder, inputs: list[str]) -> npt.NDArray[np.flo
     return np.asarray(embedded[[row[text] for text in inputs]], dtype=np.float32)
 
 
+#: Chunks embedded between two progress reports (a job's "embed" stage, pages done).
+PROGRESS_BATCH = 64
+
+#: ``(stage, pages_done, pages_total)``: how far :func:`index_document` is.
+Progress = Callable[[str, int, int], None]
+
+
+def _embed_chunks(
+    embedder: Embedder,
+    inputs: list[str],
+    units: Sequence[int],
+    n_units: int,
+    progress: Progress | None,
+) -> tuple[npt.NDArray[np.float32], list[bytes] | None]:
+    """The chunks' vectors and packed token signs (None: no token data); with ``progress``,
+    embedded in batches of :data:`PROGRESS_BATCH`, each reported as the pages it finished."""
+    batches = (
+        [(0, len(inputs))]
+        if progress is None
+        else [
+            (i, min(i + PROGRESS_BATCH, len(inputs))) for i in range(0, len(inputs), PROGRESS_BATCH)
+        ]
+    )
+    vectors: list[npt.NDArray[np.float32]] = []
+    signs: list[bytes] | None = []
+    token_embedder = isinstance(embedder, TokenEmbedder)
+    for lo, hi in batches:
+        if token_embedder:
+            assert isinstance(embedder, TokenEmbedder)
+            batch_vectors, tokens = embedder.embed_with_tokens(inputs[lo:hi])
+            if signs is not None and tokens is not None and all(len(t.tokens) for t in tokens):
+                signs += [pack_signs(t.vectors) for t in tokens]
+            else:
+                signs = None
+        else:
+            batch_vectors, signs = _embed_distinct(embedder, inputs[lo:hi]), None
+        vectors.append(np.asarray(batch_vectors, dtype=np.float32))
+        if progress is not None:
+            done = n_units if hi == len(inputs) else units[hi - 1]
+            progress("embed", done, n_units)
+    if not vectors:
+        return np.zeros((0, embedder.dim), dtype=np.float32), None
+    return np.concatenate(vectors), signs
+
+
 def index_document(
     document: ExtractedDocument,
     store: Store,
@@ -121,11 +167,18 @@ def index_document(
     chunking: ChunkingSettings,
     times: StageTimes | None = None,
     *,
+    replace: bool = False,
+    progress: Progress | None = None,
     owner: str | None = None,
     visibility: Visibility = "shared",
+    screen: ScreenResult | None = None,
 ) -> list[ChunkDraft]:
     """Chunk, embed (chunks and their sentence windows) and store one extracted document,
-    owned by ``owner`` (None: the operator) with ``visibility`` (see :mod:`truthbase.access`)."""
+    owned by ``owner`` (None: the operator) with ``visibility`` (see :mod:`truthbase.access`).
+
+    ``replace``: the document is in the index already (a re-ingest) and is replaced in the same
+    transaction. ``progress`` hears each stage (and, while embedding, the pages done).
+    ``screen``: the prompt-injection screen's verdict, stored with the document."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
@@ -148,30 +201,41 @@ def index_document(
         context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows
     ]
     token_signs: list[bytes] | None = None
-    if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):
+    if progress is not None:
+        progress("embed", 0, len(document.units))
+    if progress is not None or (
+        chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder)
+    ):
         # The chunk vectors and their token vectors come from one forward pass.
-        chunk_vectors, tokens = embedder.embed_with_tokens(chunk_inputs)
-        if tokens is not None and all(len(t.tokens) for t in tokens):
-            token_signs = [pack_signs(t.vectors) for t in tokens]
+        chunk_vectors, token_signs = _embed_chunks(
+            embedder, chunk_inputs, [d.unit for d in drafts], len(document.units), progress
+        )
+        if not chunking.token_signs:
+            token_signs = None
         vectors = np.concatenate([chunk_vectors, _embed_distinct(embedder, window_inputs)])
     else:
         vectors = _embed_distinct(embedder, chunk_inputs + window_inputs)
     times.embed = time.perf_counter() - started
 
     started = time.perf_counter()
-    store.add_document(
-        IndexedDocument(
-            document=document,
-            chunks=drafts,
-            vectors=vectors[: len(drafts)],
-            embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
-            windows=windows,
-            window_vectors=vectors[len(drafts) :],
-            token_signs=token_signs,
-            owner=owner,
-            visibility=visibility,
-        )
+    if progress is not None:
+        progress("store", len(document.units), len(document.units))
+    indexed = IndexedDocument(
+        document=document,
+        chunks=drafts,
+        vectors=vectors[: len(drafts)],
+        embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+        windows=windows,
+        window_vectors=vectors[len(drafts) :],
+        token_signs=token_signs,
+        owner=owner,
+        visibility=visibility,
+        screen=screen,
     )
+    if replace:
+        store.add_document(indexed, replace=True)
+    else:
+        store.add_document(indexed)
     times.store = time.perf_counter() - started
     return drafts
 

@@ -162,6 +162,8 @@ class DocumentInfo:
     extractor_version: str
     owner: str | None = None  # a user name; None: the operator (CLI ingest)
     visibility: Visibility = "shared"
+    holders: tuple[str, ...] = ()  # users who uploaded the same bytes (they hold it too)
+    flagged: bool = False  # the prompt-injection screen found instructions in its text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InvalidInput
+from .ingest_screen import ScreenResult
 from .model import ChunkDraft, ExtractedDocument, Rect, Visibility
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
@@ -279,6 +280,7 @@ class IndexedDocument:
     token_signs: Sequence[bytes] | None = None
     owner: str | None = None  # a user name; None: the operator (CLI ingest)
     visibility: Visibility = "shared"
+    screen: ScreenResult | None = None  # the prompt-injection screen's verdict (None: not run)
 
     def __post_init__(self) -> None:
         if self.visibility == "private" and self.owner is None:

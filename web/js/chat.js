@@ -26,11 +26,16 @@ window.truthbaseReader = reader;
 
 // Document id -> kind ("pdf" | "epub"): a citation opens the viewer or the reader by it.
 const kinds = new Map();
+// Documents the prompt-injection screen flagged: their sources say "contains instructions".
+const flagged = new Set();
 function loadDocuments() {
   return fetch("/api/documents")
     .then((r) => r.json())
     .then((docs) => {
-      for (const d of docs) kinds.set(d.id, d.kind);
+      for (const d of docs) {
+        kinds.set(d.id, d.kind);
+        if (d.contains_instructions) flagged.add(d.id);
+      }
       return docs;
     });
 }
@@ -268,6 +273,9 @@ function renderSources() {
         el("span", { class: "source-n", text: `[${source.n}]` }),
         el("span", { class: "source-title", text: source.title }),
         el("span", { class: "source-page", text: where(source.doc_id, source.unit) }),
+        ...(flagged.has(source.doc_id)
+          ? [el("span", { class: "flag-instructions", title: "The document contains text addressed to an AI model; it is treated as data, never followed.", text: "contains instructions" })]
+          : []),
       ]);
       return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),

@@ -6,7 +6,14 @@ counts as a refusal in the text: :mod:`.refusal`.
 
 from __future__ import annotations
 
-from .audit import AuditFailure, AuditReport, check_citation, verify_answers
+from .audit import (
+    DOCUMENT_DELETED,
+    AuditFailure,
+    AuditReport,
+    DeletedCitation,
+    check_citation,
+    verify_answers,
+)
 from .parse import Claim, ParsedAnswer, Tag, defuse_markers, parse_answer, strip_markers
 from .refusal import is_refusal
 from .resolve import (
@@ -23,9 +30,11 @@ from .resolve import (
 )
 
 __all__ = [
+    "DOCUMENT_DELETED",
     "AuditFailure",
     "AuditReport",
     "Claim",
+    "DeletedCitation",
     "ParsedAnswer",
     "Resolution",
     "Support",

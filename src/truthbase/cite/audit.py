@@ -6,6 +6,10 @@ marked verified it reads the stored unit and checks, with the one matcher
 that the citation's quote is in the unit text at [start, end). Citations stored as unverified
 were never shown as verified and are counted, not checked.
 
+A citation of a document that was deleted since (``truthbase`` keeps stored answers as they were
+shown) is not a failure: it is listed apart as "document deleted" (:class:`DeletedCitation`),
+when the caller names the documents the index holds (``known_documents``).
+
 A citation says its quote is on the page by ``verified: true`` or, since citations have states,
 by ``state`` ``supported`` or ``quote_only``; either way it is re-checked. A stored answer from
 before states has ``verified`` only and is checked as it always was.
@@ -13,14 +17,41 @@ before states has ``verified`` only and is checked as it always was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import StoredAnswer
 from .resolve import UnitCache, UnitReader, span_verified
 
-__all__ = ["AuditFailure", "AuditReport", "check_citation", "verify_answers"]
+__all__ = [
+    "DOCUMENT_DELETED",
+    "AuditFailure",
+    "AuditReport",
+    "DeletedCitation",
+    "check_citation",
+    "verify_answers",
+]
+
+#: What a citation of a deleted document says, in the audit and wherever it is shown.
+DOCUMENT_DELETED = "document deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedCitation:
+    """A stored citation whose document is no longer in the index."""
+
+    answer_id: int
+    n: int | None
+    doc_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer_id": self.answer_id,
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "why": DOCUMENT_DELETED,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +80,7 @@ class AuditReport:
     verified_citations: int = 0  # citations marked verified, each re-checked
     unverified_citations: int = 0  # citations shown as unverified (not re-checked)
     failures: list[AuditFailure] = field(default_factory=list)
+    deleted: list[DeletedCitation] = field(default_factory=list)  # not failures
 
     @property
     def ok(self) -> bool:
@@ -60,6 +92,7 @@ class AuditReport:
             "verified_citations": self.verified_citations,
             "unverified_citations": self.unverified_citations,
             "failures": [f.to_json() for f in self.failures],
+            "deleted_citations": [d.to_json() for d in self.deleted],
         }
 
 
@@ -108,8 +141,14 @@ def _claims_the_page(citation: Any) -> bool:
     return citation.get("verified") is True or citation.get("state") in _ON_THE_PAGE
 
 
-def verify_answers(answers: Sequence[StoredAnswer], reader: UnitReader) -> AuditReport:
-    """Re-check every citation marked verified of ``answers`` against ``reader``'s units."""
+def verify_answers(
+    answers: Sequence[StoredAnswer],
+    reader: UnitReader,
+    known_documents: Collection[str] | None = None,
+) -> AuditReport:
+    """Re-check every citation marked verified of ``answers`` against ``reader``'s units; with
+    ``known_documents`` (the ids the index holds), a citation of any other document is reported
+    as deleted, not as a failure."""
     report = AuditReport()
     units = UnitCache(reader)
     for stored in answers:
@@ -125,6 +164,14 @@ def verify_answers(answers: Sequence[StoredAnswer], reader: UnitReader) -> Audit
                 report.unverified_citations += 1
                 continue
             report.verified_citations += 1
+            doc_id = citation.get("doc_id") if isinstance(citation, dict) else None
+            if (
+                known_documents is not None
+                and isinstance(doc_id, str)
+                and doc_id not in known_documents
+            ):
+                report.deleted.append(DeletedCitation(stored.id, _int(citation.get("n")), doc_id))
+                continue
             failure = check_citation(units, stored.id, citation)
             if failure is not None:
                 report.failures.append(failure)

@@ -22,6 +22,7 @@ from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
 from .docs import docs, ingest, search_command
 from .eval import eval_group
+from .jobs import jobs_group, worker_command
 from .segments import segments_group
 from .serve import serve
 
@@ -70,6 +71,8 @@ for _command in (
 cli.add_command(segments_group)
 cli.add_command(users_group)
 cli.add_command(tokens_group)
+cli.add_command(jobs_group)
+cli.add_command(worker_command)
 
 
 def main() -> None:

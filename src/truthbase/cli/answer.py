@@ -170,7 +170,8 @@ def verify_command(app: AppContext, as_json: bool) -> None:
     from ..cite import verify_answers
 
     with app.store() as store:
-        report = verify_answers(store.answers(), store)
+        known = {d.id for d in store.list_documents()}
+        report = verify_answers(store.answers(), store, known)
     if as_json:
         click.echo(json.dumps({"ok": report.ok, **report.to_json()}, indent=2))
     else:
@@ -179,10 +180,17 @@ def verify_command(app: AppContext, as_json: bool) -> None:
                 f"FAIL answer {f.answer_id} citation [{f.n}] doc {f.doc_id[:12]} "
                 f"page {f.page}: {f.why}"
             )
+        for d in report.deleted:
+            click.echo(
+                f"DELETED answer {d.answer_id} citation [{d.n}] doc {d.doc_id[:12]}: "
+                "document deleted"
+            )
         summary = (
             f"{report.answers} answers, {report.verified_citations} verified citations "
             f"re-checked, {report.unverified_citations} shown as unverified"
         )
+        if report.deleted:
+            summary += f", {len(report.deleted)} of deleted documents (not failures)"
         if report.ok:
             click.echo(f"OK: {summary}; all verified citations are on their pages")
         else:

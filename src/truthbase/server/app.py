@@ -46,6 +46,7 @@ from ..store import Store, StoreError, open_store
 from .admin import add_admin_routes
 from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
+from .library_routes import LIBRARY_ROUTES, add_library_routes
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
 from .schemas import (
@@ -83,6 +84,7 @@ ROUTES = (
     "GET /api/me",
     "GET /admin",
     "GET /api/admin/usage",
+    *LIBRARY_ROUTES,
 )
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
@@ -162,11 +164,52 @@ class _State:
             if self._key is None:
                 self._key = load_secret_key(secret_key_path(self.settings))
             return self._key
+        self._workers: list[threading.Thread] = []
+        self._stop_workers = threading.Event()
+        self._wake_workers = threading.Event()
 
     def open(self) -> None:
         self._store = open_store(self.settings)
 
+    def start_workers(self) -> None:
+        """The server's own ingest workers (``library.server_workers`` threads)."""
+        from ..config import data_folder
+        from ..worker import WorkerOptions, work, worker_name
+
+        options = WorkerOptions(
+            data_dir=data_folder(self.settings),
+            chunking=self.settings.chunking,
+            lease_s=self.settings.library.lease_s,
+            poll_s=self.settings.library.poll_s,
+        )
+
+        def loop(n: int) -> None:
+            work(
+                self.store,
+                self.embedder,
+                options,
+                worker=f"{worker_name('server')}-{n}",
+                stop=self._stop_workers,
+                wake=self._wake_workers,
+            )
+
+        for n in range(self.settings.library.server_workers):
+            thread = threading.Thread(target=loop, args=(n,), daemon=True, name=f"ingest-{n}")
+            thread.start()
+            self._workers.append(thread)
+
+    def wake_workers(self) -> None:
+        self._wake_workers.set()
+
+    def stop_workers(self) -> None:
+        self._stop_workers.set()
+        self._wake_workers.set()
+        for thread in self._workers:
+            thread.join(timeout=30)
+        self._workers = []
+
     def close(self) -> None:
+        self.stop_workers()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -262,6 +305,7 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(state.open)
+        state.start_workers()
         try:
             yield
         finally:
@@ -389,6 +433,7 @@ def create_app(settings: Settings) -> FastAPI:
     add_epub_routes(app, state, state.file_matches_index, visible)
     add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: _page(web_dir, n))
     add_admin_routes(app, lambda: state.store, settings, lambda n: _page(web_dir, n))
+    add_library_routes(app, state)
 
     @app.post(
         "/api/chat",
@@ -454,6 +499,11 @@ def _mount_web(app: FastAPI, web_dir: Path) -> None:
         """The viewer alone: /view?doc=ID&page=N&start=S&end=E[&cstart=&cend=][&zoom=1|fit]
         [&rotation=90]."""
         return _page(web_dir, "view.html")
+
+    @app.get("/library", response_class=HTMLResponse, include_in_schema=False)
+    async def library_page() -> HTMLResponse:
+        """The Library page: upload, jobs, documents."""
+        return _page(web_dir, "library.html")
 
     @app.get("/read", response_class=HTMLResponse, include_in_schema=False)
     async def read() -> HTMLResponse:

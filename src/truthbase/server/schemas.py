@@ -23,6 +23,10 @@ class DocumentOut(_Body):
     file_url: str = Field(description="Where GET serves the document's bytes.")
     owner: str | None = Field(default=None, description="Its user; None: the operator's.")
     visibility: str = Field(default="shared", description="private (its owner only) or shared.")
+    contains_instructions: bool = Field(
+        default=False,
+        description="The prompt-injection screen found text addressed to a model in it.",
+    )
 
     @classmethod
     def of(cls, info: DocumentInfo) -> DocumentOut:
@@ -36,6 +40,7 @@ class DocumentOut(_Body):
             file_url=f"/api/documents/{info.id}/file",
             owner=info.owner,
             visibility=info.visibility,
+            contains_instructions=info.flagged,
         )
 
 

@@ -15,6 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError
+from ..ingest_screen import ScreenResult
+from ..library import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
@@ -34,6 +36,8 @@ __all__ = [
     "Accounts",
     "AnswerLog",
     "Documents",
+    "Jobs",
+    "Library",
     "QuotaCounters",
     "SearchArms",
     "SegmentIndex",
@@ -54,10 +58,11 @@ class Documents(Protocol):
 
     def has_document(self, doc_id: str) -> bool: ...
 
-    def add_document(self, indexed: IndexedDocument) -> None:
+    def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
         """Write the document, its units, chunks, full text, vectors (of chunks and of their
-        sentence windows) and token signs in one transaction. StoreError when the index was
-        built with another embedder."""
+        sentence windows), token signs and screen verdict in one transaction. StoreError when
+        the index was built with another embedder. ``replace``: the document is in the index
+        and its rows are replaced in the same transaction (a re-ingest; its holders stay)."""
         ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
@@ -169,6 +174,87 @@ class QuotaCounters(Protocol):
         ...
 
 
+class Library(Protocol):
+    """Managing documents: delete, rename, the users who hold a document besides its owner
+    (one document per content, :mod:`truthbase.worker`), and the prompt-injection screen's
+    verdicts (:mod:`truthbase.ingest_screen`)."""
+
+    def delete_document(self, doc_id: str) -> str | None:
+        """Remove the document and everything of it (units, chunks, full text, vectors, token
+        signs, segments, verdict, holders) in one transaction; search sees none of it after the
+        commit. Returns its stored path (the caller removes an uploaded file), None when there
+        was no such document. Stored answers are kept as they were."""
+        ...
+
+    def rename_document(self, doc_id: str, title: str) -> bool:
+        """A new title (listing and full text); False when there is no such document."""
+        ...
+
+    def add_holder(self, doc_id: str, holder: str) -> None:
+        """``holder`` holds the document too (no-op when there is no such document)."""
+        ...
+
+    def remove_holder(self, doc_id: str, holder: str) -> bool: ...
+
+    def document_holders(self, doc_id: str) -> list[str]: ...
+
+    def document_screen(self, doc_id: str) -> ScreenResult | None: ...
+
+    def flagged_documents(self) -> dict[str, ScreenResult]:
+        """The verdicts of the documents the screen flagged, by document id."""
+        ...
+
+
+class Jobs(Protocol):
+    """Ingest jobs (:mod:`truthbase.library`): queued by uploads, claimed by workers of any
+    process (each job by one worker at a time; SQLite's writer lock, PostgreSQL's
+    ``FOR UPDATE SKIP LOCKED``). Times are Unix seconds given by the caller."""
+
+    def add_job(self, draft: JobDraft, now: float, limits: UploadLimits) -> Job:
+        """Queue a job if its owner's uploads fit ``limits``, checked in the same transaction
+        (LimitExceeded otherwise, nothing queued)."""
+        ...
+
+    def claim_job(self, worker: str, now: float, lease_s: float) -> Job | None:
+        """The oldest queued job, or a running one whose lease ran out, now ``worker``'s until
+        ``now + lease_s``; a lost job out of attempts fails as ``worker_lost`` instead."""
+        ...
+
+    def update_job(
+        self,
+        job_id: int,
+        worker: str,
+        now: float,
+        lease_s: float,
+        *,
+        stage: str | None = None,
+        pages_done: int | None = None,
+        pages_total: int | None = None,
+    ) -> bool:
+        """Progress and heartbeat; False when the job is no longer ``worker``'s."""
+        ...
+
+    def finish_job(
+        self,
+        job_id: int,
+        worker: str,
+        now: float,
+        *,
+        doc_id: str | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Done (``doc_id``) or failed (``reason``); False when the job is not ``worker``'s."""
+        ...
+
+    def job(self, job_id: int) -> Job | None: ...
+
+    def jobs(
+        self, owner: str | None = None, *, everyone: bool = True, limit: int = 200
+    ) -> list[Job]:
+        """Newest first: everyone's, or ``owner``'s only."""
+
+
 class Accounts(Protocol):
     """Users, their login sessions and their API tokens. Removing a user removes their
     sessions and tokens (their documents stay, with their owner's name)."""
@@ -225,6 +311,8 @@ class Store(
     SegmentIndex,
     QuotaCounters,
     Accounts,
+    Library,
+    Jobs,
     Protocol,
 ):
     """A TruthBase index: SQLite (:class:`truthbase.store.sqlite.SQLiteStore`) or PostgreSQL

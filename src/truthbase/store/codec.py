@@ -116,7 +116,9 @@ def document_row(
 
 def document_info(row: Sequence[Any]) -> DocumentInfo:
     """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
-    extractor_version, owner, visibility), as both backends select it."""
+    extractor_version, owner, visibility[, holders joined by U+001F, screen flagged]), as both
+    backends select it."""
+    holders = tuple(sorted(str(row[10]).split("\x1f"))) if len(row) > 10 and row[10] else ()
     return DocumentInfo(
         id=str(row[0]),
         title=str(row[1]),
@@ -128,6 +130,8 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
         extractor_version=str(row[7]),
         owner=None if row[8] is None else str(row[8]),
         visibility="private" if row[9] == "private" else "shared",
+        holders=holders,
+        flagged=bool(row[11]) if len(row) > 11 and row[11] is not None else False,
     )
 
 

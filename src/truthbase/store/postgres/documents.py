@@ -22,6 +22,7 @@ from ..codec import (
     unit_rows,
     vector_literal,
 )
+from . import library
 from .pool import Pool
 from .schema import WRITE_LOCK, Hnsw, ensure_hnsw, index_embedder, type_vectors
 
@@ -40,7 +41,10 @@ __all__ = [
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
     "(SELECT count(*) FROM truthbase.chunks c WHERE c.doc_id = d.id), d.ingested_at, "
-    "d.extractor_version, d.owner, d.visibility"
+    "d.extractor_version, d.owner, d.visibility, "
+    "(SELECT string_agg(h.holder, chr(31)) FROM truthbase.document_holders h "
+    "WHERE h.doc_id = d.id), "
+    "(SELECT s.flagged FROM truthbase.document_screens s WHERE s.doc_id = d.id)"
 )
 #: counts()'s names and their tables
 _COUNTED = (
@@ -57,13 +61,23 @@ def has_document(pool: Pool, doc_id: str) -> bool:
         return row.fetchone() is not None
 
 
-def add_document(pool: Pool, hnsw: Hnsw, indexed: IndexedDocument) -> None:
-    """The document, its units, chunks, vectors of chunks and windows and the chunks' token
-    signs, in one transaction. The first document types the vector columns (and builds the HNSW
-    indexes when ``hnsw.enabled``)."""
+def add_document(
+    pool: Pool, hnsw: Hnsw, indexed: IndexedDocument, *, replace: bool = False
+) -> None:
+    """The document, its units, chunks, vectors of chunks and windows, the chunks' token
+    signs and the screen verdict, in one transaction. The first document types the vector
+    columns (and builds the HNSW indexes when ``hnsw.enabled``). ``replace``: the document's
+    current rows go in the same transaction (a re-ingest; its holders stay)."""
     document, embedder, chunk_drafts = indexed.document, indexed.embedder, indexed.chunks
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        holders: list[tuple[str, str]] = []
+        if replace:
+            holders = conn.execute(
+                "SELECT holder, added_at FROM truthbase.document_holders WHERE doc_id = %s",
+                (document.sha256,),
+            ).fetchall()
+            library.delete_rows(conn, document.sha256)
         current = index_embedder(conn)
         if current is None:
             conn.execute(
@@ -132,6 +146,14 @@ def add_document(pool: Pool, hnsw: Hnsw, indexed: IndexedDocument) -> None:
                     "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
                     (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
                 )
+        if indexed.screen is not None:
+            library.write_screen(conn, document.sha256, indexed.screen)
+        for holder, added_at in holders:
+            conn.execute(
+                "INSERT INTO truthbase.document_holders(doc_id, holder, added_at) "
+                "VALUES (%s, %s, %s)",
+                (document.sha256, holder, added_at),
+            )
 
 
 def set_document_access(pool: Pool, doc_id: str, owner: str | None, visibility: Visibility) -> bool:

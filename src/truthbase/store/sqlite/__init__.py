@@ -13,6 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...ingest_screen import ScreenResult
+from ...library import Job, JobDraft, UploadLimits
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import (
@@ -26,7 +28,7 @@ from ...records import (
     StoredSegments,
     UserRecord,
 )
-from . import accounts, answers, documents, search, segments, tokens
+from . import accounts, answers, documents, jobs, library, search, segments, tokens
 from .connection import ADDITIVE_FROM, SCHEMA_VERSION, Database
 from .quota import QuotaTable
 
@@ -51,8 +53,8 @@ class SQLiteStore:
     def has_document(self, doc_id: str) -> bool:
         return documents.has_document(self._db, doc_id)
 
-    def add_document(self, indexed: IndexedDocument) -> None:
-        documents.add_document(self._db, indexed)
+    def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
+        documents.add_document(self._db, indexed, replace=replace)
 
     def list_documents(self) -> list[DocumentInfo]:
         return documents.list_documents(self._db)
@@ -120,6 +122,81 @@ class SQLiteStore:
 
     def put_segments(self, doc_id: str, summarizer: str, stored: StoredSegments) -> None:
         segments.put_segments(self._db, doc_id, summarizer, stored)
+
+    # -- library --------------------------------------------------------------------------
+
+    def delete_document(self, doc_id: str) -> str | None:
+        return library.delete_document(self._db, doc_id)
+
+    def rename_document(self, doc_id: str, title: str) -> bool:
+        return library.rename_document(self._db, doc_id, title)
+
+    def add_holder(self, doc_id: str, holder: str) -> None:
+        library.add_holder(self._db, doc_id, holder)
+
+    def remove_holder(self, doc_id: str, holder: str) -> bool:
+        return library.remove_holder(self._db, doc_id, holder)
+
+    def document_holders(self, doc_id: str) -> list[str]:
+        return library.document_holders(self._db, doc_id)
+
+    def document_screen(self, doc_id: str) -> ScreenResult | None:
+        return library.document_screen(self._db, doc_id)
+
+    def flagged_documents(self) -> dict[str, ScreenResult]:
+        return library.flagged_documents(self._db)
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def add_job(self, draft: JobDraft, now: float, limits: UploadLimits) -> Job:
+        return jobs.add_job(self._db, draft, now, limits)
+
+    def claim_job(self, worker: str, now: float, lease_s: float) -> Job | None:
+        return jobs.claim_job(self._db, worker, now, lease_s)
+
+    def update_job(
+        self,
+        job_id: int,
+        worker: str,
+        now: float,
+        lease_s: float,
+        *,
+        stage: str | None = None,
+        pages_done: int | None = None,
+        pages_total: int | None = None,
+    ) -> bool:
+        return jobs.update_job(
+            self._db,
+            job_id,
+            worker,
+            now,
+            lease_s,
+            stage=stage,
+            pages_done=pages_done,
+            pages_total=pages_total,
+        )
+
+    def finish_job(
+        self,
+        job_id: int,
+        worker: str,
+        now: float,
+        *,
+        doc_id: str | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> bool:
+        return jobs.finish_job(
+            self._db, job_id, worker, now, doc_id=doc_id, reason=reason, message=message
+        )
+
+    def job(self, job_id: int) -> Job | None:
+        return jobs.job(self._db, job_id)
+
+    def jobs(
+        self, owner: str | None = None, *, everyone: bool = True, limit: int = 200
+    ) -> list[Job]:
+        return jobs.jobs(self._db, owner, everyone=everyone, limit=limit)
 
     # -- quota counters -------------------------------------------------------------------
 

@@ -18,11 +18,12 @@ from ..base import StoreError
 
 __all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
-SCHEMA_VERSION = 7  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens
+SCHEMA_VERSION = 8  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
+# 8: ingest jobs, screen verdicts, document holders
 #: Versions brought up to date in place: the schema script only adds tables, and
 #: :func:`_add_access_columns` the two columns of version 7 (existing documents: shared, no owner).
-ADDITIVE_FROM = frozenset({3, 4, 5, 6})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7})
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 

@@ -17,6 +17,7 @@ from ..codec import (
     unit_rows,
     vector_blob,
 )
+from . import library
 from .connection import Database, index_embedder
 
 __all__ = [
@@ -34,7 +35,9 @@ __all__ = [
 _DOC_COLUMNS = (
     "d.id, d.title, d.path, d.kind, d.unit_count, "
     "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version, "
-    "d.owner, d.visibility"
+    "d.owner, d.visibility, "
+    "(SELECT group_concat(h.holder, char(31)) FROM document_holders h WHERE h.doc_id = d.id), "
+    "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id)"
 )
 
 
@@ -44,11 +47,20 @@ def has_document(db: Database, doc_id: str) -> bool:
     return row is not None
 
 
-def add_document(db: Database, indexed: IndexedDocument) -> None:
+def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = False) -> None:
     """The document, its units, chunks, full text, vectors (of chunks and of their sentence
-    windows) and token signs, in one transaction; bumps the index generation."""
+    windows), token signs and screen verdict, in one transaction; bumps the index generation.
+    ``replace``: the document's current rows go in the same transaction (a re-ingest; its
+    holders stay)."""
     document, embedder = indexed.document, indexed.embedder
     with db.transaction() as conn:
+        holders: list[tuple[str, str]] = []
+        if replace:
+            holders = conn.execute(
+                "SELECT holder, added_at FROM document_holders WHERE doc_id = ?",
+                (document.sha256,),
+            ).fetchall()
+            library.delete_rows(conn, document.sha256)
         current = index_embedder(conn)
         if current is None:
             conn.execute(
@@ -103,6 +115,12 @@ def add_document(db: Database, indexed: IndexedDocument) -> None:
                 "INSERT INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)",
                 [(i, bytes(b)) for i, b in zip(chunk_ids, indexed.token_signs, strict=True)],
             )
+        if indexed.screen is not None:
+            library.write_screen(conn, document.sha256, indexed.screen)
+        conn.executemany(
+            "INSERT INTO document_holders(doc_id, holder, added_at) VALUES (?, ?, ?)",
+            [(document.sha256, holder, added) for holder, added in holders],
+        )
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
 

@@ -132,3 +132,50 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     revoked_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_name);
+-- Ingest jobs (truthbase.library; queries in sqlite/jobs.py): one row per file to ingest, its
+-- state, progress, lease (a worker's claim, renewed by heartbeats) and how it ended. Times are
+-- Unix seconds. doc_id has no foreign key: a job outlives the document it made.
+CREATE TABLE IF NOT EXISTS jobs (
+    id           INTEGER PRIMARY KEY,
+    kind         TEXT NOT NULL CHECK (kind IN ('ingest', 'reingest')),
+    owner        TEXT,                           -- the uploader; NULL: the local user
+    filename     TEXT NOT NULL,                  -- as uploaded, for display only
+    file         TEXT NOT NULL,                  -- uploads/ab/<sha>.<kind> (data folder) or a
+                                                 -- re-ingested document's stored path
+    sha256       TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    visibility   TEXT,                           -- asked for at upload (NULL: the default)
+    state        TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
+    stage        TEXT,
+    pages_done   INTEGER NOT NULL DEFAULT 0,
+    pages_total  INTEGER NOT NULL DEFAULT 0,
+    doc_id       TEXT,
+    reason       TEXT,                           -- failed: encrypted, corrupt, unsupported, ...
+    message      TEXT,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    max_attempts INTEGER NOT NULL,
+    worker       TEXT,
+    lease_until  REAL,
+    created_at   REAL NOT NULL,
+    updated_at   REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, id);
+CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs (owner, created_at);
+
+-- The prompt-injection screen's verdict on each document (truthbase.ingest_screen), written with
+-- the document.
+CREATE TABLE IF NOT EXISTS document_screens (
+    doc_id  TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+    version TEXT NOT NULL,
+    flagged INTEGER NOT NULL,
+    result  TEXT NOT NULL                        -- JSON: ScreenResult.to_json()
+);
+
+-- Users who uploaded a document that was in the index already (one document per content): they
+-- hold it as its owner does, without anyone telling them it was there.
+CREATE TABLE IF NOT EXISTS document_holders (
+    doc_id   TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    holder   TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (doc_id, holder)
+);

@@ -1,0 +1,384 @@
+"""The library's routes: upload, list, rename, change visibility, re-ingest, delete, and the
+ingest jobs (a list and a live stream of server-sent events).
+
+Who may do what is :mod:`truthbase.access`'s: a document the viewer may not see is a 404 here
+as everywhere; one they may see but not manage (another user's shared document) is a 403 for
+the changes only (they know it exists). The viewer comes from :func:`viewer_of`: what the
+authentication layer put on the request, or the single local user (:data:`OPERATOR`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from ..access import may_manage, may_see, require_visible, sees_everything
+from ..config import Settings, data_folder
+from ..library import Job, JobDraft, LimitExceeded, UploadLimits
+from ..model import DocumentInfo
+from ..records import OPERATOR, Viewer
+from ..store import Store
+from .uploads import ReceivedFile, discard, place, receive_files, uploads_dir
+
+__all__ = ["LIBRARY_ROUTES", "add_library_routes", "viewer_of"]
+
+LIBRARY_ROUTES = (
+    "GET /library",
+    "GET /api/library",
+    "POST /api/documents",
+    "PATCH /api/documents/{doc_id}",
+    "DELETE /api/documents/{doc_id}",
+    "POST /api/documents/{doc_id}/reingest",
+    "GET /api/jobs",
+    "GET /api/jobs/events",
+)
+
+_SHA256_HEX = r"^[0-9a-f]{64}$"
+#: Multipart framing allowed beyond the files themselves (boundaries, headers, a field).
+_BODY_SLACK = 64 * 1024
+#: Seconds between two looks at the jobs table for the event stream.
+_EVENTS_POLL_S = 0.5
+#: Seconds between keep-alive comments on an idle event stream.
+_KEEPALIVE_S = 15.0
+
+
+def viewer_of(request: Request) -> Viewer:
+    """The authenticated viewer (``request.state.viewer``, set by the login layer), else the
+    single local user."""
+    viewer = getattr(request.state, "viewer", None)
+    return viewer if isinstance(viewer, Viewer) else OPERATOR
+
+
+class LibraryDocumentOut(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    kind: str
+    pages: int
+    chunks: int
+    language: str | None = Field(description="The document's language, where known.")
+    text_source: str | None = Field(description="pdf, ocr or mixed, where known.")
+    owner: str | None = Field(description="The owner's user name; None: the operator.")
+    visibility: str
+    ingested_at: str
+    status: str = Field(description="ready, or the state of a job re-ingesting it.")
+    contains_instructions: bool = Field(
+        description="The prompt-injection screen found text addressed to a model."
+    )
+    instruction_hits: list[dict[str, Any]] = Field(description="The screen's first hits.")
+    can_manage: bool = Field(description="Rename, share, re-ingest, delete: its owner, an admin.")
+    held: bool = Field(
+        description="The viewer holds someone else's private copy: they may let go of it (delete)."
+    )
+    file_url: str
+
+
+class DocumentPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, min_length=1, max_length=300)
+    visibility: Literal["private", "shared"] | None = None
+
+
+def _limits(settings: Settings) -> UploadLimits:
+    return UploadLimits(
+        files_per_day=settings.library.files_per_day,
+        bytes_per_user=settings.library.bytes_per_user,
+    )
+
+
+def _visible_jobs(store: Store, viewer: Viewer) -> list[Job]:
+    if sees_everything(viewer):
+        return store.jobs()
+    return store.jobs(viewer.user, everyone=False)
+
+
+def _text_source(store: Store, info: DocumentInfo) -> str | None:
+    if info.kind == "epub":
+        return "epub"
+    return "pdf"  # OCR'd pages (issue 14) say otherwise once the units record it
+
+
+def _shown_owner(viewer: Viewer, document: DocumentInfo) -> str | None:
+    """A holder of someone else's private document sees it as their own: no other name."""
+    if sees_everything(viewer) or document.visibility == "shared":
+        return document.owner
+    return viewer.user
+
+
+def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
+    documents = [d for d in store.list_documents() if may_see(viewer, d)]
+    flagged = store.flagged_documents()
+    running = {
+        j.sha256: j.state
+        for j in reversed(_visible_jobs(store, viewer))
+        if j.state in ("queued", "running")
+    }
+    rows = []
+    for d in documents:
+        screen = flagged.get(d.id)
+        rows.append(
+            LibraryDocumentOut(
+                id=d.id,
+                title=d.title,
+                kind=d.kind,
+                pages=d.unit_count,
+                chunks=d.chunk_count,
+                language=None,
+                text_source=_text_source(store, d),
+                owner=_shown_owner(viewer, d),
+                visibility=d.visibility,
+                ingested_at=d.ingested_at,
+                status=running.get(d.id, "ready"),
+                contains_instructions=screen is not None,
+                instruction_hits=[h.to_json() for h in screen.hits[:5]] if screen else [],
+                can_manage=may_manage(viewer, d),
+                held=viewer.user is not None and viewer.user in d.holders,
+                file_url=f"/api/documents/{d.id}/file",
+            )
+        )
+    return rows
+
+
+def _queue_upload(
+    store: Store,
+    settings: Settings,
+    data_dir: Path,
+    viewer: Viewer,
+    received: ReceivedFile,
+    visibility: str | None,
+) -> Job:
+    """One received file as a job: a failed one for a file that is neither PDF nor EPUB, else
+    a queued one (the file placed by its hash first; removed again when a limit refuses it and
+    nothing else uses it)."""
+    now = time.time()
+    if received.kind is None:
+        received.temp.unlink(missing_ok=True)
+        return store.add_job(
+            JobDraft(
+                owner=viewer.user,
+                filename=received.filename,
+                file="",
+                sha256=received.sha256,
+                size=received.size,
+                state="failed",
+                reason="unsupported",
+                message=f"{received.filename} is neither a PDF nor an EPUB (by its content)",
+            ),
+            now,
+            UploadLimits(),
+        )
+    relative, placed = place(data_dir, received)
+    draft = JobDraft(
+        owner=viewer.user,
+        filename=received.filename,
+        file=relative,
+        sha256=received.sha256,
+        size=received.size,
+        visibility=visibility,
+        max_attempts=settings.library.max_attempts,
+    )
+    try:
+        return store.add_job(draft, now, _limits(settings))
+    except LimitExceeded:
+        if placed and not store.has_document(received.sha256):
+            discard(data_dir, relative)
+        raise
+
+
+def add_library_routes(app: FastAPI, state: Any) -> None:
+    """The routes of :data:`LIBRARY_ROUTES` over ``state`` (the app's ``_State``)."""
+    settings: Settings = state.settings
+    data_dir = data_folder(settings)
+
+    def managed(viewer: Viewer, doc_id: str) -> DocumentInfo:
+        info = require_visible(viewer, state.store.document(doc_id), doc_id)
+        if not (may_manage(viewer, info) or viewer.user in info.holders):
+            raise HTTPException(403, "only its owner or an admin may change this document")
+        return info
+
+    @app.get("/api/library", response_model=list[LibraryDocumentOut], tags=["library"])
+    async def library(request: Request) -> list[LibraryDocumentOut]:
+        """The documents the viewer may see, with owner, visibility, status and the
+        prompt-injection flag."""
+        return await run_in_threadpool(_library_rows, state.store, viewer_of(request))
+
+    @app.post("/api/documents", status_code=202, tags=["library"])
+    async def upload(request: Request) -> JSONResponse:
+        """Upload PDF or EPUB files (``multipart/form-data``, one or more file fields, an
+        optional ``visibility`` field: private (default for users) or shared). Each file
+        becomes an ingest job; 202 with the jobs. 413 for a file over the size limit or the
+        bytes a user may hold, 429 past the uploads per day."""
+        viewer = viewer_of(request)
+        limit = settings.library.max_file_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit * 20 + _BODY_SLACK:
+            raise HTTPException(413, f"the upload is larger than the limit of {limit} bytes a file")
+        try:
+            received = await receive_files(
+                request.headers.get("content-type"), request.stream(), data_dir, limit
+            )
+        except LimitExceeded as exc:
+            raise HTTPException(413, str(exc)) from exc
+        visibility = received.fields.get("visibility") or None
+        if visibility not in (None, "private", "shared"):
+            for f in received.files:
+                f.temp.unlink(missing_ok=True)
+            raise HTTPException(422, "visibility must be private or shared")
+        queued: list[dict[str, Any]] = []
+        for index, file in enumerate(received.files):
+            try:
+                job = await run_in_threadpool(
+                    _queue_upload, state.store, settings, data_dir, viewer, file, visibility
+                )
+            except LimitExceeded as exc:
+                for rest in received.files[index + 1 :]:
+                    rest.temp.unlink(missing_ok=True)
+                status = 429 if exc.limit == "files_per_day" else 413
+                return JSONResponse(
+                    {"detail": str(exc), "limit": exc.limit, "jobs": queued}, status_code=status
+                )
+            queued.append(job.to_json())
+        state.wake_workers()
+        return JSONResponse({"jobs": queued}, status_code=202)
+
+    @app.patch("/api/documents/{doc_id}", tags=["library"])
+    async def change(
+        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+        body: DocumentPatch,
+        request: Request,
+    ) -> LibraryDocumentOut:
+        """Rename a document and/or change its visibility (its owner or an admin)."""
+        viewer = viewer_of(request)
+
+        def run() -> LibraryDocumentOut:
+            info = managed(viewer, doc_id)
+            if not may_manage(viewer, info):
+                raise HTTPException(403, "only its owner or an admin may change this document")
+            if body.visibility is not None and body.visibility != info.visibility:
+                owner = (
+                    info.owner
+                    if info.owner is not None or body.visibility == "shared"
+                    else viewer.user
+                )
+                state.store.set_document_access(doc_id, owner, body.visibility)
+            if body.title is not None:
+                state.store.rename_document(doc_id, body.title.strip())
+            return next(r for r in _library_rows(state.store, viewer) if r.id == doc_id)
+
+        return await run_in_threadpool(run)
+
+    @app.delete("/api/documents/{doc_id}", tags=["library"])
+    async def delete(
+        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
+    ) -> dict[str, Any]:
+        """Delete a document: its units, chunks, vectors, token signs, segments and uploaded
+        file, in one transaction; stored answers that cited it keep their text. One document
+        per content: a user who holds another's private document lets go of their hold, and an
+        owner whose document others hold leaves it to them (the first holder owns it)."""
+        viewer = viewer_of(request)
+
+        def run() -> dict[str, Any]:
+            info = managed(viewer, doc_id)
+            if not may_manage(viewer, info):  # a holder lets go of their hold
+                state.store.remove_holder(doc_id, str(viewer.user))
+                return {"deleted": doc_id}
+            if info.holders and info.owner == viewer.user:
+                # The owner leaves; the holders keep their copy: the first one owns it now.
+                heir = info.holders[0]
+                state.store.set_document_access(doc_id, heir, info.visibility)
+                state.store.remove_holder(doc_id, heir)
+                return {"deleted": doc_id}
+            path = state.store.delete_document(doc_id)
+            if path is not None:
+                root = uploads_dir(data_dir).resolve()
+                stored = Path(path).resolve()
+                if root in stored.parents:  # only uploads: CLI-ingested files are the user's
+                    stored.unlink(missing_ok=True)
+            return {"deleted": doc_id}
+
+        return await run_in_threadpool(run)
+
+    @app.post("/api/documents/{doc_id}/reingest", status_code=202, tags=["library"])
+    async def reingest(
+        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
+    ) -> dict[str, Any]:
+        """Ingest a document again from its stored file (a new extractor, new settings): a
+        job that replaces it in one transaction, keeping its title, owner and visibility."""
+        viewer = viewer_of(request)
+
+        def run() -> dict[str, Any]:
+            info = managed(viewer, doc_id)
+            if not may_manage(viewer, info):
+                raise HTTPException(403, "only its owner or an admin may re-ingest this document")
+            path = Path(info.path)
+            if not path.is_file():
+                raise HTTPException(409, "the document's file is gone; upload it again")
+            job = state.store.add_job(
+                JobDraft(
+                    kind="reingest",
+                    owner=viewer.user,
+                    filename=path.name,
+                    file=str(path.resolve()),
+                    sha256=doc_id,
+                    size=path.stat().st_size,
+                    max_attempts=settings.library.max_attempts,
+                ),
+                time.time(),
+                UploadLimits(),
+            )
+            return {"jobs": [job.to_json()]}
+
+        result = await run_in_threadpool(run)
+        state.wake_workers()
+        return result
+
+    @app.get("/api/jobs", tags=["library"])
+    async def jobs(request: Request) -> dict[str, Any]:
+        """The viewer's ingest jobs (an admin's or the local user's: everyone's), newest
+        first."""
+        listed = await run_in_threadpool(_visible_jobs, state.store, viewer_of(request))
+        return {"jobs": [j.to_json() for j in listed]}
+
+    @app.get(
+        "/api/jobs/events",
+        tags=["library"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def job_events(request: Request) -> StreamingResponse:
+        """Server-sent events: a ``jobs`` event with the viewer's jobs now, then one whenever
+        any of them changes (state, stage, pages), from whichever worker."""
+        viewer = viewer_of(request)
+
+        async def stream() -> AsyncIterator[bytes]:
+            last: str | None = None
+            quiet = 0.0
+            while not await request.is_disconnected():
+                listed = await run_in_threadpool(_visible_jobs, state.store, viewer)
+                body = json.dumps({"type": "jobs", "jobs": [j.to_json() for j in listed]})
+                if body != last:
+                    last, quiet = body, 0.0
+                    yield f"event: jobs\ndata: {body}\n\n".encode()
+                elif quiet >= _KEEPALIVE_S:
+                    quiet = 0.0
+                    yield b": keep-alive\n\n"
+                await asyncio.sleep(_EVENTS_POLL_S)
+                quiet += _EVENTS_POLL_S
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )

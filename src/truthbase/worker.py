@@ -1,0 +1,282 @@
+"""Ingest workers: claim a job, ingest its file, record how it ended; repeat.
+
+The same loop runs in the server (threads, :func:`work`) and in ``truthbase worker`` processes
+on any machine that reaches the database and the data folder. A job's whole document is one
+store transaction (``add_document``), written last: a worker killed at any point before it
+leaves nothing of the document, and after it the document is whole. A killed worker's job keeps
+its lease until ``lease_s`` passes; the next free worker then claims it again (the attempts
+counter goes up), and a job whose workers died ``max_attempts`` times fails as ``worker_lost``.
+
+While a job runs, a heartbeat thread renews its lease every third of ``lease_s``; progress
+updates (stage, pages done) renew it too. A worker that finds its lease taken (it stalled past
+the lease and another worker claimed the job) stops without writing: the other one finishes.
+
+One document per content: an ``ingest`` job whose bytes are in the index already writes nothing
+(:func:`_take_existing`); its uploader is added as a holder of the document, so a private
+document of someone else is theirs too, and nothing in the job says anyone had it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import ChunkingSettings
+from .embed import Embedder
+from .errors import TruthBaseError
+from .extract import ExtractionError, extract_path
+from .extract.sniff import HEAD_BYTES, probe, sniff_kind
+from .ingest import index_document
+from .ingest_screen import screen_texts
+from .library import Job
+from .model import DocumentInfo, Visibility
+from .store import Store, StoreError
+
+__all__ = ["WorkerOptions", "resolve_job_file", "run_job", "work", "worker_name"]
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerOptions:
+    """What a worker needs besides its store and embedder."""
+
+    data_dir: Path
+    chunking: ChunkingSettings
+    lease_s: float = 60.0
+    poll_s: float = 1.0
+
+
+def worker_name(prefix: str = "worker") -> str:
+    """A worker id that says where it runs: ``prefix@host:pid:thread``."""
+    return f"{prefix}@{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 100000}"
+
+
+def resolve_job_file(data_dir: Path, job: Job) -> Path:
+    """Where a job's bytes are: an upload's path under the data folder (it must stay inside
+    it), or a re-ingested document's stored absolute path."""
+    path = Path(job.file)
+    if path.is_absolute():
+        return path
+    root = data_dir.resolve()
+    resolved = (root / path).resolve()
+    if root not in resolved.parents:
+        raise ExtractionError("unsupported", f"job {job.id}: its file is outside the data folder")
+    return resolved
+
+
+class _Lease:
+    """The job's heartbeat: renews the lease from a thread; ``lost`` once another worker took
+    the job over."""
+
+    def __init__(self, store: Store, job: Job, worker: str, lease_s: float, clock: Clock):
+        self.store, self.job, self.worker, self.lease_s, self.clock = (
+            store,
+            job,
+            worker,
+            lease_s,
+            clock,
+        )
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"lease-{job.id}")
+
+    def __enter__(self) -> _Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            self.update()
+
+    def update(
+        self, stage: str | None = None, pages_done: int | None = None, total: int | None = None
+    ) -> None:
+        if self.lost:
+            return
+        try:
+            kept = self.store.update_job(
+                self.job.id,
+                self.worker,
+                self.clock(),
+                self.lease_s,
+                stage=stage,
+                pages_done=pages_done,
+                pages_total=total,
+            )
+        except StoreError as exc:  # a database hiccup: the next beat tries again
+            logger.warning("job %s: heartbeat failed: %s", self.job.id, exc)
+            return
+        if not kept:
+            self.lost = True
+
+
+class _LeaseLost(TruthBaseError):
+    """Another worker holds the job now: stop without writing."""
+
+
+def _take_existing(store: Store, job: Job) -> str | None:
+    """The id of the document the job's bytes already are, its uploader added as a holder;
+    None when the index does not have them."""
+    if job.kind != "ingest":
+        return None
+    info = store.document(job.sha256)
+    if info is None:
+        return None
+    if job.owner is not None and info.visibility == "private" and info.owner != job.owner:
+        store.add_holder(job.sha256, job.owner)  # someone else's private copy: theirs too
+    return job.sha256
+
+
+def run_job(
+    store: Store,
+    embedder: Embedder,
+    job: Job,
+    worker: str,
+    options: WorkerOptions,
+    clock: Clock = time.time,
+) -> None:
+    """Ingest one claimed job and record its end (done or failed with a reason)."""
+    with _Lease(store, job, worker, options.lease_s, clock) as lease:
+
+        def progress(stage: str, done: int, total: int) -> None:
+            lease.update(stage, done, total)
+            if lease.lost:
+                raise _LeaseLost
+
+        try:
+            doc_id = _ingest(store, embedder, job, options, progress)
+        except _LeaseLost:
+            logger.warning("job %s: lease lost to another worker; stopping", job.id)
+            return
+        except ExtractionError as exc:
+            store.finish_job(job.id, worker, clock(), reason=exc.reason, message=str(exc))
+            return
+        except StoreError as exc:
+            store.finish_job(job.id, worker, clock(), reason="store", message=str(exc))
+            return
+        except Exception as exc:  # a bug: the job fails with it, the worker goes on
+            logger.exception("job %s failed unexpectedly", job.id)
+            message = f"unexpected {type(exc).__name__}: {exc}"
+            store.finish_job(job.id, worker, clock(), reason="error", message=message)
+            return
+        if not lease.lost:
+            store.finish_job(job.id, worker, clock(), doc_id=doc_id)
+
+
+def _ingest(
+    store: Store,
+    embedder: Embedder,
+    job: Job,
+    options: WorkerOptions,
+    progress: Callable[[str, int, int], None],
+) -> str:
+    existing = _take_existing(store, job)
+    if existing is not None:
+        return existing
+    path = resolve_job_file(options.data_dir, job)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as exc:
+        message = f"{job.filename}: the stored file is gone ({exc})"
+        raise ExtractionError("unsupported", message) from exc
+    kind = sniff_kind(head)
+    if kind is None:
+        raise ExtractionError(
+            "unsupported", f"{job.filename} is neither a PDF nor an EPUB (by its content)"
+        )
+    pages = probe(path, kind)
+    progress("extract", 0, pages)
+    document = extract_path(path)
+    document.path = str(path)
+    if document.sha256 != job.sha256:
+        raise ExtractionError("corrupt", f"{job.filename} changed on disk since it was queued")
+    current = store.document(document.sha256) if job.kind == "reingest" else None
+    if current is not None:
+        document.title = current.title  # a re-ingest keeps the name its owner gave it
+    progress("screen", 0, len(document.units))
+    screen = screen_texts([unit.text for unit in document.units])
+    owner, visibility = _access(job, current)
+    try:
+        index_document(
+            document,
+            store,
+            embedder,
+            options.chunking,
+            replace=current is not None,
+            progress=progress,
+            owner=owner,
+            visibility=visibility,
+            screen=screen,
+        )
+    except Exception:
+        # Another worker wrote the same bytes meanwhile (two uploads of one file): one
+        # document, and this job's uploader holds it too. Anything else is raised as it was.
+        taken = _take_existing(store, job)
+        if taken is None:
+            raise
+        return taken
+    return document.sha256
+
+
+def _access(job: Job, current: DocumentInfo | None) -> tuple[str | None, Visibility]:
+    """The owner and visibility the document is written with: a re-ingest keeps the current
+    ones; an upload is its uploader's, private unless it asked to be shared (the local user's
+    uploads, without an owner, are shared)."""
+    if current is not None:
+        return current.owner, current.visibility
+    if job.owner is None:
+        return None, "shared"
+    return job.owner, "shared" if job.visibility == "shared" else "private"
+
+
+def work(
+    store: Store,
+    embedder: Callable[[], Embedder],
+    options: WorkerOptions,
+    *,
+    worker: str | None = None,
+    stop: threading.Event | None = None,
+    wake: threading.Event | None = None,
+    max_jobs: int | None = None,
+    exit_when_idle: bool = False,
+    clock: Clock = time.time,
+) -> int:
+    """Claim and run jobs until ``stop`` is set (or ``max_jobs`` ran, or, with
+    ``exit_when_idle``, none is left); returns the jobs run. An idle worker looks again after
+    ``poll_s``, or at once when ``wake`` is set (the server sets it on each upload).
+    ``embedder`` gives the embedder (loaded lazily by the caller: only once there is a job)."""
+    worker = worker or worker_name()
+    stop = stop or threading.Event()
+    ran = 0
+    while not stop.is_set() and (max_jobs is None or ran < max_jobs):
+        try:
+            job = store.claim_job(worker, clock(), options.lease_s)
+        except StoreError as exc:
+            logger.warning("%s: cannot claim a job: %s", worker, exc)
+            job = None
+        if job is None:
+            if exit_when_idle:
+                break
+            if wake is not None:
+                wake.wait(options.poll_s)
+                wake.clear()
+            else:
+                stop.wait(options.poll_s)
+            continue
+        run_job(store, embedder(), job, worker, options, clock)
+        ran += 1
+    return ran
