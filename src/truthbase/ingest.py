@@ -20,6 +20,7 @@ from .chunking import chunk_units
 from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
+from .lang import assign_languages
 from .model import ChunkDraft, ExtractedDocument
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
@@ -121,9 +122,11 @@ def index_document(
     chunking: ChunkingSettings,
     times: StageTimes | None = None,
 ) -> list[ChunkDraft]:
-    """Chunk, embed (chunks and their sentence windows) and store one extracted document."""
+    """Detect its languages, chunk, embed (chunks and their sentence windows) and store one
+    extracted document."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
+    assign_languages(document)  # the full-text terms are stemmed in each unit's language
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
     texts = {unit.index: unit.text for unit in document.units}
     windows = [

@@ -67,6 +67,11 @@ class Documents(Protocol):
 
     def index_embedder(self) -> IndexEmbedder | None: ...
 
+    def languages(self) -> list[str | None]:
+        """The languages of the index's units and titles (ISO 639-1; None for unknown), sorted:
+        the languages a question's full-text terms are made in (:mod:`truthbase.fulltext`)."""
+        ...
+
     def counts(self) -> dict[str, int]:
         """Rows of documents, units, chunks and token_chunks (chunks with token signs)."""
         ...

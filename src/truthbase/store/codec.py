@@ -16,11 +16,22 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..model import Chunk, DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
+from ..fulltext import term_string
+from ..model import (
+    Chunk,
+    ChunkDraft,
+    DocumentInfo,
+    ExtractedDocument,
+    PageGeometry,
+    Rect,
+    TocEntry,
+    Unit,
+)
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 
 __all__ = [
     "answer_row",
+    "chunk_terms",
     "decode_boxes",
     "document_info",
     "document_row",
@@ -31,6 +42,7 @@ __all__ = [
     "segment_rows",
     "stored_answer",
     "stored_segments",
+    "title_terms",
     "toc_from_json",
     "unit_from_row",
     "unit_rows",
@@ -86,7 +98,7 @@ def decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
 
 def document_row(document: ExtractedDocument) -> tuple[Any, ...]:
     """(id, title, path, kind, unit_count, ingested_at, extractor_version, report, toc,
-    metadata) of a new document, as both backends insert it."""
+    metadata, language) of a new document, as both backends insert it."""
     return (
         document.sha256,
         document.title,
@@ -98,12 +110,13 @@ def document_row(document: ExtractedDocument) -> tuple[Any, ...]:
         json.dumps(asdict(document.report)),
         json.dumps([asdict(entry) for entry in document.toc]) if document.toc else None,
         json.dumps(document.metadata) if document.metadata else None,
+        document.language,
     )
 
 
 def document_info(row: Sequence[Any]) -> DocumentInfo:
     """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
-    extractor_version), as both backends select it."""
+    extractor_version, language), as both backends select it."""
     return DocumentInfo(
         id=str(row[0]),
         title=str(row[1]),
@@ -113,12 +126,13 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
         chunk_count=int(str(row[5])),
         ingested_at=str(row[6]),
         extractor_version=str(row[7]),
+        language=row[8] if len(row) > 8 and row[8] else None,
     )
 
 
 def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
-    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) of each unit, as both
-    backends insert them (and :func:`unit_from_row` reads them back)."""
+    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map, language) of each unit,
+    as both backends insert them (and :func:`unit_from_row` reads them back)."""
     return [
         (
             document.sha256,
@@ -130,15 +144,16 @@ def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
             json.dumps(asdict(unit.geometry)) if unit.geometry else None,
             unit.dom.html if unit.dom else None,
             dom_map_to_json(unit.dom) if unit.dom else None,
+            unit.language,
         )
         for unit in document.units
     ]
 
 
 def unit_from_row(row: Sequence[Any]) -> Unit:
-    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map), as both backends
-    select it."""
-    idx, label, href, text, boxes, geometry, html, dom_map = row
+    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map, language), as both
+    backends select it."""
+    idx, label, href, text, boxes, geometry, html, dom_map, language = row
     page: PageGeometry | None = None
     if geometry:
         g = json.loads(geometry)
@@ -155,7 +170,22 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
         href=href,
         geometry=page,
         dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
+        language=language or None,
     )
+
+
+def title_terms(document: ExtractedDocument) -> str:
+    """The full-text terms of the document's title (:mod:`truthbase.fulltext`), in the
+    document's language."""
+    return term_string(document.title, document.language)
+
+
+def chunk_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
+    """The full-text terms of a chunk, in its unit's language (else the document's)."""
+    language = document.language
+    if 0 <= chunk.unit < len(document.units):
+        language = document.units[chunk.unit].language or language
+    return term_string(chunk.text, language)
 
 
 def rects_json(rects: Sequence[Rect]) -> str:

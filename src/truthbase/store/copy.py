@@ -48,11 +48,13 @@ def _copy(
     documents = db.execute(
         # In the order they were ingested (of their first chunk), so that a fresh target gives
         # the chunks the same ids as the source (ties between equal scores break the same way).
-        "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata "
-        "FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
+        "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata, "
+        "language FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
         "d.rowid"
     ).fetchall()
-    for doc_id, title, path, kind, unit_count, version, report, toc, metadata in documents:
+    for doc_id, title, path, kind, unit_count, version, report, toc, metadata, language in (
+        documents
+    ):
         if target.has_document(doc_id):
             continue
         units: list[Unit] = []
@@ -72,6 +74,7 @@ def _copy(
             report=ExtractionReport(**report_data),
             toc=[TocEntry(**entry) for entry in json.loads(toc)] if toc else [],
             metadata=json.loads(metadata) if metadata else {},
+            language=language,
         )
         rows = db.execute(
             'SELECT id, unit, start, "end", text, rects, vector FROM chunks WHERE doc_id = ? '
