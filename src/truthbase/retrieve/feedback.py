@@ -90,8 +90,11 @@ def feedback_query(
     """The question's FTS5 expression OR-ed with the expansion ``words``, each made into its
     index terms in each of ``languages`` (:func:`.fts_query.word_terms`; each an FTS5 string).
 
-    Words come from :func:`feedback_words` (word characters only), and are quoted all the same,
-    so the expression stays safe for the FTS5 parser.
+    A word whose term the expression already has (a question word in another inflection) is
+    added all the same: BM25 counts the term once more, as it did when FTS5 stemmed the words
+    itself, and the feedback weights were tuned so. Words come from :func:`feedback_words`
+    (word characters only), and are quoted all the same, so the expression stays safe for the
+    FTS5 parser.
     """
-    extra = [term for term in word_terms(words, languages) if term not in fts_query.split(" OR ")]
+    extra = [term for word in words for term in word_terms([word], languages)]
     return " OR ".join([fts_query, *extra]) if extra else fts_query

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-
 from collections.abc import Sequence
 
 from ..fulltext import index_terms, is_cjk, stop_words
@@ -229,8 +228,8 @@ def build_fts_query(
 
 def word_terms(words: Sequence[str], languages: Sequence[str | None]) -> list[str]:
     """Single words (pseudo-relevance feedback's expansion words) as FTS5 strings of their
-    terms in each language, deduplicated; words with CJK characters are left out (a feedback
-    "word" there is a whole run of text)."""
+    terms in each language, each distinct string once; words with CJK characters are left out
+    (a feedback "word" there is a whole run of text)."""
     out: list[str] = []
     for word in words:
         for language in languages:

@@ -96,9 +96,7 @@ def rank_arms(
 
     if mode in ("hybrid", "fts"):
         for i, text in enumerate(queries):
-            expression = (
-                arms.fts_query if i == 0 else build_fts_query(text, languages=languages)
-            )
+            expression = arms.fts_query if i == 0 else build_fts_query(text, languages=languages)
             if expression is None:
                 continue
             started = time.perf_counter()

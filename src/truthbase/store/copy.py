@@ -49,12 +49,21 @@ def _copy(
         # In the order they were ingested (of their first chunk), so that a fresh target gives
         # the chunks the same ids as the source (ties between equal scores break the same way).
         "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata, "
-        "language FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
-        "d.rowid"
+        "language FROM documents d "
+        "ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), d.rowid"
     ).fetchall()
-    for doc_id, title, path, kind, unit_count, version, report, toc, metadata, language in (
-        documents
-    ):
+    for (
+        doc_id,
+        title,
+        path,
+        kind,
+        unit_count,
+        version,
+        report,
+        toc,
+        metadata,
+        language,
+    ) in documents:
         if target.has_document(doc_id):
             continue
         units: list[Unit] = []
