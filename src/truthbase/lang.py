@@ -101,12 +101,15 @@ def detect_document(texts: Sequence[str], hint: str | None = None) -> DocumentLa
 
 def assign_languages(document: ExtractedDocument) -> None:
     """Set ``document.language`` and each unit's ``language`` (in place) from the units' text,
-    unless extraction already set them; an EPUB's ``dc:language`` is the hint."""
-    if document.language is not None or any(unit.language for unit in document.units):
+    where extraction has not set them (an OCR engine may know a page's language); an EPUB's
+    ``dc:language`` is the hint."""
+    if document.language is not None and all(unit.language for unit in document.units):
         return
     found = detect_document(
         [unit.text for unit in document.units], hint=document.metadata.get("language")
     )
-    document.language = found.document
+    if document.language is None:
+        document.language = found.document
     for unit, code in zip(document.units, found.units, strict=True):
-        unit.language = code
+        if unit.language is None:
+            unit.language = code

@@ -112,3 +112,20 @@ def test_fts5_ascii_reads_the_terms_back_exactly(text: str, language: str | None
     finally:
         db.close()
     assert got == terms
+
+
+def test_languages_set_by_extraction_are_kept() -> None:
+    from truthbase.lang import assign_languages
+    from truthbase.model import ExtractedDocument, Unit
+
+    german = "Eine Teilmenge heißt abgeschlossen, wenn ihr Komplement offen ist. " * 5
+    units = [
+        Unit(index=0, text=german, boxes=[None] * len(german)),
+        Unit(index=1, text="x", boxes=[None], language="fr"),  # e.g. an OCR engine's
+    ]
+    document = ExtractedDocument(
+        sha256="0", title="t", path="p", kind="pdf", units=units, extractor_version="v"
+    )
+    assign_languages(document)
+    assert document.language == "de"
+    assert [u.language for u in document.units] == ["de", "fr"]
