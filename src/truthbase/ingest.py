@@ -21,6 +21,7 @@ from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder
 from .extract import ExtractionError, extract_path
 from .ingest_screen import ScreenResult
+from .lang import assign_languages
 from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
@@ -173,14 +174,16 @@ def index_document(
     visibility: Visibility = "shared",
     screen: ScreenResult | None = None,
 ) -> list[ChunkDraft]:
-    """Chunk, embed (chunks and their sentence windows) and store one extracted document,
-    owned by ``owner`` (None: the operator) with ``visibility`` (see :mod:`truthbase.access`).
+    """Detect its languages, chunk, embed (chunks and their sentence windows) and store one
+    extracted document, owned by ``owner`` (None: the operator) with ``visibility`` (see
+    :mod:`truthbase.access`).
 
     ``replace``: the document is in the index already (a re-ingest) and is replaced in the same
     transaction. ``progress`` hears each stage (and, while embedding, the pages done).
     ``screen``: the prompt-injection screen's verdict, stored with the document."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
+    assign_languages(document)  # the full-text terms are stemmed in each unit's language
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
     texts = {unit.index: unit.text for unit in document.units}
     windows = [

@@ -89,6 +89,7 @@ class Unit:
     geometry: PageGeometry | None = None
     href: str | None = None
     dom: DomMap | None = None  # EPUB units only: the reader's text-to-DOM map
+    language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
 
     def __post_init__(self) -> None:
         if len(self.boxes) != len(self.text):
@@ -121,6 +122,7 @@ class ExtractedDocument:
     report: ExtractionReport = field(default_factory=ExtractionReport)
     toc: list[TocEntry] = field(default_factory=list)  # EPUB for now; empty when unknown
     metadata: dict[str, str] = field(default_factory=dict)  # e.g. creator, language
+    language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +166,7 @@ class DocumentInfo:
     visibility: Visibility = "shared"
     holders: tuple[str, ...] = ()  # users who uploaded the same bytes (they hold it too)
     flagged: bool = False  # the prompt-injection screen found instructions in its text
+    language: str | None = None  # ISO 639-1; None: unknown (no letters, or an older index)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

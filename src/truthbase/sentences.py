@@ -28,6 +28,18 @@ _NON_FINAL = frozenset({
     "thm", "lem", "prop", "cor", "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "gen", "rev",
     "fr", "op", "ed", "eds", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
     "nov", "dec", "ca", "esp", "incl",
+    # German ("z. B.", "d. h.", "u. a." are initials; "z.B." an initialism)
+    # (none that ends an English sentence: not "art", "max", "min", "mind")
+    "bzw", "vgl", "abb", "nr", "kap", "bsp", "bspw", "ggf", "evtl", "inkl", "sog", "bd", "hrsg",
+    "jh", "jhd", "anm", "bem", "bew", "kor", "aufl", "mio", "mrd", "tsd", "ff", "zzgl", "urspr",
+    "verf", "vorl", "übers", "engl", "allg", "insb", "spez", "zit", "ebd", "usf",
+})
+
+#: Words after "N." that make it a German ordinal ("am 3. Oktober", "im 19. Jahrhundert").
+_ORDINAL_NEXT = frozenset({
+    "januar", "jänner", "februar", "märz", "april", "mai", "juni", "juli", "august", "september",
+    "oktober", "november", "dezember", "jahrhundert", "jahrhunderts", "jh", "jahrtausend",
+    "auflage", "aufl", "kapitel", "klasse", "stock", "semester", "platz", "mal",
 })
 
 #: Labels that, at the start of a line, make "Label N." a caption number, not a sentence end.
@@ -55,7 +67,10 @@ _CONTINUING_END = frozenset(",;:-–—/&+=([{")
 # Terminal punctuation (a run of it, or an ellipsis), closers, then whitespace or the end.
 _TERMINAL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|\Z)")
 # Full-width terminals need no space after them.
-_CJK_TERMINAL = re.compile(r"[。！？]+[」』）]*")
+_CJK_CLOSERS = "」』）”’"
+_CJK_TERMINAL = re.compile(r"[。！？]+[" + _CJK_CLOSERS + r"]*")
+#: Japanese quotative particles: after a quotation's closing bracket the sentence goes on.
+_QUOTATIVE = frozenset("とっ")
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]")
 _INITIALISM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _NUMBER = re.compile(r"(?:\d+|[A-Z])(?:\.\d+)*")
@@ -126,6 +141,8 @@ def _is_non_final(text: str, dot: int, line_start: int) -> bool:
         return label.lower().strip(_OPENERS) not in _LETTER_LABELS
     if _INITIALISM.fullmatch(stripped):
         return True  # "U.S", "e.g", "Ph.D" is in neither but rare at a sentence end
+    if stripped.isdigit() and len(stripped) <= 2 and _next_word(text, dot + 1) in _ORDINAL_NEXT:
+        return True  # a German ordinal: "am 3. Oktober"
     if _NUMBER.fullmatch(stripped):
         # "Fig. 3. Steps for ..." at the start of a line is a caption, not two sentences.
         label_end = _rstrip_to(text, word_start, line_start)
@@ -133,6 +150,16 @@ def _is_non_final(text: str, dot: int, line_start: int) -> bool:
         if _rstrip_to(text, label_start, line_start) == line_start:
             return label.lower() in _CAPTION_LABELS
     return False
+
+
+def _next_word(text: str, at: int) -> str:
+    """The lower-cased letters of the word after ``at`` (past whitespace), as far as they go."""
+    while at < len(text) and text[at].isspace():
+        at += 1
+    end = at
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    return text[at:end].lower()
 
 
 def _list_marker(text: str, start: int, end: int) -> tuple[str, int] | None:
@@ -255,6 +282,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             if m.start() < body:
                 continue
             if m.group()[0] in "。！？":
+                if m.group()[-1] in _CJK_CLOSERS and text[m.end() : m.end() + 1] in _QUOTATIVE:
+                    continue  # 「引用。」と言った: the quote's stop, the sentence goes on
                 if m.end() < end:
                     cuts.append(m.end())
                     in_item = False

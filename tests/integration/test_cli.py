@@ -47,6 +47,9 @@ def test_ingest_reports_failures_and_exits_1(tmp_path: Path) -> None:
     assert code == 0
     docs = json.loads(out)
     assert [d["pages"] for d in docs] == [5]
+    assert [d["language"] for d in docs] == ["en"]
+    code, out = run("--db", db, "docs")
+    assert code == 0 and "language" in out and " en " in out
 
 
 def test_search_json_has_page_text_and_rects(seed_db: Path) -> None:

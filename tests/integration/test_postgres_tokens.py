@@ -147,8 +147,9 @@ def test_the_copy_into_postgres_carries_the_token_signs(tmp_path: Path, pg_url: 
 
 
 def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str) -> None:
-    """Schema 4 with chunks in it: opening it adds the empty chunk_tokens table, the same as a
-    new database holding the same rows; the chunks are kept and take token data from then on."""
+    """Schema 4 with chunks in it: opening it adds the empty chunk_tokens table (and migration 6
+    the chunks' terms), the same as a new database holding the same rows; the chunks are kept
+    and take token data from then on."""
     store_sql = resources.files("truthbase.store.postgres")
     rows = (
         "INSERT INTO truthbase.documents VALUES ('d', 'Risk', '-', 'pdf', 1, '', '', '{}', "
@@ -157,6 +158,15 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
         'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, rects, vector) '
         "VALUES ('d', 0, 0, 0, 'risk of risks', 'Risk', '[]', '[1,0]'), "
         "('d', 0, 0, 0, 'the govern function', 'Risk', '[]', '[0,1]')"
+    )
+    # in a new database, with the full-text terms migration 6 makes for them (no language:
+    # the unit has no letters)
+    fresh_rows = (
+        rows.replace(
+            "title, rects, vector) VALUES", "title, rects, vector, terms, title_terms) VALUES"
+        )
+        .replace("'[1,0]')", "'[1,0]', 'risk of risks', 'risk')")
+        .replace("'[0,1]')", "'[0,1]', 'the govern function', 'risk')")
     )
     with psycopg.connect(pg_url, autocommit=True) as conn:
         for name in (
@@ -173,7 +183,7 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
     try:
         PostgresStore(fresh).close()
         with psycopg.connect(fresh, autocommit=True) as conn:
-            conn.execute(rows)
+            conn.execute(fresh_rows)
         store = PostgresStore(pg_url)
         try:
             assert pg_dump(pg_url) == pg_dump(fresh)
@@ -181,7 +191,7 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
                 assert conn.execute(
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone() == (str(SCHEMA_VERSION),)
-            assert SCHEMA_VERSION == 7
+            assert SCHEMA_VERSION == 8  # 6: accounts, 7: jobs, 8: languages and full-text terms
             assert [c.text for c in store.chunks([1, 2])] == [
                 "risk of risks",
                 "the govern function",

@@ -42,6 +42,7 @@ def test_health_and_documents(client: TestClient) -> None:
     assert health["status"] == "ok" and health["documents"] == 4
     docs = client.get("/api/documents").json()
     assert {d["kind"] for d in docs} == {"pdf"}
+    assert {d["language"] for d in docs} == {"en"}
     assert all(d["file_url"] == f"/api/documents/{d['id']}/file" for d in docs)
 
 

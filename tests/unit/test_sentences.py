@@ -269,3 +269,58 @@ def test_speed_on_a_real_page() -> None:
     per_page = (time.perf_counter() - began) / rounds
     print(f"split_sentences: {per_page * 1000:.2f} ms for 4,000 characters")
     assert per_page < 0.005
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Das gilt z. B. für offene Mengen.",
+        "Das gilt z.B. für offene Mengen.",
+        "Es folgt d. h. Folgendes aus Satz 3.",
+        "Es gibt u. a. Kreise und Ellipsen.",
+        "Kreise bzw. Ellipsen sind Kurven.",
+        "Siehe Abb. 3 und vgl. Kap. 2 für Details.",
+        "Wie in Bsp. 4 gezeigt ist das Nr. 5 der Liste.",
+        "Er kam am 3. Oktober an.",
+        "Das war im 19. Jahrhundert üblich.",
+    ],
+)
+def test_german_abbreviations_do_not_split(text: str) -> None:
+    assert sents(text) == [text]
+
+
+def test_german_sentences_still_split() -> None:
+    assert sents("Das gilt z. B. hier. Die Menge ist offen. Sie ist u. a. zusammenhängend.") == [
+        "Das gilt z. B. hier.",
+        "Die Menge ist offen.",
+        "Sie ist u. a. zusammenhängend.",
+    ]
+    assert sents("Kreise, Ellipsen usw. Die Sache ist klar.") == [
+        "Kreise, Ellipsen usw.",
+        "Die Sache ist klar.",
+    ]
+    # a number ends a sentence unless a month (or the like) follows it
+    assert sents("Die Summe ist 3. Die Menge ist offen.") == [
+        "Die Summe ist 3.",
+        "Die Menge ist offen.",
+    ]
+
+
+def test_chinese_and_japanese_full_stops_split_without_a_space() -> None:
+    assert sents("公司负责人刘道骐。会计主管肖寻！是否关联？不存在。") == [
+        "公司负责人刘道骐。",
+        "会计主管肖寻！",
+        "是否关联？",
+        "不存在。",
+    ]
+    assert sents("これは日本語です。次の文です。") == ["これは日本語です。", "次の文です。"]
+    # a quotation's own stop: the sentence goes on after 」と
+    assert sents("彼は「はい。」と言った。次の文です。") == [
+        "彼は「はい。」と言った。",
+        "次の文です。",
+    ]
+    assert sents("“好。”然后走了。") == ["“好。”", "然后走了。"]
+    # a CJK stop at a line end, then the next line
+    assert sents("营业收入增加。\n财务费用减少。") == ["营业收入增加。", "财务费用减少。"]
+    # Latin sentences around them
+    assert sents("Mixed 文。English text. 中文！") == ["Mixed 文。", "English text.", "中文！"]

@@ -174,6 +174,7 @@ def docs(app: AppContext, as_json: bool, backfill: bool) -> None:
                         "title": d.title,
                         "path": d.path,
                         "kind": d.kind,
+                        "language": d.language,
                         "pages": d.unit_count,
                         "chunks": d.chunk_count,
                         "ingested_at": d.ingested_at,
@@ -188,10 +189,18 @@ def docs(app: AppContext, as_json: bool, backfill: bool) -> None:
         console.print("No documents yet: run `truthbase ingest PATH`.")
         return
     table = Table(title=f"{len(documents)} documents in {app.settings.db}")
-    for column in ("id", "title", "kind", "pages", "chunks", "path"):
+    for column in ("id", "title", "kind", "language", "pages", "chunks", "path"):
         table.add_column(column, overflow="fold")
     for d in documents:
-        table.add_row(d.id[:12], d.title, d.kind, str(d.unit_count), str(d.chunk_count), d.path)
+        table.add_row(
+            d.id[:12],
+            d.title,
+            d.kind,
+            d.language or "-",
+            str(d.unit_count),
+            str(d.chunk_count),
+            d.path,
+        )
     console.print(table)
     without = counts.get("chunks", 0) - counts.get("token_chunks", 0)
     if without > 0:

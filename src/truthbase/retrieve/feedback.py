@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..text import QUERY_STOP_WORDS, WORD, idf_smoothed
+from .fts_query import word_terms
 
 __all__ = ["expansion_terms", "feedback_query", "feedback_words"]
 
@@ -83,11 +84,17 @@ def expansion_terms(
     return [word for word, weight in ranked[:terms] if weight > 0]
 
 
-def feedback_query(fts_query: str, words: Sequence[str]) -> str:
-    """The question's FTS5 expression OR-ed with the expansion ``words`` (each an FTS5 string).
+def feedback_query(
+    fts_query: str, words: Sequence[str], languages: Sequence[str | None] = ("en",)
+) -> str:
+    """The question's FTS5 expression OR-ed with the expansion ``words``, each made into its
+    index terms in each of ``languages`` (:func:`.fts_query.word_terms`; each an FTS5 string).
 
-    Words come from :func:`feedback_words` (word characters only), and are quoted all the same,
-    so the expression stays safe for the FTS5 parser.
+    A word whose term the expression already has (a question word in another inflection) is
+    added all the same: BM25 counts the term once more, as it did when FTS5 stemmed the words
+    itself, and the feedback weights were tuned so. Words come from :func:`feedback_words`
+    (word characters only), and are quoted all the same, so the expression stays safe for the
+    FTS5 parser.
     """
-    extra = ['"' + w.replace('"', '""') + '"' for w in words]
+    extra = [term for word in words for term in word_terms([word], languages)]
     return " OR ".join([fts_query, *extra]) if extra else fts_query

@@ -1,9 +1,12 @@
-"""Turn a user's question into an SQLite FTS5 MATCH expression.
+"""Turn a user's question into an SQLite FTS5 MATCH expression over the index's terms.
 
 The full-text arm is a recall device: the expression is an OR of the question's terms (AND loses
-most recall), and BM25 ranks chunks that match more, and rarer, terms first. The FTS table uses
-``tokenize='porter unicode61 remove_diacritics 2'``, so case, diacritics and English inflection
-are folded by FTS5 itself, on both sides; this module only decides *which* terms to send.
+most recall), and BM25 ranks chunks that match more, and rarer, terms first. The index holds
+terms made by :mod:`truthbase.fulltext` (case-folded, Snowball-stemmed in each unit's language,
+CJK runs as character bigrams); this module decides *which* words of the question to send and
+makes their terms the same way, in every language the question may be matched in: the
+question's own (detected, when the detector is sure) and each language of the index
+(:func:`query_languages`), OR-ed, duplicates dropped.
 
 Safety: every term is emitted as an FTS5 string (double-quoted, any internal quote doubled) whose
 content is only the word characters this module tokenized, joined by single spaces. No operator,
@@ -12,15 +15,16 @@ input can raise an FTS5 syntax error.
 
 Term rules:
 
-- Words: runs of letters and digits (``[^\\W_]+``, close to unicode61's token characters). English
-  stop words, including question words (what, which, how, does, according, ...), are dropped.
+- Words: runs of letters and digits (``[^\\W_]+``). Stop words of the question's languages
+  (:func:`truthbase.fulltext.stop_words`: English always, German, ...), including question words
+  (what, which, how, does, according, welche, wann, ...), are dropped.
   An all-caps word of two or more letters in a question that also has lower-case letters is an
   acronym and is kept even when its lower-case form is a stop word ("IT", "US"); FTS5's operator
   words (AND, OR, NOT, NEAR) are the exception, since that is how people type boolean queries.
 - Identifiers: a whitespace-separated chunk whose word characters are split by punctuation
   ("GV.OC-01", "ID.RA-10", "Self-RAG", "BLEU-4", "2.0", "cross-cutting") becomes the phrase of
-  its parts ("GV OC 01": unicode61 splits the stored text the same way, so the phrase matches
-  exactly the adjacent tokens) *and* its content parts as OR terms: parts of two or more
+  its parts' terms ("gv oc 01": the index splits the stored text the same way, so the phrase
+  matches exactly the adjacent terms) *and* its content parts as OR terms: parts of two or more
   characters that are neither stop words nor pure numbers ("gv", "oc"; "self", "rag"). The
   phrase gives BM25 its precise, rare match; the parts are the safety net when the document
   writes the identifier another way ("Self-RAG" vs "SELF-RAG's", "GV.OC" in a table heading,
@@ -28,25 +32,41 @@ Term rules:
   has every part. Pure-number and one-letter parts ("01", "4", "f") are left to the phrase: alone
   they match nearly every chunk. A trailing possessive ('s) is dropped first ("RAPTOR's").
   ``parts=False`` emits the phrase alone, to compare the two on the golden set.
+- Chinese, Japanese and Korean: a chunk with CJK characters gives each of its terms (the
+  bigrams, and any Latin word or number in it) as its own OR term: a question has no spaces to
+  find its words by, and a phrase of all its bigrams would have to occur verbatim.
 - Quoted phrases: text in double quotes ("..." or “...”) or in single quotes at word boundaries
-  ('No Critic') becomes a phrase term plus its content words, as for identifiers. A quoted single
-  word is kept even when it is a stop word: the user asked for it.
+  ('No Critic') becomes a phrase term plus its content words, as for identifiers (CJK too). A
+  quoted single word is kept even when it is a stop word: the user asked for it.
 
-Terms are deduplicated (case-insensitively, on their tokens) and capped at :data:`MAX_TERMS` so a
-pasted page cannot produce an unbounded query.
+Terms are deduplicated and capped at :data:`MAX_TERMS` so a pasted page cannot produce an
+unbounded query.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
-from ..text import QUERY_STOP_WORDS, WORD
+from ..fulltext import index_terms, is_cjk, stop_words
+from ..lang import detect
+from ..text import WORD
 
-__all__ = ["MAX_TERMS", "build_fts_query", "query_terms"]
+__all__ = [
+    "MAX_TERMS",
+    "QUESTION_CONFIDENCE",
+    "build_fts_query",
+    "query_languages",
+    "query_terms",
+    "word_terms",
+]
 
 #: Most terms one query carries; later terms are dropped.
 MAX_TERMS = 64
+#: How sure the detector must be of a question's language for its terms to be made in it too
+#: (short texts are guessed wrong often: 85% right at 40 characters on the corpus pages).
+QUESTION_CONFIDENCE = 0.5
 
 
 # FTS5's own operator words, never kept as acronyms.
@@ -82,49 +102,74 @@ def _phrase(tokens: list[str]) -> str:
     return '"' + body.replace('"', '""') + '"'
 
 
-def _is_content_part(token: str) -> bool:
-    """A part of an identifier or phrase worth an OR term of its own."""
-    return len(token) >= 2 and not token.isdigit() and token.casefold() not in QUERY_STOP_WORDS
-
-
-def _is_kept_word(token: str, acronyms_allowed: bool) -> bool:
-    """A lone word worth a term: not a stop word, unless it is an acronym."""
-    if token.casefold() not in QUERY_STOP_WORDS:
-        return True
-    return acronyms_allowed and len(token) >= 2 and token.isupper() and token not in _FTS_OPERATORS
+def query_languages(
+    question: str, index_languages: Sequence[str | None] | None = None
+) -> list[str | None]:
+    """The languages a question's terms are made in: its own when the detector is sure
+    (:data:`QUESTION_CONFIDENCE`), then each of the index's; English when there is neither."""
+    found, probability = detect(question)
+    own = [found] if found is not None and probability >= QUESTION_CONFIDENCE else []
+    languages = list(dict.fromkeys([*own, *(index_languages or [])]))
+    return languages or ["en"]
 
 
 class _Terms:
-    """Ordered, deduplicated terms, capped at MAX_TERMS."""
+    """Ordered, deduplicated terms in every language asked, capped at MAX_TERMS."""
 
-    def __init__(self, parts: bool) -> None:
+    def __init__(self, parts: bool, languages: Sequence[str | None]) -> None:
         self.parts = parts
+        self.languages = list(languages)
+        self.stops = stop_words(self.languages)
         self.terms: list[str] = []
         self._seen: set[tuple[str, ...]] = set()
 
-    def add(self, tokens: list[str]) -> None:
-        key = tuple(t.casefold() for t in tokens)
+    def _add_terms(self, terms: list[str]) -> None:
+        key = tuple(terms)
         if not key or key in self._seen or len(self.terms) >= MAX_TERMS:
             return
         self._seen.add(key)
-        self.terms.append(_phrase(tokens))
+        self.terms.append(_phrase(terms))
 
-    def add_phrase_with_parts(self, tokens: list[str]) -> None:
+    def add(self, tokens: list[str], *, quoted: bool = False) -> None:
+        """The words ``tokens`` (as written) as one term, a phrase when there are several, in
+        each language; with CJK in them (and not quoted), each of their terms on its own."""
+        text = " ".join(tokens)
+        for language in self.languages:
+            terms = index_terms(text, language)
+            if not quoted and any(is_cjk(term) for term in terms):
+                for term in terms:
+                    self._add_terms([term])
+            else:
+                self._add_terms(terms)
+
+    def is_content_part(self, token: str) -> bool:
+        """A part of an identifier or phrase worth an OR term of its own."""
+        return len(token) >= 2 and not token.isdigit() and token.casefold() not in self.stops
+
+    def is_kept_word(self, token: str, acronyms_allowed: bool) -> bool:
+        """A lone word worth a term: not a stop word, unless it is an acronym."""
+        if token.casefold() not in self.stops:
+            return True
+        return (
+            acronyms_allowed and len(token) >= 2 and token.isupper() and token not in _FTS_OPERATORS
+        )
+
+    def add_phrase_with_parts(self, tokens: list[str], *, quoted: bool = False) -> None:
         """A multi-token phrase, then (when parts are on) its content parts."""
-        self.add(tokens)
+        self.add(tokens, quoted=quoted)
         if not self.parts:
             return
         for token in tokens:
-            if _is_content_part(token):
+            if self.is_content_part(token):
                 self.add([token])
 
 
 def _add_quoted(terms: _Terms, inner: str) -> None:
     tokens = WORD.findall(inner)
     if len(tokens) == 1:
-        terms.add(tokens)  # explicitly quoted: kept even if a stop word
+        terms.add(tokens, quoted=True)  # explicitly quoted: kept even if a stop word
     elif tokens:
-        terms.add_phrase_with_parts(tokens)
+        terms.add_phrase_with_parts(tokens, quoted=True)
 
 
 def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
@@ -132,28 +177,31 @@ def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
     chunk = _POSSESSIVE.sub("", chunk.rstrip(_TRAILING_PUNCT))
     tokens = WORD.findall(chunk)
     if len(tokens) == 1:
-        if _is_kept_word(tokens[0], acronyms_allowed):
+        if terms.is_kept_word(tokens[0], acronyms_allowed):
             terms.add(tokens)
         return
     if not tokens:
         return
     # An identifier. Dropped when nothing in it carries meaning: "and/or", "e.g.", "it's".
-    if "".join(tokens).casefold() in QUERY_STOP_WORDS or all(
-        t.casefold() in QUERY_STOP_WORDS or (len(t) == 1 and not t.isdigit()) for t in tokens
+    if "".join(tokens).casefold() in terms.stops or all(
+        t.casefold() in terms.stops or (len(t) == 1 and not t.isdigit()) for t in tokens
     ):
         return
     terms.add_phrase_with_parts(tokens)
 
 
-def query_terms(question: str, *, parts: bool = True) -> list[str]:
-    """The FTS5 terms of ``question``, each an FTS5 string, in question order (phrases first).
+def query_terms(
+    question: str, *, parts: bool = True, languages: Sequence[str | None] | None = None
+) -> list[str]:
+    """The FTS5 terms of ``question``, each an FTS5 string, in question order (phrases first),
+    made in ``languages`` (default: :func:`query_languages` of the question alone).
 
     ``parts=False`` leaves identifiers and quoted phrases as phrases only, without their parts
     as separate OR terms (an option to compare on the golden set).
     """
     text = unicodedata.normalize("NFKC", question).translate(_TYPOGRAPHIC)
     acronyms_allowed = any(ch.islower() for ch in text)
-    terms = _Terms(parts)
+    terms = _Terms(parts, languages if languages is not None else query_languages(question))
 
     def take_quoted(match: re.Match[str]) -> str:
         _add_quoted(terms, match.group(1))
@@ -166,11 +214,26 @@ def query_terms(question: str, *, parts: bool = True) -> list[str]:
     return terms.terms
 
 
-def build_fts_query(question: str, *, parts: bool = True) -> str | None:
+def build_fts_query(
+    question: str, *, parts: bool = True, languages: Sequence[str | None] | None = None
+) -> str | None:
     """An FTS5 MATCH expression: the OR of the question's terms, or None when none remain.
 
-    >>> build_fts_query("What does subcategory GV.OC-03 require?")
-    '"subcategory" OR "GV OC 03" OR "GV" OR "OC" OR "require"'
+    >>> build_fts_query("What does subcategory GV.OC-03 require?", languages=["en"])
+    '"subcategori" OR "gv oc 03" OR "gv" OR "oc" OR "requir"'
     """
-    terms = query_terms(question, parts=parts)
+    terms = query_terms(question, parts=parts, languages=languages)
     return " OR ".join(terms) if terms else None
+
+
+def word_terms(words: Sequence[str], languages: Sequence[str | None]) -> list[str]:
+    """Single words (pseudo-relevance feedback's expansion words) as FTS5 strings of their
+    terms in each language, each distinct string once; words with CJK characters are left out
+    (a feedback "word" there is a whole run of text)."""
+    out: list[str] = []
+    for word in words:
+        for language in languages:
+            terms = index_terms(word, language)
+            if len(terms) == 1 and not is_cjk(terms[0]):
+                out.append(_phrase(terms))
+    return list(dict.fromkeys(out))

@@ -21,7 +21,7 @@ from ..model import SearchHit
 from ..records import ArmHit
 from ..store import Store
 from .feedback import expansion_terms, feedback_query
-from .fts_query import build_fts_query
+from .fts_query import build_fts_query, query_languages
 from .fusion import weighted_rrf
 from .late import late_ranking, late_scores, query_rows
 from .subqueries import split_question
@@ -60,6 +60,7 @@ class ArmRankings:
     ranked: dict[str, list[int]] = field(default_factory=dict)
     scores: dict[str, dict[int, float]] = field(default_factory=dict)
     fts_query: str | None = None
+    languages: list[str | None] = field(default_factory=lambda: ["en"])  # of the terms
     feedback_terms: list[str] = field(default_factory=list)
     timings: SearchTimings = field(default_factory=SearchTimings)
 
@@ -92,7 +93,8 @@ def rank_arms(
     query joins several questions (see :mod:`.subqueries`), each sub-query adds its own lists,
     "fts#1", "dense#1", ..., which fusion weighs by ``settings.subquery_weight``.
     """
-    arms = ArmRankings(fts_query=build_fts_query(query))
+    languages = query_languages(query, store.languages())
+    arms = ArmRankings(fts_query=build_fts_query(query, languages=languages), languages=languages)
     queries = [query]
     if settings.subqueries:
         queries += split_question(query)
@@ -103,7 +105,7 @@ def rank_arms(
 
     if mode in ("hybrid", "fts"):
         for i, text in enumerate(queries):
-            expression = arms.fts_query if i == 0 else build_fts_query(text)
+            expression = arms.fts_query if i == 0 else build_fts_query(text, languages=languages)
             if expression is None:
                 continue
             started = time.perf_counter()
@@ -174,7 +176,13 @@ def add_feedback(
     started = time.perf_counter()
     ranked = {arm: ids for arm, ids in arms.ranked.items() if arm != PRF_ARM}
     scores = {arm: s for arm, s in arms.scores.items() if arm != PRF_ARM}
-    out = ArmRankings(ranked=ranked, scores=scores, fts_query=arms.fts_query, timings=arms.timings)
+    out = ArmRankings(
+        ranked=ranked,
+        scores=scores,
+        fts_query=arms.fts_query,
+        languages=arms.languages,
+        timings=arms.timings,
+    )
     if arms.fts_query is None or settings.prf_docs == 0 or settings.prf_terms == 0:
         return out
     first = [chunk_id for chunk_id, _, _ in fuse(out, settings, settings.prf_docs)]
@@ -193,7 +201,7 @@ def add_feedback(
     out.feedback_terms = words
     if words:
         hits = store.fts_search(
-            feedback_query(arms.fts_query, words),
+            feedback_query(arms.fts_query, words, arms.languages),
             settings.candidates,
             settings.fts_title_weight,
             doc_ids,

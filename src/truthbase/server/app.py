@@ -157,6 +157,9 @@ class _State:
         self._lock = threading.Lock()
         self._file_checks: dict[tuple[str, int, int], bool] = {}
         self._key: bytes | None = None
+        self._workers: list[threading.Thread] = []
+        self._stop_workers = threading.Event()
+        self._wake_workers = threading.Event()
 
     def key(self) -> bytes:
         """The session cookies' signing key (read, or created, on first use)."""
@@ -164,9 +167,6 @@ class _State:
             if self._key is None:
                 self._key = load_secret_key(secret_key_path(self.settings))
             return self._key
-        self._workers: list[threading.Thread] = []
-        self._stop_workers = threading.Event()
-        self._wake_workers = threading.Event()
 
     def open(self) -> None:
         self._store = open_store(self.settings)

@@ -17,6 +17,9 @@ class DocumentOut(_Body):
     id: str = Field(description="sha256 of the document's bytes.")
     title: str
     kind: str
+    language: str | None = Field(
+        default=None, description="ISO 639-1 code of the detected language; null: unknown."
+    )
     pages: int = Field(description="Number of units (pages of a PDF).")
     chunks: int
     ingested_at: str
@@ -34,6 +37,7 @@ class DocumentOut(_Body):
             id=info.id,
             title=info.title,
             kind=info.kind,
+            language=info.language,
             pages=info.unit_count,
             chunks=info.chunk_count,
             ingested_at=info.ingested_at,

@@ -81,6 +81,10 @@ class Documents(Protocol):
         """Set a document's owner and visibility (:mod:`truthbase.access` decides who may);
         False when there is no such document. InvalidInput for a private document without an
         owner."""
+
+    def languages(self) -> list[str | None]:
+        """The languages of the index's units and titles (ISO 639-1; None for unknown), sorted:
+        the languages a question's full-text terms are made in (:mod:`truthbase.fulltext`)."""
         ...
 
     def counts(self) -> dict[str, int]:

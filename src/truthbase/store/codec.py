@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
+from ..fulltext import term_string
 from ..model import (
     Chunk,
+    ChunkDraft,
     DocumentInfo,
     ExtractedDocument,
     PageGeometry,
@@ -30,6 +32,7 @@ from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSeg
 
 __all__ = [
     "answer_row",
+    "chunk_terms",
     "decode_boxes",
     "document_info",
     "document_row",
@@ -40,6 +43,7 @@ __all__ = [
     "segment_rows",
     "stored_answer",
     "stored_segments",
+    "title_terms",
     "toc_from_json",
     "unit_from_row",
     "unit_rows",
@@ -97,7 +101,7 @@ def document_row(
     document: ExtractedDocument, owner: str | None = None, visibility: Visibility = "shared"
 ) -> tuple[Any, ...]:
     """(id, title, path, kind, unit_count, ingested_at, extractor_version, report, toc,
-    metadata, owner, visibility) of a new document, as both backends insert it."""
+    metadata, owner, visibility, language) of a new document, as both backends insert it."""
     return (
         document.sha256,
         document.title,
@@ -111,13 +115,14 @@ def document_row(
         json.dumps(document.metadata) if document.metadata else None,
         owner,
         visibility,
+        document.language,
     )
 
 
 def document_info(row: Sequence[Any]) -> DocumentInfo:
     """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
-    extractor_version, owner, visibility[, holders joined by U+001F, screen flagged]), as both
-    backends select it."""
+    extractor_version, owner, visibility[, holders joined by U+001F, screen flagged[,
+    language]]), as both backends select it."""
     holders = tuple(sorted(str(row[10]).split("\x1f"))) if len(row) > 10 and row[10] else ()
     return DocumentInfo(
         id=str(row[0]),
@@ -132,12 +137,13 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
         visibility="private" if row[9] == "private" else "shared",
         holders=holders,
         flagged=bool(row[11]) if len(row) > 11 and row[11] is not None else False,
+        language=row[12] if len(row) > 12 and row[12] else None,
     )
 
 
 def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
-    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) of each unit, as both
-    backends insert them (and :func:`unit_from_row` reads them back)."""
+    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map, language) of each unit,
+    as both backends insert them (and :func:`unit_from_row` reads them back)."""
     return [
         (
             document.sha256,
@@ -149,15 +155,16 @@ def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
             json.dumps(asdict(unit.geometry)) if unit.geometry else None,
             unit.dom.html if unit.dom else None,
             dom_map_to_json(unit.dom) if unit.dom else None,
+            unit.language,
         )
         for unit in document.units
     ]
 
 
 def unit_from_row(row: Sequence[Any]) -> Unit:
-    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map), as both backends
-    select it."""
-    idx, label, href, text, boxes, geometry, html, dom_map = row
+    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map, language), as both
+    backends select it."""
+    idx, label, href, text, boxes, geometry, html, dom_map, language = row
     page: PageGeometry | None = None
     if geometry:
         g = json.loads(geometry)
@@ -174,7 +181,22 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
         href=href,
         geometry=page,
         dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
+        language=language or None,
     )
+
+
+def title_terms(document: ExtractedDocument) -> str:
+    """The full-text terms of the document's title (:mod:`truthbase.fulltext`), in the
+    document's language."""
+    return term_string(document.title, document.language)
+
+
+def chunk_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
+    """The full-text terms of a chunk, in its unit's language (else the document's)."""
+    language = document.language
+    if 0 <= chunk.unit < len(document.units):
+        language = document.units[chunk.unit].language or language
+    return term_string(chunk.text, language)
 
 
 def rects_json(rects: Sequence[Rect]) -> str:

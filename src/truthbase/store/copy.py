@@ -49,13 +49,13 @@ def _copy(
         # In the order they were ingested (of their first chunk), so that a fresh target gives
         # the chunks the same ids as the source (ties between equal scores break the same way).
         "SELECT id, title, path, kind, unit_count, extractor_version, report, toc, metadata, "
-        "owner, visibility "
+        "owner, visibility, language "
         "FROM documents d ORDER BY (SELECT min(c.id) FROM chunks c WHERE c.doc_id = d.id), "
         "d.rowid"
     ).fetchall()
     for row in documents:
         doc_id, title, path, kind, unit_count, version, report, toc, metadata = row[:9]
-        owner = row[9]
+        owner, language = row[9], row[11]
         visibility: Visibility = "private" if row[10] == "private" else "shared"
         if target.has_document(doc_id):
             continue
@@ -76,6 +76,7 @@ def _copy(
             report=ExtractionReport(**report_data),
             toc=[TocEntry(**entry) for entry in json.loads(toc)] if toc else [],
             metadata=json.loads(metadata) if metadata else {},
+            language=language,
         )
         rows = db.execute(
             'SELECT id, unit, start, "end", text, rects, vector FROM chunks WHERE doc_id = ? '

@@ -90,6 +90,9 @@ class PostgresStore:
     def index_embedder(self) -> IndexEmbedder | None:
         return documents.get_index_embedder(self._pool)
 
+    def languages(self) -> list[str | None]:
+        return documents.languages(self._pool)
+
     def counts(self) -> dict[str, int]:
         return documents.counts(self._pool)
 

@@ -14,10 +14,12 @@ from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import StoreError, check_same_embedder
 from ..codec import (
+    chunk_terms,
     chunks_in_order,
     document_info,
     document_row,
     rects_json,
+    title_terms,
     unit_from_row,
     unit_rows,
     vector_literal,
@@ -33,6 +35,7 @@ __all__ = [
     "document",
     "get_index_embedder",
     "has_document",
+    "languages",
     "list_documents",
     "set_document_access",
     "unit",
@@ -44,7 +47,8 @@ _DOC_COLUMNS = (
     "d.extractor_version, d.owner, d.visibility, "
     "(SELECT string_agg(h.holder, chr(31)) FROM truthbase.document_holders h "
     "WHERE h.doc_id = d.id), "
-    "(SELECT s.flagged FROM truthbase.document_screens s WHERE s.doc_id = d.id)"
+    "(SELECT s.flagged FROM truthbase.document_screens s WHERE s.doc_id = d.id), "
+    "d.language"
 )
 #: counts()'s names and their tables
 _COUNTED = (
@@ -92,14 +96,14 @@ def add_document(
             check_same_embedder(current, embedder)
         conn.execute(
             "INSERT INTO truthbase.documents(id, title, path, kind, unit_count, ingested_at, "
-            "extractor_version, report, toc, metadata, owner, visibility) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "extractor_version, report, toc, metadata, owner, visibility, language) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             document_row(document, indexed.owner, indexed.visibility),
         )
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO truthbase.units(doc_id, idx, label, href, text, boxes, geometry, "
-                "html, dom_map) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "html, dom_map, language) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 unit_rows(document),
             )
             chunk_ids: list[int] = []
@@ -111,21 +115,23 @@ def add_document(
                 # out), so sorted ids are the chunks' ids in order.
                 rows = cur.execute(
                     'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
-                    "rects, vector) "
+                    "rects, vector, terms, title_terms) "
                     'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
-                    "c.vector::vector "
+                    "c.vector::vector, c.terms, %s "
                     "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
-                    '%s::text[], %s::text[]) WITH ORDINALITY c(unit, start, "end", text, '
-                    "rects, vector, i) ORDER BY c.i RETURNING id",
+                    '%s::text[], %s::text[], %s::text[]) WITH ORDINALITY c(unit, start, "end", '
+                    "text, rects, vector, terms, i) ORDER BY c.i RETURNING id",
                     (
                         document.sha256,
                         document.title,
+                        title_terms(document),
                         [chunk.unit for chunk in chunk_drafts],
                         [chunk.start for chunk in chunk_drafts],
                         [chunk.end for chunk in chunk_drafts],
                         [chunk.text for chunk in chunk_drafts],
                         [rects_json(chunk.rects) for chunk in chunk_drafts],
                         [vector_literal(vector) for vector in indexed.vectors],
+                        [chunk_terms(document, chunk) for chunk in chunk_drafts],
                     ),
                 ).fetchall()
                 chunk_ids = sorted(int(row[0]) for row in rows)
@@ -191,10 +197,19 @@ def document(pool: Pool, doc_id: str) -> DocumentInfo | None:
     return document_info(row) if row else None
 
 
+def languages(pool: Pool) -> list[str | None]:
+    """The languages of the index's units and document titles (None: unknown), sorted."""
+    with pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT language FROM truthbase.units UNION SELECT language FROM truthbase.documents"
+        ).fetchall()
+    return sorted({row[0] for row in rows}, key=lambda code: code or "")
+
+
 def unit(pool: Pool, doc_id: str, index: int) -> Unit | None:
     with pool.connection() as conn:
         row = conn.execute(
-            "SELECT idx, label, href, text, boxes, geometry, html, dom_map "
+            "SELECT idx, label, href, text, boxes, geometry, html, dom_map, language "
             "FROM truthbase.units WHERE doc_id = %s AND idx = %s",
             (doc_id, index),
         ).fetchone()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ...fulltext import term_string
 from ...ingest_screen import ScreenResult
 from ..codec import now_iso
 from .pool import Connection, Pool
@@ -47,12 +48,16 @@ def delete_document(pool: Pool, doc_id: str) -> str | None:
 def rename_document(pool: Pool, doc_id: str, title: str) -> bool:
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-        cursor = conn.execute(
-            "UPDATE truthbase.documents SET title = %s WHERE id = %s", (title, doc_id)
-        )
-        if cursor.rowcount != 1:
+        row = conn.execute(
+            "UPDATE truthbase.documents SET title = %s WHERE id = %s RETURNING language",
+            (title, doc_id),
+        ).fetchone()
+        if row is None:
             return False
-        conn.execute("UPDATE truthbase.chunks SET title = %s WHERE doc_id = %s", (title, doc_id))
+        conn.execute(
+            "UPDATE truthbase.chunks SET title = %s, title_terms = %s WHERE doc_id = %s",
+            (title, term_string(title, row[0]), doc_id),
+        )
     return True
 
 

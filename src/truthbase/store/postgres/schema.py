@@ -19,12 +19,15 @@ tables are empty); an HNSW index is built only when asked (:attr:`Hnsw.enabled`)
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from importlib import resources
 
 import psycopg
 from psycopg import sql
 
+from ...fulltext import term_string
+from ...lang import detect_document
 from ...records import IndexEmbedder
 from ..base import StoreError
 from .pool import Connection, Pool
@@ -41,9 +44,11 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6 and 7
-# only add, 4 re-creates the full-text columns and statistics in place.
+# only add, 4 re-creates the full-text columns and statistics in place, 8 adds the languages
+# and moves the full text onto terms made in Python (:func:`_fill_terms` makes those of the
+# rows already stored).
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -51,6 +56,7 @@ MIGRATIONS = {
     5: "migration_5.sql",
     6: "migration_6.sql",
     7: "migration_7.sql",
+    8: "migration_8.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01
@@ -99,6 +105,8 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                 while 1 <= version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
                     version += 1
                     conn.execute(sql_text(MIGRATIONS[version]))
+                    if version == 8:
+                        _fill_terms(conn)
                     conn.execute(
                         "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
                         (str(version),),
@@ -123,6 +131,51 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                     ensure_hnsw(conn, hnsw)
         except psycopg.Error as exc:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
+
+
+def _fill_terms(conn: Connection) -> None:
+    """Migration 6's Python half: detect each stored document's and unit's language, make its
+    chunks' full-text terms (:mod:`truthbase.fulltext`), then recount the statistics."""
+    documents = conn.execute("SELECT id, title, metadata FROM truthbase.documents").fetchall()
+    for doc_id, title, metadata in documents:
+        units = conn.execute(
+            "SELECT idx, text FROM truthbase.units WHERE doc_id = %s ORDER BY idx", (doc_id,)
+        ).fetchall()
+        hint = json.loads(metadata).get("language") if metadata else None
+        found = detect_document([text for _, text in units], hint=hint)
+        by_unit = dict(zip([idx for idx, _ in units], found.units, strict=True))
+        conn.execute(
+            "UPDATE truthbase.documents SET language = %s WHERE id = %s", (found.document, doc_id)
+        )
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE truthbase.units SET language = %s WHERE doc_id = %s AND idx = %s",
+                [(code, doc_id, idx) for idx, code in by_unit.items()],
+            )
+            chunks = cur.execute(
+                "SELECT id, unit, text FROM truthbase.chunks WHERE doc_id = %s", (doc_id,)
+            ).fetchall()
+            cur.executemany(
+                "UPDATE truthbase.chunks SET terms = %s, title_terms = %s WHERE id = %s",
+                [
+                    (
+                        term_string(text, by_unit.get(unit) or found.document),
+                        term_string(title, found.document),
+                        chunk_id,
+                    )
+                    for chunk_id, unit, text in chunks
+                ],
+            )
+    conn.execute("TRUNCATE truthbase.lexeme_df")
+    conn.execute(
+        "INSERT INTO truthbase.lexeme_df (lexeme, df_any, df_text) "
+        "SELECT u.lexeme, count(*), count(*) FILTER (WHERE 'D' = ANY (u.weights)) "
+        "FROM truthbase.chunks c, unnest(c.tsv) u(lexeme, positions, weights) GROUP BY u.lexeme"
+    )
+    conn.execute(
+        "UPDATE truthbase.fts_stats SET n = (SELECT count(*) FROM truthbase.chunks), "
+        "tokens = (SELECT coalesce(sum(ntok), 0) FROM truthbase.chunks)"
+    )
 
 
 def index_embedder(conn: Connection) -> IndexEmbedder | None:

@@ -3,10 +3,10 @@
 The retrieval layer builds an SQLite FTS5 MATCH expression (:mod:`truthbase.retrieve.fts_query`):
 an OR of double-quoted strings, each a word or a phrase of words. PostgreSQL gets the same terms
 as a ``text[]``; the SQL function ``truthbase.terms_tsquery`` turns each into a phrase of its
-lexemes (``truthbase.fts_phrase``: tokenized and stemmed as FTS5's ``porter unicode61`` does, see
-``migration_4.sql``) and ORs them. No term is parsed as tsquery syntax, so none can raise a
-syntax error, and ``websearch_to_tsquery``'s AND semantics (which would lose most recall) are
-never involved.
+terms (``truthbase.fts_phrase``: split at spaces as FTS5's ``ascii`` tokenizer does, see
+``migration_6.sql``; the terms are :mod:`truthbase.fulltext`'s) and ORs them. No term is
+parsed as tsquery syntax, so none can raise a syntax error, and ``websearch_to_tsquery``'s AND
+semantics (which would lose most recall) are never involved.
 """
 
 from __future__ import annotations
@@ -34,13 +34,6 @@ def terms_from_match_expression(expression: str) -> list[str]:
         terms = [" ".join(_WORD.findall(s)) for s in strings]
     else:
         terms = [w for w in _WORD.findall(expression) if w not in _OPERATORS]
-    seen: set[str] = set()
-    result: list[str] = []
-    for term in terms:
-        key = term.casefold()
-        if term and key not in seen:
-            seen.add(key)
-            result.append(term)
-        if len(result) >= MAX_TERMS:
-            break
-    return result
+    # A term given twice is kept twice: FTS5's bm25() counts each phrase of the expression
+    # (pseudo-relevance feedback may repeat a question's term), and so does fts_arm.
+    return [term for term in terms if term][:MAX_TERMS]

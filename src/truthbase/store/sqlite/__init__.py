@@ -71,6 +71,9 @@ class SQLiteStore:
     def index_embedder(self) -> IndexEmbedder | None:
         return documents.get_index_embedder(self._db)
 
+    def languages(self) -> list[str | None]:
+        return documents.languages(self._db)
+
     def counts(self) -> dict[str, int]:
         return documents.counts(self._db)
 

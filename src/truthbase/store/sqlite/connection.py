@@ -6,6 +6,7 @@ Every other module of this package works through a :class:`Database` (its public
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -13,17 +14,22 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
+from ...fulltext import term_string
+from ...lang import detect_document
 from ...records import IndexEmbedder
 from ..base import StoreError
 
-__all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
+__all__ = ["ADDITIVE_FROM", "REBUILT_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
-SCHEMA_VERSION = 8  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 9  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
-# 8: ingest jobs, screen verdicts, document holders
-#: Versions brought up to date in place: the schema script only adds tables, and
-#: :func:`_add_access_columns` the two columns of version 7 (existing documents: shared, no owner).
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7})
+# 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
+# (truthbase.fulltext)
+#: Versions brought up to date in place: :func:`_add_access_columns` adds the two columns of
+#: version 7 (existing documents: shared, no owner), the schema script the tables they lack.
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8})
+#: Versions whose full text :func:`_to_version_9` rebuilds in place, after the additive step.
+REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8})
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
@@ -96,9 +102,12 @@ class Database:
             if version in ADDITIVE_FROM:
                 with self.transaction():
                     _add_access_columns(db)
-                db.executescript(_schema_script())
-                with self.transaction():
-                    db.execute(
+                db.executescript(_schema_script())  # the tables they lack
+            if version in REBUILT_FROM:
+                # One transaction: a crash leaves the old version, which the next open redoes.
+                with self.transaction() as conn:
+                    _to_version_9(conn)
+                    conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
                     )
@@ -130,6 +139,65 @@ def _add_access_columns(conn: sqlite3.Connection) -> None:
             "ALTER TABLE documents ADD COLUMN visibility TEXT NOT NULL DEFAULT 'shared' "
             "CHECK (visibility IN ('private', 'shared'))"
         )
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of an SQL script, whole (a ';' inside a comment or string stays)."""
+    statements: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current)
+            current = ""
+    return statements
+
+
+def _to_version_9(conn: sqlite3.Connection) -> None:
+    """Schema 8 to 9 (or older), in the caller's transaction: each document's and unit's language is
+    detected from the stored text, the chunks' and titles' full-text terms made, and the FTS5
+    table re-created over them (the 'ascii' tokenizer) and rebuilt."""
+    conn.execute("DROP TABLE IF EXISTS chunks_fts")
+    conn.execute("DROP VIEW IF EXISTS chunks_fts_content")
+    for table, column, kind in (
+        ("documents", "language", "TEXT"),
+        ("documents", "title_terms", "TEXT NOT NULL DEFAULT ''"),
+        ("units", "language", "TEXT"),
+        ("chunks", "terms", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    for doc_id, title, metadata in conn.execute(
+        "SELECT id, title, metadata FROM documents"
+    ).fetchall():
+        units = conn.execute(
+            "SELECT idx, text FROM units WHERE doc_id = ? ORDER BY idx", (doc_id,)
+        ).fetchall()
+        hint = json.loads(metadata).get("language") if metadata else None
+        found = detect_document([text for _, text in units], hint=hint)
+        by_unit = dict(zip([idx for idx, _ in units], found.units, strict=True))
+        conn.execute(
+            "UPDATE documents SET language = ?, title_terms = ? WHERE id = ?",
+            (found.document, term_string(title, found.document), doc_id),
+        )
+        conn.executemany(
+            "UPDATE units SET language = ? WHERE doc_id = ? AND idx = ?",
+            [(code, doc_id, idx) for idx, code in by_unit.items()],
+        )
+        chunks = conn.execute(
+            "SELECT id, unit, text FROM chunks WHERE doc_id = ?", (doc_id,)
+        ).fetchall()
+        conn.executemany(
+            "UPDATE chunks SET terms = ? WHERE id = ?",
+            [
+                (term_string(text, by_unit.get(unit) or found.document), chunk_id)
+                for chunk_id, unit, text in chunks
+            ],
+        )
+    for statement in _statements(_schema_script()):
+        if "chunks_fts" in statement and "CREATE" in statement:
+            conn.execute(statement)
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
 
 def index_embedder(conn: sqlite3.Connection) -> IndexEmbedder | None:

@@ -9,10 +9,12 @@ from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import check_same_embedder
 from ..codec import (
+    chunk_terms,
     chunks_in_order,
     document_info,
     document_row,
     rects_json,
+    title_terms,
     unit_from_row,
     unit_rows,
     vector_blob,
@@ -27,6 +29,7 @@ __all__ = [
     "document",
     "get_index_embedder",
     "has_document",
+    "languages",
     "list_documents",
     "set_document_access",
     "unit",
@@ -37,7 +40,8 @@ _DOC_COLUMNS = (
     "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version, "
     "d.owner, d.visibility, "
     "(SELECT group_concat(h.holder, char(31)) FROM document_holders h WHERE h.doc_id = d.id), "
-    "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id)"
+    "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id), "
+    "d.language"
 )
 
 
@@ -53,6 +57,7 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
     ``replace``: the document's current rows go in the same transaction (a re-ingest; its
     holders stay)."""
     document, embedder = indexed.document, indexed.embedder
+    title = title_terms(document)
     with db.transaction() as conn:
         holders: list[tuple[str, str]] = []
         if replace:
@@ -72,20 +77,21 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
             check_same_embedder(current, embedder)
         conn.execute(
             "INSERT INTO documents(id, title, path, kind, unit_count, ingested_at, "
-            "extractor_version, report, toc, metadata, owner, visibility) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            document_row(document, indexed.owner, indexed.visibility),
+            "extractor_version, report, toc, metadata, owner, visibility, language, "
+            "title_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*document_row(document, indexed.owner, indexed.visibility), title),
         )
         conn.executemany(
-            "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map, "
+            "language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             unit_rows(document),
         )
         chunk_ids: list[int] = []
         for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
+            terms = chunk_terms(document, chunk)
             cursor = conn.execute(
-                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.sha256,
                     chunk.unit,
@@ -94,13 +100,14 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
                     chunk.text,
                     rects_json(chunk.rects),
                     vector_blob(vector),
+                    terms,
                 ),
             )
             assert cursor.lastrowid is not None
             chunk_ids.append(cursor.lastrowid)
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
-                (cursor.lastrowid, document.title, chunk.text),
+                (cursor.lastrowid, title, terms),
             )
         if indexed.windows and indexed.window_vectors is not None:
             conn.executemany(
@@ -159,10 +166,19 @@ def document(db: Database, doc_id: str) -> DocumentInfo | None:
     return document_info(row) if row else None
 
 
+def languages(db: Database) -> list[str | None]:
+    """The languages of the index's units and document titles (None: unknown), sorted."""
+    with db.lock:
+        rows = db.conn.execute(
+            "SELECT language FROM units UNION SELECT language FROM documents"
+        ).fetchall()
+    return sorted({row[0] for row in rows}, key=lambda code: code or "")
+
+
 def unit(db: Database, doc_id: str, index: int) -> Unit | None:
     with db.lock:
         row = db.conn.execute(
-            "SELECT idx, label, href, text, boxes, geometry, html, dom_map FROM units "
+            "SELECT idx, label, href, text, boxes, geometry, html, dom_map, language FROM units "
             "WHERE doc_id = ? AND idx = ?",
             (doc_id, index),
         ).fetchone()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ...fulltext import term_string
 from ...ingest_screen import ScreenResult
 from ..codec import now_iso
 from .connection import Database
@@ -36,7 +37,8 @@ def _fts_rows(conn: sqlite3.Connection, doc_id: str, op: str | None) -> None:
     column = "chunks_fts, " if op else ""
     conn.execute(
         f"INSERT INTO chunks_fts({column}rowid, title, text) "
-        f"SELECT {command}c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+        f"SELECT {command}c.id, d.title_terms, c.terms FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id "
         "WHERE c.doc_id = ?",
         (doc_id,),
     )
@@ -67,7 +69,13 @@ def rename_document(db: Database, doc_id: str, title: str) -> bool:
         if conn.execute("SELECT 1 FROM documents WHERE id = ?", (doc_id,)).fetchone() is None:
             return False
         _fts_rows(conn, doc_id, "delete")
-        conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
+        (language,) = conn.execute(
+            "SELECT language FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        conn.execute(
+            "UPDATE documents SET title = ?, title_terms = ? WHERE id = ?",
+            (title, term_string(title, language), doc_id),
+        )
         _fts_rows(conn, doc_id, None)
     return True
 

@@ -17,7 +17,9 @@ CREATE TABLE IF NOT EXISTS documents (
     metadata          TEXT,                      -- JSON: EPUB dc:* metadata
     owner             TEXT,                      -- user name; NULL: the operator (CLI)
     visibility        TEXT NOT NULL DEFAULT 'shared'
-                      CHECK (visibility IN ('private', 'shared'))
+                      CHECK (visibility IN ('private', 'shared')),
+    language          TEXT,                      -- ISO 639-1 (truthbase.lang); NULL: unknown
+    title_terms       TEXT NOT NULL DEFAULT ''   -- the title's full-text terms (fulltext.py)
 );
 CREATE INDEX IF NOT EXISTS documents_by_owner ON documents (owner);
 
@@ -31,6 +33,7 @@ CREATE TABLE IF NOT EXISTS units (
     geometry TEXT,                               -- JSON: mediabox, cropbox, rotation
     html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
+    language TEXT,                               -- ISO 639-1 (truthbase.lang); NULL: unknown
     PRIMARY KEY (doc_id, idx)
 );
 
@@ -42,7 +45,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     "end"   INTEGER NOT NULL,
     text    TEXT NOT NULL,
     rects   TEXT NOT NULL,                       -- JSON list of [x0, y0, x1, y1]
-    vector  BLOB NOT NULL                        -- float32 (dim,), L2-normalized
+    vector  BLOB NOT NULL,                       -- float32 (dim,), L2-normalized
+    terms   TEXT NOT NULL DEFAULT ''             -- full-text terms, space-separated (fulltext.py)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (doc_id, unit);
 
@@ -65,10 +69,13 @@ CREATE TABLE IF NOT EXISTS chunk_tokens (
     signs    BLOB NOT NULL
 );
 
--- What the full-text index reads: each chunk's text with its document's title, so that a question
--- that names the document ("Self-RAG's critic") can match it (weighted at query time by bm25()).
+-- What the full-text index reads: each chunk's terms with its document's title terms, so that a
+-- question that names the document ("Self-RAG's critic") can match it (weighted at query time by
+-- bm25()). The terms are made in Python, stemmed per language (truthbase.fulltext), the same
+-- for PostgreSQL; the 'ascii' tokenizer only splits them at their spaces (every non-ASCII
+-- character is a token character to it, and the terms hold no ASCII punctuation or capitals).
 CREATE VIEW IF NOT EXISTS chunks_fts_content AS
-    SELECT c.id AS id, d.title AS title, c.text AS text
+    SELECT c.id AS id, d.title_terms AS title, c.terms AS text
     FROM chunks c JOIN documents d ON d.id = c.doc_id;
 
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -76,7 +83,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text,
     content = 'chunks_fts_content',
     content_rowid = 'id',
-    tokenize = 'porter unicode61 remove_diacritics 2'
+    tokenize = 'ascii'
 );
 
 -- Answers as they were shown (`truthbase ask`, POST /api/chat), for `truthbase verify`: the

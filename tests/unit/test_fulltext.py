@@ -1,0 +1,131 @@
+"""The full-text tokenizer (truthbase.fulltext): the terms both backends index and query."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from truthbase.fulltext import MAX_WORD, index_terms, is_cjk, stop_words, term_string
+
+
+def test_english_is_snowball_english() -> None:
+    assert index_terms("Governing the risks of generous technologies", "en") == [
+        "govern",
+        "the",
+        "risk",
+        "of",
+        "generous",  # FTS5's Porter made it "gener"
+        "technolog",
+    ]
+
+
+def test_german_umlauts_and_sharp_s() -> None:
+    # case folding turns ß into ss; the German stemmer folds umlauts: every spelling meets
+    assert index_terms("Straße STRASSE strasse", "de") == ["strass"] * 3
+    assert index_terms("Räume Raum räumlich", "de") == ["raum", "raum", "raumlich"]
+    assert index_terms("homöomorph", "de") == index_terms("Homöomorphe", "de")
+    assert index_terms("abgeschlossenen Teilmengen", "de") == ["abgeschloss", "teilmeng"]
+
+
+def test_diacritics_go_after_stemming_in_latin_scripts_only() -> None:
+    assert index_terms("naïve café", "en") == ["naiv", "cafe"]
+    assert index_terms("Ærø", None) == ["ærø"]  # no decomposition: left alone
+    assert index_terms("привет", "ru") == ["привет"]
+
+
+def test_unknown_language_is_not_stemmed() -> None:
+    assert index_terms("Governing risks", None) == ["governing", "risks"]
+    assert index_terms("Governing risks", "xx") == ["governing", "risks"]
+
+
+def test_cjk_runs_become_bigrams() -> None:
+    assert index_terms("营业收入", "zh") == ["营业", "业收", "收入"]
+    assert index_terms("元", "zh") == ["元"]
+    # kana and kanji alike; the iteration mark is a CJK letter
+    assert index_terms("宮沢賢治の童話", "ja") == ["宮沢", "沢賢", "賢治", "治の", "の童", "童話"]
+    assert index_terms("人々", "ja") == ["人々"]
+    assert index_terms("한국어 문장", "ko") == ["한국", "국어", "문장"]
+
+
+def test_mixed_scripts_split_at_the_script_boundary() -> None:
+    assert index_terms("东北电气2018年第一季度", "zh") == [
+        "东北",
+        "北电",
+        "电气",
+        "2018",
+        "年第",
+        "第一",
+        "一季",
+        "季度",
+    ]
+    assert index_terms("GPT模型 training", "en") == ["gpt", "模型", "train"]
+    # full-width letters and digits are folded (NFKC), CJK punctuation separates
+    assert index_terms("ＡＢＣ２０１８。公司", "zh") == ["abc2018", "公司"]
+
+
+def test_separators_and_long_words() -> None:
+    assert index_terms("GV.OC-03: self_rag", "en") == ["gv", "oc", "03", "self", "rag"]
+    assert index_terms("x" * (MAX_WORD + 1) + " ok", "en") == ["ok"]
+    assert index_terms("", "en") == []
+    assert index_terms(" \n\t.,;", "de") == []
+
+
+def test_is_cjk() -> None:
+    assert is_cjk("收入") and is_cjk("の") and is_cjk("한국")
+    assert not is_cjk("risk") and not is_cjk("2018") and not is_cjk("")
+
+
+def test_stop_words_per_language() -> None:
+    assert "welche" in stop_words(["de"]) and "welche" not in stop_words(["en"])
+    assert "which" in stop_words(["de"])  # English's always
+
+
+def test_stemmers_are_per_thread() -> None:
+    # PyStemmer objects are not thread-safe: each thread gets its own, with the same result
+    results: list[list[str]] = []
+
+    def run() -> None:
+        results.append(index_terms("Mannigfaltigkeiten und Räume " * 200, "de"))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4 and all(r == results[0] for r in results)
+
+
+@given(st.text(max_size=200), st.sampled_from(["en", "de", "zh", None]))
+def test_fts5_ascii_reads_the_terms_back_exactly(text: str, language: str | None) -> None:
+    """Whatever the text, FTS5's ascii tokenizer splits the stored string into exactly the
+    terms (no term holds a separator or an ASCII capital), so both backends see these terms."""
+    terms = index_terms(text, language)
+    db = sqlite3.connect(":memory:")
+    try:
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'ascii')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        db.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (term_string(text, language),))
+        got = [row[0] for row in db.execute("SELECT term FROM v ORDER BY offset")]
+    finally:
+        db.close()
+    assert got == terms
+
+
+def test_languages_set_by_extraction_are_kept() -> None:
+    from truthbase.lang import assign_languages
+    from truthbase.model import ExtractedDocument, Unit
+
+    german = "Eine Teilmenge heißt abgeschlossen, wenn ihr Komplement offen ist. " * 5
+    units = [
+        Unit(index=0, text=german, boxes=[None] * len(german)),
+        Unit(index=1, text="x", boxes=[None], language="fr"),  # e.g. an OCR engine's
+    ]
+    document = ExtractedDocument(
+        sha256="0", title="t", path="p", kind="pdf", units=units, extractor_version="v"
+    )
+    assign_languages(document)
+    assert document.language == "de"
+    assert [u.language for u in document.units] == ["de", "fr"]
