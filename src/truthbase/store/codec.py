@@ -16,10 +16,20 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..model import Chunk, DocumentInfo, ExtractedDocument, PageGeometry, Rect, TocEntry, Unit
+from ..model import (
+    Chunk,
+    DocumentInfo,
+    ExtractedDocument,
+    OcrInfo,
+    PageGeometry,
+    Rect,
+    TocEntry,
+    Unit,
+)
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 
 __all__ = [
+    "UNIT_COLUMNS",
     "answer_row",
     "decode_boxes",
     "document_info",
@@ -116,9 +126,32 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
     )
 
 
+#: The columns of a unit row both backends select (doc_id first when they insert), in the
+#: order of :func:`unit_rows` and :func:`unit_from_row`.
+UNIT_COLUMNS = "idx, label, href, text, boxes, geometry, html, dom_map, text_source, ocr"
+
+
+def _ocr_json(info: OcrInfo | None) -> str | None:
+    return json.dumps(asdict(info)) if info is not None else None
+
+
+def _ocr_from_json(text: str | None) -> OcrInfo | None:
+    if not text:
+        return None
+    o = json.loads(text)
+    return OcrInfo(
+        engine=str(o["engine"]),
+        languages=str(o["languages"]),
+        dpi=float(o["dpi"]),
+        mean_confidence=float(o["mean_confidence"]),
+        words=int(o["words"]),
+        rotation=int(o.get("rotation", 0)),
+    )
+
+
 def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
-    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) of each unit, as both
-    backends insert them (and :func:`unit_from_row` reads them back)."""
+    """(doc_id, ``UNIT_COLUMNS``...) of each unit, as both backends insert them (and
+    :func:`unit_from_row` reads them back)."""
     return [
         (
             document.sha256,
@@ -130,15 +163,17 @@ def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
             json.dumps(asdict(unit.geometry)) if unit.geometry else None,
             unit.dom.html if unit.dom else None,
             dom_map_to_json(unit.dom) if unit.dom else None,
+            unit.text_source,
+            _ocr_json(unit.ocr),
         )
         for unit in document.units
     ]
 
 
 def unit_from_row(row: Sequence[Any]) -> Unit:
-    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map), as both backends
-    select it."""
-    idx, label, href, text, boxes, geometry, html, dom_map = row
+    """A unit from a row of ``UNIT_COLUMNS``, as both backends select it. Rows written before
+    the text source was recorded (NULL) are the PDF's own text, or an EPUB section's."""
+    idx, label, href, text, boxes, geometry, html, dom_map, source, ocr = row
     page: PageGeometry | None = None
     if geometry:
         g = json.loads(geometry)
@@ -155,6 +190,8 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
         href=href,
         geometry=page,
         dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
+        text_source="ocr" if source == "ocr" else "epub" if source == "epub" or href else "pdf",
+        ocr=_ocr_from_json(ocr),
     )
 
 

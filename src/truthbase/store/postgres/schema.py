@@ -9,10 +9,11 @@ quota counters. ``schema.sql`` is version 1; ``migration_N.sql`` brings version 
 2 adds the full-text statistics (per-lexeme document frequencies, chunk count and total length,
 kept by triggers) and the answer log, 3 the segment index, 4 tokenizes and stems the full text
 exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does, 5 adds the chunks'
-packed token signs (``chunk_tokens``). ``functions.sql`` (the search arms and the quota check,
-all ``CREATE OR REPLACE``) is re-applied whenever its sha256 differs from the one recorded in
-``meta``. The dimension is fixed by the first ingest (the columns are typed then, while the
-tables are empty); an HNSW index is built only when asked (:attr:`Hnsw.enabled`).
+packed token signs (``chunk_tokens``), 6 the units' text source and OCR record.
+``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
+re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
+fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
+index is built only when asked (:attr:`Hnsw.enabled`).
 """
 
 from __future__ import annotations
@@ -40,14 +41,15 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 5
-# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3 and 5 only
+SCHEMA_VERSION = 6
+# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5 and 6 only
 # add, 4 re-creates the full-text columns and statistics in place.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
     4: "migration_4.sql",
     5: "migration_5.sql",
+    6: "migration_6.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01

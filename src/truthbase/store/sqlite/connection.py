@@ -16,12 +16,16 @@ from pathlib import Path
 from ...records import IndexEmbedder
 from ..base import StoreError
 
-__all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
+__all__ = ["ADDED_COLUMNS", "ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
-SCHEMA_VERSION = 6  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments; 6: token signs
-#: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3, 4, 5})
+SCHEMA_VERSION = 7  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments; 6: token signs; 7: units.text_source and units.ocr (how a page's text was made)
+#: Versions that the schema script and :data:`ADDED_COLUMNS` bring up to date in place (they
+#: only add tables and nullable columns).
+ADDITIVE_FROM = frozenset({3, 4, 5, 6})
+#: Nullable columns added to existing tables after version 6, as (table, column, type): the
+#: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
+ADDED_COLUMNS = (("units", "text_source", "TEXT"), ("units", "ocr", "TEXT"))
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
@@ -94,6 +98,10 @@ class Database:
             if version in ADDITIVE_FROM:
                 db.executescript(_schema_script())
                 with self.transaction():
+                    for table, column, kind in ADDED_COLUMNS:
+                        present = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                        if column not in present:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                     db.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),

@@ -8,6 +8,7 @@ from ...model import Chunk, DocumentInfo, Unit
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import check_same_embedder
 from ..codec import (
+    UNIT_COLUMNS,
     chunks_in_order,
     document_info,
     document_row,
@@ -60,11 +61,13 @@ def add_document(db: Database, indexed: IndexedDocument) -> None:
             "extractor_version, report, toc, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             document_row(document),
         )
-        conn.executemany(
-            "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            unit_rows(document),
-        )
+        rows = unit_rows(document)
+        if rows:
+            conn.executemany(
+                f"INSERT INTO units(doc_id, {UNIT_COLUMNS}) "
+                f"VALUES ({', '.join('?' * len(rows[0]))})",
+                rows,
+            )
         chunk_ids: list[int] = []
         for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
             cursor = conn.execute(
@@ -126,8 +129,7 @@ def document(db: Database, doc_id: str) -> DocumentInfo | None:
 def unit(db: Database, doc_id: str, index: int) -> Unit | None:
     with db.lock:
         row = db.conn.execute(
-            "SELECT idx, label, href, text, boxes, geometry, html, dom_map FROM units "
-            "WHERE doc_id = ? AND idx = ?",
+            f"SELECT {UNIT_COLUMNS} FROM units WHERE doc_id = ? AND idx = ?",
             (doc_id, index),
         ).fetchone()
     return unit_from_row(row) if row is not None else None

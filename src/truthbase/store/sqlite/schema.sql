@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS units (
     geometry TEXT,                               -- JSON: mediabox, cropbox, rotation
     html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
+    text_source TEXT,                            -- pdf | ocr | epub (NULL before version 7)
+    ocr      TEXT,                               -- JSON: engine, languages, dpi, confidence
     PRIMARY KEY (doc_id, idx)
 );
 
