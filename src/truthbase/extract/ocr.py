@@ -198,7 +198,8 @@ def letter_boxes(word: OcrWord, line: OcrLine | None = None) -> list[tuple[str, 
     With symbol boxes that spell the word, each symbol gets the stretch of the word's box from
     the middle of the gap before it to the middle of the gap after it (the first from the word's
     left edge, the last to its right edge), and each of a symbol's letters that whole stretch.
-    Without them, the letters share the word's width equally.
+    Without them, the word's characters share its width equally (a ligature's letters its
+    share).
     """
     top, bottom = _band(word, line) if line is not None else (word.box[1], word.box[3])
     left, right = word.box[0], word.box[2]
@@ -214,10 +215,10 @@ def letter_boxes(word: OcrWord, line: OcrLine | None = None) -> list[tuple[str, 
             for letter in _expand(text):
                 letters.append((letter, (cuts[k], top, cuts[k + 1], bottom)))
         return letters
-    text = _expand(word.text)
-    share = (right - left) / len(text) if text else 0.0
-    for i, letter in enumerate(text):
-        letters.append((letter, (left + i * share, top, left + (i + 1) * share, bottom)))
+    share = (right - left) / len(word.text) if word.text else 0.0
+    for i, ch in enumerate(word.text):
+        for letter in _expand(ch):
+            letters.append((letter, (left + i * share, top, left + (i + 1) * share, bottom)))
     return letters
 
 
