@@ -269,3 +269,17 @@ def test_find_tessdata_names_the_missing_packages(tmp_path: Path) -> None:
     assert find_tessdata("eng", tmp_path) == tmp_path
     with pytest.raises(Exception, match="tesseract-ocr-eng tesseract-ocr-deu"):
         find_tessdata("eng+deu", tmp_path / "nowhere")
+
+
+def test_symbols_that_overlap_to_nothing_fall_back_to_shares() -> None:
+    word = OcrWord("ab", (0, 0, 20, 10), 90.0, (("a", (0, 0, 2, 10)), ("b", (-10, 0, 20, 10))))
+    boxes = [box for _, box in letter_boxes(word)]
+    assert boxes == [(0, 0, 10.0, 10), (10.0, 0, 20.0, 10)]
+
+
+def test_a_vertical_word_is_cut_along_its_own_direction() -> None:
+    """Tesseract reads a sideways line as vertical symbols (bottom to top here)."""
+    word = OcrWord("ab", (10, 0, 20, 40), 90.0, (("a", (10, 22, 20, 40)), ("b", (10, 0, 20, 18))))
+    assert letter_boxes(word) == [("a", (10, 20.0, 20, 40)), ("b", (10, 0, 20, 20.0))]
+    down = OcrWord("ab", (10, 0, 20, 40), 90.0, (("a", (10, 0, 20, 18)), ("b", (10, 22, 20, 40))))
+    assert letter_boxes(down) == [("a", (10, 0, 20, 20.0)), ("b", (10, 20.0, 20, 40))]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model import Rect
@@ -192,29 +193,61 @@ def _expand(text: str) -> str:
     return "".join(UNICODE_LIGATURES.get(ch, ch) for ch in text)
 
 
+def _cuts(low: float, high: float, spans: Sequence[tuple[float, float]]) -> list[float] | None:
+    """Where consecutive symbols (their extents along the reading direction, increasing) part:
+    the middle of each gap, from ``low`` to ``high``; None when one would get no extent."""
+    cuts = [low]
+    for (_, before_end), (after_start, _) in itertools.pairwise(spans):
+        cuts.append(min(max((before_end + after_start) / 2, cuts[-1]), high))
+    cuts.append(high)
+    return cuts if all(a < b for a, b in itertools.pairwise(cuts)) else None
+
+
+def _symbol_stretches(
+    word: OcrWord, symbols: Sequence[tuple[str, PixelBox]]
+) -> tuple[int, list[tuple[float, float]]] | None:
+    """Each symbol's stretch of the word's box along the reading direction, and that axis (0: x,
+    1: y). The direction is the symbols' own: left to right as usual; top to bottom or bottom to
+    top for a vertical line (Tesseract reads those on a sideways page it was not turned for)."""
+    first, last = symbols[0][1], symbols[-1][1]
+    dx = (last[0] + last[2] - first[0] - first[2]) / 2
+    dy = (last[1] + last[3] - first[1] - first[3]) / 2
+    axis = 1 if abs(dy) > abs(dx) else 0
+    backwards = (dy if axis else dx) < 0
+    low, high = word.box[axis], word.box[axis + 2]
+    spans = [(box[axis], box[axis + 2]) for _, box in symbols]
+    if backwards:  # mirror, cut, mirror back
+        cuts = _cuts(-high, -low, [(-end, -start) for start, end in spans])
+        return (axis, [(-b, -a) for a, b in itertools.pairwise(cuts)]) if cuts else None
+    cuts = _cuts(low, high, spans)
+    return (axis, list(itertools.pairwise(cuts))) if cuts else None
+
+
 def letter_boxes(word: OcrWord, line: OcrLine | None = None) -> list[tuple[str, PixelBox]]:
     """Each letter of ``word`` (ligatures expanded) with its pixel box.
 
     With symbol boxes that spell the word, each symbol gets the stretch of the word's box from
     the middle of the gap before it to the middle of the gap after it (the first from the word's
-    left edge, the last to its right edge), and each of a symbol's letters that whole stretch.
-    Without them, the word's characters share its width equally (a ligature's letters its
-    share).
+    start, the last to its end), and each of a symbol's letters that whole stretch; across the
+    reading direction, a horizontal word takes its line's band. Without symbols (or when
+    overlapping symbols would leave one no extent), the word's characters share its width
+    equally (a ligature's letters its share).
     """
-    top, bottom = _band(word, line) if line is not None else (word.box[1], word.box[3])
-    left, right = word.box[0], word.box[2]
+    left, top, right, bottom = word.box
     letters: list[tuple[str, PixelBox]] = []
     symbols = [(text, box) for text, box in word.symbols if text]
     if symbols and "".join(text for text, _ in symbols) == word.text:
-        cuts = [left]
-        for (_, before), (_, after) in itertools.pairwise(symbols):
-            cut = (before[2] + after[0]) / 2
-            cuts.append(min(max(cut, cuts[-1]), right))
-        cuts.append(right)
-        for k, (text, _) in enumerate(symbols):
-            for letter in _expand(text):
-                letters.append((letter, (cuts[k], top, cuts[k + 1], bottom)))
-        return letters
+        found = _symbol_stretches(word, symbols)
+        if found is not None:
+            axis, stretches = found
+            if axis == 0 and line is not None:
+                top, bottom = _band(word, line)
+            for (text, _), (a, b) in zip(symbols, stretches, strict=True):
+                box = (a, top, b, bottom) if axis == 0 else (left, a, right, b)
+                letters.extend((letter, box) for letter in _expand(text))
+            return letters
+    if line is not None:
+        top, bottom = _band(word, line)
     share = (right - left) / len(word.text) if word.text else 0.0
     for i, ch in enumerate(word.text):
         for letter in _expand(ch):
