@@ -13,7 +13,7 @@ CORPUS ?=
 # Synthetic chunk counts for the PostgreSQL bench; 100000 and 1000000 take long on 2 cores.
 PG_BENCH_SIZES ?= 10000
 
-.PHONY: demo test lint typecheck unit bench install install-app install-test web system clean
+.PHONY: demo test lint typecheck unit bench install install-app install-test web ocr system clean
 
 # The app: TruthBase, its runtime dependencies and the tokenizer package.
 $(APP_STAMP): pyproject.toml scripts/install.sh
@@ -34,11 +34,16 @@ $(LLM_STAMP): $(APP_STAMP)
 web:
 	bash scripts/install-web.sh
 
-# Debian's Chromium for the browser tests and the viewer bench.
+# Tesseract with its English and German models (apt, as root), for OCR of scanned pages: the app
+# needs it (users ingest scans), so `make demo` installs it too. A no-op when installed.
+ocr:
+	bash scripts/install-system.sh ocr
+
+# Debian's Chromium for the browser tests and the viewer bench, and Tesseract.
 system:
 	bash scripts/install-system.sh
 
-install-app: $(APP_STAMP) web
+install-app: $(APP_STAMP) web ocr
 
 install-test: $(DEV_STAMP) $(LLM_STAMP) system web
 

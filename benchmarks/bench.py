@@ -1,4 +1,4 @@
-"""`make bench`: ingestion speed per stage on the seed PDFs, and search latency.
+"""`make bench`: ingestion speed per stage on the seed PDFs, search latency, OCR seconds per page.
 
 Ratios are measured in one run (this machine is shared and noisy): extract+chunk against bare
 pypdfium2 text extraction of the same pages.
@@ -20,6 +20,7 @@ import pypdfium2 as pdfium
 
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
+from ocr_bench import bench_ocr, print_ocr
 from segments_bench import bench_segments, print_segments
 
 from truthbase.config import Settings
@@ -334,6 +335,8 @@ def main() -> int:
                 f"viewer, open a span until highlighted: p50 {click['p50_ms']:.0f} ms "
                 f"over {click['spans']} spans"
             )
+        report["ocr"] = bench_ocr(settings)
+        print_ocr(report["ocr"])
         if args.books:
             # The segment index over the seed PDFs plus Pride and Prejudice (ingested here), then
             # agent-mode latency with the extractive agent on that book.

@@ -60,6 +60,61 @@ class ChunkingSettings(_Section):
     )
 
 
+class OcrSettings(_Section):
+    """OCR of PDF pages without a usable text layer (scans): Tesseract through tesserocr."""
+
+    enabled: bool = Field(
+        default=True,
+        description=(
+            "OCR pages that have no usable text layer (no characters, or no letter or digit); "
+            "off: such pages stay empty and a document of only such pages fails with no_text."
+        ),
+    )
+    languages: str = Field(
+        default="eng+deu",
+        pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$",
+        description=(
+            "Tesseract language models, joined by '+' (each needs its traineddata file, "
+            "Debian package tesseract-ocr-LANG)."
+        ),
+    )
+    dpi: int = Field(
+        default=300, ge=72, le=1200, description="Resolution the page is rendered at for OCR."
+    )
+    max_megapixels: float = Field(
+        default=25.0,
+        gt=0,
+        le=400,
+        description=(
+            "Largest rendered page in millions of pixels; a larger page (a poster) is rendered "
+            "at the lower resolution that fits."
+        ),
+    )
+    detect_orientation: bool = Field(
+        default=True,
+        description=(
+            "Detect sideways or upside-down text (Tesseract's OSD) and turn the page before "
+            "reading it."
+        ),
+    )
+    min_confidence: float = Field(
+        default=70.0,
+        ge=0,
+        le=100,
+        description=(
+            "A page whose mean word confidence (0-100) is below this is reported at ingest "
+            "(the summary and the document's extraction report)."
+        ),
+    )
+    tessdata: Path | None = Field(
+        default=None,
+        description=(
+            "Folder with the *.traineddata files; none: the first of the usual places "
+            "(/usr/share/tesseract-ocr/5/tessdata, ...) that has them."
+        ),
+    )
+
+
 class EmbedderSettings(_Section):
     name: str = Field(
         default="minilm",
@@ -571,6 +626,7 @@ class Settings(BaseSettings):
         ),
     )
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    ocr: OcrSettings = Field(default_factory=OcrSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)

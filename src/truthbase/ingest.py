@@ -11,15 +11,23 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from .chunking import chunk_units
-from .config import ChunkingSettings
+from .config import ChunkingSettings, OcrSettings
 from .embed import Embedder, TokenEmbedder
-from .extract import ExtractionError, extract_path
+from .extract import (
+    ExtractionError,
+    OcrEngine,
+    OcrProgress,
+    OcrUnavailable,
+    TesseractEngine,
+    extract_path,
+)
+from .extract.ocr import OcrPage
 from .ingest_screen import ScreenResult
 from .lang import assign_languages
 from .model import ChunkDraft, ExtractedDocument, Visibility
@@ -55,6 +63,8 @@ class FileOutcome:
     pages: int = 0
     chunks: int = 0
     ligature_words_repaired: int = 0
+    ocr_pages: int = 0  # pages whose text was read by OCR
+    warnings: list[str] = field(default_factory=list)  # the extraction report's
     times: StageTimes = field(default_factory=StageTimes)
 
 
@@ -243,6 +253,47 @@ def index_document(
     return drafts
 
 
+class SharedOcrEngine:
+    """One OCR engine for a whole ingest run, opened when the first page needs it (loading the
+    language models takes a while) and closed by :meth:`close`; an engine that cannot be opened
+    raises :class:`OcrUnavailable` on every use, so that each scan's no_text names the reason."""
+
+    def __init__(self, settings: OcrSettings) -> None:
+        self._settings = settings
+        self._engine: TesseractEngine | None = None
+        self._problem: OcrUnavailable | None = None
+
+    def _open(self) -> TesseractEngine:
+        if self._problem is not None:
+            raise self._problem
+        if self._engine is None:
+            try:
+                self._engine = TesseractEngine(self._settings.languages, self._settings.tessdata)
+            except OcrUnavailable as exc:
+                self._problem = exc
+                raise
+        return self._engine
+
+    @property
+    def name(self) -> str:
+        return self._open().name
+
+    @property
+    def languages(self) -> str:
+        return self._settings.languages
+
+    def orientation(self, image: Any) -> int:
+        return self._open().orientation(image)
+
+    def read(self, image: Any) -> OcrPage:
+        return self._open().read(image)
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+
 def ingest_file(
     path: Path,
     store: Store,
@@ -251,9 +302,15 @@ def ingest_file(
     *,
     owner: str | None = None,
     visibility: Visibility = "shared",
+    ocr: OcrSettings | None = None,
+    engine: OcrEngine | None = None,
+    on_ocr_page: OcrProgress | None = None,
 ) -> FileOutcome:
     """Extract, chunk, embed and store one file; never raises for a bad file. A file whose
-    bytes the index holds already is left as it is (its owner and visibility too)."""
+    bytes the index holds already is left as it is (its owner and visibility too).
+
+    PDF pages without a usable text layer are OCR'd under ``ocr`` (the default settings when
+    None) with ``engine`` (one opened for this file when None)."""
     times = StageTimes()
     try:
         doc_id = sha256_file(path)
@@ -263,7 +320,7 @@ def ingest_file(
         return FileOutcome(path=path, status="unchanged", doc_id=doc_id)
     try:
         started = time.perf_counter()
-        document = extract_path(path)
+        document = extract_path(path, ocr=ocr, engine=engine, on_ocr_page=on_ocr_page)
         # The server opens the file by its stored path, from whatever folder it runs in.
         document.path = str(path.resolve())
         times.extract = time.perf_counter() - started
@@ -294,6 +351,8 @@ def ingest_file(
         pages=len(document.units),
         chunks=len(drafts),
         ligature_words_repaired=document.report.ligature_words_repaired,
+        ocr_pages=len(document.report.ocr_pages),
+        warnings=list(document.report.warnings),
         times=times,
     )
 
@@ -304,20 +363,50 @@ def ingest_paths(
     embedder: Embedder,
     chunking: ChunkingSettings,
     *,
+    ocr: OcrSettings | None = None,
     on_start: Callable[[list[Path]], None] | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
     owner: str | None = None,
     visibility: Visibility = "shared",
+    on_ocr_page: Callable[[Path, int, int], None] | None = None,
 ) -> IngestSummary:
     """Ingest every supported file under ``paths``; one transaction per document; new
-    documents get ``owner`` and ``visibility``."""
+    documents get ``owner`` and ``visibility``.
+
+    Scanned pages are OCR'd under ``ocr`` (default settings when None) by one engine shared by
+    all the files; ``on_ocr_page(file, done, total)`` follows each OCR'd page."""
     files, missing = discover(paths)
     summary = IngestSummary(outcomes=list(missing))
+    settings = ocr if ocr is not None else OcrSettings()
+    engine = SharedOcrEngine(settings)
     if on_start is not None:
         on_start(files)
-    for file in files:
-        outcome = ingest_file(file, store, embedder, chunking, owner=owner, visibility=visibility)
-        summary.outcomes.append(outcome)
-        if on_file is not None:
-            on_file(outcome)
+    try:
+        for file in files:
+            progress: OcrProgress | None = None
+            if on_ocr_page is not None:
+                progress = _file_progress(on_ocr_page, file)
+            outcome = ingest_file(
+                file,
+                store,
+                embedder,
+                chunking,
+                owner=owner,
+                visibility=visibility,
+                ocr=settings,
+                engine=engine,
+                on_ocr_page=progress,
+            )
+            summary.outcomes.append(outcome)
+            if on_file is not None:
+                on_file(outcome)
+    finally:
+        engine.close()
     return summary
+
+
+def _file_progress(report: Callable[[Path, int, int], None], file: Path) -> OcrProgress:
+    def on_page(done: int, total: int) -> None:
+        report(file, done, total)
+
+    return on_page

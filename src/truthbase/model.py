@@ -18,6 +18,9 @@ DocumentKind = Literal["pdf", "epub"]
 #: Who may see a document besides its owner: nobody (private) or every user (shared).
 Visibility = Literal["private", "shared"]
 VISIBILITIES: tuple[Visibility, ...] = ("private", "shared")
+#: How a unit's text was made: a PDF page's own text layer, OCR of the rendered page, or an EPUB
+#: section's XHTML.
+TextSource = Literal["pdf", "ocr", "epub"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +77,23 @@ class TocEntry:
     href: str  # as written in the navigation document (with its fragment)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OcrInfo:
+    """How an OCR'd page was read: the engine, its languages, the resolution and how sure it was.
+
+    ``languages`` is the engine's language string (Tesseract's ``eng+deu``); ``rotation`` is the
+    clockwise turn (0, 90, 180, 270) applied on top of the page's own /Rotate because the
+    engine's orientation detection found the text sideways or upside down.
+    """
+
+    engine: str  # name and version, e.g. "tesseract 5.5.4"
+    languages: str
+    dpi: float
+    mean_confidence: float  # mean word confidence, 0..100
+    words: int
+    rotation: int = 0
+
+
 @dataclass(slots=True, kw_only=True)
 class Unit:
     """One page of a PDF (or one spine item of an EPUB) with its canonical text.
@@ -90,6 +110,8 @@ class Unit:
     href: str | None = None
     dom: DomMap | None = None  # EPUB units only: the reader's text-to-DOM map
     language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
+    text_source: TextSource = "pdf"
+    ocr: OcrInfo | None = None  # text_source "ocr" only: how the page was read
 
     def __post_init__(self) -> None:
         if len(self.boxes) != len(self.text):
@@ -106,6 +128,7 @@ class ExtractionReport:
     ligature_codepoints: dict[str, str] = field(default_factory=dict)
     compound_hyphens_kept: int = 0  # line-end hyphens kept as "-" (compound words), not joined
     empty_units: int = 0
+    ocr_pages: list[int] = field(default_factory=list)  # 0-based indexes of the OCR'd pages
     warnings: list[str] = field(default_factory=list)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SEED, SHARED
+from tests.helpers.ocr import SCANS, tesseract_missing
+from truthbase.config import OcrSettings
 from truthbase.extract import EXTRACTOR_VERSION, ExtractionError, extract_path, extract_pdf
 from truthbase.model import ExtractedDocument, Unit
 from truthbase.textmatch import quote_in
@@ -20,6 +22,8 @@ ROBUST = ROBUSTNESS
 GOLDEN = GOLDEN_DEV
 
 pytestmark = pytest.mark.corpus
+
+OCR_OFF = OcrSettings(enabled=False)
 
 PASSWORDS = {
     "pdfminer-aes-256.pdf": "baz",
@@ -30,9 +34,8 @@ EXPECTED_FAILURES = {
     **{name: "encrypted" for name in PASSWORDS},
     "ocrmypdf-invalid.pdf": "corrupt",
     "derived-truncated-multicolumn.pdf": "corrupt",
-    "ocrmypdf-c02-22.pdf": "no_text",
-    "ocrmypdf-linn.pdf": "no_text",
-    "ocrmypdf-rotated_skew.pdf": "no_text",
+    # the three scans read by OCR (tests/integration/test_ocr.py); without Tesseract, no_text
+    **({name: "no_text" for name in SCANS} if tesseract_missing() is not None else {}),
 }
 ROBUSTNESS_FILES = sorted(p.name for p in ROBUST.glob("*.pdf")) if ROBUST.exists() else []
 
@@ -101,6 +104,8 @@ def test_seed_document_invariants(name: str) -> None:
     assert len(document.sha256) == 64
     assert document.title
     assert document.report.empty_units == 0
+    assert document.report.ocr_pages == []  # every page has its text layer: none is OCR'd
+    assert {u.text_source for u in document.units} == {"pdf"}
     assert [u.index for u in document.units] == list(range(len(document.units)))
     for unit in document.units:
         assert len(unit.text) == len(unit.boxes)
@@ -345,15 +350,16 @@ def test_encrypted_files_open_with_their_password(name: str, password: str) -> N
 
 
 def test_empty_pages_inside_a_document_are_counted() -> None:
-    document = extracted(ROBUST / "ocrmypdf-multipage.pdf")
+    document = extract_pdf(ROBUST / "ocrmypdf-multipage.pdf", ocr=OCR_OFF)
     assert len(document.units) == 6
     assert document.report.empty_units == 5
-    vertical = extracted(ROBUST / "pdfjs-vertical.pdf")
+    vertical = extract_pdf(ROBUST / "pdfjs-vertical.pdf", ocr=OCR_OFF)
     assert vertical.report.empty_units == 2
 
 
 def test_garbage_text_ingests_with_a_warning() -> None:
-    document = extracted(ROBUST / "ocrmypdf-type3_font_nomapping.pdf")
+    """Without OCR (with it, test_ocr.py: the page is read from its image)."""
+    document = extract_pdf(ROBUST / "ocrmypdf-type3_font_nomapping.pdf", ocr=OCR_OFF)
     assert len(document.units[0].text) == 2
     assert any("no Unicode mapping" in w for w in document.report.warnings)
 

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from tests.helpers.corpus import ROBUSTNESS, SEED
+from tests.helpers.ocr import SCANS, tesseract_missing
 from tests.helpers.pg_server import BACKENDS, Backend
 from truthbase.config import ChunkingSettings
 from truthbase.embed import HashingEmbedder
@@ -31,9 +32,8 @@ EXPECTED_FAILURES = {
     "pypdf-libreoffice-writer-password.pdf": "encrypted",
     "ocrmypdf-invalid.pdf": "corrupt",
     "derived-truncated-multicolumn.pdf": "corrupt",
-    "ocrmypdf-c02-22.pdf": "no_text",
-    "ocrmypdf-linn.pdf": "no_text",
-    "ocrmypdf-rotated_skew.pdf": "no_text",
+    # the scans ingest through OCR; without Tesseract they fail with no_text
+    **({name: "no_text" for name in SCANS} if tesseract_missing() is not None else {}),
 }
 
 

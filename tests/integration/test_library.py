@@ -181,25 +181,28 @@ def test_job_events_stream(client: TestClient) -> None:
     assert seen[-1] == "done" and len(seen) >= 2, seen
 
 
-def _as_users(app: Any) -> Any:
-    """The app with a test-only login: the ``X-Test-User`` header names the viewer (the
-    accounts layer sets ``request.state.viewer`` the same way)."""
-    from truthbase.records import Viewer
+def _users(settings: Settings, names: tuple[str, ...]) -> list[dict[str, str]]:
+    """Real accounts (``root`` an admin) with an API token each: the Bearer header of each."""
+    from truthbase import accounts
+    from truthbase.store import SQLiteStore
 
-    @app.middleware("http")
-    async def login(request: Any, call_next: Any) -> Any:
-        user = request.headers.get("x-test-user")
-        if user:
-            request.state.viewer = Viewer(user=user, admin=user == "root")
-        return await call_next(request)
-
-    return app
+    store = SQLiteStore(settings.db)
+    try:
+        headers = []
+        for name in names:
+            accounts.add_user(store, name, "correct horse battery", admin=name == "root")
+            token = accounts.create_token(store, name, "test")
+            headers.append({"Authorization": f"Bearer {token.secret}"})
+        return headers
+    finally:
+        store.close()
 
 
 def test_one_document_per_content_across_users(tmp_path: Path) -> None:
     pdf = text_pdf(PUMPS, title="Harbour pumps")
-    ann, bob, carol = ({"X-Test-User": u} for u in ("ann", "bob", "carol"))
-    with TestClient(_as_users(create_app(_settings(tmp_path)))) as client:
+    settings = _settings(tmp_path)
+    ann, bob, carol, root = _users(settings, ("ann", "bob", "carol", "root"))
+    with TestClient(create_app(settings)) as client:
 
         def upload(headers: dict[str, str]) -> dict[str, Any]:
             r = client.post(
@@ -249,4 +252,4 @@ def test_one_document_per_content_across_users(tmp_path: Path) -> None:
         (row,) = library(bob)  # ann left it to bob
         assert row["owner"] == "bob" and row["can_manage"] and not row["held"]
         assert client.delete(f"/api/documents/{doc}", headers=bob).status_code == 200
-        assert library(bob) == [] and library({"X-Test-User": "root"}) == []
+        assert library(bob) == [] and library(root) == []

@@ -263,6 +263,13 @@ export class Viewer {
     }
     const any = spans.strong ?? spans.light;
     this.title.textContent = target.title ?? any?.title ?? "Document";
+    const stored = { page: target.page, boxes: Object.entries(spans).map(([kind, s]) => ({ kind, rects: s.rects })) };
+    if (any?.text_source === "ocr") {
+      // An OCR'd page has no text layer to compare with: the file's own hash tells whether the
+      // stored rects fit it, and its words cannot be looked for in it if it changed.
+      if (any.file_matches) return { ...stored, approximate: false, similarity: 1 };
+      return { ...stored, approximate: true, notFound: true, similarity: 0 };
+    }
     const page = await this.pdf.getPage(target.page);
     const content = await page.getTextContent();
     const index = indexTextContent(content);

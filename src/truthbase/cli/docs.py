@@ -59,11 +59,21 @@ def ingest(
             transient=True,
         )
         task_ids: list[Any] = []
+        ocr_tasks: dict[Path, Any] = {}
 
         def on_start(files: list[Path]) -> None:
             task_ids.append(progress.add_task("", total=len(files)))
 
+        def on_ocr_page(file: Path, done: int, total: int) -> None:
+            # A second bar under the files' bar while a document's scanned pages are read.
+            if file not in ocr_tasks:
+                ocr_tasks[file] = progress.add_task(f"OCR {file.name}", total=total)
+            progress.update(ocr_tasks[file], completed=done)
+
         def on_file(outcome: FileOutcome) -> None:
+            task = ocr_tasks.pop(outcome.path, None)
+            if task is not None:
+                progress.remove_task(task)
             progress.update(task_ids[0], advance=1, description=outcome.path.name)
 
         with progress:
@@ -72,10 +82,12 @@ def ingest(
                 store,
                 embedder,
                 app.settings.chunking,
+                ocr=app.settings.ocr,
                 on_start=on_start,
                 on_file=on_file,
                 owner=private_to,
                 visibility="private" if private_to is not None else "shared",
+                on_ocr_page=on_ocr_page,
             )
         segment_rows: list[dict[str, Any]] = []
         if with_segments:
@@ -89,9 +101,15 @@ def ingest(
         table.add_column(column, overflow="fold")
     style = {"ingested": "green", "unchanged": "dim", "failed": "red"}
     for o in summary.outcomes:
-        details = f"{o.reason}: {o.message}" if o.status == "failed" else ""
+        notes = []
+        if o.status == "failed":
+            notes.append(f"{o.reason}: {o.message}")
         if o.ligature_words_repaired:
-            details = f"{o.ligature_words_repaired} ligature words repaired"
+            notes.append(f"{o.ligature_words_repaired} ligature words repaired")
+        if o.ocr_pages:
+            notes.append(f"{o.ocr_pages} page(s) read by OCR")
+        notes.extend(w for w in o.warnings if "OCR" in w)
+        details = "; ".join(notes)
         table.add_row(
             str(o.path),
             f"[{style[o.status]}]{o.status}[/]",

@@ -458,7 +458,12 @@ def _unit(
         linear=linear,
     )
     return Unit(
-        index=index, text=section.text, boxes=[None] * len(section.text), href=href, dom=dom
+        index=index,
+        text=section.text,
+        boxes=[None] * len(section.text),
+        href=href,
+        dom=dom,
+        text_source="epub",
     )
 
 

@@ -6,6 +6,11 @@ cleanup (``text``), document-wide private-use ligature inference (``ligatures``)
 line-end hyphen decisions, word break or compound hyphen (``hyphens``), and the canonical text
 with its boxes (``text``).
 
+Pages without a usable text layer (no letter or digit: scans, fonts without a Unicode mapping)
+are rendered and read by the OCR engine (``tesseract``) when OCR is on; its words become the
+page's text and glyph boxes (``ocr``), going through the same hyphen decisions and NFC as text
+pages. Pages with a text layer are never OCR'd.
+
 Reading order is pdfium's character order. On the multi-column corpus files (two-column ACM and
 NAACL papers, the three-column Federal Register) it is column by column, not line by line across
 columns, so no reordering is done here; tests/integration/test_extract_pdf.py proves it.
@@ -15,24 +20,39 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from ..model import ExtractedDocument, ExtractionReport, PageGeometry, Rect, TocEntry, Unit
+from ..config import OcrSettings
+from ..model import (
+    ExtractedDocument,
+    ExtractionReport,
+    OcrInfo,
+    PageGeometry,
+    Rect,
+    TocEntry,
+    Unit,
+)
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
 from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
-from .text import RawChar, clean_chars, expand_page, finish_page, pua_tokens
+from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
+from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
+from .text import PageText, RawChar, clean_chars, expand_page, finish_page, pua_tokens
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
+#: 3: pages without a usable text layer are OCR'd (text pages are unchanged).
 EXTRACTOR_VERSION = (
-    "truthbase-pdf/2 (pdfium char order, loose boxes, NFC, ligatures joined, "
-    "line-end compound hyphens kept)"
+    "truthbase-pdf/3 (pdfium char order, loose boxes, NFC, ligatures joined, "
+    "line-end compound hyphens kept, OCR of pages without a usable text layer)"
 )
+
+#: Called after each OCR'd page with (pages done, pages to OCR) of the document.
+OcrProgress = Callable[[int, int], None]
 
 # pdfium accepts a header anywhere in the first 1024 bytes (PDF 1.7, Annex H implementation note).
 _HEADER_WINDOW = 1024
@@ -102,6 +122,91 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
     finally:
         page.close()
     return _RawPage(chars, geometry, label, unmapped)
+
+
+@dataclass(frozen=True, slots=True)
+class _OcrResult:
+    page: PageText  # hyphen marks not decided yet, like ``expand_page``'s output
+    info: OcrInfo
+
+
+def _ocr_page(
+    document: pdfium.PdfDocument, index: int, engine: OcrEngine, settings: OcrSettings
+) -> _OcrResult:
+    """Render page ``index`` (turned upright when the engine finds its text sideways) and read
+    it; boxes in the page's user space."""
+    page = document[index]
+    try:
+        width, height = page.get_size()
+        scale = render_scale(width, height, settings.dpi, settings.max_megapixels)
+        image = page.render(scale=scale, grayscale=True).to_pil()
+        turn = engine.orientation(image) if settings.detect_orientation else 0
+        if turn:
+            image = page.render(scale=scale, rotation=turn, grayscale=True).to_pil()
+        frame = RenderFrame(
+            cropbox=_rect(page.get_cropbox()),
+            rotation=(int(page.get_rotation()) + turn) % 360,
+            width=image.width,
+            height=image.height,
+        )
+        read = engine.read(image)
+        text = ocr_page_text(read, frame)
+        factor = large_print_factor(read)
+        if factor is not None:
+            smaller = page.render(scale=scale * factor, rotation=turn, grayscale=True).to_pil()
+            again = ocr_page_text(
+                engine.read(smaller),
+                replace(frame, width=smaller.width, height=smaller.height),
+            )
+            if again.mean_confidence > text.mean_confidence:
+                text, scale = again, scale * factor
+    finally:
+        page.close()
+    info = OcrInfo(
+        engine=engine.name,
+        languages=engine.languages,
+        dpi=round(scale * 72.0, 1),
+        mean_confidence=round(text.mean_confidence, 1),
+        words=text.words,
+        rotation=turn,
+    )
+    return _OcrResult(text.page, info)
+
+
+def _needs_ocr(page: _RawPage) -> bool:
+    return page.error is None and not has_usable_text("".join(chr(c.code) for c in page.chars))
+
+
+def _run_ocr(
+    document: pdfium.PdfDocument,
+    pages: Sequence[int],
+    settings: OcrSettings,
+    engine: OcrEngine | None,
+    on_page: OcrProgress | None,
+    report: ExtractionReport,
+) -> tuple[dict[int, _OcrResult], str | None]:
+    """OCR ``pages``; the results by page index, and why OCR could not run (None if it could)."""
+    own = engine is None
+    if engine is None:
+        try:
+            engine = TesseractEngine(settings.languages, settings.tessdata)
+        except OcrUnavailable as exc:
+            return {}, str(exc)
+    results: dict[int, _OcrResult] = {}
+    try:
+        for done, index in enumerate(pages, start=1):
+            try:
+                results[index] = _ocr_page(document, index, engine, settings)
+            except (RuntimeError, pdfium.PdfiumError) as exc:
+                report.warnings.append(f"page {index + 1}: OCR failed ({exc})")
+            if on_page is not None:
+                on_page(done, len(pages))
+    except OcrUnavailable as exc:  # a shared engine opens on its first page
+        return results, str(exc)
+    finally:
+        if own:
+            engine.close()
+    return results, None
 
 
 def _open(data: bytes, path: Path, password: str | None) -> pdfium.PdfDocument:
@@ -218,23 +323,62 @@ def _title(document: pdfium.PdfDocument, path: Path) -> str:
     return title or path.stem
 
 
-def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument:
+def _no_text_message(path: Path, settings: OcrSettings, pages: int, ocr_problem: str | None) -> str:
+    scanned = f"{path.name} has no text layer (scanned pages?)"
+    if not settings.enabled:
+        return (
+            f"{scanned} and OCR is off: set TRUTHBASE_OCR__ENABLED=true to read it with "
+            "Tesseract, or give it a text layer first (`ocrmypdf in.pdf out.pdf`)."
+        )
+    if ocr_problem is not None:
+        return f"{scanned} and OCR cannot run: {ocr_problem}. To read it, {HOW_TO_ENABLE}."
+    return f"{scanned}, and OCR found no text on its {pages} page(s)."
+
+
+def extract_pdf(
+    path: Path,
+    *,
+    password: str | None = None,
+    ocr: OcrSettings | None = None,
+    engine: OcrEngine | None = None,
+    on_ocr_page: OcrProgress | None = None,
+) -> ExtractedDocument:
     """Extract every page of a PDF into canonical text with one glyph box per character.
+
+    Pages without a usable text layer are OCR'd when ``ocr.enabled`` (the default settings
+    when None) with ``engine`` (Tesseract with ``ocr``'s languages when None, opened for this
+    document only); ``on_ocr_page`` hears of each OCR'd page.
 
     Raises ExtractionError (reason "not_pdf", "encrypted", "corrupt" or "no_text") for files
     that cannot be ingested; pages without text inside a readable document become empty units.
     """
     path = Path(path)
+    settings = ocr if ocr is not None else OcrSettings()
     data = path.read_bytes()
     document = _open(data, path, password)
+    report = ExtractionReport()
+    ocr_results: dict[int, _OcrResult] = {}
+    ocr_problem: str | None = None
     try:
         title = _title(document, path)
         raw_pages = [_read_page(document, i) for i in range(len(document))]
         outline = _read_outline(document)
+        wanted = [i for i, page in enumerate(raw_pages) if _needs_ocr(page)]
+        if wanted and settings.enabled:
+            ocr_results, ocr_problem = _run_ocr(
+                document, wanted, settings, engine, on_ocr_page, report
+            )
     finally:
         document.close()
+    # OCR text replaces a page's own only where the engine read words (a blank page stays so).
+    ocr_results = {i: r for i, r in ocr_results.items() if r.info.words}
+    if wanted and len(wanted) < len(raw_pages) and not settings.enabled:
+        report.warnings.append(f"{len(wanted)} page(s) have no text layer and OCR is off")
+    elif ocr_problem is not None and len(wanted) < len(raw_pages):
+        report.warnings.append(
+            f"{len(wanted)} page(s) have no text layer and OCR cannot run: {ocr_problem}"
+        )
 
-    report = ExtractionReport()
     if raw_pages and all(p.error is not None for p in raw_pages):
         raise ExtractionError(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
@@ -249,7 +393,10 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
         left = ", ".join(f"{pua_key_label(k)} x{n}" for k, n in sorted(repair.unresolved.items()))
         report.warnings.append(f"private-use glyphs left as they are (not ligatures?): {left}")
 
-    expanded = [expand_page(chars, repair.mapping) for chars in cleaned]
+    expanded = [
+        ocr_results[i].page if i in ocr_results else expand_page(chars, repair.mapping)
+        for i, chars in enumerate(cleaned)
+    ]
     decisions = decide_line_end_hyphens([page.text for page in expanded])
     report.compound_hyphens_kept = sum(sum(page) for page in decisions)
 
@@ -258,6 +405,7 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
         zip(raw_pages, expanded, decisions, strict=True)
     ):
         page_text = finish_page(page, keep)
+        read = ocr_results.get(index)
         units.append(
             Unit(
                 index=index,
@@ -265,11 +413,20 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
                 boxes=page_text.boxes,
                 label=raw_page.label,
                 geometry=raw_page.geometry,
+                text_source="ocr" if read is not None else "pdf",
+                ocr=read.info if read is not None else None,
             )
         )
         if raw_page.error is not None:
             report.warnings.append(raw_page.error)
-        if raw_page.unmapped:
+        if read is not None:
+            report.ocr_pages.append(index)
+            if read.info.mean_confidence < settings.min_confidence:
+                report.warnings.append(
+                    f"page {index + 1}: OCR mean word confidence {read.info.mean_confidence:.0f} "
+                    f"is below {settings.min_confidence:.0f} (its text may be wrong)"
+                )
+        elif raw_page.unmapped:
             report.warnings.append(
                 f"page {index + 1}: {raw_page.unmapped} characters have no Unicode mapping "
                 "(their text may be wrong)"
@@ -279,10 +436,7 @@ def extract_pdf(path: Path, *, password: str | None = None) -> ExtractedDocument
 
     if report.empty_units == len(units):
         raise ExtractionError(
-            "no_text",
-            f"{path.name} has no text layer (scanned pages?); it needs OCR before it can be "
-            "ingested, e.g. `ocrmypdf in.pdf out.pdf`.",
-            path=str(path),
+            "no_text", _no_text_message(path, settings, len(units), ocr_problem), path=str(path)
         )
     return ExtractedDocument(
         sha256=hashlib.sha256(data).hexdigest(),

@@ -413,6 +413,10 @@ def create_app(settings: Settings) -> FastAPI:
                     422, f"span [{start}, {end}) outside page text of length {len(unit.text)}"
                 )
             rects = span_line_rects(unit.text, unit.boxes, start, end)
+            matches: bool | None = None
+            if unit.text_source == "ocr":
+                path = Path(info.path)
+                matches = path.is_file() and state.file_matches_index(doc, path)
             return SpanOut(
                 doc=doc,
                 title=info.title,
@@ -426,6 +430,8 @@ def create_app(settings: Settings) -> FastAPI:
                 geometry=GeometryOut.of(unit.geometry) if unit.geometry else None,
                 page_text=unit.text,
                 label=unit.label,
+                text_source=unit.text_source,
+                file_matches=matches,
             )
 
         return await run_in_threadpool(run)

@@ -110,6 +110,16 @@ class SpanOut(_Body):
         "own text to notice a file that changed since ingest."
     )
     label: str | None = Field(description="The printed page label, when the PDF has one.")
+    text_source: str = Field(
+        default="pdf",
+        description="How the page's text was made: pdf (its text layer), ocr or epub. An OCR'd "
+        "page has no text layer for the viewer to compare page_text with.",
+    )
+    file_matches: bool | None = Field(
+        default=None,
+        description="OCR'd pages only: whether the file still hashes to the document id, which "
+        "tells the viewer that the stored rects fit it.",
+    )
 
 
 class HealthOut(_Body):

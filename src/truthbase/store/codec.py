@@ -22,6 +22,7 @@ from ..model import (
     ChunkDraft,
     DocumentInfo,
     ExtractedDocument,
+    OcrInfo,
     PageGeometry,
     Rect,
     TocEntry,
@@ -31,6 +32,7 @@ from ..model import (
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 
 __all__ = [
+    "UNIT_COLUMNS",
     "answer_row",
     "chunk_terms",
     "decode_boxes",
@@ -141,9 +143,32 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
     )
 
 
+#: The columns of a unit row both backends select (doc_id first when they insert), in the
+#: order of :func:`unit_rows` and :func:`unit_from_row`.
+UNIT_COLUMNS = "idx, label, href, text, boxes, geometry, html, dom_map, language, text_source, ocr"
+
+
+def _ocr_json(info: OcrInfo | None) -> str | None:
+    return json.dumps(asdict(info)) if info is not None else None
+
+
+def _ocr_from_json(text: str | None) -> OcrInfo | None:
+    if not text:
+        return None
+    o = json.loads(text)
+    return OcrInfo(
+        engine=str(o["engine"]),
+        languages=str(o["languages"]),
+        dpi=float(o["dpi"]),
+        mean_confidence=float(o["mean_confidence"]),
+        words=int(o["words"]),
+        rotation=int(o.get("rotation", 0)),
+    )
+
+
 def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
-    """(doc_id, idx, label, href, text, boxes, geometry, html, dom_map, language) of each unit,
-    as both backends insert them (and :func:`unit_from_row` reads them back)."""
+    """(doc_id, ``UNIT_COLUMNS``...) of each unit, as both backends insert them (and
+    :func:`unit_from_row` reads them back)."""
     return [
         (
             document.sha256,
@@ -156,15 +181,17 @@ def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
             unit.dom.html if unit.dom else None,
             dom_map_to_json(unit.dom) if unit.dom else None,
             unit.language,
+            unit.text_source,
+            _ocr_json(unit.ocr),
         )
         for unit in document.units
     ]
 
 
 def unit_from_row(row: Sequence[Any]) -> Unit:
-    """A unit from (idx, label, href, text, boxes, geometry, html, dom_map, language), as both
-    backends select it."""
-    idx, label, href, text, boxes, geometry, html, dom_map, language = row
+    """A unit from a row of ``UNIT_COLUMNS``, as both backends select it. Rows written before
+    the text source was recorded (NULL) are the PDF's own text, or an EPUB section's."""
+    idx, label, href, text, boxes, geometry, html, dom_map, language, source, ocr = row
     page: PageGeometry | None = None
     if geometry:
         g = json.loads(geometry)
@@ -182,6 +209,8 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
         geometry=page,
         dom=dom_map_from_json(dom_map, html) if dom_map and html is not None else None,
         language=language or None,
+        text_source="ocr" if source == "ocr" else "epub" if source == "epub" or href else "pdf",
+        ocr=_ocr_from_json(ocr),
     )
 
 

@@ -14,6 +14,7 @@ from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import StoreError, check_same_embedder
 from ..codec import (
+    UNIT_COLUMNS,
     chunk_terms,
     chunks_in_order,
     document_info,
@@ -101,11 +102,13 @@ def add_document(
             document_row(document, indexed.owner, indexed.visibility),
         )
         with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO truthbase.units(doc_id, idx, label, href, text, boxes, geometry, "
-                "html, dom_map, language) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                unit_rows(document),
-            )
+            rows = unit_rows(document)
+            if rows:
+                cur.executemany(
+                    f"INSERT INTO truthbase.units(doc_id, {UNIT_COLUMNS}) "
+                    f"VALUES ({', '.join(['%s'] * len(rows[0]))})",
+                    rows,
+                )
             chunk_ids: list[int] = []
             if chunk_drafts:
                 # One statement for all the chunks: the generated full-text columns' SQL
@@ -209,8 +212,7 @@ def languages(pool: Pool) -> list[str | None]:
 def unit(pool: Pool, doc_id: str, index: int) -> Unit | None:
     with pool.connection() as conn:
         row = conn.execute(
-            "SELECT idx, label, href, text, boxes, geometry, html, dom_map, language "
-            "FROM truthbase.units WHERE doc_id = %s AND idx = %s",
+            f"SELECT {UNIT_COLUMNS} FROM truthbase.units WHERE doc_id = %s AND idx = %s",
             (doc_id, index),
         ).fetchone()
     return unit_from_row(row) if row is not None else None

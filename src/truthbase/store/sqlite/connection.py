@@ -19,17 +19,28 @@ from ...lang import detect_document
 from ...records import IndexEmbedder
 from ..base import StoreError
 
-__all__ = ["ADDITIVE_FROM", "REBUILT_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
+__all__ = [
+    "ADDED_COLUMNS",
+    "ADDITIVE_FROM",
+    "REBUILT_FROM",
+    "SCHEMA_VERSION",
+    "Database",
+    "index_embedder",
+]
 
-SCHEMA_VERSION = 9  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 10  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
-# (truthbase.fulltext)
+# (truthbase.fulltext); 10: units.text_source and units.ocr (how a page's text was made)
 #: Versions brought up to date in place: :func:`_add_access_columns` adds the two columns of
-#: version 7 (existing documents: shared, no owner), the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8})
+#: version 7 (existing documents: shared, no owner), :data:`ADDED_COLUMNS` those of version
+#: 10, the schema script the tables they lack.
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place, after the additive step.
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8})
+#: Nullable columns added to existing tables after version 9, as (table, column, type): the
+#: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
+ADDED_COLUMNS = (("units", "text_source", "TEXT"), ("units", "ocr", "TEXT"))
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
@@ -102,11 +113,15 @@ class Database:
             if version in ADDITIVE_FROM:
                 with self.transaction():
                     _add_access_columns(db)
+                    for table, column, kind in ADDED_COLUMNS:
+                        present = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                        if column not in present:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                 db.executescript(_schema_script())  # the tables they lack
-            if version in REBUILT_FROM:
                 # One transaction: a crash leaves the old version, which the next open redoes.
                 with self.transaction() as conn:
-                    _to_version_9(conn)
+                    if version in REBUILT_FROM:
+                        _to_version_9(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),

@@ -9,6 +9,7 @@ from ...model import Chunk, DocumentInfo, Unit, Visibility
 from ...records import IndexedDocument, IndexEmbedder
 from ..base import check_same_embedder
 from ..codec import (
+    UNIT_COLUMNS,
     chunk_terms,
     chunks_in_order,
     document_info,
@@ -81,11 +82,13 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
             "title_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*document_row(document, indexed.owner, indexed.visibility), title),
         )
-        conn.executemany(
-            "INSERT INTO units(doc_id, idx, label, href, text, boxes, geometry, html, dom_map, "
-            "language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            unit_rows(document),
-        )
+        rows = unit_rows(document)
+        if rows:
+            conn.executemany(
+                f"INSERT INTO units(doc_id, {UNIT_COLUMNS}) "
+                f"VALUES ({', '.join('?' * len(rows[0]))})",
+                rows,
+            )
         chunk_ids: list[int] = []
         for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
             terms = chunk_terms(document, chunk)
@@ -178,8 +181,7 @@ def languages(db: Database) -> list[str | None]:
 def unit(db: Database, doc_id: str, index: int) -> Unit | None:
     with db.lock:
         row = db.conn.execute(
-            "SELECT idx, label, href, text, boxes, geometry, html, dom_map, language FROM units "
-            "WHERE doc_id = ? AND idx = ?",
+            f"SELECT {UNIT_COLUMNS} FROM units WHERE doc_id = ? AND idx = ?",
             (doc_id, index),
         ).fetchone()
     return unit_from_row(row) if row is not None else None

@@ -34,6 +34,8 @@ CREATE TABLE IF NOT EXISTS units (
     html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
     language TEXT,                               -- ISO 639-1 (truthbase.lang); NULL: unknown
+    text_source TEXT,                            -- pdf | ocr | epub (NULL before version 7)
+    ocr      TEXT,                               -- JSON: engine, languages, dpi, confidence
     PRIMARY KEY (doc_id, idx)
 );
 
