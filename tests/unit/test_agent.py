@@ -641,8 +641,11 @@ def test_without_room_for_a_tool_result_the_call_is_not_run(
     answer = run(make_agent(server, embedder, toolbox), embedder, "Who stole the lamp's oil?")
     # The loop gives every call it runs a max_chars; only the extractive agent's calls ran.
     assert all(room is None for room in toolbox.rooms)
-    told = server.requests[1]["body"]["messages"][-1]
+    *_, told, reminder = server.requests[1]["body"]["messages"]
     assert told["role"] == "tool" and "no room" in told["content"]
+    # the text-only step repeats the question after the results
+    assert reminder["role"] == "user" and "Who stole the lamp's oil?" in reminder["content"]
+    assert server.requests[1]["body"]["tool_choice"] == "none"
     # The model's answer cites nothing that verifies: the book's own words answer instead.
     assert answer.answerer == AGENT_EXTRACTIVE
 

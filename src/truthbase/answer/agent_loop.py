@@ -36,6 +36,9 @@ Guarantees that do not depend on the model behaving:
   ``max_chars``; an output still longer is cut at a line and keeps only the sources whose tags
   it still shows. When too little room is left a call is not run: the model is told to answer
   from the results it has, and every later step asks for text only (``tool_choice`` "none").
+- Before the first text-only step after the tools ran, the question is repeated after their
+  results (:func:`~truthbase.llm.prompts.answer_now_message`): a small model at a 4,096-token
+  window otherwise loses it behind them and answers NO_ANSWER.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ from ..llm.client import (
     ToolMessage,
     named_tool,
 )
-from ..llm.prompts import build_agent_messages, tool_result_content
+from ..llm.prompts import answer_now_message, build_agent_messages, tool_result_content
 from ..records import Source, Toolbox, ToolError
 
 __all__ = [
@@ -296,6 +299,7 @@ def run_agent(
     window = window_of(model)
 
     must_read = False  # the model answered without reading: the next step names the tool
+    reminded = False  # the question was repeated after the tool results (once)
 
     def add_run(run: ToolRun) -> None:
         nonlocal next_n
@@ -317,6 +321,9 @@ def run_agent(
         choice: ToolChoice = "none" if text_only else "auto"
         if must_read and not runs and not last:
             choice = named_tool(RELATED_TOOL)
+        if text_only and runs and not reminded:
+            messages.append(dict(answer_now_message(question)))
+            reminded = True
         try:
             turn, answered_by, failed = _ask(
                 model, messages, tools, min(limits.timeout_s, remaining), choice

@@ -34,6 +34,7 @@ __all__ = [
     "SUMMARY_SYSTEM_PROMPT",
     "PromptSource",
     "SourceText",
+    "answer_now_message",
     "build_agent_messages",
     "build_answer_messages",
     "build_rerank_messages",
@@ -187,6 +188,18 @@ def build_agent_messages(question: str) -> list[ChatMessage]:
         {"role": "system", "content": AGENT_SYSTEM_PROMPT},
         {"role": "user", "content": user},
     ]
+
+
+def answer_now_message(question: str) -> ChatMessage:
+    """The reminder before the agent's text-only step: the question again, after the tool
+    results (a small model at a 4,096-token window loses it behind them and says NO_ANSWER)."""
+    return {
+        "role": "user",
+        "content": f"<question>{escape_data(question.strip())}</question>\n\n"
+        "Answer the question now, from the tool results above only: after each claim copy the "
+        f"position tag of the passage that supports it, or reply {NO_ANSWER} if no passage "
+        "answers it.",
+    }
 
 
 def tool_result_content(name: str, content: str, *, error: bool = False) -> str:
