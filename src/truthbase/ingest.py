@@ -114,6 +114,10 @@ def _embed_distinct(embedder: Embedder, inputs: list[str]) -> npt.NDArray[np.flo
     return np.asarray(embedded[[row[text] for text in inputs]], dtype=np.float32)
 
 
+def _with_context(context: str, text: str) -> str:
+    return f"{context}\n{text}" if context else text
+
+
 def index_document(
     document: ExtractedDocument,
     store: Store,
@@ -139,9 +143,14 @@ def index_document(
 
     started = time.perf_counter()
     title = document.title if chunking.title_context else ""
-    chunk_inputs = [context_text(title, d.text) for d in drafts]
+    # A table chunk's column names (its context) are embedded with it, before its rows.
+    chunk_inputs = [context_text(title, _with_context(d.context, d.text)) for d in drafts]
     window_inputs = [
-        context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows
+        context_text(
+            title,
+            _with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
+        )
+        for w in windows
     ]
     token_signs: list[bytes] | None = None
     if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):

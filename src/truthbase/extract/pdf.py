@@ -110,7 +110,7 @@ def _matrix(obj: pdfium_c.FPDF_PAGEOBJECT, outer: _Matrix) -> _Matrix:
 
 def _path_rules(obj: pdfium_c.FPDF_PAGEOBJECT, m: _Matrix, out: list[Rule], budget: int) -> int:
     """Append the path's straight segments (``lineto`` and closing edges) in page space."""
-    count = pdfium_c.FPDFPath_CountSegments(obj)
+    count = int(pdfium_c.FPDFPath_CountSegments(obj))
     if count <= 0 or count > budget:
         return budget - max(count, 0)
     x, y = ctypes.c_float(), ctypes.c_float()
@@ -142,7 +142,7 @@ def _read_rules(page: pdfium.PdfPage) -> list[Rule]:
     stack: list[tuple[pdfium_c.FPDF_PAGEOBJECT | None, _Matrix]] = [(None, _IDENTITY)]
     while stack:
         form, outer = stack.pop()
-        n = (
+        n = int(
             pdfium_c.FPDFPage_CountObjects(page)
             if form is None
             else pdfium_c.FPDFFormObj_CountObjects(form)

@@ -22,6 +22,7 @@ which rows are headers, and which tables continue the previous page's table).
 from __future__ import annotations
 
 import bisect
+import itertools
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -338,7 +339,7 @@ def _rows_of(grid: Grid, members: Sequence[_Member], text: str) -> list[list[lis
         # Cells of this band: used columns, joined until a rule between them separates them.
         group_of = dict.fromkeys(range(ncols), 0)
         current = 0
-        for a, b in zip(used, used[1:], strict=False):
+        for a, b in itertools.pairwise(used):
             if any(grid.separates(k, lo, hi) for k in range(a + 1, b + 1)):
                 current += 1
             for col in range(a + 1, b + 1):
@@ -448,11 +449,11 @@ def assemble_tables(
     emitted: set[int] = set()
     after_block = False
     for i in range(n):
-        g = owner.get(i)
-        if g is not None and g in blocks:
-            if g not in emitted:
-                emitted.add(g)
-                block_t, block_b, spans, cells = blocks[g]
+        at = owner.get(i)
+        if at is not None and at in blocks:
+            if at not in emitted:
+                emitted.add(at)
+                block_t, block_b, spans, texts = blocks[at]
                 if out_t and out_t[-1] != "\n":
                     out_t.append("\n")
                     out_b.append(None)
@@ -464,8 +465,8 @@ def assemble_tables(
                 tables.append(
                     PageTable(
                         rows=[(base + s, base + e) for s, e in spans],
-                        cells=cells,
-                        columns=grids[g].xs,
+                        cells=texts,
+                        columns=grids[at].xs,
                     )
                 )
             after_block = True

@@ -25,6 +25,7 @@ __all__ = [
     "document_info",
     "document_row",
     "encode_boxes",
+    "fts_title",
     "now_iso",
     "rects_from_json",
     "rects_json",
@@ -168,8 +169,8 @@ def rects_from_json(text: str) -> tuple[Rect, ...]:
 
 
 def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> list[Chunk]:
-    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href), in the order of
-    ``chunk_ids`` (ids without a row are left out), as both backends select them."""
+    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href, kind, context), in
+    the order of ``chunk_ids`` (ids without a row are left out), as both backends select them."""
     by_id = {
         int(row[0]): Chunk(
             id=int(row[0]),
@@ -180,6 +181,8 @@ def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> 
             text=str(row[5]),
             rects=rects_from_json(str(row[6])),
             href=row[7],
+            kind="table" if row[8] == "table" else "text",
+            context=str(row[9] or ""),
         )
         for row in rows
     }
@@ -282,3 +285,10 @@ def segment_rows(doc_id: str, summarizer: str, stored: StoredSegments) -> list[t
             )
         )
     return rows
+
+
+def fts_title(title: str, context: str) -> str:
+    """What both backends index as a chunk's title field: the document title, and a table
+    chunk's column names (its ``context``) on the next line, so they are searched but never
+    part of the chunk's text (its span)."""
+    return f"{title}\n{context}" if context else title

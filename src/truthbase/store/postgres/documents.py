@@ -16,6 +16,7 @@ from ..codec import (
     chunks_in_order,
     document_info,
     document_row,
+    fts_title,
     rects_json,
     unit_from_row,
     unit_rows,
@@ -95,21 +96,24 @@ def add_document(pool: Pool, hnsw: Hnsw, indexed: IndexedDocument) -> None:
                 # out), so sorted ids are the chunks' ids in order.
                 rows = cur.execute(
                     'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
-                    "rects, vector) "
-                    'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
-                    "c.vector::vector "
+                    "rects, vector, kind, context) "
+                    'SELECT %s, c.unit, c.start, c."end", c.text, c.title, c.rects, '
+                    "c.vector::vector, c.kind, c.context "
                     "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
-                    '%s::text[], %s::text[]) WITH ORDINALITY c(unit, start, "end", text, '
-                    "rects, vector, i) ORDER BY c.i RETURNING id",
+                    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+                    'WITH ORDINALITY c(unit, start, "end", text, title, rects, vector, kind, '
+                    "context, i) ORDER BY c.i RETURNING id",
                     (
                         document.sha256,
-                        document.title,
                         [chunk.unit for chunk in chunk_drafts],
                         [chunk.start for chunk in chunk_drafts],
                         [chunk.end for chunk in chunk_drafts],
                         [chunk.text for chunk in chunk_drafts],
+                        [fts_title(document.title, chunk.context) for chunk in chunk_drafts],
                         [rects_json(chunk.rects) for chunk in chunk_drafts],
                         [vector_literal(vector) for vector in indexed.vectors],
+                        [chunk.kind for chunk in chunk_drafts],
+                        [chunk.context for chunk in chunk_drafts],
                     ),
                 ).fetchall()
                 chunk_ids = sorted(int(row[0]) for row in rows)
@@ -171,8 +175,8 @@ def chunks(pool: Pool, chunk_ids: Sequence[int]) -> list[Chunk]:
         return []
     with pool.connection() as conn:
         rows = conn.execute(
-            'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href '
-            "FROM truthbase.chunks c JOIN truthbase.units u "
+            'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+            "c.kind, c.context FROM truthbase.chunks c JOIN truthbase.units u "
             "ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.id = ANY(%s)",
             ([int(i) for i in chunk_ids],),
         ).fetchall()

@@ -40,14 +40,15 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 5
-# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3 and 5 only
+SCHEMA_VERSION = 6
+# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5 and 6 only
 # add, 4 re-creates the full-text columns and statistics in place.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
     4: "migration_4.sql",
     5: "migration_5.sql",
+    6: "migration_6.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01

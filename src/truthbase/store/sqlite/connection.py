@@ -18,10 +18,10 @@ from ..base import StoreError
 
 __all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "Database", "index_embedder"]
 
-SCHEMA_VERSION = 6  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
-# 5: segments; 6: token signs
+SCHEMA_VERSION = 7  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+# 5: segments; 6: token signs; 7: chunk kind and context (tables kept as rows)
 #: Versions that the schema script brings up to date in place (it only adds tables).
-ADDITIVE_FROM = frozenset({3, 4, 5})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6})
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 
@@ -92,6 +92,7 @@ class Database:
         if row is not None:
             version = int(row[0])
             if version in ADDITIVE_FROM:
+                _add_chunk_kind(db)
                 db.executescript(_schema_script())
                 with self.transaction():
                     db.execute(
@@ -114,6 +115,21 @@ class Database:
                 "VALUES ('schema_version', ?), ('generation', '0')",
                 (str(SCHEMA_VERSION),),
             )
+
+
+def _add_chunk_kind(db: sqlite3.Connection) -> None:
+    """Version 7's chunk columns on an older file (its full-text view reads them)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(chunks)")}
+    if "kind" in columns:
+        return
+    db.executescript(
+        "BEGIN; "
+        "ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'text' "
+        "CHECK (kind IN ('text', 'table')); "
+        "ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT ''; "
+        "DROP VIEW IF EXISTS chunks_fts_content; "
+        "COMMIT;"
+    )
 
 
 def index_embedder(conn: sqlite3.Connection) -> IndexEmbedder | None:

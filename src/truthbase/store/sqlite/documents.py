@@ -11,6 +11,7 @@ from ..codec import (
     chunks_in_order,
     document_info,
     document_row,
+    fts_title,
     rects_json,
     unit_from_row,
     unit_rows,
@@ -68,8 +69,8 @@ def add_document(db: Database, indexed: IndexedDocument) -> None:
         chunk_ids: list[int] = []
         for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
             cursor = conn.execute(
-                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, kind, '
+                "context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.sha256,
                     chunk.unit,
@@ -78,13 +79,15 @@ def add_document(db: Database, indexed: IndexedDocument) -> None:
                     chunk.text,
                     rects_json(chunk.rects),
                     vector_blob(vector),
+                    chunk.kind,
+                    chunk.context,
                 ),
             )
             assert cursor.lastrowid is not None
             chunk_ids.append(cursor.lastrowid)
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
-                (cursor.lastrowid, document.title, chunk.text),
+                (cursor.lastrowid, fts_title(document.title, chunk.context), chunk.text),
             )
         if indexed.windows and indexed.window_vectors is not None:
             conn.executemany(
@@ -140,8 +143,9 @@ def chunks(db: Database, chunk_ids: Sequence[int]) -> list[Chunk]:
     placeholders = ",".join("?" * len(chunk_ids))
     with db.lock:
         rows = db.conn.execute(
-            f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href '
-            f"FROM chunks c JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+            f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+            f"c.kind, c.context FROM chunks c "
+            f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
             f"WHERE c.id IN ({placeholders})",
             list(chunk_ids),
         ).fetchall()

@@ -38,7 +38,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     "end"   INTEGER NOT NULL,
     text    TEXT NOT NULL,
     rects   TEXT NOT NULL,                       -- JSON list of [x0, y0, x1, y1]
-    vector  BLOB NOT NULL                        -- float32 (dim,), L2-normalized
+    vector  BLOB NOT NULL,                       -- float32 (dim,), L2-normalized
+    kind    TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table')),
+    context TEXT NOT NULL DEFAULT ''             -- not in the span: a table chunk's column names
 );
 CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (doc_id, unit);
 
@@ -63,8 +65,11 @@ CREATE TABLE IF NOT EXISTS chunk_tokens (
 
 -- What the full-text index reads: each chunk's text with its document's title, so that a question
 -- that names the document ("Self-RAG's critic") can match it (weighted at query time by bm25()).
+-- A table chunk's column names (its context) are indexed with the title, outside its text.
 CREATE VIEW IF NOT EXISTS chunks_fts_content AS
-    SELECT c.id AS id, d.title AS title, c.text AS text
+    SELECT c.id AS id,
+           CASE WHEN c.context = '' THEN d.title ELSE d.title || char(10) || c.context END AS title,
+           c.text AS text
     FROM chunks c JOIN documents d ON d.id = c.doc_id;
 
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
