@@ -181,7 +181,7 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
                 assert conn.execute(
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone() == (str(SCHEMA_VERSION),)
-            assert SCHEMA_VERSION == 5
+            assert SCHEMA_VERSION == 6  # 6: chunk kind and context (additive too)
             assert [c.text for c in store.chunks([1, 2])] == [
                 "risk of risks",
                 "the govern function",

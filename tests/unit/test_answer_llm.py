@@ -241,4 +241,4 @@ def test_a_version_3_index_gains_the_answers_table(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     db.close()
-    assert int(version) == SCHEMA_VERSION == 6  # 5: segments, 6: token signs (additive too)
+    assert int(version) == SCHEMA_VERSION == 7  # 5: segments, 6: token signs, 7: chunk kind

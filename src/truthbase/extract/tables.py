@@ -11,8 +11,10 @@ edges of rectangles, as pdfium's path objects draw them) that holds text in at l
 at least two cells. Text outside every grid is left exactly as it was, so a page without such a
 grid comes out unchanged.
 
-Everything works in the page's *display frame* (``frame_point``): u grows to the right and v
-downwards as the page is shown, after its /Rotate, so a rotated page's rows are rows here too.
+Everything works in the *reading frame* of the page's text (``frame_point``): u grows along the
+lines and v from one line to the next, for text drawn turned by 0, 90, 180 or 270 degrees (the
+shell measures which from pdfium's glyph angles). That is not always the page's /Rotate: the NICS
+report is a landscape table drawn upright in user space on a page that /Rotate 90 shows sideways.
 
 Steps: ``find_grids`` (rules to grids) -> ``assemble_tables`` (one page's text and boxes to the
 same text with each grid's characters replaced by its rows) -> ``link_headers`` (document-wide:
@@ -71,8 +73,9 @@ class Rule:
 
 
 def frame_point(x: float, y: float, rotation: int) -> tuple[float, float]:
-    """User-space (x, y) to the display frame (u right, v down) of a page with /Rotate
-    ``rotation`` (clockwise degrees). Only differences matter, so no origin is subtracted."""
+    """User-space (x, y) to the reading frame (u along the lines, v down the lines) of text
+    turned ``rotation`` degrees counter-clockwise in user space (as a page with that /Rotate,
+    clockwise, shows it upright). Only differences matter, so no origin is subtracted."""
     r = rotation % 360
     if r == 90:
         return y, x
@@ -84,7 +87,7 @@ def frame_point(x: float, y: float, rotation: int) -> tuple[float, float]:
 
 
 def frame_rect(box: Rect, rotation: int) -> Rect:
-    """A user-space box in the display frame, as (u0, v0, u1, v1) with u0 <= u1, v0 <= v1."""
+    """A user-space box in the reading frame, as (u0, v0, u1, v1) with u0 <= u1, v0 <= v1."""
     u0, v0 = frame_point(box[0], box[1], rotation)
     u1, v1 = frame_point(box[2], box[3], rotation)
     return (min(u0, u1), min(v0, v1), max(u0, u1), max(v0, v1))
@@ -102,7 +105,7 @@ class _Seg:
 
 @dataclass(frozen=True, slots=True)
 class Grid:
-    """One ruled table in the display frame: its column rules ``xs`` and row rules ``ys``
+    """One ruled table in the reading frame: its column rules ``xs`` and row rules ``ys``
     (sorted) and the vertical segments, to tell which cells span several columns."""
 
     xs: tuple[float, ...]
@@ -180,7 +183,7 @@ def _crosses(h: _Seg, v: _Seg) -> bool:
 
 def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
     """The grids the rules draw: connected sets of crossing horizontal and vertical rules with at
-    least two of each, in the display frame of a page with /Rotate ``rotation``."""
+    least two of each, in the reading frame of text turned ``rotation`` degrees."""
     horizontal: list[_Seg] = []
     vertical: list[_Seg] = []
     for rule in rules:
