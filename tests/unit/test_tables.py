@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from truthbase.chunking import chunk_unit, table_chunk_spans
+from truthbase.chunking import chunk_unit
 from truthbase.extract.tables import (
     CELL_SEPARATOR,
     PageTable,
@@ -151,35 +151,54 @@ def _rows(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(spans)
 
 
-def test_table_chunks_never_split_a_row_and_carry_the_header_as_context() -> None:
+def _table_unit(nrows: int, before: str = "Before the table. It has rows.\n") -> Unit:
     header = "Company | City | Employees"
-    rows = [header] + [f"Company number {i} | Some City {i} | {100 + i}" for i in range(30)]
+    rows = [header] + [f"Company number {i} | Some City {i} | {100 + i}" for i in range(nrows)]
     table_text = "\n".join(rows)
-    text = "Before the table. It has rows.\n" + table_text + "\nAfter the table."
-    offset = text.index(header)
+    text = before + table_text + "\nAfter the table."
+    offset = len(before)
     spans = tuple((s + offset, e + offset) for s, e in _rows(table_text))
-    unit = _unit(text, [TableRows(rows=spans, header_rows=1, header=header)])
+    return _unit(text, [TableRows(rows=spans, header_rows=1, header=header)])
+
+
+def test_table_chunks_never_split_a_row_and_carry_the_header_as_context() -> None:
+    unit = _table_unit(30)
+    text = unit.text
+    (table,) = unit.tables
     chunks = chunk_unit(unit, max_chars=200, overlap=0.15)
-    kinds = [c.kind for c in chunks]
-    assert kinds[0] == "text" and kinds[-1] == "text" and set(kinds[1:-1]) == {"table"}
-    row_set = {text[s:e] for s, e in spans}
+    row_set = {text[s:e] for s, e in table.rows}
+    table_chunks = [c for c in chunks if c.kind == "table"]
+    assert len(table_chunks) >= 5
     for chunk in chunks:
         assert chunk.text == text[chunk.start : chunk.end]  # citations use the span
-        if chunk.kind == "table":
-            assert all(line in row_set for line in chunk.text.split("\n"))  # whole rows
-            assert len(chunk.text) <= 200
-    table_chunks = [c for c in chunks if c.kind == "table"]
-    assert table_chunks[0].text.startswith(header) and table_chunks[0].context == ""
-    assert all(c.context == header for c in table_chunks[1:])
-    # Each row in exactly one chunk: rows are records, no overlap needed.
-    covered = [line for c in table_chunks for line in c.text.split("\n")]
-    assert covered == rows
+        lines = chunk.text.split("\n")
+        rows = [line for line in lines if line in row_set]
+        assert (chunk.kind == "table") == bool(rows)
+        # A row is whole or absent: every row span is inside the chunk or outside it.
+        for s, e in table.rows:
+            assert e <= chunk.start or s >= chunk.end or (chunk.start <= s and e <= chunk.end)
+    # The first chunk holds the caption-like sentence, the header row and the first rows.
+    assert table_chunks[0].text.startswith("Before the table.")
+    assert table.header in table_chunks[0].text and table_chunks[0].context == ""
+    assert all(c.context == table.header for c in table_chunks[1:])
+    covered = {line for c in table_chunks for line in c.text.split("\n")}
+    assert row_set <= covered
+
+
+def test_a_small_table_stays_with_its_caption() -> None:
+    unit = _table_unit(2, before="Table 11: Prompt for summarization.\n")
+    (chunk,) = chunk_unit(unit, max_chars=800)
+    assert chunk.kind == "table" and chunk.text.startswith("Table 11") and chunk.context == ""
 
 
 def test_a_row_longer_than_the_limit_is_a_chunk_alone() -> None:
-    table = TableRows(rows=((0, 10), (11, 500), (501, 510)), header_rows=0, header="h")
-    spans = table_chunk_spans(table, max_chars=100)
-    assert [span for span, _ in spans] == [(0, 10), (11, 500), (501, 510)]
+    long_row = "Name | " + " ".join(["word"] * 60)
+    text = "h1 | h2\n" + long_row + "\nx | y"
+    rows = _rows(text)
+    unit = _unit(text, [TableRows(rows=rows, header_rows=1, header="h1 | h2")])
+    chunks = chunk_unit(unit, max_chars=100, overlap=0.15)
+    assert long_row in [c.text for c in chunks]
+    assert all(c.kind == "table" for c in chunks)
 
 
 def test_a_unit_without_tables_chunks_as_before() -> None:

@@ -60,6 +60,7 @@ _MIN_LATTICE = 0.6
 # rules; fewer lines are one row of wrapped cells (a two-line header: "Employees / Affected").
 _MIN_SPLIT_LINES = 3
 _MIN_CELLS = 2
+_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,18 +285,21 @@ def _cell_text(
     out_t: list[str] = []
     out_b: list[Rect | None] = []
     prev: _Member | None = None
-    for line in _lines(cell):
+    prev_line = -1
+    for number, line in enumerate(_lines(cell)):
         for m in sorted(line, key=lambda x: x.index):
             ch = text[m.index]
             if ch.isspace():
                 if out_t and not out_t[-1].isspace():
-                    out_t.append(ch)
+                    # A drawn line break inside a cell would end the row's line: a space, with
+                    # its box, stands for it.
+                    out_t.append(" " if ch in _BREAKS else ch)
                     out_b.append(boxes[m.index])
-                prev = m
+                prev, prev_line = m, number
                 continue
             if prev is not None and out_t and not out_t[-1].isspace():
                 space = False
-                if prev in line:
+                if prev_line == number:
                     gap = text[prev.index + 1 : m.index]
                     if m.index != prev.index + 1:
                         space = any(c.isspace() for c in gap) or (
@@ -308,7 +312,7 @@ def _cell_text(
                     out_b.append(None)
             out_t.append(ch)
             out_b.append(boxes[m.index])
-            prev = m
+            prev, prev_line = m, number
     while out_t and out_t[-1].isspace():
         out_t.pop()
         out_b.pop()
