@@ -305,7 +305,9 @@ def _cell_text(
                         space = any(c.isspace() for c in gap) or (
                             m.box[0] - prev.box[2] > 0.15 * max(m.height, 1.0)
                         )
-                else:  # the cell wraps: a word break, except between CJK characters
+                elif m.index != prev.index + 1:
+                    # The cell wraps: a word break, except between CJK characters. Adjacent in
+                    # the page's text means joined there already (a line-end hyphenation).
                     space = not (_is_cjk(text[prev.index]) and _is_cjk(ch))
                 if space:
                     out_t.append(" ")
