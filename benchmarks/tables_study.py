@@ -115,11 +115,15 @@ def _plain(path: Path) -> list[tuple[str, list[Any]]]:
     return [(u.text, u.boxes) for u in document.units]
 
 
+def _key(cells: list[str]) -> tuple[str, ...]:
+    return tuple("".join(c.split()) for c in cells)
+
+
 def _in_old_text(cells: list[str], text: str) -> bool:
     """The row's non-empty cells, in column order, on one line of the old text."""
-    wanted = [c for c in cells if c]
+    wanted = ["".join(c.split()) for c in cells if c]
     for line in text.split("\n"):
-        flat = _norm(line)
+        flat = "".join(line.split())
         pos = 0
         for cell in wanted:
             found = flat.find(cell, pos)
@@ -139,20 +143,22 @@ def study(path: Path) -> dict[str, Any]:
     agree = only_own = only_plumber = old_ok = 0
     disagreements: list[dict[str, Any]] = []
     for index, (p_rows, o_rows, old) in enumerate(zip(plumber, own, old_texts, strict=True)):
-        p_set = [CELL_SEPARATOR.join(r) for r in p_rows]
-        o_set = [CELL_SEPARATOR.join(r) for r in o_rows]
+        # Compared without whitespace: pdfium's generated spaces have no box, so the mapped
+        # plumber cells lack them where the PDF draws no space glyph.
+        p_keys = {_key(r): r for r in p_rows}
+        o_keys = {_key(r): r for r in o_rows}
         for row in p_rows:
             old_ok += _in_old_text(row, old)
-        for row in o_set:
-            if row in p_set:
+        for row in o_rows:
+            if _key(row) in p_keys:
                 agree += 1
             else:
                 only_own += 1
-                disagreements.append({"page": index + 1, "own": row})
-        for row in p_set:
-            if row not in o_set:
+                disagreements.append({"page": index + 1, "own": CELL_SEPARATOR.join(row)})
+        for row in p_rows:
+            if _key(row) not in o_keys:
                 only_plumber += 1
-                disagreements.append({"page": index + 1, "plumber": row})
+                disagreements.append({"page": index + 1, "plumber": CELL_SEPARATOR.join(row)})
     return {
         "file": path.name,
         "pages": len(plain),

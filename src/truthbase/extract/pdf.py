@@ -155,7 +155,8 @@ def _read_rules(page: pdfium.PdfPage) -> list[Rule]:
             )
             kind = pdfium_c.FPDFPageObj_GetType(obj)
             if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                # pdfium applies a path object's matrix to its points only through this matrix.
+                # Segment points are in the path's own space; its matrix (and its forms')
+                # maps them to the page's user space.
                 budget = _path_rules(obj, _matrix(obj, outer), rules, budget)
                 if budget < 0:
                     return []

@@ -53,6 +53,11 @@ _SNAP = 3.0
 _MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
 _SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
 _MIN_ROWS = 2
+# A table needs two rows with at least two non-empty cells, or this many rows and one such row
+# (a financial statement continued on the next page: label-only rows and one row of figures).
+# Without any, it is a framed paragraph; two rows and one such row were a fragment of RAPTOR's
+# figure 1 (node boxes "7" over "1 4 5").
+_MIN_SPARSE_ROWS = 4
 # Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
 # 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
 _MIN_LATTICE = 0.6
@@ -383,9 +388,10 @@ def assemble_tables(
 ) -> tuple[PageText, list[PageTable]]:
     """``page`` with the characters inside each grid replaced by the grid's rows, one line each.
 
-    A grid whose text does not make at least two rows of at least two non-empty cells is not a
-    table: its characters stay where they were. The rows go where the grid's first character (in
-    the page's order) was, on lines of their own. Without tables the page is returned as it is.
+    A grid whose text does not make two rows of at least two non-empty cells (or four rows, one
+    of them with two) is not a table: its characters stay where they were. The rows go where
+    the grid's first character (in the page's order) was, on lines of their own. Without tables
+    the page is returned as it is.
     """
     text, boxes = page.text, page.boxes
     owner: dict[int, int] = {}  # char index -> grid index
@@ -419,7 +425,8 @@ def assemble_tables(
                 row_b.extend(b)
             lines.append((row_t, row_b, ["".join(t) for t, _ in parts]))
         full = [line for line in lines if sum(1 for c in line[2] if c) >= _MIN_CELLS]
-        if len(lines) < _MIN_ROWS or len(full) < _MIN_ROWS:
+        sparse_ok = len(lines) >= _MIN_SPARSE_ROWS and len(full) >= 1
+        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok):
             for m in by_grid[g]:
                 owner.pop(m.index, None)  # not a table: its characters stay in the flow
             continue
