@@ -10,7 +10,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pytest
 
-from tests.helpers.corpus import ROBUSTNESS, SHARED
+from tests.helpers.corpus import ROBUSTNESS, SEED, SHARED
 from tests.helpers.pg_server import Backend
 from truthbase.chunking import chunk_units
 from truthbase.extract import extract_pdf
@@ -154,3 +154,17 @@ def test_table_chunks_are_stored_and_returned_with_kind_and_context(backend: Bac
         assert [(c.kind, c.context) for c in every] == [(d.kind, d.context) for d in drafts]
     finally:
         store.close()
+
+
+def test_figures_and_charts_are_not_tables() -> None:
+    # RAPTOR's figure 1 (boxes and arrows) and GeoTopo's plotted functions over gridlines.
+    raptor = _extract(SEED / "raptor.pdf")
+    assert not raptor.units[1].tables
+    assert [u.index + 1 for u in raptor.units if u.tables] == [17, 19, 21]
+    geotopo = _extract(ROBUSTNESS / "pypdf-GeoTopo-komprimiert.pdf")
+    assert not geotopo.units[30].tables and not geotopo.units[34].tables
+    csf = _extract(SEED / "nist-csf-2.0.pdf")
+    assert [u.index + 1 for u in csf.units if u.tables] == [20, 29, 30]
+    (table,) = csf.units[19].tables
+    first = csf.units[19].text[slice(*table.rows[0])]
+    assert first == "Function | Category | Category Identifier"  # empty grid columns dropped

@@ -61,6 +61,12 @@ _MIN_SPARSE_ROWS = 4
 # Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
 # 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
 _MIN_LATTICE = 0.6
+# A chart's grid (gridlines under a plot, tick labels here and there) is not a table: measured,
+# the two in pypdf-GeoTopo cross in 0.63 and 0.64 of their rule pairs and have text in 0.23 and
+# 0.37 of their cells; every corpus table below this lattice has text in at least 0.64 of them
+# (sparse financial statements, with crossings 1.0, go down to 0.38).
+_PLOT_LATTICE = 0.7
+_MIN_FILL = 0.5
 # A band of this many text lines that each reach two cells is several rows under one pair of
 # rules; fewer lines are one row of wrapped cells (a two-line header: "Employees / Affected").
 _MIN_SPLIT_LINES = 3
@@ -379,6 +385,18 @@ def _rows_of(grid: Grid, members: Sequence[_Member], text: str) -> list[list[lis
     return rows
 
 
+def _occupancy(grid: Grid, members: Sequence[_Member], text: str) -> float:
+    """Share of the grid cells with text, among the rows and the columns that have any."""
+    cells = {
+        (bisect.bisect_right(grid.ys, m.v), bisect.bisect_right(grid.xs, m.u))
+        for m in members
+        if not _blank(m, text)
+    }
+    rows = {r for r, _ in cells}
+    columns = {c for _, c in cells}
+    return len(cells) / (len(rows) * len(columns)) if cells else 0.0
+
+
 def _blank(m: _Member, text: str) -> bool:
     return text[m.index].isspace()
 
@@ -426,7 +444,8 @@ def assemble_tables(
             lines.append((row_t, row_b, ["".join(t) for t, _ in parts]))
         full = [line for line in lines if sum(1 for c in line[2] if c) >= _MIN_CELLS]
         sparse_ok = len(lines) >= _MIN_SPARSE_ROWS and len(full) >= 1
-        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok):
+        plot = grid.lattice() < _PLOT_LATTICE and _occupancy(grid, by_grid[g], text) < _MIN_FILL
+        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok) or plot:
             for m in by_grid[g]:
                 owner.pop(m.index, None)  # not a table: its characters stay in the flow
             continue
