@@ -6,6 +6,10 @@ next chunk starts with the last sentences of the previous one whose span is at m
 one of them. A sentence longer than ``max_chars`` is cut at whitespace into pieces of at most the
 overlap length (or ``max_chars`` without overlap), which the same packing then joins back into
 overlapping chunks. A chunk never crosses a unit: one unit is one page.
+
+Tables (``Unit.tables``, one line per row): each row is one atom beside the sentences, so a row
+is never split across chunks, and a chunk of rows without its table's header row carries the
+column names in ``ChunkDraft.context`` (not in its span, which citations use).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .geometry import span_line_rects
-from .model import ChunkDraft, Unit
+from .model import ChunkDraft, ChunkKind, Unit
 from .sentences import split_sentences
 
 __all__ = ["chunk_spans", "chunk_unit", "chunk_units"]
@@ -63,15 +67,20 @@ def _atoms(text: str, max_chars: int, overlap_chars: int) -> list[tuple[int, int
     return atoms
 
 
-def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> list[tuple[int, int]]:
-    """Chunk spans [start, end) of ``text``: packed sentences with overlap, in order."""
+def _check(max_chars: int, overlap: float) -> int:
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, not {max_chars}")
     if not 0.0 <= overlap < 1.0:
         raise ValueError(f"overlap must be in [0, 1), not {overlap}")
-    overlap_chars = int(overlap * max_chars)
-    atoms = _atoms(text, max_chars, overlap_chars)
-    spans: list[tuple[int, int]] = []
+    return int(overlap * max_chars)
+
+
+def _pack(atoms: list[tuple[int, int]], max_chars: int, overlap_chars: int) -> list[list[int]]:
+    """Atoms packed greedily up to ``max_chars`` with overlap: each chunk as its atom indices.
+
+    An atom longer than ``max_chars`` is a chunk alone (atoms are never split here).
+    """
+    chunks: list[list[int]] = []
     n = len(atoms)
     i = 0
     while i < n:
@@ -79,11 +88,11 @@ def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> li
         j = i + 1
         while j < n and atoms[j][1] - first <= max_chars:
             j += 1
-        spans.append((first, atoms[j - 1][1]))
+        chunks.append(list(range(i, j)))
         if j >= n:
             break
-        # Carry the last sentences (at most overlap_chars in all) into the next chunk, as long as
-        # that chunk still has room for the first sentence that did not fit.
+        # Carry the last atoms (at most overlap_chars in all) into the next chunk, as long as
+        # that chunk still has room for the first atom that did not fit.
         k = j
         last_end = atoms[j - 1][1]
         while (
@@ -93,23 +102,91 @@ def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> li
         ):
             k -= 1
         i = k
-    return spans
+    return chunks
+
+
+def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> list[tuple[int, int]]:
+    """Chunk spans [start, end) of ``text``: packed sentences with overlap, in order."""
+    overlap_chars = _check(max_chars, overlap)
+    atoms = _atoms(text, max_chars, overlap_chars)
+    return [(atoms[c[0]][0], atoms[c[-1]][1]) for c in _pack(atoms, max_chars, overlap_chars)]
+
+
+def _draft(
+    unit: Unit, start: int, end: int, kind: ChunkKind = "text", context: str = ""
+) -> ChunkDraft:
+    return ChunkDraft(
+        unit=unit.index,
+        start=start,
+        end=end,
+        text=unit.text[start:end],
+        rects=tuple(span_line_rects(unit.text, unit.boxes, start, end)),
+        kind=kind,
+        context=context,
+    )
 
 
 def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> list[ChunkDraft]:
-    """Chunks of one unit (page): text is ``unit.text[start:end]``, rects one per rendered line."""
+    """Chunks of one unit (page): text is ``unit.text[start:end]``, rects one per rendered line.
+
+    A unit with tables (``unit.tables``) packs the text's sentences and each table's rows as the
+    same kind of atoms, so a small table stays with its caption, and a row is never split. A
+    chunk that holds rows is of kind "table"; when it holds rows of a table but not that table's
+    header row, it carries the column names as ``context`` (embedded and full-text indexed with
+    it, outside its span, never cited).
+    """
     if not unit.text.strip():
         return []
-    return [
-        ChunkDraft(
-            unit=unit.index,
-            start=start,
-            end=end,
-            text=unit.text[start:end],
-            rects=tuple(span_line_rects(unit.text, unit.boxes, start, end)),
-        )
-        for start, end in chunk_spans(unit.text, max_chars=max_chars, overlap=overlap)
-    ]
+    if not unit.tables:
+        return [
+            _draft(unit, start, end)
+            for start, end in chunk_spans(unit.text, max_chars=max_chars, overlap=overlap)
+        ]
+    overlap_chars = _check(max_chars, overlap)
+    atoms: list[tuple[int, int]] = []
+    # Per atom: (table index, row index) for a row, None for a sentence.
+    rows_of: list[tuple[int, int] | None] = []
+    pos = 0
+    tables = sorted((t for t in unit.tables if t.rows), key=lambda t: t.rows[0][0])
+    for t, table in enumerate(tables):
+        for start, end in _region_atoms(unit.text, pos, table.rows[0][0], max_chars, overlap_chars):
+            atoms.append((start, end))
+            rows_of.append(None)
+        for r, row in enumerate(table.rows):
+            atoms.append(row)
+            rows_of.append((t, r))
+        pos = table.rows[-1][1]
+    for start, end in _region_atoms(unit.text, pos, len(unit.text), max_chars, overlap_chars):
+        atoms.append((start, end))
+        rows_of.append(None)
+    chunks: list[ChunkDraft] = []
+    for members in _pack(atoms, max_chars, overlap_chars):
+        rows = [rows_of[k] for k in members if rows_of[k] is not None]
+        start, end = atoms[members[0]][0], atoms[members[-1]][1]
+        if not rows:
+            chunks.append(_draft(unit, start, end))
+            continue
+        context = ""
+        for t in dict.fromkeys(row[0] for row in rows if row is not None):
+            table = tables[t]
+            has_header = any(
+                row is not None and row[0] == t and row[1] < table.header_rows for row in rows
+            )
+            if table.header and not has_header:
+                context = table.header
+                break
+        chunks.append(_draft(unit, start, end, kind="table", context=context))
+    return chunks
+
+
+def _region_atoms(
+    text: str, start: int, end: int, max_chars: int, overlap_chars: int
+) -> list[tuple[int, int]]:
+    """Sentence atoms of ``text[start:end]`` (the text between tables), as unit offsets."""
+    region = text[start:end]
+    if not region.strip():
+        return []
+    return [(start + s, start + e) for s, e in _atoms(region, max_chars, overlap_chars)]
 
 
 def chunk_units(

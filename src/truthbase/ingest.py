@@ -171,6 +171,10 @@ def _embed_chunks(
     return np.concatenate(vectors), signs
 
 
+def _with_context(context: str, text: str) -> str:
+    return f"{context}\n{text}" if context else text
+
+
 def index_document(
     document: ExtractedDocument,
     store: Store,
@@ -209,9 +213,14 @@ def index_document(
 
     started = time.perf_counter()
     title = document.title if chunking.title_context else ""
-    chunk_inputs = [context_text(title, d.text) for d in drafts]
+    # A table chunk's column names (its context) are embedded with it, before its rows.
+    chunk_inputs = [context_text(title, _with_context(d.context, d.text)) for d in drafts]
     window_inputs = [
-        context_text(title, texts[drafts[w.chunk].unit][w.start : w.end]) for w in windows
+        context_text(
+            title,
+            _with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
+        )
+        for w in windows
     ]
     token_signs: list[bytes] | None = None
     if progress is not None:

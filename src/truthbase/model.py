@@ -21,6 +21,9 @@ VISIBILITIES: tuple[Visibility, ...] = ("private", "shared")
 #: How a unit's text was made: a PDF page's own text layer, OCR of the rendered page, or an EPUB
 #: section's XHTML.
 TextSource = Literal["pdf", "ocr", "epub"]
+#: What a chunk holds: running text, or rows of one table (each row one line, cells joined by
+#: " | "; a row is never split across chunks).
+ChunkKind = Literal["text", "table"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +97,21 @@ class OcrInfo:
     rotation: int = 0
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRows:
+    """A table found on a unit: each row is one line of the unit's canonical text.
+
+    ``rows`` are the [start, end) spans of the row lines, top to bottom; the cells of a row are
+    joined by " | " (synthesized characters, box None). ``header_rows`` leading rows are column
+    headers; ``header`` is the header row's text, also for a table that continues one from an
+    earlier page without repeating its header (then ``header_rows`` is 0).
+    """
+
+    rows: tuple[tuple[int, int], ...]
+    header_rows: int = 0
+    header: str = ""
+
+
 @dataclass(slots=True, kw_only=True)
 class Unit:
     """One page of a PDF (or one spine item of an EPUB) with its canonical text.
@@ -112,6 +130,7 @@ class Unit:
     language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
     text_source: TextSource = "pdf"
     ocr: OcrInfo | None = None  # text_source "ocr" only: how the page was read
+    tables: list[TableRows] = field(default_factory=list)  # PDF: tables kept as rows
 
     def __post_init__(self) -> None:
         if len(self.boxes) != len(self.text):
@@ -129,6 +148,7 @@ class ExtractionReport:
     compound_hyphens_kept: int = 0  # line-end hyphens kept as "-" (compound words), not joined
     empty_units: int = 0
     ocr_pages: list[int] = field(default_factory=list)  # 0-based indexes of the OCR'd pages
+    tables: int = 0  # ruled tables kept as rows (PDF), counted per page they appear on
     warnings: list[str] = field(default_factory=list)
 
 
@@ -150,13 +170,20 @@ class ExtractedDocument:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChunkDraft:
-    """A chunk as the chunker produces it: a span of one unit plus its line rects."""
+    """A chunk as the chunker produces it: a span of one unit plus its line rects.
+
+    ``text`` is always ``unit.text[start:end]`` (what citations and highlights use). ``context``
+    is not part of the span: for a table chunk whose rows do not include the header row, the
+    column names, which are embedded and full-text indexed with the chunk but never cited.
+    """
 
     unit: int
     start: int
     end: int
     text: str
     rects: tuple[Rect, ...]
+    kind: ChunkKind = "text"
+    context: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +198,8 @@ class Chunk:
     text: str
     rects: tuple[Rect, ...]
     href: str | None = None  # EPUB: the spine item's href
+    kind: ChunkKind = "text"
+    context: str = ""  # not in the span: a table chunk's column names (see ChunkDraft)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

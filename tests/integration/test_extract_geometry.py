@@ -307,12 +307,21 @@ def _rotated_spans() -> list[tuple[Path, int, int, int]]:
     """A few spans of the rotated table page: state names and totals that occur once.
 
     Table rows are one line for pdfium but separate cells for pdfminer's layout analysis, so
-    whole lines are not comparable; single cells are.
+    whole lines are not comparable; single cells are. The table's rows are assembled by geometry
+    (extract/tables.py), so their order is not pdfminer's: only cells that occur once in both
+    texts are taken, which pdfminer's stream locates without surrounding context, from lines
+    with cells (the title above the table, in a larger bold font, has ink overhang).
     """
     unit = _extracted(ROTATED).units[0]
+    miner = _miner_page(ROTATED, 0, layout=False).text
     spans: list[tuple[Path, int, int, int]] = []
     for match in re.finditer(r"\b[A-Z][a-z]{4,}\b|\b\d{1,3}(?:,\d{3})+\b", unit.text):
-        if unit.text.count(match.group()) == 1 and len(spans) < 12:
+        word = normalize(unicodedata.normalize("NFKC", match.group())).replace(" ", "")
+        line_start = unit.text.rfind("\n", 0, match.start()) + 1
+        line = unit.text[line_start : unit.text.find("\n", match.end())]
+        if " | " not in line or unit.text.count(match.group()) != 1 or miner.count(word) != 1:
+            continue
+        if len(spans) < 12:
             spans.append((ROTATED, 0, match.start(), match.end()))
     return spans
 

@@ -245,6 +245,8 @@ def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
         "end": c.end,
         "text": c.text,
         "rects": [list(r) for r in c.rects],
+        "kind": c.kind,
+        "context": c.context,
         "arms": {
             arm: {"rank": hit.arm_ranks[arm], "score": hit.arm_scores.get(arm)}
             for arm in hit.arm_ranks
@@ -298,6 +300,7 @@ def search_command(
     table.add_column("document")
     table.add_column("page", justify="right")
     table.add_column("score", justify="right")
+    table.add_column("kind")
     # Every ranked list that fed the fusion: fts, dense, and prf (pseudo-relevance feedback) or
     # per-sub-query lists when those are on, in the order they first appear.
     arms = list(dict.fromkeys(arm for hit in result.hits for arm in hit.arm_ranks))
@@ -308,7 +311,13 @@ def search_command(
     # The arm columns come first: on a narrow terminal the snippet is what gets cut.
     table.add_column("snippet", overflow="fold", min_width=20 if explain else None)
     for i, hit in enumerate(result.hits, 1):
-        row = [str(i), hit.document_title, str(hit.chunk.unit + 1), f"{hit.score:.4f}"]
+        row = [
+            str(i),
+            hit.document_title,
+            str(hit.chunk.unit + 1),
+            f"{hit.score:.4f}",
+            hit.chunk.kind,
+        ]
         if explain:
             for arm in arms:
                 if arm in hit.arm_ranks:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -41,14 +42,17 @@ from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
 from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
 from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
+from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
 from .text import PageText, RawChar, clean_chars, expand_page, finish_page, pua_tokens
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
-#: 3: pages without a usable text layer are OCR'd (text pages are unchanged).
+#: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
+#: kept as rows.
 EXTRACTOR_VERSION = (
-    "truthbase-pdf/3 (pdfium char order, loose boxes, NFC, ligatures joined, "
-    "line-end compound hyphens kept, OCR of pages without a usable text layer)"
+    "truthbase-pdf/4 (pdfium char order, loose boxes, NFC, ligatures joined, "
+    "line-end compound hyphens kept, OCR of pages without a usable text layer, ruled tables "
+    "as rows)"
 )
 
 #: Called after each OCR'd page with (pages done, pages to OCR) of the document.
@@ -65,6 +69,8 @@ class _RawPage:
     label: str | None
     unmapped: int  # characters pdfium flags with a Unicode mapping error
     error: str | None = None
+    rules: list[Rule] = field(default_factory=list)  # straight path segments (table rules)
+    text_rotation: int = 0  # how most glyphs are turned (counter-clockwise degrees, by 90)
 
 
 def _rect(box: Sequence[float]) -> Rect:
@@ -102,6 +108,109 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
     return chars, unmapped
 
 
+# A page with more path segments than this is a drawing (a map, a chart), not a table to read.
+_MAX_SEGMENTS = 20000
+_Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+def _matrix(obj: pdfium_c.FPDF_PAGEOBJECT, outer: _Matrix) -> _Matrix:
+    """The object's matrix composed with its form's (``outer``): object space to page space."""
+    m = pdfium_c.FS_MATRIX()
+    if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(m)):
+        return outer
+    a, b, c, d, e, f = outer
+    return (
+        m.a * a + m.b * c,
+        m.a * b + m.b * d,
+        m.c * a + m.d * c,
+        m.c * b + m.d * d,
+        m.e * a + m.f * c + e,
+        m.e * b + m.f * d + f,
+    )
+
+
+def _path_rules(obj: pdfium_c.FPDF_PAGEOBJECT, m: _Matrix, out: list[Rule], budget: int) -> int:
+    """Append the path's straight segments (``lineto`` and closing edges) in page space."""
+    count = int(pdfium_c.FPDFPath_CountSegments(obj))
+    if count <= 0 or count > budget:
+        return budget - max(count, 0)
+    x, y = ctypes.c_float(), ctypes.c_float()
+    start: tuple[float, float] | None = None
+    current: tuple[float, float] | None = None
+    for i in range(count):
+        seg = pdfium_c.FPDFPath_GetPathSegment(obj, i)
+        if not seg or not pdfium_c.FPDFPathSegment_GetPoint(seg, ctypes.byref(x), ctypes.byref(y)):
+            continue
+        px, py = float(x.value), float(y.value)
+        point = (m[0] * px + m[2] * py + m[4], m[1] * px + m[3] * py + m[5])
+        kind = pdfium_c.FPDFPathSegment_GetType(seg)
+        if kind == pdfium_c.FPDF_SEGMENT_MOVETO:
+            start = current = point
+            continue
+        if kind == pdfium_c.FPDF_SEGMENT_LINETO and current is not None:
+            out.append(Rule(current[0], current[1], point[0], point[1]))
+        current = point
+        if pdfium_c.FPDFPathSegment_GetClose(seg) and start is not None:
+            out.append(Rule(point[0], point[1], start[0], start[1]))
+            current = start
+    return budget - count
+
+
+def _read_rules(page: pdfium.PdfPage) -> list[Rule]:
+    """Every straight segment of the page's paths, forms included, in user space."""
+    rules: list[Rule] = []
+    budget = _MAX_SEGMENTS
+    stack: list[tuple[pdfium_c.FPDF_PAGEOBJECT | None, _Matrix]] = [(None, _IDENTITY)]
+    while stack:
+        form, outer = stack.pop()
+        n = int(
+            pdfium_c.FPDFPage_CountObjects(page)
+            if form is None
+            else pdfium_c.FPDFFormObj_CountObjects(form)
+        )
+        for i in range(n):
+            obj = (
+                pdfium_c.FPDFPage_GetObject(page, i)
+                if form is None
+                else pdfium_c.FPDFFormObj_GetObject(form, i)
+            )
+            kind = pdfium_c.FPDFPageObj_GetType(obj)
+            if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+                # Segment points are in the path's own space; its matrix (and its forms')
+                # maps them to the page's user space.
+                budget = _path_rules(obj, _matrix(obj, outer), rules, budget)
+                if budget < 0:
+                    return []
+            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+                stack.append((obj, _matrix(obj, outer)))
+    return rules
+
+
+_ANGLE_SAMPLE = 400  # glyphs whose angle decides which way the page's text reads
+
+
+def _text_rotation(textpage: pdfium.PdfTextPage, chars: Sequence[RawChar]) -> int:
+    """The direction most glyphs are drawn in, counter-clockwise degrees rounded to 90.
+
+    Tables are read in the frame where the text stands upright, which is not always the one the
+    page's /Rotate gives (a landscape table in a portrait page shown sideways).
+    """
+    votes = [0, 0, 0, 0]
+    seen = 0
+    for i, c in enumerate(chars):
+        if seen >= _ANGLE_SAMPLE:
+            break
+        if c.generated or c.box is None or chr(c.code).isspace():
+            continue
+        angle = float(pdfium_c.FPDFText_GetCharAngle(textpage, i))
+        if angle < 0:
+            continue
+        votes[round(math.degrees(angle) / 90.0) % 4] += 1
+        seen += 1
+    return 90 * max(range(4), key=lambda k: votes[k])
+
+
 def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
     label = document.get_page_label(index) or None
     try:
@@ -117,11 +226,13 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
         textpage = page.get_textpage()
         try:
             chars, unmapped = _read_chars(textpage)
+            rules = _read_rules(page) if chars else []
+            upright = _text_rotation(textpage, chars) if rules else 0
         finally:
             textpage.close()
     finally:
         page.close()
-    return _RawPage(chars, geometry, label, unmapped)
+    return _RawPage(chars, geometry, label, unmapped, rules=rules, text_rotation=upright)
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,11 +512,17 @@ def extract_pdf(
     report.compound_hyphens_kept = sum(sum(page) for page in decisions)
 
     units: list[Unit] = []
+    page_tables: list[list[PageTable]] = []
     for index, (raw_page, page, keep) in enumerate(
         zip(raw_pages, expanded, decisions, strict=True)
     ):
         page_text = finish_page(page, keep)
         read = ocr_results.get(index)
+        tables: list[PageTable] = []
+        grids = find_grids(raw_page.rules, raw_page.text_rotation) if read is None else []
+        if grids:  # ruled tables of the page's own text layer (not of OCR text)
+            page_text, tables = assemble_tables(page_text, grids, raw_page.text_rotation)
+        page_tables.append(tables)
         units.append(
             Unit(
                 index=index,
@@ -433,6 +550,11 @@ def extract_pdf(
             )
         if not page_text.text.strip():
             report.empty_units += 1
+
+    link_headers(page_tables)
+    for unit, tables in zip(units, page_tables, strict=True):
+        unit.tables = [table.record() for table in tables]
+    report.tables = sum(len(tables) for tables in page_tables)
 
     if report.empty_units == len(units):
         raise ExtractionError(

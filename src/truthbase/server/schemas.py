@@ -70,6 +70,12 @@ class SearchHitOut(_Body):
     end: int
     text: str
     rects: list[Rect] = Field(description="One rect per rendered line, PDF user space.")
+    kind: Literal["text", "table"] = Field(
+        default="text", description='"table": rows of one table, one line per row.'
+    )
+    context: str = Field(
+        default="", description="A table chunk's column names (not part of its span)."
+    )
 
     @classmethod
     def of(cls, hit: SearchHit, rank: int) -> SearchHitOut:
@@ -86,6 +92,8 @@ class SearchHitOut(_Body):
             end=c.end,
             text=c.text,
             rects=list(c.rects),
+            kind=c.kind,
+            context=c.context,
         )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +35,8 @@ __all__ = [
     "UNIT_COLUMNS",
     "answer_row",
     "chunk_terms",
+    "chunk_title_terms",
+    "context_terms",
     "decode_boxes",
     "document_info",
     "document_row",
@@ -238,8 +240,8 @@ def rects_from_json(text: str) -> tuple[Rect, ...]:
 
 
 def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> list[Chunk]:
-    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href), in the order of
-    ``chunk_ids`` (ids without a row are left out), as both backends select them."""
+    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href, kind, context), in
+    the order of ``chunk_ids`` (ids without a row are left out), as both backends select them."""
     by_id = {
         int(row[0]): Chunk(
             id=int(row[0]),
@@ -250,6 +252,8 @@ def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> 
             text=str(row[5]),
             rects=rects_from_json(str(row[6])),
             href=row[7],
+            kind="table" if row[8] == "table" else "text",
+            context=str(row[9] or ""),
         )
         for row in rows
     }
@@ -352,3 +356,18 @@ def segment_rows(doc_id: str, summarizer: str, stored: StoredSegments) -> list[t
             )
         )
     return rows
+
+
+def context_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
+    """The full-text terms of a table chunk's column names (its ``context``, not in its span),
+    in its unit's language; "" for a chunk without."""
+    if not chunk.context:
+        return ""
+    return chunk_terms(document, replace(chunk, text=chunk.context))
+
+
+def chunk_title_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
+    """What both backends index as a chunk's title field: the document title's terms, then a
+    table chunk's column names' (:func:`context_terms`), so they are searched but never part
+    of the chunk's text (its span)."""
+    return " ".join(t for t in (title_terms(document), context_terms(document, chunk)) if t)

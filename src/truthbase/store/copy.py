@@ -79,13 +79,21 @@ def _copy(
             language=language,
         )
         rows = db.execute(
-            'SELECT id, unit, start, "end", text, rects, vector FROM chunks WHERE doc_id = ? '
-            "ORDER BY id",
+            'SELECT id, unit, start, "end", text, rects, vector, kind, context FROM chunks '
+            "WHERE doc_id = ? ORDER BY id",
             (doc_id,),
         ).fetchall()
         position = {row[0]: i for i, row in enumerate(rows)}
         chunks = [
-            ChunkDraft(unit=r[1], start=r[2], end=r[3], text=r[4], rects=rects_from_json(r[5]))
+            ChunkDraft(
+                unit=r[1],
+                start=r[2],
+                end=r[3],
+                text=r[4],
+                rects=rects_from_json(r[5]),
+                kind="table" if r[7] == "table" else "text",
+                context=r[8],
+            )
             for r in rows
         ]
         vectors = _matrix([r[6] for r in rows], embedder.dim)

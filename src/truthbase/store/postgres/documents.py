@@ -16,11 +16,11 @@ from ..base import StoreError, check_same_embedder
 from ..codec import (
     UNIT_COLUMNS,
     chunk_terms,
+    chunk_title_terms,
     chunks_in_order,
     document_info,
     document_row,
     rects_json,
-    title_terms,
     unit_from_row,
     unit_rows,
     vector_literal,
@@ -118,16 +118,16 @@ def add_document(
                 # out), so sorted ids are the chunks' ids in order.
                 rows = cur.execute(
                     'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
-                    "rects, vector, terms, title_terms) "
+                    "rects, vector, terms, title_terms, kind, context) "
                     'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
-                    "c.vector::vector, c.terms, %s "
+                    "c.vector::vector, c.terms, c.title_terms, c.kind, c.context "
                     "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
-                    '%s::text[], %s::text[], %s::text[]) WITH ORDINALITY c(unit, start, "end", '
-                    "text, rects, vector, terms, i) ORDER BY c.i RETURNING id",
+                    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+                    'WITH ORDINALITY c(unit, start, "end", text, rects, vector, terms, '
+                    "title_terms, kind, context, i) ORDER BY c.i RETURNING id",
                     (
                         document.sha256,
                         document.title,
-                        title_terms(document),
                         [chunk.unit for chunk in chunk_drafts],
                         [chunk.start for chunk in chunk_drafts],
                         [chunk.end for chunk in chunk_drafts],
@@ -135,6 +135,9 @@ def add_document(
                         [rects_json(chunk.rects) for chunk in chunk_drafts],
                         [vector_literal(vector) for vector in indexed.vectors],
                         [chunk_terms(document, chunk) for chunk in chunk_drafts],
+                        [chunk_title_terms(document, chunk) for chunk in chunk_drafts],
+                        [chunk.kind for chunk in chunk_drafts],
+                        [chunk.context for chunk in chunk_drafts],
                     ),
                 ).fetchall()
                 chunk_ids = sorted(int(row[0]) for row in rows)
@@ -224,8 +227,8 @@ def chunks(pool: Pool, chunk_ids: Sequence[int]) -> list[Chunk]:
         return []
     with pool.connection() as conn:
         rows = conn.execute(
-            'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href '
-            "FROM truthbase.chunks c JOIN truthbase.units u "
+            'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+            "c.kind, c.context FROM truthbase.chunks c JOIN truthbase.units u "
             "ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.id = ANY(%s)",
             ([int(i) for i in chunk_ids],),
         ).fetchall()

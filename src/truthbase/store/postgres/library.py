@@ -54,10 +54,23 @@ def rename_document(pool: Pool, doc_id: str, title: str) -> bool:
         ).fetchone()
         if row is None:
             return False
+        terms = term_string(title, row[0])
         conn.execute(
             "UPDATE truthbase.chunks SET title = %s, title_terms = %s WHERE doc_id = %s",
-            (title, term_string(title, row[0]), doc_id),
+            (title, terms, doc_id),
         )
+        # A table chunk's column names follow the title (store.codec.chunk_title_terms).
+        tables = conn.execute(
+            "SELECT c.id, c.context, coalesce(u.language, %s) FROM truthbase.chunks c "
+            "LEFT JOIN truthbase.units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+            "WHERE c.doc_id = %s AND c.context <> ''",
+            (row[0], doc_id),
+        ).fetchall()
+        for chunk_id, context, language in tables:
+            joined = " ".join(t for t in (terms, term_string(context, language)) if t)
+            conn.execute(
+                "UPDATE truthbase.chunks SET title_terms = %s WHERE id = %s", (joined, chunk_id)
+            )
     return True
 
 

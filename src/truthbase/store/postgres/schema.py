@@ -11,7 +11,8 @@ kept by triggers) and the answer log, 3 the segment index, 4 tokenizes and stems
 exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does, 5 adds the chunks'
 packed token signs (``chunk_tokens``), 6 the documents' owner and visibility and the accounts
 (users, sessions, API tokens), 7 ingest jobs, screen verdicts and document holders, 8 the
-languages and the full text over terms made in Python, 9 the units' text source and OCR record.
+languages and the full text over terms made in Python, 9 the units' text source and OCR record,
+10 the chunks' kind (text or table rows) and context (a table's column names).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -46,11 +47,11 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 9
-# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7 and 9
-# only add, 4 re-creates the full-text columns and statistics in place, 8 adds the languages
-# and moves the full text onto terms made in Python (:func:`_fill_terms` makes those of the
-# rows already stored).
+SCHEMA_VERSION = 10
+# Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
+# and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
+# languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
+# of the rows already stored).
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -60,6 +61,7 @@ MIGRATIONS = {
     7: "migration_7.sql",
     8: "migration_8.sql",
     9: "migration_9.sql",
+    10: "migration_10.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01

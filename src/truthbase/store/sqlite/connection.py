@@ -28,19 +28,27 @@ __all__ = [
     "index_embedder",
 ]
 
-SCHEMA_VERSION = 10  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 11  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
-# (truthbase.fulltext); 10: units.text_source and units.ocr (how a page's text was made)
+# (truthbase.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
+# 11: chunk kind and context (tables kept as rows), the context indexed with the title
 #: Versions brought up to date in place: :func:`_add_access_columns` adds the two columns of
-#: version 7 (existing documents: shared, no owner), :data:`ADDED_COLUMNS` those of version
-#: 10, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9})
-#: Versions whose full text :func:`_to_version_9` rebuilds in place, after the additive step.
-REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8})
-#: Nullable columns added to existing tables after version 9, as (table, column, type): the
-#: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
-ADDED_COLUMNS = (("units", "text_source", "TEXT"), ("units", "ocr", "TEXT"))
+#: version 7 (existing documents: shared, no owner), :data:`ADDED_COLUMNS` those of versions
+#: 10 and 11, the schema script the tables they lack.
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
+#: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
+#: (languages and terms made again; the full-text view changed in 9 and 11).
+REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
+#: Columns added to existing tables after version 9, as (table, column, type): the schema
+#: script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
+ADDED_COLUMNS = (
+    ("units", "text_source", "TEXT"),
+    ("units", "ocr", "TEXT"),
+    ("chunks", "kind", "TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table'))"),
+    ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
+    ("chunks", "context_terms", "TEXT NOT NULL DEFAULT ''"),
+)
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
 

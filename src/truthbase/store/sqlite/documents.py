@@ -11,7 +11,9 @@ from ..base import check_same_embedder
 from ..codec import (
     UNIT_COLUMNS,
     chunk_terms,
+    chunk_title_terms,
     chunks_in_order,
+    context_terms,
     document_info,
     document_row,
     rects_json,
@@ -93,8 +95,8 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
         for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
             terms = chunk_terms(document, chunk)
             cursor = conn.execute(
-                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms, kind, '
+                "context, context_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.sha256,
                     chunk.unit,
@@ -104,13 +106,16 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
                     rects_json(chunk.rects),
                     vector_blob(vector),
                     terms,
+                    chunk.kind,
+                    chunk.context,
+                    context_terms(document, chunk),
                 ),
             )
             assert cursor.lastrowid is not None
             chunk_ids.append(cursor.lastrowid)
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
-                (cursor.lastrowid, title, terms),
+                (cursor.lastrowid, chunk_title_terms(document, chunk), terms),
             )
         if indexed.windows and indexed.window_vectors is not None:
             conn.executemany(
@@ -194,8 +199,9 @@ def chunks(db: Database, chunk_ids: Sequence[int]) -> list[Chunk]:
     placeholders = ",".join("?" * len(chunk_ids))
     with db.lock:
         rows = db.conn.execute(
-            f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href '
-            f"FROM chunks c JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+            f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+            f"c.kind, c.context FROM chunks c "
+            f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
             f"WHERE c.id IN ({placeholders})",
             list(chunk_ids),
         ).fetchall()

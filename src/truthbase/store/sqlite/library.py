@@ -37,9 +37,8 @@ def _fts_rows(conn: sqlite3.Connection, doc_id: str, op: str | None) -> None:
     column = "chunks_fts, " if op else ""
     conn.execute(
         f"INSERT INTO chunks_fts({column}rowid, title, text) "
-        f"SELECT {command}c.id, d.title_terms, c.terms FROM chunks c "
-        "JOIN documents d ON d.id = c.doc_id "
-        "WHERE c.doc_id = ?",
+        f"SELECT {command}v.id, v.title, v.text FROM chunks_fts_content v "
+        "JOIN chunks c ON c.id = v.id WHERE c.doc_id = ?",
         (doc_id,),
     )
 

@@ -1,0 +1,545 @@
+"""Ruled tables kept as rows: pure geometry over pdfium's rules and the page's canonical text.
+
+pdfium's character order follows the content stream, which for tables is often column by column
+or, worse, off by a row in one column (the CA WARN report puts its Layoff/Closure column on the
+wrong rows). Here a table's characters are re-assembled by geometry instead: every row becomes
+one line of the canonical text, its cells in column order joined by " | " (synthesized, box
+None), each cell's characters in pdfium's order within the cell and keeping their own boxes.
+
+Only ruled tables are detected: a grid of horizontal and vertical rules (stroked lines or the
+edges of rectangles, as pdfium's path objects draw them) that holds text in at least two rows of
+at least two cells. Text outside every grid is left exactly as it was, so a page without such a
+grid comes out unchanged.
+
+Everything works in the *reading frame* of the page's text (``frame_point``): u grows along the
+lines and v from one line to the next, for text drawn turned by 0, 90, 180 or 270 degrees (the
+shell measures which from pdfium's glyph angles). That is not always the page's /Rotate: the NICS
+report is a landscape table drawn upright in user space on a page that /Rotate 90 shows sideways.
+
+Steps: ``find_grids`` (rules to grids) -> ``assemble_tables`` (one page's text and boxes to the
+same text with each grid's characters replaced by its rows) -> ``link_headers`` (document-wide:
+which rows are headers, and which tables continue the previous page's table).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..model import Rect, TableRows
+from .text import PageText
+
+__all__ = [
+    "CELL_SEPARATOR",
+    "Grid",
+    "PageTable",
+    "Rule",
+    "assemble_tables",
+    "find_grids",
+    "frame_point",
+    "frame_rect",
+    "link_headers",
+]
+
+#: Between the cells of a row line (all three characters synthesized: box None).
+CELL_SEPARATOR = " | "
+
+# Rules closer than this (points) are one rule: a filled hairline rectangle has two long edges
+# half a point apart, and adjacent cells' borders are drawn twice.
+_SNAP = 3.0
+_MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
+_SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
+_MIN_ROWS = 2
+# A table needs two rows with at least two non-empty cells, or this many rows and one such row
+# (a financial statement continued on the next page: label-only rows and one row of figures).
+# Without any, it is a framed paragraph; two rows and one such row were a fragment of RAPTOR's
+# figure 1 (node boxes "7" over "1 4 5").
+_MIN_SPARSE_ROWS = 4
+# Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
+# 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
+_MIN_LATTICE = 0.6
+# A chart's grid (gridlines under a plot, tick labels here and there) is not a table: measured,
+# the two in pypdf-GeoTopo cross in 0.63 and 0.64 of their rule pairs and have text in 0.23 and
+# 0.37 of their cells; every corpus table below this lattice has text in at least 0.64 of them
+# (sparse financial statements, with crossings 1.0, go down to 0.38).
+_PLOT_LATTICE = 0.7
+_MIN_FILL = 0.5
+# A band of this many text lines that each reach two cells is several rows under one pair of
+# rules; fewer lines are one row of wrapped cells (a two-line header: "Employees / Affected").
+_MIN_SPLIT_LINES = 3
+_MIN_CELLS = 2
+_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A straight segment of a path in PDF user space, from (x0, y0) to (x1, y1)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+def frame_point(x: float, y: float, rotation: int) -> tuple[float, float]:
+    """User-space (x, y) to the reading frame (u along the lines, v down the lines) of text
+    turned ``rotation`` degrees counter-clockwise in user space (as a page with that /Rotate,
+    clockwise, shows it upright). Only differences matter, so no origin is subtracted."""
+    r = rotation % 360
+    if r == 90:
+        return y, x
+    if r == 180:
+        return -x, y
+    if r == 270:
+        return -y, -x
+    return x, -y
+
+
+def frame_rect(box: Rect, rotation: int) -> Rect:
+    """A user-space box in the reading frame, as (u0, v0, u1, v1) with u0 <= u1, v0 <= v1."""
+    u0, v0 = frame_point(box[0], box[1], rotation)
+    u1, v1 = frame_point(box[2], box[3], rotation)
+    return (min(u0, u1), min(v0, v1), max(u0, u1), max(v0, v1))
+
+
+@dataclass(frozen=True, slots=True)
+class _Seg:
+    """An axis-aligned rule in the frame: at ``at`` (v for horizontal, u for vertical), from
+    ``lo`` to ``hi`` along the other axis."""
+
+    at: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """One ruled table in the reading frame: its column rules ``xs`` and row rules ``ys``
+    (sorted) and the vertical segments, to tell which cells span several columns."""
+
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    verticals: tuple[_Seg, ...]
+    horizontals: tuple[_Seg, ...] = ()
+
+    def lattice(self) -> float:
+        """The share of (column rule, row rule) pairs that cross: near 1 for a table's grid,
+        low for a figure's boxes and arrows, whose rules line up only by chance."""
+        hit = 0
+        for x in self.xs:
+            for y in self.ys:
+                if any(
+                    abs(v.at - x) <= _SNAP and v.lo - _SNAP <= y <= v.hi + _SNAP
+                    for v in self.verticals
+                ) and any(
+                    abs(h.at - y) <= _SNAP and h.lo - _SNAP <= x <= h.hi + _SNAP
+                    for h in self.horizontals
+                ):
+                    hit += 1
+        return hit / (len(self.xs) * len(self.ys))
+
+    def contains(self, u: float, v: float) -> bool:
+        return self.xs[0] <= u <= self.xs[-1] and self.ys[0] <= v <= self.ys[-1]
+
+    def separates(self, column: int, v_lo: float, v_hi: float) -> bool:
+        """True when a vertical rule at ``xs[column]`` runs through the band [v_lo, v_hi]."""
+        u = self.xs[column]
+        mid = (v_lo + v_hi) / 2
+        return any(
+            abs(s.at - u) <= _SNAP and s.lo - _SNAP <= mid <= s.hi + _SNAP for s in self.verticals
+        )
+
+
+def _merge(segs: list[_Seg]) -> list[_Seg]:
+    """Snap segments at nearly the same ``at`` together, then join overlapping ones."""
+    segs = sorted(segs, key=lambda s: s.at)
+    groups: list[list[_Seg]] = []
+    for s in segs:
+        if groups and s.at - groups[-1][0].at <= _SNAP:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    out: list[_Seg] = []
+    for group in groups:
+        at = sum(s.at for s in group) / len(group)
+        run: _Seg | None = None
+        for s in sorted(group, key=lambda s: s.lo):
+            if run is not None and s.lo <= run.hi + _SNAP:
+                run = _Seg(at, run.lo, max(run.hi, s.hi))
+            else:
+                if run is not None:
+                    out.append(run)
+                run = _Seg(at, s.lo, s.hi)
+        if run is not None:
+            out.append(run)
+    return out
+
+
+def _cluster(values: Sequence[float]) -> tuple[float, ...]:
+    values = sorted(values)
+    out: list[list[float]] = []
+    for v in values:
+        if out and v - out[-1][-1] <= _SNAP:
+            out[-1].append(v)
+        else:
+            out.append([v])
+    return tuple(sum(g) / len(g) for g in out)
+
+
+def _crosses(h: _Seg, v: _Seg) -> bool:
+    return h.lo - _SNAP <= v.at <= h.hi + _SNAP and v.lo - _SNAP <= h.at <= v.hi + _SNAP
+
+
+def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
+    """The grids the rules draw: connected sets of crossing horizontal and vertical rules with at
+    least two of each, in the reading frame of text turned ``rotation`` degrees."""
+    horizontal: list[_Seg] = []
+    vertical: list[_Seg] = []
+    for rule in rules:
+        u0, v0 = frame_point(rule.x0, rule.y0, rotation)
+        u1, v1 = frame_point(rule.x1, rule.y1, rotation)
+        if abs(v1 - v0) <= _SKEW and abs(u1 - u0) >= _MIN_RULE:
+            horizontal.append(_Seg((v0 + v1) / 2, min(u0, u1), max(u0, u1)))
+        elif abs(u1 - u0) <= _SKEW and abs(v1 - v0) >= _MIN_RULE:
+            vertical.append(_Seg((u0 + u1) / 2, min(v0, v1), max(v0, v1)))
+    hs, vs = _merge(horizontal), _merge(vertical)
+    # Connected components over "crosses" (union-find; horizontals 0..len(hs)-1, then verticals).
+    parent = list(range(len(hs) + len(vs)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, h in enumerate(hs):
+        for j, v in enumerate(vs):
+            if _crosses(h, v):
+                a, b = find(i), find(len(hs) + j)
+                if a != b:
+                    parent[a] = b
+    members: dict[int, tuple[list[_Seg], list[_Seg]]] = {}
+    for i, h in enumerate(hs):
+        members.setdefault(find(i), ([], []))[0].append(h)
+    for j, v in enumerate(vs):
+        members.setdefault(find(len(hs) + j), ([], []))[1].append(v)
+    grids: list[Grid] = []
+    for h_segs, v_segs in members.values():
+        xs, ys = _cluster([s.at for s in v_segs]), _cluster([s.at for s in h_segs])
+        grid = Grid(xs=xs, ys=ys, verticals=tuple(v_segs), horizontals=tuple(h_segs))
+        if len(xs) >= 2 and len(ys) >= 2 and grid.lattice() >= _MIN_LATTICE:
+            grids.append(grid)
+    grids.sort(key=lambda g: (g.ys[0], g.xs[0]))
+    return grids
+
+
+@dataclass(slots=True)
+class PageTable:
+    """A table as found on one page: its row spans in the page's new text, the text of each row's
+    cells, and its column rules (to recognise the same table continued on the next page)."""
+
+    rows: list[tuple[int, int]]
+    cells: list[list[str]]
+    columns: tuple[float, ...]
+    header_rows: int = 0
+    header: str = ""
+
+    def record(self) -> TableRows:
+        return TableRows(rows=tuple(self.rows), header_rows=self.header_rows, header=self.header)
+
+
+@dataclass(slots=True)
+class _Member:
+    index: int  # into the page text
+    u: float  # box centre in the frame
+    v: float
+    height: float
+    box: Rect  # frame box
+
+
+@dataclass(slots=True)
+class _Cell:
+    members: list[_Member] = field(default_factory=list)
+
+
+def _is_cjk(ch: str) -> bool:
+    if not ch:
+        return False
+    name = unicodedata.east_asian_width(ch)
+    return name in ("W", "F")
+
+
+def _lines(members: Sequence[_Member]) -> list[list[_Member]]:
+    """Members grouped into text lines by their vertical centres, top to bottom."""
+    if not members:
+        return []
+    ordered = sorted(members, key=lambda m: m.v)
+    lines: list[list[_Member]] = [[ordered[0]]]
+    for m in ordered[1:]:
+        last = lines[-1]
+        ref = sum(x.v for x in last) / len(last)
+        if abs(m.v - ref) <= 0.5 * max(m.height, last[0].height, 1.0):
+            last.append(m)
+        else:
+            lines.append([m])
+    return lines
+
+
+def _cell_text(
+    cell: Sequence[_Member], text: str, boxes: Sequence[Rect | None]
+) -> tuple[list[str], list[Rect | None]]:
+    """A cell's characters, line by line, each line in pdfium's order; a synthesized space where
+    pdfium had whitespace between two of them or they stand apart, none between CJK lines."""
+    out_t: list[str] = []
+    out_b: list[Rect | None] = []
+    prev: _Member | None = None
+    prev_line = -1
+    for number, line in enumerate(_lines(cell)):
+        for m in sorted(line, key=lambda x: x.index):
+            ch = text[m.index]
+            if ch.isspace():
+                if out_t and not out_t[-1].isspace():
+                    # A drawn line break inside a cell would end the row's line: a space, with
+                    # its box, stands for it.
+                    out_t.append(" " if ch in _BREAKS else ch)
+                    out_b.append(boxes[m.index])
+                prev, prev_line = m, number
+                continue
+            if prev is not None and out_t and not out_t[-1].isspace():
+                space = False
+                if prev_line == number:
+                    gap = text[prev.index + 1 : m.index]
+                    if m.index != prev.index + 1:
+                        space = any(c.isspace() for c in gap) or (
+                            m.box[0] - prev.box[2] > 0.15 * max(m.height, 1.0)
+                        )
+                elif m.index != prev.index + 1:
+                    # The cell wraps: a word break, except between CJK characters. Adjacent in
+                    # the page's text means joined there already (a line-end hyphenation).
+                    space = not (_is_cjk(text[prev.index]) and _is_cjk(ch))
+                if space:
+                    out_t.append(" ")
+                    out_b.append(None)
+            out_t.append(ch)
+            out_b.append(boxes[m.index])
+            prev, prev_line = m, number
+    while out_t and out_t[-1].isspace():
+        out_t.pop()
+        out_b.pop()
+    return out_t, out_b
+
+
+def _rows_of(grid: Grid, members: Sequence[_Member], text: str) -> list[list[list[_Member]]]:
+    """The grid's rows (top to bottom) as lists of cells (left to right), empty rows left out.
+
+    A band between two row rules is one row, unless it holds at least three text lines that each
+    reach two cells and most of the band's columns: then the rules only frame the table and each
+    line is a row of its own (wrapped cells leave some columns empty on some lines). A column rule
+    that does not run through a band joins the cells on both sides of it (a spanning cell).
+    """
+    ncols = len(grid.xs) - 1
+
+    def column(m: _Member) -> int:
+        return min(max(bisect.bisect_right(grid.xs, m.u) - 1, 0), ncols - 1)
+
+    # Columns without text in any row (grid lines drawn for spanning cells) are left out.
+    used = sorted({column(m) for m in members if not _blank(m, text)})
+    if not used:
+        return []
+    bands: dict[int, list[_Member]] = {}
+    for m in members:
+        band = min(max(bisect.bisect_right(grid.ys, m.v) - 1, 0), len(grid.ys) - 2)
+        bands.setdefault(band, []).append(m)
+    rows: list[list[list[_Member]]] = []
+    for band in sorted(bands):
+        lo, hi = grid.ys[band], grid.ys[band + 1]
+        # Cells of this band: used columns, joined until a rule between them separates them.
+        group_of = dict.fromkeys(range(ncols), 0)
+        current = 0
+        for a, b in itertools.pairwise(used):
+            if any(grid.separates(k, lo, hi) for k in range(a + 1, b + 1)):
+                current += 1
+            for col in range(a + 1, b + 1):
+                group_of[col] = current
+        for col in range(used[-1] + 1, ncols):
+            group_of[col] = current
+        ngroups = current + 1
+
+        def group(m: _Member, group_of: dict[int, int] = group_of) -> int:
+            return group_of[column(m)]
+
+        lines = [line for line in _lines(bands[band]) if any(not _blank(m, text) for m in line)]
+        reach = [{group(m) for m in line if not _blank(m, text)} for line in lines]
+        union = set().union(*reach) if reach else set()
+        split = len(lines) >= _MIN_SPLIT_LINES and all(
+            len(r) >= max(_MIN_CELLS, 0.6 * len(union)) for r in reach
+        )
+        for part in lines if split else [bands[band]]:
+            cells: list[list[_Member]] = [[] for _ in range(ngroups)]
+            for m in part:
+                cells[group(m)].append(m)
+            rows.append(cells)
+    return rows
+
+
+def _occupancy(grid: Grid, members: Sequence[_Member], text: str) -> float:
+    """Share of the grid cells with text, among the rows and the columns that have any."""
+    cells = {
+        (bisect.bisect_right(grid.ys, m.v), bisect.bisect_right(grid.xs, m.u))
+        for m in members
+        if not _blank(m, text)
+    }
+    rows = {r for r, _ in cells}
+    columns = {c for _, c in cells}
+    return len(cells) / (len(rows) * len(columns)) if cells else 0.0
+
+
+def _blank(m: _Member, text: str) -> bool:
+    return text[m.index].isspace()
+
+
+def assemble_tables(
+    page: PageText, grids: Sequence[Grid], rotation: int
+) -> tuple[PageText, list[PageTable]]:
+    """``page`` with the characters inside each grid replaced by the grid's rows, one line each.
+
+    A grid whose text does not make two rows of at least two non-empty cells (or four rows, one
+    of them with two) is not a table: its characters stay where they were. The rows go where
+    the grid's first character (in the page's order) was, on lines of their own. Without tables
+    the page is returned as it is.
+    """
+    text, boxes = page.text, page.boxes
+    owner: dict[int, int] = {}  # char index -> grid index
+    by_grid: list[list[_Member]] = [[] for _ in grids]
+    for i, box in enumerate(boxes):
+        if box is None:
+            continue
+        fb = frame_rect(box, rotation)
+        u, v = (fb[0] + fb[2]) / 2, (fb[1] + fb[3]) / 2
+        for g, grid in enumerate(grids):
+            if grid.contains(u, v):
+                owner[i] = g
+                by_grid[g].append(_Member(i, u, v, fb[3] - fb[1], fb))
+                break
+    blocks: dict[int, tuple[list[str], list[Rect | None], list[tuple[int, int]], list[list[str]]]]
+    blocks = {}
+    for g, grid in enumerate(grids):
+        rows = _rows_of(grid, by_grid[g], text)
+        lines: list[tuple[list[str], list[Rect | None], list[str]]] = []
+        for cells in rows:
+            parts = [_cell_text(cell, text, boxes) for cell in cells]
+            if not any(t for t, _ in parts):
+                continue
+            row_t: list[str] = []
+            row_b: list[Rect | None] = []
+            for k, (t, b) in enumerate(parts):
+                if k:
+                    row_t.extend(CELL_SEPARATOR)
+                    row_b.extend([None] * len(CELL_SEPARATOR))
+                row_t.extend(t)
+                row_b.extend(b)
+            lines.append((row_t, row_b, ["".join(t) for t, _ in parts]))
+        full = [line for line in lines if sum(1 for c in line[2] if c) >= _MIN_CELLS]
+        sparse_ok = len(lines) >= _MIN_SPARSE_ROWS and len(full) >= 1
+        plot = grid.lattice() < _PLOT_LATTICE and _occupancy(grid, by_grid[g], text) < _MIN_FILL
+        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok) or plot:
+            for m in by_grid[g]:
+                owner.pop(m.index, None)  # not a table: its characters stay in the flow
+            continue
+        block_t: list[str] = []
+        block_b: list[Rect | None] = []
+        spans: list[tuple[int, int]] = []
+        for row_t, row_b, _ in lines:
+            if block_t:
+                block_t.append("\n")
+                block_b.append(None)
+            spans.append((len(block_t), len(block_t) + len(row_t)))
+            block_t.extend(row_t)
+            block_b.extend(row_b)
+        blocks[g] = (block_t, block_b, spans, [line[2] for line in lines])
+    if not blocks:
+        return page, []
+
+    # Generated whitespace between two characters of one table goes with the table.
+    n = len(text)
+    prev_owner: list[int | None] = [None] * n
+    last: int | None = None
+    for i in range(n):
+        if not text[i].isspace():
+            last = owner.get(i)
+        prev_owner[i] = last
+    next_owner: list[int | None] = [None] * n
+    last = None
+    for i in range(n - 1, -1, -1):
+        if not text[i].isspace():
+            last = owner.get(i)
+        next_owner[i] = last
+
+    out_t: list[str] = []
+    out_b: list[Rect | None] = []
+    tables: list[PageTable] = []
+    emitted: set[int] = set()
+    after_block = False
+    for i in range(n):
+        at = owner.get(i)
+        if at is not None and at in blocks:
+            if at not in emitted:
+                emitted.add(at)
+                block_t, block_b, spans, texts = blocks[at]
+                if out_t and out_t[-1] != "\n":
+                    out_t.append("\n")
+                    out_b.append(None)
+                base = len(out_t)
+                out_t.extend(block_t)
+                out_b.extend(block_b)
+                out_t.append("\n")
+                out_b.append(None)
+                tables.append(
+                    PageTable(
+                        rows=[(base + s, base + e) for s, e in spans],
+                        cells=texts,
+                        columns=grids[at].xs,
+                    )
+                )
+            after_block = True
+            continue
+        if text[i].isspace() and boxes[i] is None:
+            inside = prev_owner[i] is not None and prev_owner[i] == next_owner[i]
+            if after_block or (inside and prev_owner[i] in blocks):
+                continue
+        after_block = False
+        out_t.append(text[i])
+        out_b.append(boxes[i])
+    return PageText("".join(out_t), out_b), tables
+
+
+def _same_columns(a: Sequence[float], b: Sequence[float]) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= _SNAP for x, y in zip(a, b, strict=True))
+
+
+def link_headers(pages: Sequence[Sequence[PageTable]]) -> None:
+    """Decide the header of every table, in document order (in place).
+
+    A page's first table that has the same column rules as the table before it (the last one of
+    an earlier page) continues it: it keeps that table's header, and its first row is a header
+    row only when it repeats the header. Any other table's first row is its header row.
+    """
+    previous: PageTable | None = None
+    for tables in pages:
+        for k, table in enumerate(tables):
+            if not table.rows:
+                continue
+            first = table.cells[0]
+            if k == 0 and previous is not None and _same_columns(table.columns, previous.columns):
+                table.header = previous.header
+                previous_cells = [c.strip() for c in previous.header.split(CELL_SEPARATOR)]
+                table.header_rows = 1 if [c.strip() for c in first] == previous_cells else 0
+                if not table.header:  # the previous table had none: this one starts afresh
+                    table.header, table.header_rows = CELL_SEPARATOR.join(first), 1
+            else:
+                table.header = CELL_SEPARATOR.join(first)
+                table.header_rows = 1
+            previous = table
