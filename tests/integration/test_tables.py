@@ -15,6 +15,7 @@ from tests.helpers.pg_server import Backend
 from truthbase.chunking import chunk_units
 from truthbase.extract import extract_pdf
 from truthbase.extract.tables import CELL_SEPARATOR
+from truthbase.lang import assign_languages
 from truthbase.model import ExtractedDocument
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
@@ -127,6 +128,7 @@ def test_rotated_nics_table_reads_in_its_upright_frame() -> None:
 def test_table_chunks_are_stored_and_returned_with_kind_and_context(backend: Backend) -> None:
     document = extract_pdf(CA_WARN)  # not the cached one: this test cuts its units
     document.units = document.units[:3]
+    assign_languages(document)  # as ingest does: the full-text terms are made in its language
     drafts = chunk_units(document.units, max_chars=800, overlap=0.15)
     assert {d.kind for d in drafts} >= {"table"}
     store = backend.open()
