@@ -95,9 +95,42 @@ def stem(word: str) -> str:
     return w
 
 
+#: Han, kana and hangul: scripts written without spaces between words.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3100-\u318f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]+"
+)
+
+
+def _pieces(word: str) -> list[str]:
+    """``word`` itself, or, for a run of CJK characters (no spaces mark its words), its
+    character bigrams (one character alone stays a term), around the other letters in it."""
+    if not _CJK.search(word):
+        return [word]
+    out: list[str] = []
+    at = 0
+    for run in _CJK.finditer(word):
+        if run.start() > at:
+            out.append(word[at : run.start()])
+        chars = run.group()
+        out.extend(
+            [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+        )
+        at = run.end()
+    if at < len(word):
+        out.append(word[at:])
+    return out
+
+
 def terms(text: str) -> list[str]:
-    """Stemmed content terms of ``text`` (normalized by the matching rule first), in order."""
-    return [stem(t) for t in WORD.findall(normalize(text)) if t not in SUPPORT_STOP_WORDS]
+    """Stemmed content terms of ``text`` (normalized by the matching rule first), in order; a
+    CJK run gives its character bigrams (as the full-text index does, :mod:`truthbase.fulltext`)."""
+    return [
+        stem(piece)
+        for t in WORD.findall(normalize(text))
+        if t not in SUPPORT_STOP_WORDS
+        for piece in _pieces(t)
+    ]
 
 
 # -- idf ------------------------------------------------------------------------------------

@@ -85,3 +85,16 @@ def test_a_reference_marker_inside_a_source_sentence_cites_nothing() -> None:
     text = "".join(draft.tokens)
     assert text.endswith("[1]") and "[2]" not in text
     assert [c.numbers for c in parse_answer(text).claims] == [(1,)]
+
+
+def test_each_table_row_is_a_candidate_of_its_own() -> None:
+    """A table's rows have no sentence end: each row line is one claim, with its own cells."""
+    rows = (
+        "Company | City | Employees\n"
+        "Toyota Motor North America | Torrance | 3000\n"
+        "Cisco Systems | San Jose | 127"
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    texts = [c.text for c in answerer.candidates("How many Toyota employees?", [_source(1, rows)])]
+    assert "Toyota Motor North America | Torrance | 3000" in texts
+    assert all("\n" not in t for t in texts)

@@ -69,3 +69,12 @@ def test_overlap_scores() -> None:
     assert weighted_coverage([], ["risk"], idf, 3.0) == 0.0
     assert jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
     assert jaccard([], ["a"]) == 0.0
+
+
+def test_cjk_runs_give_character_bigrams() -> None:
+    """Chinese has no spaces between words: a run gives its bigrams (as the full-text index
+    does), so a question and a passage share terms; Latin words and numbers stay whole."""
+    assert terms("营业收入是多少") == ["营业", "业收", "收入", "入是", "是多", "多少"]
+    assert terms("2018年") == ["2018", "年"]
+    assert set(terms("东北电气的营业收入")) & set(terms("营业收入是多少？"))
+    assert terms("The risks of AI") == ["risk", "ai"]

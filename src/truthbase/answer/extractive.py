@@ -44,6 +44,7 @@ import numpy as np
 from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder
+from ..extract.tables import CELL_SEPARATOR
 from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
@@ -131,6 +132,25 @@ def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, 
     return tuple(t for t in wanted if t not in have)
 
 
+def _table_rows_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with each table row its own span: a row is a line of cells joined by
+    :data:`~truthbase.extract.tables.CELL_SEPARATOR` and has no sentence end, so the sentence
+    splitter runs a whole table together (a claim of many rows cites no one row's cells)."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if "\n" not in text[s:e] or CELL_SEPARATOR not in text[s:e]:
+            out.append((s, e))
+            continue
+        start = s
+        for line in text[s:e].split("\n"):
+            end = start + len(line)
+            lead = len(line) - len(line.lstrip())
+            if line.strip():
+                out.append((start + lead, start + len(line.rstrip())))
+            start = end + 1
+    return out
+
+
 def _display(text: str) -> str:
     # The sentence's own reference markers ("as shown in [3]") must not cite source 3.
     return defuse_markers(" ".join(text.split()))
@@ -154,7 +174,7 @@ class ExtractiveAnswerer:
         seen: set[tuple[str, int, int, int]] = set()
         raw: list[tuple[Source, int, int, str]] = []
         for source in sources:
-            for s, e in split_sentences(source.text):
+            for s, e in _table_rows_apart(source.text, split_sentences(source.text)):
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(text, cfg.min_chars, cfg.max_chars):
