@@ -1,4 +1,5 @@
-"""`make bench`: ingestion speed per stage on the seed PDFs, search latency, OCR seconds per page.
+"""`make bench`: ingestion speed per stage on the seed PDFs, search latency, OCR seconds per page,
+upload-to-searchable time of a 32-page PDF through the server.
 
 Ratios are measured in one run (this machine is shared and noisy): extract+chunk against bare
 pypdfium2 text extraction of the same pages.
@@ -22,6 +23,7 @@ import pypdfium2 as pdfium
 from agent_bench import bench_agent, print_agent
 from ocr_bench import bench_ocr, print_ocr
 from segments_bench import bench_segments, print_segments
+from upload_latency import bench_upload_latency, print_upload_latency
 
 from truthbase.config import Settings
 from truthbase.embed import DEFAULT_MODEL_ID as MODEL_ID
@@ -337,6 +339,8 @@ def main() -> int:
             )
         report["ocr"] = bench_ocr(settings)
         print_ocr(report["ocr"])
+        report["upload_latency"] = bench_upload_latency(args.corpus / "nist-csf-2.0.pdf")
+        print_upload_latency(report["upload_latency"])
         if args.books:
             # The segment index over the seed PDFs plus Pride and Prejudice (ingested here), then
             # agent-mode latency with the extractive agent on that book.
