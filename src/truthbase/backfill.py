@@ -17,7 +17,7 @@ from .config import ChunkingSettings
 from .embed import Embedder, TokenEmbedder, check_compatible
 from .model import Chunk
 from .retrieve.late import pack_signs
-from .retrieve.windows import context_text
+from .retrieve.windows import context_text, with_context
 from .store import Store
 
 __all__ = ["BackfillReport", "backfill_token_signs"]
@@ -41,7 +41,10 @@ def _batches(ids: Sequence[int], size: int) -> Iterator[Sequence[int]]:
 def chunk_inputs(chunks: Sequence[Chunk], titles: dict[str, str], title_context: bool) -> list[str]:
     """The texts ingest embeds for these chunks (see :func:`truthbase.ingest.index_document`):
     ``titles`` maps document ids to their titles."""
-    return [context_text(titles[c.doc_id] if title_context else "", c.text) for c in chunks]
+    return [
+        context_text(titles[c.doc_id] if title_context else "", with_context(c.context, c.text))
+        for c in chunks
+    ]
 
 
 def backfill_token_signs(

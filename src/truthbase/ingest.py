@@ -33,7 +33,7 @@ from .lang import assign_languages
 from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
-from .retrieve.windows import chunk_windows, context_text
+from .retrieve.windows import chunk_windows, context_text, with_context
 from .store import Store, StoreError
 
 SUPPORTED_SUFFIXES = (".pdf", ".epub")
@@ -171,10 +171,6 @@ def _embed_chunks(
     return np.concatenate(vectors), signs
 
 
-def _with_context(context: str, text: str) -> str:
-    return f"{context}\n{text}" if context else text
-
-
 def index_document(
     document: ExtractedDocument,
     store: Store,
@@ -214,11 +210,11 @@ def index_document(
     started = time.perf_counter()
     title = document.title if chunking.title_context else ""
     # A table chunk's column names (its context) are embedded with it, before its rows.
-    chunk_inputs = [context_text(title, _with_context(d.context, d.text)) for d in drafts]
+    chunk_inputs = [context_text(title, with_context(d.context, d.text)) for d in drafts]
     window_inputs = [
         context_text(
             title,
-            _with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
+            with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
         )
         for w in windows
     ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..chunking import chunk_spans
 
-__all__ = ["ChunkWindow", "chunk_windows", "context_text"]
+__all__ = ["ChunkWindow", "chunk_windows", "context_text", "with_context"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +68,9 @@ def context_text(title: str, text: str) -> str:
     """
     title = " ".join(title.split())
     return f"{title}\n{text}" if title else text
+
+
+def with_context(context: str, text: str) -> str:
+    """A table chunk's text with its column names (``Chunk.context``, not in its span) first:
+    what ingest embeds for it, so that a row is found by the header's words."""
+    return f"{context}\n{text}" if context else text
