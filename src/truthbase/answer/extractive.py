@@ -43,7 +43,7 @@ import numpy as np
 
 from ..cite import defuse_markers
 from ..config import ExtractiveSettings
-from ..embed import Embedder
+from ..embed import Embedder, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
 from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
@@ -187,7 +187,7 @@ class ExtractiveAnswerer:
         sentence_terms = [terms(text) for _, _, _, text in raw]
         idf, unseen = idf_table(sentence_terms)
         context = {s.n: weighted_coverage(q_terms, terms(s.text), idf, unseen) for s in sources}
-        vectors = self._embedder.embed([question, *(text for _, _, _, text in raw)])
+        vectors = embed_question_with(self._embedder, question, [text for _, _, _, text in raw])
         cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         out: list[Candidate] = []
         for (source, start, end, text), st, cos in zip(raw, sentence_terms, cosines, strict=True):

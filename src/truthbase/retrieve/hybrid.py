@@ -15,7 +15,7 @@ from typing import Literal
 
 from ..access import DocScope
 from ..config import RetrievalSettings
-from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible
+from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, embed_queries
 from ..errors import InvalidInput
 from ..model import SearchHit
 from ..records import ArmHit
@@ -125,7 +125,7 @@ def rank_arms(
                 vectors, tokens = embedder.embed_with_tokens(queries)
                 question_tokens = tokens[0] if tokens else None
             else:
-                vectors = embedder.embed(queries)
+                vectors = embed_queries(embedder, queries)
             arms.timings.embed = time.perf_counter() - started
             for i, vector in enumerate(vectors):
                 started = time.perf_counter()

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from ..config import LLMSettings, RetrievalSettings, SegmentSettings
-from ..embed import Embedder
+from ..embed import Embedder, embed_queries
 from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import ChatModel, LLMError, LLMTimeout
 from ..llm.prompts import build_select_messages
@@ -316,6 +316,6 @@ class BookTools:
         (to rank passages)."""
         hits, text_score = self._hits(question, entries)
         has_vectors = any(e.vector is not None for e in entries)
-        query = self.embedder.embed([question])[0] if has_vectors else None
+        query = embed_queries(self.embedder, [question])[0] if has_vectors else None
         top = rank_by_search(entries, text_score, query, self.segments.related_segments)
         return top, hits
