@@ -41,6 +41,7 @@ __all__ = [
     "document_info",
     "document_row",
     "encode_boxes",
+    "join_terms",
     "now_iso",
     "rects_from_json",
     "rects_json",
@@ -370,4 +371,9 @@ def chunk_title_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
     """What both backends index as a chunk's title field: the document title's terms, then a
     table chunk's column names' (:func:`context_terms`), so they are searched but never part
     of the chunk's text (its span)."""
-    return " ".join(t for t in (title_terms(document), context_terms(document, chunk)) if t)
+    return join_terms(title_terms(document), context_terms(document, chunk))
+
+
+def join_terms(*parts: str) -> str:
+    """Term strings joined into one (empty ones left out): the title field of a chunk."""
+    return " ".join(part for part in parts if part)

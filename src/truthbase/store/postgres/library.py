@@ -13,7 +13,7 @@ import json
 
 from ...fulltext import term_string
 from ...ingest_screen import ScreenResult
-from ..codec import now_iso
+from ..codec import join_terms, now_iso
 from .pool import Connection, Pool
 from .schema import WRITE_LOCK
 
@@ -67,9 +67,9 @@ def rename_document(pool: Pool, doc_id: str, title: str) -> bool:
             (row[0], doc_id),
         ).fetchall()
         for chunk_id, context, language in tables:
-            joined = " ".join(t for t in (terms, term_string(context, language)) if t)
             conn.execute(
-                "UPDATE truthbase.chunks SET title_terms = %s WHERE id = %s", (joined, chunk_id)
+                "UPDATE truthbase.chunks SET title_terms = %s WHERE id = %s",
+                (join_terms(terms, term_string(context, language)), chunk_id),
             )
     return True
 

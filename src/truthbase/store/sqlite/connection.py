@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -33,16 +33,21 @@ SCHEMA_VERSION = 11  # 2: sentence windows, title in full text; 3: EPUB reader d
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title
-#: Versions brought up to date in place: :func:`_add_access_columns` adds the two columns of
-#: version 7 (existing documents: shared, no owner), :data:`ADDED_COLUMNS` those of versions
-#: 10 and 11, the schema script the tables they lack.
+#: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
+#: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
 ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
-#: Columns added to existing tables after version 9, as (table, column, type): the schema
-#: script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
+#: Columns added to existing tables by versions 7, 10 and 11, as (table, column, type): the
+#: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
 ADDED_COLUMNS = (
+    ("documents", "owner", "TEXT"),
+    (
+        "documents",
+        "visibility",
+        "TEXT NOT NULL DEFAULT 'shared' CHECK (visibility IN ('private', 'shared'))",
+    ),
     ("units", "text_source", "TEXT"),
     ("units", "ocr", "TEXT"),
     ("chunks", "kind", "TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table'))"),
@@ -120,11 +125,7 @@ class Database:
             version = int(row[0])
             if version in ADDITIVE_FROM:
                 with self.transaction():
-                    _add_access_columns(db)
-                    for table, column, kind in ADDED_COLUMNS:
-                        present = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
-                        if column not in present:
-                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                    _add_columns(db, ADDED_COLUMNS)
                 db.executescript(_schema_script())  # the tables they lack
                 # One transaction: a crash leaves the old version, which the next open redoes.
                 with self.transaction() as conn:
@@ -152,16 +153,12 @@ class Database:
             )
 
 
-def _add_access_columns(conn: sqlite3.Connection) -> None:
-    """Version 7's document columns on an older index (before the script indexes them)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
-    if "owner" not in columns:
-        conn.execute("ALTER TABLE documents ADD COLUMN owner TEXT")
-    if "visibility" not in columns:
-        conn.execute(
-            "ALTER TABLE documents ADD COLUMN visibility TEXT NOT NULL DEFAULT 'shared' "
-            "CHECK (visibility IN ('private', 'shared'))"
-        )
+def _add_columns(conn: sqlite3.Connection, columns: Sequence[tuple[str, str, str]]) -> None:
+    """Each (table, column, type) of ``columns`` that its table lacks, added in place (the
+    schema script's CREATE TABLE IF NOT EXISTS leaves an existing table as it is)."""
+    for table, column, kind in columns:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def _statements(script: str) -> list[str]:
@@ -182,14 +179,15 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
     table re-created over them (the 'ascii' tokenizer) and rebuilt."""
     conn.execute("DROP TABLE IF EXISTS chunks_fts")
     conn.execute("DROP VIEW IF EXISTS chunks_fts_content")
-    for table, column, kind in (
-        ("documents", "language", "TEXT"),
-        ("documents", "title_terms", "TEXT NOT NULL DEFAULT ''"),
-        ("units", "language", "TEXT"),
-        ("chunks", "terms", "TEXT NOT NULL DEFAULT ''"),
-    ):
-        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    _add_columns(
+        conn,
+        (
+            ("documents", "language", "TEXT"),
+            ("documents", "title_terms", "TEXT NOT NULL DEFAULT ''"),
+            ("units", "language", "TEXT"),
+            ("chunks", "terms", "TEXT NOT NULL DEFAULT ''"),
+        ),
+    )
     for doc_id, title, metadata in conn.execute(
         "SELECT id, title, metadata FROM documents"
     ).fetchall():
