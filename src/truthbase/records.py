@@ -168,6 +168,9 @@ class ToolOutput:
     content: str
     sources: list[Source] = field(default_factory=list)
     segment_ids: list[str] = field(default_factory=list)  # "{doc_id}:{index}" of segments shown
+    # The position tags each shown section's passages carry, by the section id the content
+    # gives it ("S38"): small models cite the section id instead of a passage's tag.
+    sections: dict[str, list[str]] = field(default_factory=dict)
 
 
 class ToolError(InvalidInput):

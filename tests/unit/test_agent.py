@@ -152,7 +152,16 @@ class BookToolbox:
             for i, (u, s, e) in enumerate(spans)
         ]
         content = "\n".join(f"{src.text} {tag(src.unit, src.start, src.end)}" for src in sources)
-        return ToolOutput(content=content + self.extra, sources=sources, segment_ids=[f"{DOC}:0"])
+        # Each chapter is a section "S{unit + 1}", as the book tools' <section id=...> show it.
+        sections: dict[str, list[str]] = {}
+        for src in sources:
+            sections.setdefault(f"S{src.unit + 1}", []).append(tag(src.unit, src.start, src.end))
+        return ToolOutput(
+            content=content + self.extra,
+            sources=sources,
+            segment_ids=[f"{DOC}:0"],
+            sections=sections,
+        )
 
 
 def make_agent(
@@ -711,3 +720,54 @@ def test_tool_results_can_go_back_as_user_messages(server: Scripted, embedder: E
     assert result["role"] == "user" and "tool_call_id" not in result
     assert result["content"].startswith("<tool_result") and tag(*STORM) in result["content"]
     assert [c.verified for c in answer.citations] == [True]
+
+
+# --- section ids cited instead of tags ---------------------------------------------------------
+
+
+def test_a_cited_section_id_becomes_the_tag_of_its_supporting_passage(
+    server: Scripted, embedder: Embedder
+) -> None:
+    # What the 1.5B model writes after get_related_segment_summaries: the section ids.
+    answer_text = (
+        "S2: An inquiry found that a smuggler had stolen the lamp's oil. "
+        "S1: The lamp failed for three nights in the winter of the great storm."
+    )
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Why did the lamp fail?"})),
+        Reply(body=completion(answer_text)),
+    )
+    answer = run(make_agent(server, embedder), embedder, "Why did the lamp fail?")
+    assert answer.answerer == "agent:scripted"
+    assert [(c.unit, c.start, c.end, c.state) for c in answer.citations] == [
+        (*OIL, "supported"),
+        (*STORM, "supported"),
+    ]
+    assert "S2" not in answer.text and "S1" not in answer.text
+    assert len(answer.info["section_citations"]) == 2
+    assert answer.info["model_text"] == answer_text
+
+
+def test_a_section_id_whose_passages_do_not_support_the_claim_is_not_supported(
+    server: Scripted, embedder: Embedder
+) -> None:
+    # Chapter 1 (S1) says nothing of the smuggler: its closest passage is no support, so the
+    # model's answer does not stand and the book's own words answer.
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Who stole the oil?"})),
+        Reply(body=completion("S1: The smuggler Doran Pell stole the oil from the lamp.")),
+    )
+    answer = run(make_agent(server, embedder), embedder, "Who stole the oil?")
+    assert answer.answerer == AGENT_EXTRACTIVE
+    assert "section S1 cited" in answer.info["section_citations"][0]
+    assert "does not support" in answer.info["section_citations"][0]
+
+
+def test_a_section_id_no_tool_showed_is_left_as_text(server: Scripted, embedder: Embedder) -> None:
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Why did the lamp fail?"})),
+        Reply(body=completion("S7: The lamp failed for three nights in the great storm.")),
+    )
+    answer = run(make_agent(server, embedder), embedder, "Why did the lamp fail?")
+    assert answer.answerer == AGENT_EXTRACTIVE  # no citation: the model's answer cannot stand
+    assert "section_citations" not in answer.info

@@ -31,6 +31,7 @@ from ..llm.client import Failure, ToolCallingModel
 from ..records import Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
 from .agent_loop import AgentFailed, ToolRun, run_agent, shown_tags
+from .agent_sections import cite_sections
 from .extractive import ExtractiveAnswerer
 from .finish import Settled, finish, settle
 from .model import (
@@ -78,7 +79,16 @@ def _failures_json(failures: list[Failure]) -> list[dict[str, Any]]:
 
 
 def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> Settled:
-    return settle(outcome.text, outcome.sources, store, embedder, shown=shown_tags(outcome.runs))
+    text = outcome.text
+    if outcome.answerer != AGENT_EXTRACTIVE:
+        # "S38: claim" -> "[tag] claim": the tag of section S38's passage that best supports
+        # the claim; checked by the shell below like any tag the model wrote.
+        sections = [r.sections for r in outcome.runs if r.error is None]
+        text, cited = cite_sections(text, sections, outcome.sources, embedder)
+        if cited:
+            outcome.info["section_citations"] = [c.note() for c in cited]
+            outcome.info["model_text"] = outcome.text
+    return settle(text, outcome.sources, store, embedder, shown=shown_tags(outcome.runs))
 
 
 def _extractive(agent: Agent, question: str, embedder: Embedder, info: dict[str, Any]) -> _Outcome:

@@ -102,6 +102,7 @@ class ToolRun:
     content: str = ""  # what the tool returned (before delimiting), "" on error
     sources: list[Source] = field(default_factory=list)
     segment_ids: list[str] = field(default_factory=list)
+    sections: dict[str, list[str]] = field(default_factory=dict)  # section id -> its tags
     error: str | None = None
     forced: bool = False  # the loop called it (book first), not the model
     seconds: float = 0.0
@@ -205,6 +206,7 @@ def run_tool(
         run.content = output.content
         run.sources = _renumbered(output.sources, first_n)
         run.segment_ids = list(output.segment_ids)
+        run.sections = {key: list(tags) for key, tags in output.sections.items()}
         if max_chars is not None and len(run.content) > max_chars:
             run.content, run.sources = _fit_output(run.content, run.sources, max_chars, first_n)
     run.seconds = clock() - started

@@ -88,10 +88,14 @@ def full_summaries(entries: Sequence[Entry], units: Units, first_n: int = 1) -> 
     order; ``units`` holds the units of :func:`summary_spans`."""
     if not entries:
         return ToolOutput(content=NO_DOCUMENTS)
+    spans = summary_spans(entries)
     sources = [
         source(first_n + i, entry, span, units.get((entry.segment.doc_id, span.unit)))
-        for i, (entry, span) in enumerate(summary_spans(entries))
+        for i, (entry, span) in enumerate(spans)
     ]
+    sections: dict[str, list[str]] = {}
+    for entry, span in spans:
+        sections.setdefault(entry.key, []).append(tag(span))
     lines = [
         "Summaries of every section, in reading order. Each position tag points to the "
         "passage a sentence summarizes."
@@ -116,6 +120,7 @@ def full_summaries(entries: Sequence[Entry], units: Units, first_n: int = 1) -> 
         content="\n".join(lines),
         sources=sources,
         segment_ids=[segment_id(e.segment) for e in entries],
+        sections=sections,
     )
 
 
@@ -129,6 +134,7 @@ def related_passages(shown: Sequence[Shown], units: Units, first_n: int = 1) -> 
         "its position tag; cite the tags of the passages that support each claim."
     ]
     sources: list[Source] = []
+    sections: dict[str, list[str]] = {}
     for item in shown:
         segment = item.entry.segment
         lines.append(
@@ -143,10 +149,12 @@ def related_passages(shown: Sequence[Shown], units: Units, first_n: int = 1) -> 
             lines.append(f"{escape_data(neutralize_tags(' '.join(text.split())))} {tag(span)}")
             unit = units.get((segment.doc_id, span.unit))
             sources.append(source(first_n + len(sources), item.entry, span, unit))
+            sections.setdefault(item.entry.key, []).append(tag(span))
             previous = span
         lines.append("</section>")
     return ToolOutput(
         content="\n".join(lines),
         sources=sources,
         segment_ids=[segment_id(item.entry.segment) for item in shown],
+        sections=sections,
     )
