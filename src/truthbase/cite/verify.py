@@ -69,12 +69,15 @@ class ClaimVerdict:
 
 
 def resolve_document(store: Documents, wanted: str) -> str:
-    """The id of the one document whose id starts with ``wanted``: NotFound when none does,
-    InvalidInput when several do."""
+    """The id of the document whose id is ``wanted`` or the one whose id starts with it:
+    NotFound when none does, InvalidInput when several do (every ``--doc`` of the CLI)."""
     prefix = wanted.strip().lower()
     if not prefix:
         raise InvalidInput("the document id is empty (see `truthbase docs`)")
-    matches = [d.id for d in store.list_documents() if d.id.startswith(prefix)]
+    ids = [d.id for d in store.list_documents()]
+    if prefix in ids:
+        return prefix
+    matches = [i for i in ids if i.startswith(prefix)]
     if not matches:
         raise NotFound(f"no document id starts with {wanted!r} (see `truthbase docs`)")
     if len(matches) > 1:

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from ..errors import InvalidInput, NotFound
-from ..store import Store
+from ..errors import InvalidInput
 from .common import AppContext, console, err_console, snippet
 
 
@@ -66,6 +65,7 @@ def ask_command(
         TokenEvent,
         record_answer,
     )
+    from ..cite.verify import resolve_document
     from ..modes import answer_events, resolve_chat_mode
 
     chosen = resolve_chat_mode(mode, app.settings.llm)
@@ -73,7 +73,7 @@ def ask_command(
         raise InvalidInput("--doc scopes the book tools of --mode agent")
     final: Answer | None = None
     with app.store() as store:
-        scope = _document_id(store, doc_id) if doc_id is not None else None
+        scope = resolve_document(store, doc_id) if doc_id is not None else None
         events = answer_events(
             store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
         )
@@ -145,16 +145,6 @@ _STATES = {
 def _place(kind: str | None, page: int) -> str:
     """Where a span is, as a reader would say it: a PDF page or an EPUB section (1-based)."""
     return f"section {page}" if kind == "epub" else f"p. {page}"
-
-
-def _document_id(store: Store, wanted: str) -> str:
-    """The id of the one document whose id starts with ``wanted``: NotFound when none does,
-    InvalidInput when several do."""
-    matches = [d.id for d in store.list_documents() if d.id.startswith(wanted.lower())]
-    if len(matches) != 1:
-        kind = NotFound if not matches else InvalidInput
-        raise kind(f"--doc {wanted}: {len(matches)} documents match (see `truthbase docs`)")
-    return matches[0]
 
 
 @click.command(name="verify")

@@ -11,25 +11,11 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import InvalidInput, NotFound
+from ..cite.verify import resolve_document
 from ..store import Store
 from .common import AppContext, console, err_console, snippet
 
 SUMMARIZERS = ("auto", "extractive", "llm")
-
-
-def resolve_doc(store: Store, doc: str) -> str:
-    """The id of the document whose id is ``doc`` or starts with it: NotFound when no id
-    does, InvalidInput when several do."""
-    ids = [d.id for d in store.list_documents()]
-    if doc in ids:
-        return doc
-    matches = [i for i in ids if i.startswith(doc)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise NotFound(f"no document with id {doc!r}; `truthbase docs` lists them")
-    raise InvalidInput(f"{doc!r} names {len(matches)} documents; give more of the id")
 
 
 class _DocumentBar:
@@ -149,7 +135,7 @@ def build_command(
     Cached per document and summarizer: a current index is kept unless --rebuild.
     """
     with app.store() as store:
-        doc_ids = [resolve_doc(store, doc)] if doc else [d.id for d in store.list_documents()]
+        doc_ids = [resolve_document(store, doc)] if doc else [d.id for d in store.list_documents()]
         rows = build_with_progress(app, store, doc_ids, summarizer, rebuild)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -169,7 +155,7 @@ def list_command(app: AppContext, doc: str, summarizer: str | None, as_json: boo
     """The segments of document DOC (id or unique id prefix): index, title, size and the start
     of the summary. Builds the index first when it is missing."""
     with app.store() as store:
-        doc_id = resolve_doc(store, doc)
+        doc_id = resolve_document(store, doc)
         build_with_progress(app, store, [doc_id], summarizer, rebuild=False)
         from ..llm.client import load_chat_model
         from ..segments.index import resolve_summarizer, summarizer_id
