@@ -38,6 +38,18 @@ def test_named_terms_are_acronyms_digits_and_capitalized_words_inside_sentences(
     assert named_terms("why is the tree built?") == []
 
 
+def test_german_nouns_are_no_names_and_cjk_names_only_its_latin_and_digit_runs() -> None:
+    # German capitalizes every noun: only acronyms and numbers name something there.
+    assert named_terms("In welchem Semester wurde das Skript zur Geometrie geschrieben?") == []
+    assert named_terms("Unter welchem anderen Namen ist die SNCF-Metrik bekannt?") == ["sncf"]
+    # The language is detected, or given.
+    assert named_terms("Wer ist Martin?", language="en") == ["martin"]
+    # A Chinese question is one "word" of CJK characters: before, each of its character
+    # bigrams was a named term (and any one missing from the sources refused the question).
+    assert named_terms("东北电气2018年第一季度的营业收入是多少？") == ["2018"]
+    assert named_terms("公司NetApp的2018年报告") == ["netapp", "2018"]
+
+
 def test_missing_named_terms_look_in_the_text_and_the_titles() -> None:
     assert missing_named_terms("What does RAPTOR reach on QuALITY?", SOURCES) == ()
     assert missing_named_terms("What does RAPTOR reach on HotpotQA?", SOURCES) == ("hotpotqa",)

@@ -45,6 +45,7 @@ from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
+from ..lang import detect
 from ..sentences import split_sentences
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
@@ -95,28 +96,48 @@ _NAME_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _ABBREVIATION = re.compile(r"\b[A-Z][a-z]{0,3}\.$")  # Mr. Mrs. Dr. St.: no sentence ends there
 
 
-def named_terms(question: str) -> list[str]:
+# Runs of CJK script: a capital or a space marks no name there, so a Chinese question's one
+# "word" (the whole sentence) must not become named terms; only its Latin and digit runs can.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# Languages whose spelling capitalizes every noun: there a capital letter marks no name.
+_NOUNS_CAPITALIZED = frozenset({"de", "lb"})
+
+
+def named_terms(question: str, language: str | None = None) -> list[str]:
     """The question's named terms, stemmed: acronyms and other words with two or more capitals
     (CISA, HotpotQA), tokens with a digit (42001, 13B), and capitalized words that do not
-    start the question or a sentence (Recall@20, Bennet), in order, without repeats."""
+    start the question or a sentence (Recall@20, Bennet), in order, without repeats.
+
+    ``language`` (ISO 639-1; None: detected, :func:`truthbase.lang.detect`) decides whether a
+    capital marks a name: not in German, where every noun has one ("In welchem Semester ..."
+    names no term but its acronyms and numbers). In CJK text only the Latin and digit runs
+    can be names ("东北电气2018年" names 2018)."""
     text = unicodedata.normalize("NFKC", question)
+    if language is None:
+        language = detect(text)[0]
+    capitals_name = language not in _NOUNS_CAPITALIZED
     out: list[str] = []
     for m in _NAME_TOKEN.finditer(text):
-        word = m.group()
-        before = text[: m.start()].rstrip()
-        starts = (
-            not before
-            or before[-1] in "?!"
-            or (before[-1] == "." and not _ABBREVIATION.search(before))
-        )
-        if (
-            any(ch.isdigit() for ch in word)
-            or sum(ch.isupper() for ch in word) >= 2
-            or (word[0].isupper() and not starts)
-        ):
-            for t in terms(word):
-                if t not in out:
-                    out.append(t)
+        at = m.start()
+        for word in _CJK.split(m.group()):
+            start = text.index(word, at) if word else at
+            at = start + len(word)
+            if not word:
+                continue
+            before = text[:start].rstrip()
+            starts = (
+                not before
+                or before[-1] in "?!"
+                or (before[-1] == "." and not _ABBREVIATION.search(before))
+            )
+            if (
+                any(ch.isdigit() for ch in word)
+                or sum(ch.isupper() for ch in word) >= 2
+                or (capitals_name and word[0].isupper() and not starts)
+            ):
+                for t in terms(word):
+                    if t not in out:
+                        out.append(t)
     return out
 
 
