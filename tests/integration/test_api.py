@@ -94,3 +94,17 @@ def test_a_user_sees_shared_documents_only(library: Library) -> None:
     assert bob.store is library.store
     bob.close()  # a view leaves the index open
     assert library.documents()
+
+
+def test_a_postgresql_url_opens_the_same_index(
+    library: Library, pg_seed_url: str, embedder: Embedder
+) -> None:
+    assert pg_seed_url.startswith("postgresql://")
+    with Library(pg_seed_url, embedder=embedder) as pg:
+        assert pg.settings.database_url == pg_seed_url
+        assert {d.id for d in pg.documents()} == {d.id for d in library.documents()}
+        query = "What are the six CSF Functions?"
+        top = [h.chunk.id for h in pg.search(query, k=3)]
+        assert top == [h.chunk.id for h in library.search(query, k=3)]
+        doc = pg.documents()[0].id
+        assert pg.passage(doc, 0, 0, 20).text == library.passage(doc, 0, 0, 20).text
