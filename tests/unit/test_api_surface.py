@@ -6,9 +6,13 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from typing import Any, cast
+
+import pytest
 
 import truthbase
 from truthbase import api, mcp_server
+from truthbase.errors import NotFound
 
 
 def test_the_api_module_exports_what_it_means_to() -> None:
@@ -55,3 +59,25 @@ def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
     for tool in mcp_server.TOOLS:
         assert tool.input_schema["type"] == "object" and tool.description
         assert tool.input_schema.get("additionalProperties") is False
+
+
+def test_a_tool_error_has_a_message_and_a_bug_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(library: object, args: object) -> dict[str, object]:
+        raise RuntimeError("secret internals")
+
+    def missing(library: object, args: object) -> dict[str, object]:
+        raise NotFound("no document abcd")
+
+    monkeypatch.setitem(mcp_server._HANDLERS, "list_documents", broken)
+    monkeypatch.setitem(mcp_server._HANDLERS, "search", missing)
+    bug = mcp_server.call_tool(cast(Any, None), "list_documents", {})
+    assert bug.is_error and bug.content[0].text == "internal error"
+    assert "secret internals" in caplog.text  # logged, with its traceback, not sent
+    error = mcp_server.call_tool(cast(Any, None), "search", {"query": "q"})
+    assert error.is_error and error.content[0].text == "NotFound: no document abcd"
+    unknown = mcp_server.call_tool(cast(Any, None), "search", {"query": "q", "kk": 1})
+    assert "search takes no argument 'kk'" in unknown.content[0].text
+    nothing = mcp_server.call_tool(cast(Any, None), "delete_everything", {})
+    assert nothing.is_error and "no tool 'delete_everything'" in nothing.content[0].text
