@@ -329,3 +329,14 @@ def test_http_a_user_without_access_gets_no_passage(http_url: str, index: Index)
     assert passage["doc_id"] == private and passage["tag"] == "[f0-0-10]"
     assert passage["viewer_url"] == f"{BASE_URL}/view?doc={private}&page=1&start=0&end=10"
     assert private in {h["doc_id"] for h in _result(ann["search"])["results"]}
+
+
+def test_http_on_a_public_address_without_users_is_refused(seed_db: Path) -> None:
+    from click.testing import CliRunner
+
+    from truthbase.cli import cli
+
+    args = ["--db", str(seed_db), "mcp", "--http", "--host", "0.0.0.0", "--port", "0"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "refusing to serve MCP on 0.0.0.0 with no user" in result.stderr
