@@ -18,6 +18,9 @@ Who asks decides what they see (:mod:`truthbase.access`, through the library's v
   on a loopback address serves the single local user, as ``truthbase serve`` does
   (:func:`truthbase.server.auth.accounts_required` decides for both).
 
+``ask`` over HTTP is admitted by the chat quota (``quota.*``) before any model call, counted as
+``POST /api/chat`` counts it (:func:`admit_ask`).
+
 Errors: a :class:`~truthbase.errors.TruthBaseError` (an unknown or hidden document, a span out of
 range, a bad argument) is an MCP tool error whose text is its message; anything else is a bug,
 logged with its traceback and answered as the tool error ``internal error``.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,14 +46,17 @@ from .answer.model import CitationsEvent, DoneEvent, ErrorEvent, SourcesEvent
 from .api import Library, viewer_url
 from .errors import InvalidInput, TruthBaseError
 from .model import DocumentInfo, SearchHit
+from .quota import client_key_for, retry_after_header
 from .records import OPERATOR, Viewer
 from .server.auth import accounts_required
+from .server.quota import client_key, quota_limits
 
 __all__ = [
     "RESOURCE_PREFIX",
     "TOOLS",
     "McpAuthError",
     "TokenGate",
+    "admit_ask",
     "create_server",
     "http_app",
     "run_stdio",
@@ -446,6 +453,23 @@ def _headers(ctx: ServerRequestContext[Any]) -> Mapping[str, str] | None:
     return request.headers if isinstance(request, Request) else None
 
 
+def admit_ask(library: Library, request: Request, arguments: Mapping[str, Any]) -> str | None:
+    """The chat quota (``quota.*``) for an ``ask`` over HTTP, counted as ``POST /api/chat``
+    counts it (per user, or per client address for the local user; agent mode against
+    ``quota.agent_per_day``), before any model call: None when admitted, else why not. Over
+    stdio the operator is not counted, as ``truthbase ask`` is not."""
+    settings = library.settings
+    limits = quota_limits(settings.quota).for_request(arguments.get("mode") == "agent")
+    if limits.unlimited:
+        return None
+    address = client_key(request, settings.quota.client_header, settings.auth.trusted_proxies)
+    key = client_key_for(library.viewer.user, address)
+    admission = library.store.try_admit(key, time.time(), limits)
+    if admission.admitted:
+        return None
+    return f"quota exceeded: try again in {retry_after_header(admission)} s"
+
+
 def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
     """The MCP server over ``library``; ``host`` is what the HTTP transport binds (it decides,
     with the users of the index, whether requests need a token)."""
@@ -458,14 +482,20 @@ def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
     async def tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        headers = _headers(ctx)
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        arguments = params.arguments or {}
 
         def run() -> types.CallToolResult:
             try:
-                viewer = viewer_for(library, host, headers)
+                viewer = viewer_for(library, host, request.headers if request else None)
             except McpAuthError as exc:
                 return _error(str(exc))
-            return call_tool(library.for_viewer(viewer), params.name, params.arguments or {})
+            view = library.for_viewer(viewer)
+            if params.name == "ask" and request is not None:
+                refused = admit_ask(view, request, arguments)
+                if refused is not None:
+                    return _error(refused)
+            return call_tool(view, params.name, arguments)
 
         return await anyio.to_thread.run_sync(run)
 

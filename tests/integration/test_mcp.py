@@ -7,7 +7,8 @@ quote with a number changed is not on the page, and a claim with a number change
 supported; errors are tool errors with a message, never a traceback; the documents are
 resources. Over HTTP (a real server on 127.0.0.1): no token is a 401; bob's token sees no
 passage of ann's private PDF (not in documents, search, passages, claims or resources); ann's
-does; search results link to the viewer under ``server.base_url``."""
+does; search results link to the viewer under ``server.base_url``; ``ask`` counts against the
+chat quota."""
 
 from __future__ import annotations
 
@@ -250,7 +251,9 @@ def http_url(index: Index) -> Iterator[str]:
         sys.executable, "-m", "truthbase.cli", "--db", str(index.db), "mcp", "--http",
         "--port", "0",
     ]  # fmt: skip
-    env = os.environ | _env(TRUTHBASE_SERVER__BASE_URL=BASE_URL)
+    env = os.environ | _env(
+        TRUTHBASE_SERVER__BASE_URL=BASE_URL, TRUTHBASE_QUOTA__PER_CLIENT_PER_MINUTE="1"
+    )
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
     ) as process:
@@ -329,6 +332,16 @@ def test_http_a_user_without_access_gets_no_passage(http_url: str, index: Index)
     assert passage["doc_id"] == private and passage["tag"] == "[f0-0-10]"
     assert passage["viewer_url"] == f"{BASE_URL}/view?doc={private}&page=1&start=0&end=10"
     assert private in {h["doc_id"] for h in _result(ann["search"])["results"]}
+
+
+def test_http_ask_counts_against_the_chat_quota(http_url: str, index: Index) -> None:
+    async def calls(client: Client) -> list[Any]:
+        question = {"question": "What are the six CSF Functions?", "mode": "extractive"}
+        return [await client.call_tool("ask", question) for _ in range(2)]
+
+    first, second = _as(http_url, index.ann, calls)
+    assert _result(first)["citations"]
+    assert _error(second).startswith("quota exceeded: try again in ")
 
 
 def test_http_on_a_public_address_without_users_is_refused(seed_db: Path) -> None:
