@@ -1,6 +1,13 @@
-"""TruthBase: verifiable question answering over PDFs and EPUB books."""
+"""TruthBase: verifiable question answering over PDFs and EPUB books.
+
+The Python API is :class:`Library` (:mod:`truthbase.api`): open an index, ingest, search, ask,
+read passages and verify claims. It is imported on first use, so that importing any one stage
+(``truthbase.model``, ``truthbase.extract``) does not load the whole pipeline.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .errors import TruthBaseError
@@ -17,11 +24,15 @@ from .model import (
 )
 from .textmatch import find_quote, normalize, quote_in
 
+if TYPE_CHECKING:
+    from .api import Library
+
 __all__ = [
     "Chunk",
     "ChunkDraft",
     "DocumentInfo",
     "ExtractedDocument",
+    "Library",
     "PageGeometry",
     "Rect",
     "SearchHit",
@@ -33,3 +44,12 @@ __all__ = [
     "quote_in",
     "span_line_rects",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`Library`, imported on first use (see the module's docstring)."""
+    if name == "Library":
+        from .api import Library
+
+        return Library
+    raise AttributeError(f"module 'truthbase' has no attribute {name!r}")

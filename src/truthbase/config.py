@@ -355,6 +355,13 @@ class ServerSettings(_Section):
         ),
     )
     sources: int = Field(default=8, ge=1, le=50, description="Sources retrieved per chat answer.")
+    base_url: str | None = Field(
+        default=None,
+        description=(
+            "The web app's public URL (e.g. http://127.0.0.1:8000): MCP search results link to "
+            "the viewer under it. None: no links."
+        ),
+    )
 
 
 class PostgresSettings(_Section):

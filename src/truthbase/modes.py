@@ -107,9 +107,9 @@ def answer_events(
     viewer: Viewer = OPERATOR,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (see :func:`resolve_chat_mode`); ``k`` is the
-    pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` scopes the agent's book
-    tools to one document. Sources come only from the documents ``viewer`` may see
-    (:mod:`truthbase.access`), in every mode."""
+    pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` keeps the sources (and
+    the agent's book tools) to one document. Sources come only from the documents ``viewer``
+    may see (:mod:`truthbase.access`), in every mode."""
     chosen = resolve_chat_mode(mode, settings.llm)
     scope = visible_ids(viewer, store.list_documents()) if not viewer.local else None
     if chosen == "agent":
@@ -124,5 +124,5 @@ def answer_events(
         answerer=answerer_for(settings.llm, settings.extractive, embedder, chosen),
         k=k,
         stages=stages_for(settings.llm, chosen),
-        doc_ids=scope,
+        doc_ids=narrow(scope, doc_id),
     )

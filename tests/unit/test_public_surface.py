@@ -21,6 +21,7 @@ def test_public_api_is_deliberate() -> None:
             "ChunkDraft",
             "DocumentInfo",
             "ExtractedDocument",
+            "Library",
             "PageGeometry",
             "Rect",
             "SearchHit",

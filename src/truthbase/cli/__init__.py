@@ -3,9 +3,9 @@
 Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
 command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
 answers), :mod:`.answer` (ask, verify), :mod:`.claims` (verify-claim),
-:mod:`.serve` (serve), :mod:`.accounts` (users, tokens); :mod:`.common` holds what they
-share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown by the root group
-(:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
+:mod:`.serve` (serve), :mod:`.mcp` (mcp), :mod:`.accounts` (users, tokens); :mod:`.common`
+holds what they share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown
+by the root group (:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .common import AppContext, TruthBaseGroup
 from .docs import docs, ingest, search_command
 from .eval import eval_group
 from .jobs import jobs_group, worker_command
+from .mcp import mcp_command
 from .segments import segments_group
 from .serve import serve
 
@@ -66,6 +67,7 @@ for _command in (
     ask_command,
     verify_command,
     verify_claim_command,
+    mcp_command,
 ):
     cli.add_command(_command)
 cli.add_command(segments_group)

@@ -1,0 +1,83 @@
+"""The Python API's surface: `truthbase.api.__all__` is deliberate, every public name (and every
+public method of Library) has its own docstring, and importing a stage does not load the API."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from typing import Any, cast
+
+import pytest
+
+import truthbase
+from truthbase import api, mcp_server
+from truthbase.errors import NotFound
+
+
+def test_the_api_module_exports_what_it_means_to() -> None:
+    assert sorted(api.__all__) == ["Library", "Passage", "SearchMode", "viewer_url"]
+    assert truthbase.Library is api.Library
+
+
+def _own_doc(obj: object) -> str:
+    return (getattr(obj, "__doc__", None) or "").strip()
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    names = [(truthbase, n) for n in truthbase.__all__] + [(api, n) for n in api.__all__]
+    for module, name in names:
+        obj = getattr(module, name)
+        if getattr(obj, "__module__", "").startswith("truthbase") and (
+            inspect.isclass(obj) or inspect.isfunction(obj)
+        ):
+            assert _own_doc(obj), f"{module.__name__}.{name} has no docstring"
+    methods = [n for n, _ in inspect.getmembers(api.Library) if not n.startswith("_")]
+    assert {"ingest", "search", "ask", "verify_claim", "passage", "for_viewer"} <= set(methods)
+    for name in methods:
+        assert _own_doc(getattr(api.Library, name)), f"Library.{name} has no docstring"
+
+
+def test_the_library_is_imported_on_first_use_only() -> None:
+    code = "import sys, truthbase.model; print('truthbase.api' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_viewer_urls_open_the_span() -> None:
+    assert api.viewer_url("http://h:8000/", "pdf", "ab", 2, 5, 9) == (
+        "http://h:8000/view?doc=ab&page=3&start=5&end=9"
+    )
+    assert api.viewer_url("http://h", "epub", "ab", 2, 5, 9) == (
+        "http://h/read?doc=ab&unit=2&start=5&end=9"
+    )
+
+
+def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
+    names = [t.name for t in mcp_server.TOOLS]
+    assert names == ["search", "ask", "get_passage", "verify_claim", "list_documents"]
+    for tool in mcp_server.TOOLS:
+        assert tool.input_schema["type"] == "object" and tool.description
+        assert tool.input_schema.get("additionalProperties") is False
+
+
+def test_a_tool_error_has_a_message_and_a_bug_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(library: object, args: object) -> dict[str, object]:
+        raise RuntimeError("secret internals")
+
+    def missing(library: object, args: object) -> dict[str, object]:
+        raise NotFound("no document abcd")
+
+    monkeypatch.setitem(mcp_server._HANDLERS, "list_documents", broken)
+    monkeypatch.setitem(mcp_server._HANDLERS, "search", missing)
+    bug = mcp_server.call_tool(cast(Any, None), "list_documents", {})
+    assert bug.is_error and bug.content[0].text == "internal error"
+    assert "secret internals" in caplog.text  # logged, with its traceback, not sent
+    error = mcp_server.call_tool(cast(Any, None), "search", {"query": "q"})
+    assert error.is_error and error.content[0].text == "NotFound: no document abcd"
+    unknown = mcp_server.call_tool(cast(Any, None), "search", {"query": "q", "kk": 1})
+    assert "search takes no argument 'kk'" in unknown.content[0].text
+    nothing = mcp_server.call_tool(cast(Any, None), "delete_everything", {})
+    assert nothing.is_error and "no tool 'delete_everything'" in nothing.content[0].text
