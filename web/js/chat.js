@@ -396,8 +396,10 @@ documentsLoaded
 
 const initialMode = new URLSearchParams(location.search).get("mode");
 if (initialMode && [...modeSelect.options].some((o) => o.value === initialMode)) modeSelect.value = initialMode;
+// /?q= only fills the question in: asking takes a click (or Enter), so a page that links or
+// frames this one cannot spend the visitor's quota (or start agent mode) on page load.
 const initial = new URLSearchParams(location.search).get("q");
 if (initial) {
   input.value = initial;
-  ask(initial);
+  input.focus();
 }
