@@ -184,9 +184,10 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
                 headers.setdefault("Referrer-Policy", REFERRER_POLICY)
-                if headers.get("content-type", "").startswith("text/html"):
-                    headers.setdefault("Content-Security-Policy", self.csp)
-                    headers.setdefault("X-Frame-Options", "DENY")
+                html = headers.get("content-type", "").startswith("text/html")
+                if html and "content-security-policy" not in headers:
+                    headers["Content-Security-Policy"] = self.csp
+                    headers["X-Frame-Options"] = "DENY"  # frame-ancestors for old browsers
             await send(message)
 
         await self.app(scope, receive, with_headers)
