@@ -53,6 +53,7 @@ from .hardening import (
     SecurityHeaders,
     Slots,
     allowed_hosts,
+    privileged,
     redact_event,
 )
 from .library_routes import LIBRARY_ROUTES, add_library_routes
@@ -308,13 +309,6 @@ def _raw_events(
             yield event.kind, event.to_json()
     except Exception as exc:
         yield _error_event("answer", exc)
-
-
-def privileged(viewer: Viewer) -> bool:
-    """An admin, or the local user of a server without accounts (who runs it, reads its log
-    and is shown as admin by /api/me): may use agent mode under ``server.agent_mode =
-    "admins"`` and sees model endpoints and provider errors."""
-    return viewer.admin or viewer.local
 
 
 def _error_event(stage: str, exc: Exception) -> tuple[str, dict[str, Any]]:

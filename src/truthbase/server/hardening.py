@@ -12,7 +12,11 @@
 - :class:`Slots`: the chats (and agent-mode chats) one process runs at once; beyond
   ``server.max_concurrent_chats`` / ``max_concurrent_agent`` a chat is refused with 503 and
   ``Retry-After`` at once, without waiting for a slot.
-- :func:`redact_event`: what non-admins see of an answer's events: no internal URLs, no
+- :class:`ChatStream`: the chat's event stream, which notices the client going away even while
+  the answer is busy between events (so agent mode stops before its next model call) and gives
+  its slot back however it ends.
+- :func:`privileged` and :func:`redact_event`: who may use agent mode and see the model's
+  endpoints; what non-admins see of an answer's events: no internal URLs, no
   provider error strings (they go to the log).
 """
 
@@ -31,6 +35,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, StreamingRespon
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import ServerSettings
+from ..records import Viewer
 
 __all__ = [
     "PAGE_CSP",
@@ -40,6 +45,7 @@ __all__ = [
     "SecurityHeaders",
     "Slots",
     "allowed_hosts",
+    "privileged",
     "redact_event",
 ]
 
@@ -254,6 +260,13 @@ def _hide(value: Any) -> Any:
     if isinstance(value, Iterable) and not isinstance(value, bytes):
         return [_hide(v) for v in value]
     return value
+
+
+def privileged(viewer: Viewer) -> bool:
+    """An admin, or the local user of a server without accounts (who runs it, reads its log
+    and is shown as admin by /api/me): may use agent mode under ``server.agent_mode =
+    "admins"`` and sees model endpoints and provider errors."""
+    return viewer.admin or viewer.local
 
 
 def redact_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
