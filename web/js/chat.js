@@ -351,7 +351,7 @@ async function ask(question) {
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
     });
-    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok || !response.body) throw new Error(await refusal(response));
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {
@@ -393,6 +393,18 @@ documentsLoaded
       docs.length ? `${docs.length} documents indexed: ${docs.map((d) => d.title).join("; ")}` : "No documents indexed yet.";
   })
   .catch(() => {});
+
+// A refused chat (403 agent mode, 413, 429 quota, 503 busy) says why in its JSON `detail`.
+async function refusal(response) {
+  let detail = "";
+  try {
+    const body = await response.json();
+    if (typeof body.detail === "string") detail = body.detail;
+  } catch {
+    // not JSON: the status alone
+  }
+  return detail ? `HTTP ${response.status}: ${detail}` : `HTTP ${response.status}`;
+}
 
 const initialMode = new URLSearchParams(location.search).get("mode");
 if (initialMode && [...modeSelect.options].some((o) => o.value === initialMode)) modeSelect.value = initialMode;
