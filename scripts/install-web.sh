@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The viewer's npm packages (pdfjs-dist) in web/node_modules. Idempotent: a no-op when the
+# The viewer's npm packages (pdfjs-dist; swagger-ui-dist for /docs) in web/node_modules. Idempotent: a no-op when the
 # installed tree already matches web/package-lock.json. No bundler: FastAPI serves pdf.js's
 # built ES modules (build/pdf.mjs, build/pdf.worker.mjs) from node_modules.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 web="$here/web"
 marker="$web/node_modules/.package-lock.json"
-if [ -f "$web/node_modules/pdfjs-dist/build/pdf.mjs" ] && [ -f "$marker" ] \
+if [ -f "$web/node_modules/pdfjs-dist/build/pdf.mjs" ] \
+   && [ -f "$web/node_modules/swagger-ui-dist/swagger-ui-bundle.js" ] && [ -f "$marker" ] \
    && [ "$marker" -nt "$web/package-lock.json" ] && [ "$marker" -nt "$web/package.json" ]; then
   exit 0
 fi

@@ -4,6 +4,8 @@ policy is in tests/helpers/corpus.py)."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,15 @@ from truthbase.store import SQLiteStore
 
 if TYPE_CHECKING:  # the server module imports psycopg: unit tests do without it
     from tests.helpers.pg_server import PgServer
+
+# The server answers only the Host names it serves (server.allowed_hosts; DNS rebinding):
+# Starlette's TestClient sends "testserver", some in-process clients "t". As Django's test
+# runner adds "testserver" to ALLOWED_HOSTS, the tests' settings add these to the loopback
+# names (a test that passes its own ServerSettings gets the real default).
+os.environ.setdefault(
+    "TRUTHBASE_SERVER__ALLOWED_HOSTS",
+    json.dumps(["localhost", "127.0.0.1", "::1", "testserver", "t"]),
+)
 
 # -- the corpus marker --------------------------------------------------------------------------
 

@@ -362,6 +362,37 @@ class ServerSettings(_Section):
             "the viewer under it. None: no links."
         ),
     )
+    max_body_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        description="Largest request body (bytes) of every route but uploads (which have "
+        "library.max_file_bytes): a larger one is answered 413 before it is parsed.",
+    )
+    max_concurrent_chats: int = Field(
+        default=8,
+        ge=1,
+        description="Chats (all modes) one server process runs at once; one more is answered "
+        "503 with Retry-After at once.",
+    )
+    max_concurrent_agent: int = Field(
+        default=2,
+        ge=1,
+        description="Agent-mode chats one server process runs at once (within "
+        "max_concurrent_chats); one more is answered 503 with Retry-After.",
+    )
+    agent_mode: Literal["everyone", "admins"] = Field(
+        default="admins",
+        description="Who may ask in agent mode (up to agent.max_steps model calls and the "
+        "segment selection's): admins only (a 403 for others), or everyone (still counted "
+        "against quota.agent_per_day).",
+    )
+    allowed_hosts: list[str] | None = Field(
+        default=None,
+        description="Host names the server answers to (a Host header naming any other is 400: "
+        "DNS rebinding); '*' any, '.example.org' that domain and its subdomains. None: "
+        "localhost, 127.0.0.1, ::1 and server.host when bound to a loopback address, any "
+        "otherwise (logins are required there).",
+    )
 
 
 class PostgresSettings(_Section):
@@ -532,6 +563,17 @@ class QuotaSettings(_Section):
         default=None,
         ge=0,
         description="Agent-mode chat requests one user (or client) may make per UTC day.",
+    )
+    search_per_client_per_minute: int | None = Field(
+        default=None,
+        ge=0,
+        description="GET /api/search requests one user (or client) may make per UTC minute "
+        "(counted apart from chats).",
+    )
+    search_per_client_per_day: int | None = Field(
+        default=None,
+        ge=0,
+        description="GET /api/search requests one user (or client) may make per UTC day.",
     )
 
 

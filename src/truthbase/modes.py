@@ -15,7 +15,7 @@ the segments stage (which implements the tools); the CLI, the server and the ben
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .access import DocScope, narrow, visible_ids
 from .answer.agent import Agent, agent_events
@@ -72,11 +72,15 @@ def agent_for(
     *,
     doc_id: str | None = None,
     doc_ids: DocScope = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Agent:
     """The agent of ``settings``: the book tools over ``store`` (the documents of ``doc_ids``,
     None: all; one document's when ``doc_id`` is given, if it is in that scope), the configured
-    LLM chain (None without one) and the ``agent`` section."""
+    LLM chain (None without one) and the ``agent`` section. ``cancelled`` is asked before every
+    model call (the loop's and the tools'): True stops the answer (``Cancelled``)."""
     model = load_chat_model(settings.llm)
+    if model is not None:
+        model.cancelled = cancelled
     scope = narrow(doc_ids, doc_id)
     return Agent(
         toolbox=book_tools(
@@ -105,15 +109,19 @@ def answer_events(
     k: int | None = None,
     doc_id: str | None = None,
     viewer: Viewer = OPERATOR,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (see :func:`resolve_chat_mode`); ``k`` is the
     pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` keeps the sources (and
     the agent's book tools) to one document. Sources come only from the documents ``viewer``
-    may see (:mod:`truthbase.access`), in every mode."""
+    may see (:mod:`truthbase.access`), in every mode. ``cancelled`` stops agent mode before its
+    next model call (the other modes stream, and stop when their consumer does)."""
     chosen = resolve_chat_mode(mode, settings.llm)
     scope = visible_ids(viewer, store.list_documents()) if not viewer.local else None
     if chosen == "agent":
-        agent = agent_for(settings, store, embedder, doc_id=doc_id, doc_ids=scope)
+        agent = agent_for(
+            settings, store, embedder, doc_id=doc_id, doc_ids=scope, cancelled=cancelled
+        )
         yield from agent_events(store, embedder, question, agent)
         return
     yield from answer_question(

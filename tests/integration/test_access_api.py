@@ -118,8 +118,10 @@ def settings(
 ) -> Iterator[Settings]:
     folder = tmp_path_factory.mktemp(f"settings-{request.param}")
     auth = AuthSettings(secret_key_file=folder / "secret.key")
+    # Users who are not admins ask in agent mode here (server.agent_mode keeps it for admins).
+    server = ServerSettings(agent_mode="everyone", allowed_hosts=["testserver"])
     if request.param == "sqlite":
-        yield Settings(db=library.db, auth=auth)
+        yield Settings(db=library.db, auth=auth, server=server)
         return
     from tests.helpers.pg_server import copy_into_postgres, shared_server
     from truthbase.store.postgres import PostgresStore
@@ -130,7 +132,7 @@ def settings(
         _add_users(store)
     finally:
         store.close()
-    yield Settings(db=folder / "unused.sqlite", database_url=url, auth=auth)
+    yield Settings(db=folder / "unused.sqlite", database_url=url, auth=auth, server=server)
     shared_server().drop_database(url)
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.helpers.pg_server import shared_server
-from truthbase.config import QuotaSettings, Settings
+from truthbase.config import QuotaSettings, ServerSettings, Settings
 from truthbase.quota import Admission, QuotaLimits, retry_after_header
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore, Store
@@ -46,9 +46,16 @@ class Admitters:
 
     def settings(self) -> Settings:
         quota = QuotaSettings(global_per_day=5, client_header="X-Client")
+        # Room for all 20 chats at once: the quota, not the process's chat slots, refuses.
+        server = ServerSettings(max_concurrent_chats=20, allowed_hosts=["t"])
         if self.kind == "sqlite":
-            return Settings(db=Path(self.location), quota=quota)
-        return Settings(db=self.tmp_path / "unused.sqlite", database_url=self.location, quota=quota)
+            return Settings(db=Path(self.location), quota=quota, server=server)
+        return Settings(
+            db=self.tmp_path / "unused.sqlite",
+            database_url=self.location,
+            quota=quota,
+            server=server,
+        )
 
     def close(self) -> None:
         for store in self._opened:

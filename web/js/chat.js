@@ -351,7 +351,7 @@ async function ask(question) {
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
     });
-    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok || !response.body) throw new Error(await refusal(response));
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {
@@ -394,10 +394,24 @@ documentsLoaded
   })
   .catch(() => {});
 
+// A refused chat (403 agent mode, 413, 429 quota, 503 busy) says why in its JSON `detail`.
+async function refusal(response) {
+  let detail = "";
+  try {
+    const body = await response.json();
+    if (typeof body.detail === "string") detail = body.detail;
+  } catch {
+    // not JSON: the status alone
+  }
+  return detail ? `HTTP ${response.status}: ${detail}` : `HTTP ${response.status}`;
+}
+
 const initialMode = new URLSearchParams(location.search).get("mode");
 if (initialMode && [...modeSelect.options].some((o) => o.value === initialMode)) modeSelect.value = initialMode;
+// /?q= only fills the question in: asking takes a click (or Enter), so a page that links or
+// frames this one cannot spend the visitor's quota (or start agent mode) on page load.
 const initial = new URLSearchParams(location.search).get("q");
 if (initial) {
   input.value = initial;
-  ask(initial);
+  input.focus();
 }

@@ -53,8 +53,11 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     proxies = app.settings.auth.trusted_proxies
     # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
     # the configured proxies may name the client or the scheme (the Secure cookie flag's).
+    # The app knows the host it is bound to (--host wins): its Host check and login rule.
+    bound = server_settings.model_copy(update={"host": host})
+    settings = app.settings.model_copy(update={"server": bound})
     config = uvicorn.Config(
-        create_app(app.settings),
+        create_app(settings),
         log_level="warning",
         proxy_headers=bool(proxies),
         forwarded_allow_ips=",".join(proxies) if proxies else "",

@@ -29,7 +29,7 @@ import logging
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, cast, runtime_checkable
 
@@ -37,13 +37,14 @@ import openai
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
-from ..errors import InvalidInput, Unavailable
+from ..errors import InvalidInput, TruthBaseError, Unavailable
 from .budget import reply_tokens, window_of
 
 __all__ = [
     "LOCAL_DUMMY_API_KEY",
     "AllModelsFailed",
     "AssistantTurn",
+    "Cancelled",
     "ChatMessage",
     "ChatModel",
     "CompleteReply",
@@ -422,6 +423,11 @@ class ToolsReply:
     failures: list[Failure] = field(default_factory=list)
 
 
+class Cancelled(TruthBaseError):
+    """The caller stopped wanting the answer (the chat's client went away): no further model
+    call is made. Not an :class:`LLMError`, so no fallback catches it."""
+
+
 class AllModelsFailed(LLMError):
     """Every model of a chain failed; ``failures`` says how, in order."""
 
@@ -446,6 +452,12 @@ class FallbackChatModel:
         self.models: tuple[ChatModel, ...] = tuple(models)
         self.last_model: str | None = None
         self.last_failures: list[Failure] = []
+        #: Asked before every model call; True raises :class:`Cancelled` instead of calling.
+        self.cancelled: Callable[[], bool] | None = None
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise Cancelled("the answer was cancelled: the client went away")
 
     @property
     def name(self) -> str:
@@ -467,6 +479,7 @@ class FallbackChatModel:
 
     def complete_reply(self, messages: Sequence[ChatMessage], timeout: float) -> CompleteReply:
         failures: list[Failure] = []
+        self._check_cancelled()
         for model in self.models:
             try:
                 text = model.complete(messages, timeout)
@@ -481,6 +494,7 @@ class FallbackChatModel:
 
     def stream_reply(self, messages: Sequence[ChatMessage], timeout: float) -> StreamReply:
         failures: list[Failure] = []
+        self._check_cancelled()
         for model in self.models:
             try:
                 pieces = model.stream(messages, timeout)
@@ -505,6 +519,7 @@ class FallbackChatModel:
         """The first model's turn that has text or tool calls; models that cannot be offered
         tools (no ``complete_tools``) count as failures."""
         failures: list[Failure] = []
+        self._check_cancelled()
         for model in self.models:
             if not isinstance(model, ToolCallingModel):
                 failures.append(Failure(model.name, "cannot call tools", timed_out=False))

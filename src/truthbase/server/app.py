@@ -39,13 +39,23 @@ from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
 from ..modes import answer_events, resolve_chat_mode
-from ..quota import client_key_for, retry_after_header
+from ..quota import QuotaLimits, client_key_for, retry_after_header
 from ..records import OPERATOR, Viewer
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
 from .admin import add_admin_routes
 from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
+from .hardening import (
+    BodyLimit,
+    ChatStream,
+    HostCheck,
+    SecurityHeaders,
+    Slots,
+    allowed_hosts,
+    privileged,
+    redact_event,
+)
 from .library_routes import LIBRARY_ROUTES, add_library_routes
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
@@ -253,15 +263,29 @@ def _answer_events(
     mode: str | None = None,
     doc: str | None = None,
     viewer: Viewer | None = None,
+    cancelled: threading.Event | None = None,
 ) -> Iterator[bytes]:
     """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
-    for `truthbase ask` (None or "auto": llm when one is configured); ``doc`` scopes agent mode's
-    book tools to one document; sources come from what ``viewer`` may see."""
-    try:
-        chosen = resolve_chat_mode(mode, state.settings.llm)
-    except TruthBaseError as exc:  # llm asked for without one configured
-        yield _sse("error", {"type": "error", "stage": "mode", "message": str(exc)})
-        return
+    for `truthbase ask` (None or "auto": llm when one is configured; the route has already
+    refused a mode that cannot run); ``doc`` scopes agent mode's book tools to one document;
+    sources come from what ``viewer`` may see; only an admin sees model endpoints and provider
+    errors (:func:`~.hardening.redact_event`). ``cancelled`` set (the client went away) stops
+    agent mode before its next model call."""
+    for kind, data in _raw_events(state, question, mode, doc, viewer, cancelled):
+        if viewer is None or not privileged(viewer):
+            data = redact_event(kind, data)
+        yield _sse(kind, data)
+
+
+def _raw_events(
+    state: _State,
+    question: str,
+    mode: str | None,
+    doc: str | None,
+    viewer: Viewer | None,
+    cancelled: threading.Event | None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    chosen = resolve_chat_mode(mode, state.settings.llm)
     try:
         embedder = state.embedder()
     except Exception as exc:
@@ -276,17 +300,18 @@ def _answer_events(
         k=state.settings.server.sources,
         doc_id=doc if chosen == "agent" else None,
         viewer=viewer if viewer is not None else OPERATOR,
+        cancelled=cancelled.is_set if cancelled is not None else None,
     )
     try:
         for event in events:
             if isinstance(event, DoneEvent):
                 record_answer(state.store, event.answer)  # for `truthbase verify`
-            yield _sse(event.kind, event.to_json())
+            yield event.kind, event.to_json()
     except Exception as exc:
         yield _error_event("answer", exc)
 
 
-def _error_event(stage: str, exc: Exception) -> bytes:
+def _error_event(stage: str, exc: Exception) -> tuple[str, dict[str, Any]]:
     """The chat stream's ``error`` event for ``exc``: a TruthBaseError says what it is; any
     other exception is a bug, logged with its traceback and shown as "internal error"."""
     if isinstance(exc, TruthBaseError):
@@ -294,7 +319,7 @@ def _error_event(stage: str, exc: Exception) -> bytes:
     else:
         logger.error("unexpected error in the chat stream (%s)", stage, exc_info=exc)
         message = INTERNAL_ERROR
-    return _sse("error", {"type": "error", "stage": stage, "message": message})
+    return "error", {"type": "error", "stage": stage, "message": message}
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -317,11 +342,20 @@ def create_app(settings: Settings) -> FastAPI:
         description="Verifiable question answering over PDFs: every citation opens on the exact "
         "supporting passage.",
         lifespan=lifespan,
+        # /docs is Swagger UI from web/node_modules (no CDN script on our origin): _mount_web.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.truthbase = state
     # Starlette runs the last added outermost: bugs in the gate are answered 500 too.
     app.add_middleware(AuthGate, store=lambda: state.store, settings=settings, key=state.key)
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+    hosts = allowed_hosts(settings.server)
+    if hosts is not None:
+        app.add_middleware(HostCheck, hosts=hosts)
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(_UnexpectedErrors)
+    slots = Slots(settings.server.max_concurrent_chats, settings.server.max_concurrent_agent)
 
     @app.exception_handler(TruthBaseError)
     async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
@@ -330,6 +364,22 @@ def create_app(settings: Settings) -> FastAPI:
     def visible(request: Request, doc_id: str) -> Any:
         """The document when the caller may see it; 404 (NotFound) as for a missing one."""
         return require_visible(viewer_of(request), state.store.document(doc_id), doc_id)
+
+    async def _admit(request: Request, viewer: Viewer, limits: QuotaLimits, kind: str = "") -> None:
+        """Count the request against ``limits`` (keyed by user, or by client address through
+        the trusted proxies only): 429 with Retry-After when refused. ``kind`` keeps the
+        counters of another route (``search:``) apart from the chat's."""
+        if limits.unlimited:  # the default: no counting at all
+            return
+        address = client_key(request, settings.quota.client_header, settings.auth.trusted_proxies)
+        key = kind + client_key_for(viewer.user, address)
+        admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
+        if not admission.admitted:
+            raise HTTPException(
+                429,
+                "quota exceeded: try again later",
+                headers={"Retry-After": retry_after_header(admission)},
+            )
 
     @app.get("/healthz", response_model=HealthOut, tags=["meta"])
     async def healthz(request: Request) -> HealthOut:
@@ -372,6 +422,11 @@ def create_app(settings: Settings) -> FastAPI:
             },
         )
 
+    search_limits = QuotaLimits(
+        per_minute=settings.quota.search_per_client_per_minute,
+        per_day=settings.quota.search_per_client_per_day,
+    )
+
     @app.get("/api/search", response_model=SearchOut, tags=["search"])
     async def search_route(
         request: Request,
@@ -381,6 +436,7 @@ def create_app(settings: Settings) -> FastAPI:
         """Hybrid search (full text + dense, fused): ranked chunks with their rects, from the
         documents the caller may see (filtered inside each retrieval arm)."""
         viewer = viewer_of(request)
+        await _admit(request, viewer, search_limits, "search:")
 
         def run() -> SearchOut:
             scope = None if viewer.local else visible_ids(viewer, state.store.list_documents())
@@ -454,31 +510,43 @@ def create_app(settings: Settings) -> FastAPI:
 
         Refused with 429 and ``Retry-After`` (before any model call) when the caller's quota
         (a signed-in user's by name; the anonymous local mode's by client address) or the
-        global one is spent; agent mode also counts against ``quota.agent_per_day``."""
+        global one is spent; agent mode also counts against ``quota.agent_per_day``.
+
+        Refused before anything runs: 400 for ``llm`` without an LLM configured; 403 for
+        agent mode when ``server.agent_mode`` keeps it for admins; 503 with ``Retry-After``
+        when the process already runs ``server.max_concurrent_chats`` chats
+        (``max_concurrent_agent`` in agent mode). A client that goes away stops agent mode
+        before its next model call."""
         viewer = viewer_of(request)
-        limits = quota_limits(settings.quota).for_request(body.mode == "agent")
-        if not limits.unlimited:  # the default: no counting at all
-            address = client_key(
-                request, settings.quota.client_header, settings.auth.trusted_proxies
+        chosen = resolve_chat_mode(body.mode, settings.llm)  # InvalidInput: 400
+        agent = chosen == "agent"
+        if agent and settings.server.agent_mode == "admins" and not privileged(viewer):
+            raise HTTPException(403, "agent mode is for admins here (server.agent_mode)")
+        release = slots.take(agent)
+        if release is None:
+            raise HTTPException(
+                503,
+                "the server is answering as many chats as it may at once: try again shortly",
+                headers={"Retry-After": str(Slots.RETRY_AFTER_S)},
             )
-            key = client_key_for(viewer.user, address)
-            admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
-            if not admission.admitted:
-                raise HTTPException(
-                    429,
-                    "quota exceeded: try again later",
-                    headers={"Retry-After": retry_after_header(admission)},
-                )
+        try:
+            await _admit(request, viewer, quota_limits(settings.quota).for_request(agent))
+        except BaseException:
+            release()
+            raise
+        gone = threading.Event()
 
         async def stream() -> AsyncIterator[bytes]:
-            events = _answer_events(state, body.question, body.mode, body.doc, viewer)
+            events = _answer_events(state, body.question, body.mode, body.doc, viewer, gone)
             async for chunk in iterate_in_threadpool(events):
-                if await request.is_disconnected():
+                if gone.is_set():
                     break
                 yield chunk
 
-        return StreamingResponse(
+        return ChatStream(
             stream(),
+            gone=gone,
+            release=release,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -522,6 +590,15 @@ def _mount_web(app: FastAPI, web_dir: Path) -> None:
         folder = web_dir / prefix
         if folder.is_dir():
             app.mount(f"/{prefix}", StaticFiles(directory=folder), name=prefix)
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        """The OpenAPI document in Swagger UI, served from this origin (swagger-ui-dist)."""
+        return _page(web_dir, "docs.html")
+
+    swagger = web_dir / "node_modules" / "swagger-ui-dist"
+    if swagger.is_dir():
+        app.mount("/swagger-ui", StaticFiles(directory=swagger), name="swagger-ui")
     pdfjs = web_dir / "node_modules" / "pdfjs-dist"
     if pdfjs.is_dir():
         app.mount("/pdfjs", StaticFiles(directory=pdfjs), name="pdfjs")

@@ -40,10 +40,11 @@ SECTION_CSP = (
     "form-action 'none'; frame-ancestors 'self'; "
     "sandbox allow-same-origin allow-top-navigation-by-user-activation"
 )
-#: The Content-Security-Policy of the reader page itself (its scripts and frames: same origin).
+#: The Content-Security-Policy of the reader page itself (its scripts and frames: same origin;
+#: no page may frame it).
 READER_PAGE_CSP = (
     "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'self'"
+    "form-action 'self'; frame-ancestors 'none'"
 )
 #: The stylesheet every served section links (the highlight colours live there).
 SECTION_CSS = "/css/epub.css"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
 
@@ -196,3 +196,11 @@ class ChatIn(BaseModel):
         pattern=r"^[0-9a-f]{64}$",
         description="Agent mode: read only this document (its id).",
     )
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, question: str) -> str:
+        # A blank question retrieves arbitrary passages and answers them: refuse it.
+        if not question.strip():
+            raise ValueError("the question is empty (only whitespace)")
+        return question
