@@ -21,6 +21,7 @@ import pypdfium2 as pdfium
 
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
+from answer_latency import bench_answer_gap, print_answer_gap
 from frontend_bench import bench_viewer, print_viewer
 from lighthouse_bench import bench_lighthouse, print_lighthouse
 from ocr_bench import bench_ocr, print_ocr
@@ -271,6 +272,8 @@ def main() -> int:
             f"{answer['sources_p50_ms']:.0f} ms, to first token p50 "
             f"{answer['first_token_p50_ms'] or float('nan'):.0f} ms"
         )
+        report["answer_gap"] = bench_answer_gap(store, queries[:20], settings)
+        print_answer_gap(report["answer_gap"])
         spans = []
         for query in queries[:21]:
             hits = search(store, load_embedder(settings.embedder), query, settings.retrieval, k=1)

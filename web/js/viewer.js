@@ -19,10 +19,15 @@ const MAX_ZOOM = 4;
 const SAME_PAGE_SIMILARITY = 0.8;
 
 const documents = new Map(); // doc id -> Promise<PDFDocumentProxy>
+// One pdf.js worker for every document of the page: a second document opens without starting
+// (and parsing) another worker.
+let worker = null;
 
 function loadDocument(doc) {
   if (!documents.has(doc)) {
+    worker ??= new pdfjsLib.PDFWorker({ name: "truthbase-pdf" });
     const task = pdfjsLib.getDocument({
+      worker,
       url: `/api/documents/${encodeURIComponent(doc)}/file`,
       cMapUrl: "/pdfjs/cmaps/",
       cMapPacked: true,
