@@ -21,6 +21,9 @@ import pypdfium2 as pdfium
 
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
+from answer_latency import bench_answer_gap, print_answer_gap
+from frontend_bench import bench_viewer, print_viewer
+from lighthouse_bench import bench_lighthouse, print_lighthouse
 from ocr_bench import bench_ocr, print_ocr
 from segments_bench import bench_segments, print_segments
 from upload_latency import bench_upload_latency, print_upload_latency
@@ -161,60 +164,6 @@ def bench_answer_latency(
     }
 
 
-def bench_click_to_highlight(db: Path, spans: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Open each span in the real viewer (Debian's Chromium) and time until it is drawn."""
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        return None
-    import socket
-    import threading
-    from urllib.parse import urlencode
-
-    import uvicorn
-    from playwright.sync_api import sync_playwright
-
-    from truthbase.server import create_app
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(Settings(db=db)), host="127.0.0.1", port=port, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    times: list[float] = []
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=str(chromium),
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--no-first-run",
-                ],
-            )
-            page = browser.new_page()
-            ready = "() => document.querySelector('#viewer')?.dataset.viewerState === 'ready'"
-            for i, span in enumerate(spans):
-                started = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}/view?{urlencode(span)}")
-                page.wait_for_function(ready)
-                if i:  # the first one warms pdf.js and the browser cache
-                    times.append(time.perf_counter() - started)
-            browser.close()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-    return {"spans": len(times), "p50_ms": 1000 * _percentile(times, 0.5)}
-
-
 def synthetic_store(path: Path, chunks: int, dim: int, seed: int = 7) -> SQLiteStore:
     """An index of generated text, random unit vectors and random token signs (140 tokens a
     chunk, about an 800-character chunk's): enough to time the arms at scale."""
@@ -323,6 +272,8 @@ def main() -> int:
             f"{answer['sources_p50_ms']:.0f} ms, to first token p50 "
             f"{answer['first_token_p50_ms'] or float('nan'):.0f} ms"
         )
+        report["answer_gap"] = bench_answer_gap(store, queries[:20], settings)
+        print_answer_gap(report["answer_gap"])
         spans = []
         for query in queries[:21]:
             hits = search(store, load_embedder(settings.embedder), query, settings.retrieval, k=1)
@@ -330,13 +281,11 @@ def main() -> int:
                 c = hit.chunk
                 spans.append({"doc": c.doc_id, "page": c.unit + 1, "start": c.start, "end": c.end})
         store.close()
-        click = bench_click_to_highlight(Path(tmp) / "bench.sqlite", spans)
-        report["click_to_highlight"] = click
-        if click:
-            print(
-                f"viewer, open a span until highlighted: p50 {click['p50_ms']:.0f} ms "
-                f"over {click['spans']} spans"
-            )
+        # The chat page in Chromium: citations opened until highlighted, and Lighthouse.
+        report["viewer"] = bench_viewer(Path(tmp) / "bench.sqlite", queries[:11], spans)
+        print_viewer(report["viewer"])
+        report["lighthouse"] = bench_lighthouse(Path(tmp) / "bench.sqlite")
+        print_lighthouse(report["lighthouse"])
         report["ocr"] = bench_ocr(settings)
         print_ocr(report["ocr"])
         report["upload_latency"] = bench_upload_latency(args.corpus / "nist-csf-2.0.pdf")

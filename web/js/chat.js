@@ -4,7 +4,6 @@
 // the cited span highlighted: in the pdf.js viewer for a PDF, in the reader for an EPUB.
 import { el } from "./dom.js";
 import { Reader } from "./reader.js";
-import { Viewer } from "./viewer.js";
 
 const form = document.getElementById("ask");
 const input = document.getElementById("question");
@@ -19,10 +18,36 @@ function onPanelClose() {
   document.querySelectorAll(".source-open[aria-expanded=true]").forEach((b) => b.setAttribute("aria-expanded", "false"));
   if (opener && document.contains(opener)) opener.focus();
 }
-const viewer = new Viewer(document.getElementById("viewer"), { onClose: onPanelClose });
+// The PDF viewer's code (pdf.js, some 600 KiB) loads only when an answer arrives (to prefetch
+// the cited pages while it streams) or a citation is opened, never before the page's first paint.
+const viewerRoot = document.getElementById("viewer");
+let viewerCode = null;
+let viewerReady = null;
+function loadViewerCode() {
+  viewerCode ??= import("./viewer.js");
+  return viewerCode;
+}
+function getViewer() {
+  viewerReady ??= loadViewerCode().then(({ Viewer }) => {
+    const viewer = new Viewer(viewerRoot, { onClose: onPanelClose });
+    window.truthbaseViewer = viewer;
+    return viewer;
+  });
+  return viewerReady;
+}
 const reader = new Reader(document.getElementById("reader"), { onClose: onPanelClose });
-window.truthbaseViewer = viewer;
 window.truthbaseReader = reader;
+
+// Warm the viewer for the pages an answer may cite: its code, the PDF, the page, the spans.
+const prefetched = new Set();
+function prefetchTargets(targets) {
+  const fresh = targets.filter((t) => kinds.get(t.doc) === "pdf" && !prefetched.has(JSON.stringify(t)));
+  if (!fresh.length) return;
+  fresh.forEach((t) => prefetched.add(JSON.stringify(t)));
+  loadViewerCode()
+    .then(({ prefetch }) => fresh.forEach((t) => prefetch(t)))
+    .catch(() => {}); // opening the citation reports any failure
+}
 
 // Document id -> kind ("pdf" | "epub"): a citation opens the viewer or the reader by it.
 const kinds = new Map();
@@ -89,11 +114,12 @@ async function openTarget(button, source, citation) {
   if (button.classList.contains("source-open")) button.setAttribute("aria-expanded", "true");
   const target = targetOf(source, citation);
   if ((await kindOf(target.doc)) === "epub") {
-    viewer.root.hidden = true;
+    viewerRoot.hidden = true;
     await reader.open(target);
     reader.title.focus();
   } else {
     reader.root.hidden = true;
+    const viewer = await getViewer();
     await viewer.open(target);
     viewer.title.focus();
   }
@@ -291,6 +317,8 @@ function handle(event, data) {
   if (event === "sources") {
     state.sources = data.sources;
     renderSources();
+    // The best sources' pages, while the answer is written (the citations name the spans).
+    prefetchTargets(state.sources.slice(0, 3).map((source) => targetOf(source, null)));
     setStatus(`Found ${data.sources.length} passages; answering…`);
   } else if (event === "token") {
     state.text += data.text;
@@ -299,6 +327,12 @@ function handle(event, data) {
     state.citations = data.citations;
     renderAnswer(state.text);
     renderSources();
+    prefetchTargets(
+      state.citations
+        .map((c) => [state.sources.find((s) => s.n === c.n), c])
+        .filter(([source]) => source)
+        .map(([source, c]) => targetOf(source, c)),
+    );
   } else if (event === "done") {
     const answer = data.answer;
     state.citations = answer.citations;

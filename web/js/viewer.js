@@ -19,10 +19,15 @@ const MAX_ZOOM = 4;
 const SAME_PAGE_SIMILARITY = 0.8;
 
 const documents = new Map(); // doc id -> Promise<PDFDocumentProxy>
+// One pdf.js worker for every document of the page: a second document opens without starting
+// (and parsing) another worker.
+let worker = null;
 
 function loadDocument(doc) {
   if (!documents.has(doc)) {
+    worker ??= new pdfjsLib.PDFWorker({ name: "truthbase-pdf" });
     const task = pdfjsLib.getDocument({
+      worker,
       url: `/api/documents/${encodeURIComponent(doc)}/file`,
       cMapUrl: "/pdfjs/cmaps/",
       cMapPacked: true,
@@ -36,9 +41,44 @@ function loadDocument(doc) {
   return documents.get(doc);
 }
 
-async function fetchSpan(doc, page, start, end) {
-  const params = new URLSearchParams({ doc, page: String(page), start: String(start), end: String(end) });
-  return getJson(`/api/spans?${params}`, `span ${doc.slice(0, 8)} p${page} [${start}, ${end})`);
+// Spans and page texts are fetched once per page view and shared with prefetch(): a citation
+// opened while (or after) its answer streamed finds them loaded.
+const spans = new Map(); // "doc page start end" -> Promise<span>
+const pageTexts = new Map(); // "doc page" -> Promise<{content, index}>
+
+function fetchSpan(doc, page, start, end) {
+  const key = `${doc} ${page} ${start} ${end}`;
+  if (!spans.has(key)) {
+    const params = new URLSearchParams({ doc, page: String(page), start: String(start), end: String(end) });
+    const promise = getJson(`/api/spans?${params}`, `span ${doc.slice(0, 8)} p${page} [${start}, ${end})`);
+    promise.catch(() => spans.delete(key));
+    spans.set(key, promise);
+  }
+  return spans.get(key);
+}
+
+function pageText(doc, pdf, pageNumber) {
+  const key = `${doc} ${pageNumber}`;
+  if (!pageTexts.has(key)) {
+    const promise = pdf
+      .getPage(pageNumber)
+      .then((page) => page.getTextContent())
+      .then((content) => ({ content, index: indexTextContent(content) }));
+    promise.catch(() => pageTexts.delete(key));
+    pageTexts.set(key, promise);
+  }
+  return pageTexts.get(key);
+}
+
+// Warm what opening target will need (the document, its page, the page's text, the spans), so
+// that open() only draws. Failures are left for open() to report.
+export function prefetch(target) {
+  const pdf = loadDocument(target.doc);
+  for (const kind of ["strong", "light"]) {
+    const span = target[kind];
+    if (span) fetchSpan(target.doc, target.page, span.start, span.end).catch(() => {});
+  }
+  pdf.then((p) => pageText(target.doc, p, target.page)).catch(() => {});
 }
 
 // Text normalization for comparisons: case-folded letters and digits only.
@@ -257,10 +297,16 @@ export class Viewer {
   // stored text, else the passage found by its text ("approximate").
   async locate(target) {
     const spans = {};
-    for (const kind of ["strong", "light"]) {
-      const span = target[kind];
-      if (span) spans[kind] = await fetchSpan(target.doc, target.page, span.start, span.end);
-    }
+    // Both spans at once, and the page's text beside them (it is not needed for an OCR page).
+    const text = pageText(target.doc, this.pdf, target.page);
+    text.catch(() => {});
+    const kinds = ["strong", "light"].filter((kind) => target[kind]);
+    const fetched = await Promise.all(
+      kinds.map((kind) => fetchSpan(target.doc, target.page, target[kind].start, target[kind].end)),
+    );
+    kinds.forEach((kind, i) => {
+      spans[kind] = fetched[i];
+    });
     const any = spans.strong ?? spans.light;
     this.title.textContent = target.title ?? any?.title ?? "Document";
     const stored = { page: target.page, boxes: Object.entries(spans).map(([kind, s]) => ({ kind, rects: s.rects })) };
@@ -271,8 +317,7 @@ export class Viewer {
       return { ...stored, approximate: true, notFound: true, similarity: 0 };
     }
     const page = await this.pdf.getPage(target.page);
-    const content = await page.getTextContent();
-    const index = indexTextContent(content);
+    const { content, index } = await text;
     const similarity = any ? bigramSimilarity(squash(any.page_text), index.text) : 1;
     if (similarity >= SAME_PAGE_SIMILARITY) {
       return {
@@ -309,8 +354,10 @@ export class Viewer {
   async render({ locate = false } = {}) {
     const id = ++this.renderId;
     this.root.dataset.viewerState = "loading";
+    this.root.dataset.highlightState = "pending";
     this.error.hidden = true;
     try {
+      if (locate) prefetch(this.target); // the spans load beside the document
       this.pdf = await loadDocument(this.target.doc);
       if (locate) {
         this.placement = await this.locate(this.target);
@@ -337,19 +384,6 @@ export class Viewer {
       canvas.height = Math.floor(viewport.height * outputScale);
       canvas.style.width = `${viewport.width}px`;
       canvas.style.height = `${viewport.height}px`;
-      if (this.renderTask) this.renderTask.cancel();
-      this.renderTask = page.render({
-        canvasContext: canvas.getContext("2d"),
-        viewport,
-        transform: outputScale !== 1 ? [outputScale, 0, 0, outputScale, 0, 0] : null,
-      });
-      try {
-        await this.renderTask.promise;
-      } catch (error) {
-        if (error?.name === "RenderingCancelledException") return;
-        throw error;
-      }
-      if (id !== this.renderId) return;
       const layer = el("div", { class: "tb-page-layer" });
       const pageBox = el("div", {
         class: "tb-page",
@@ -363,17 +397,25 @@ export class Viewer {
       pageBox.style.width = `${viewport.width}px`;
       pageBox.style.height = `${viewport.height}px`;
       const drawn = this.drawHighlights(layer, viewport);
-      this.scroller.replaceChildren(pageBox);
-      this.pageInfo.textContent = `Page ${this.pageNumber} / ${this.pdf.numPages}`;
-      this.zoomSelect.value = this.zoom === "fit" ? "fit" : String(this.zoom);
-      const first = drawn.find((d) => d.classList.contains("hl-strong")) ?? drawn[0];
-      if (first) {
-        // Scroll the page inside the viewer (not the window) so the highlight sits in the middle.
-        const s = this.scroller.getBoundingClientRect();
-        const b = first.getBoundingClientRect();
-        this.scroller.scrollTop += b.top - s.top - (this.scroller.clientHeight - b.height) / 2;
-        this.scroller.scrollLeft += b.left - s.left - (this.scroller.clientWidth - b.width) / 2;
+      // A newly opened span shows its highlight as soon as the page's viewport is known, on the
+      // page's blank box, and the page's pixels follow; a zoom or a rotation keeps the old page
+      // until the new one is drawn (no blank flash).
+      if (locate) this.show(pageBox, drawn, id);
+      if (this.renderTask) this.renderTask.cancel();
+      this.renderTask = page.render({
+        canvasContext: canvas.getContext("2d"),
+        viewport,
+        transform: outputScale !== 1 ? [outputScale, 0, 0, outputScale, 0, 0] : null,
+      });
+      try {
+        await this.renderTask.promise;
+      } catch (error) {
+        if (error?.name === "RenderingCancelledException") return;
+        throw error;
       }
+      if (id !== this.renderId) return;
+      if (!locate) this.show(pageBox, drawn, id);
+      // "ready": the highlight and the page's pixels are both drawn.
       this.root.dataset.viewerState = "ready";
       this.root.dataset.renderId = String(id);
       this.root.dispatchEvent(new CustomEvent("viewer-ready", { bubbles: true }));
@@ -383,6 +425,24 @@ export class Viewer {
       this.error.textContent = `Could not show the document: ${error.message ?? error}`;
       this.root.dataset.viewerState = "error";
     }
+  }
+
+  // Put the page box in the viewer and centre its first (strong) highlight in view.
+  show(pageBox, drawn, id) {
+    this.scroller.replaceChildren(pageBox);
+    this.pageInfo.textContent = `Page ${this.pageNumber} / ${this.pdf.numPages}`;
+    this.zoomSelect.value = this.zoom === "fit" ? "fit" : String(this.zoom);
+    const first = drawn.find((d) => d.classList.contains("hl-strong")) ?? drawn[0];
+    if (first) {
+      // Scroll the page inside the viewer (not the window) so the highlight sits in the middle.
+      const s = this.scroller.getBoundingClientRect();
+      const b = first.getBoundingClientRect();
+      this.scroller.scrollTop += b.top - s.top - (this.scroller.clientHeight - b.height) / 2;
+      this.scroller.scrollLeft += b.left - s.left - (this.scroller.clientWidth - b.width) / 2;
+    }
+    // "drawn": the highlight boxes are on screen (the page's pixels may still be coming).
+    this.root.dataset.highlightState = "drawn";
+    this.root.dataset.highlightId = String(id);
   }
 
   drawHighlights(layer, viewport) {

@@ -38,8 +38,10 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..cite import defuse_markers
 from ..config import ExtractiveSettings
@@ -172,6 +174,14 @@ def _table_rows_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple
     return out
 
 
+def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
+    """Each row's dot product with the question, clipped to [0, 1]: a row-wise sum, whose float
+    result does not depend on which other rows are in ``vectors`` (a BLAS matrix-vector product's
+    may: its kernels treat a remainder of rows differently), so that :meth:`contenders` and
+    :meth:`candidates` score a sentence alike."""
+    return np.clip((vectors * question).sum(axis=1), 0.0, 1.0)
+
+
 def _display(text: str) -> str:
     # The sentence's own reference markers ("as shown in [3]") must not cite source 3.
     return defuse_markers(" ".join(text.split()))
@@ -189,8 +199,8 @@ class ExtractiveAnswerer:
     def name(self) -> str:
         return "extractive"
 
-    def candidates(self, question: str, sources: Sequence[Source]) -> list[Candidate]:
-        """Every usable sentence of the sources with its features and score, best first."""
+    def _sentences(self, sources: Sequence[Source]) -> list[tuple[Source, int, int, str]]:
+        """The usable sentences of the sources: (source, start, end, text), once each."""
         cfg = self.settings
         seen: set[tuple[str, int, int, int]] = set()
         raw: list[tuple[Source, int, int, str]] = []
@@ -202,38 +212,102 @@ class ExtractiveAnswerer:
                     continue
                 seen.add(key)
                 raw.append((source, source.start + s, source.start + e, text))
-        if not raw:
-            return []
+        return raw
+
+    def _lexical(
+        self, question: str, sources: Sequence[Source], raw: Sequence[tuple[Source, int, int, str]]
+    ) -> list[tuple[float, float]]:
+        """(lexical, context) of each sentence: the features that need no embedding."""
         q_terms = terms(question)
         sentence_terms = [terms(text) for _, _, _, text in raw]
         idf, unseen = idf_table(sentence_terms)
         context = {s.n: weighted_coverage(q_terms, terms(s.text), idf, unseen) for s in sources}
+        return [
+            (weighted_coverage(q_terms, st, idf, unseen), context[source.n])
+            for (source, _, _, _), st in zip(raw, sentence_terms, strict=True)
+        ]
+
+    def _candidate(
+        self, item: tuple[Source, int, int, str], lexical: float, ctx: float, cos: float
+    ) -> Candidate:
+        cfg = self.settings
+        source, start, end, text = item
+        score = (
+            cfg.w_cosine * cos
+            + cfg.w_lexical * lexical
+            + cfg.w_context * ctx
+            + cfg.w_rank / source.n
+        )
+        return Candidate(
+            n=source.n,
+            doc_id=source.doc_id,
+            unit=source.unit,
+            start=start,
+            end=end,
+            text=text,
+            score=score,
+            cosine=cos,
+            lexical=lexical,
+            context=ctx,
+            rank=source.n,
+        )
+
+    def candidates(self, question: str, sources: Sequence[Source]) -> list[Candidate]:
+        """Every usable sentence of the sources with its features and score, best first."""
+        raw = self._sentences(sources)
+        if not raw:
+            return []
+        features = self._lexical(question, sources, raw)
         vectors = embed_question_with(self._embedder, question, [text for _, _, _, text in raw])
-        cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-        out: list[Candidate] = []
-        for (source, start, end, text), st, cos in zip(raw, sentence_terms, cosines, strict=True):
-            lexical = weighted_coverage(q_terms, st, idf, unseen)
-            ctx = context[source.n]
-            score = (
-                cfg.w_cosine * float(cos)
-                + cfg.w_lexical * lexical
-                + cfg.w_context * ctx
-                + cfg.w_rank / source.n
-            )
-            out.append(
-                Candidate(
-                    n=source.n,
-                    doc_id=source.doc_id,
-                    unit=source.unit,
-                    start=start,
-                    end=end,
-                    text=text,
-                    score=score,
-                    cosine=float(cos),
-                    lexical=lexical,
-                    context=ctx,
-                    rank=source.n,
-                )
+        cosines = _cosines(vectors[1:], vectors[0])
+        out = [
+            self._candidate(item, lexical, ctx, float(cos))
+            for item, (lexical, ctx), cos in zip(raw, features, cosines, strict=True)
+        ]
+        out.sort(key=lambda c: (-c.score, c.n, c.start))
+        return out
+
+    def contenders(
+        self, question: str, sources: Sequence[Source], first: int = 4
+    ) -> list[Candidate]:
+        """The candidates that can be the best or an answer sentence, exactly scored, best first:
+        what :meth:`choose` needs to make the same choice as from all :meth:`candidates`.
+
+        Embedding the sentences is nearly all of an answer's time, and most sentences cannot
+        matter: a sentence's score is at most its features without the embedding plus
+        ``w_cosine`` (the cosine is clipped to [0, 1]), and :meth:`choose` takes no sentence
+        below ``keep_ratio`` of the best. So the ``first`` sentences with the highest other
+        features are embedded (with the question), then every other sentence whose bound still
+        reaches ``keep_ratio`` of the best score so far, in one more call; the rest can be
+        neither the best nor chosen (the best only rises). A sentence's vector does not depend
+        on the texts batched with it (the answer gate and tests/integration/
+        test_extractive_contenders.py hold this), so the scores are the same floats.
+        """
+        cfg = self.settings
+        raw = self._sentences(sources)
+        if not raw:
+            return []
+        features = self._lexical(question, sources, raw)
+        bounds = [
+            cfg.w_cosine + cfg.w_lexical * lexical + cfg.w_context * ctx + cfg.w_rank / item[0].n
+            for item, (lexical, ctx) in zip(raw, features, strict=True)
+        ]
+        order = sorted(range(len(raw)), key=lambda i: -bounds[i])
+        head, rest = order[:first], order[first:]
+        vectors = embed_question_with(self._embedder, question, [raw[i][3] for i in head])
+        question_vector = vectors[0]
+        out = [
+            self._candidate(raw[i], *features[i], float(cos))
+            for i, cos in zip(head, _cosines(vectors[1:], question_vector), strict=True)
+        ]
+        best = max(c.score for c in out)
+        # 1e-9: the bound and the score add the same terms in another order.
+        more = [i for i in rest if bounds[i] + 1e-9 >= cfg.keep_ratio * best]
+        if more:
+            extra = self._embedder.embed([raw[i][3] for i in more])
+            out.extend(
+                self._candidate(raw[i], *features[i], float(cos))
+                for i, cos in zip(more, _cosines(extra, question_vector), strict=True)
             )
         out.sort(key=lambda c: (-c.score, c.n, c.start))
         return out
@@ -294,8 +368,11 @@ class ExtractiveAnswerer:
         return " ".join(f"{_display(c.text)} [{c.n}]" for c in selection.chosen)
 
     def draft(self, question: str, sources: Sequence[Source]) -> Draft:
-        """The answer as one token per sentence (each with its marker), and the support."""
-        selection = self.select(question, sources)
+        """The answer as one token per sentence (each with its marker), and the support; chosen
+        from the :meth:`contenders` only (the same choice, sooner)."""
+        selection = self.choose(
+            self.contenders(question, sources), missing_named_terms(question, sources)
+        )
         return Draft(
             tokens=self._tokens(selection),
             info={

@@ -1,0 +1,53 @@
+"""The extractive answerer chooses from its contenders only (the sentences that can still be the
+best or an answer sentence) to stream sooner: the choice, the support and every contender's score
+must be exactly those of scoring every sentence, on dev.json's questions over the seed PDFs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.corpus import GOLDEN_DEV
+from truthbase.answer.extractive import ExtractiveAnswerer, missing_named_terms
+from truthbase.answer.pipeline import retrieve, sources_from_hits
+from truthbase.config import RetrievalSettings
+from truthbase.embed import Embedder
+from truthbase.eval.golden import load_golden
+from truthbase.store import SQLiteStore
+
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]
+
+
+def test_contenders_choose_exactly_as_all_candidates(seed_db: Path, embedder: Embedder) -> None:
+    golden = load_golden(GOLDEN_DEV)
+    # Answerable and unanswerable ones: a refusal's best score is reported too.
+    questions = [q.question for q in golden.questions][::12]
+    answerer = ExtractiveAnswerer(embedder)
+    store = SQLiteStore(seed_db)
+    embedded = total = 0
+    try:
+        for question in questions:
+            hits = retrieve(store, embedder, question, RetrievalSettings()).hits
+            sources = sources_from_hits(hits)
+            full = answerer.candidates(question, sources)
+            fast = answerer.contenders(question, sources)
+            embedded += len(fast)
+            total += len(full)
+            by_key = {(c.doc_id, c.unit, c.start, c.end): c for c in full}
+            for c in fast:  # the same floats, not merely close ones
+                assert c == by_key[(c.doc_id, c.unit, c.start, c.end)], question
+            missing = missing_named_terms(question, sources)
+            a, b = answerer.choose(full, missing), answerer.choose(fast, missing)
+            assert (a.chosen, a.support, a.best_score, a.outcome, a.refused) == (
+                b.chosen,
+                b.support,
+                b.best_score,
+                b.outcome,
+                b.refused,
+            ), question
+            assert answerer.compose(a) == answerer.compose(b)
+    finally:
+        store.close()
+    # Fails if the bound stopped pruning (every sentence embedded again).
+    assert embedded < 0.75 * total, (embedded, total)
