@@ -94,7 +94,7 @@ def book_layout(path: Path) -> BookLayout:
                 if _local(element.tag) == "item" and media in IMAGE_TYPES and element.get("href"):
                     images[resolve_member(opf, element.get("href", ""))] = media
     except (zipfile.BadZipFile, OSError) as exc:
-        raise BookFileError(f"cannot read the book ({exc})") from exc
+        raise BookFileError(f"cannot read the book ({type(exc).__name__})") from exc
     return BookLayout(opf=opf, images=images)
 
 
@@ -107,4 +107,4 @@ def read_image(path: Path, layout: BookLayout, member: str) -> tuple[bytes, str]
         with zipfile.ZipFile(path) as zf:
             return _read(zf, member, MAX_IMAGE_BYTES), media
     except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
-        raise BookFileError(f"cannot read {member!r} ({exc})") from exc
+        raise BookFileError(f"cannot read {member!r} ({type(exc).__name__})") from exc

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
+
+#: The largest page, unit or offset a request may name: past every real document, and inside
+#: both backends' integers (a 2**63 reached SQLite and answered 500).
+MAX_INDEX = 2**31 - 1
+# A lone UTF-16 surrogate ("\ud800" in JSON) is no Unicode text: nothing can encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Body(BaseModel):
@@ -196,3 +203,10 @@ class ChatIn(BaseModel):
         pattern=r"^[0-9a-f]{64}$",
         description="Agent mode: read only this document (its id).",
     )
+
+    @field_validator("question")
+    @classmethod
+    def _unicode_text(cls, value: str) -> str:
+        if _SURROGATE.search(value):
+            raise ValueError("the question is not valid Unicode text (a lone surrogate)")
+        return value
