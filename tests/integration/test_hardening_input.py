@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.helpers.canaries import text_pdf
-from tests.unit.test_epub import simple_book
+from tests.helpers.epub_books import simple_book
 from truthbase.config import ChunkingSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.ingest import ingest_paths

@@ -10,11 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_epub import CONTAINER, build, opf, page, reason, section, simple_book
-from truthbase.extract import extract_path
+from tests.helpers.epub_books import CONTAINER, build, opf, page, sanitized_section, simple_book
+from truthbase.extract import ExtractionError, extract_path
 from truthbase.extract.xml_safe import UnsafeXml, parse_xml
 from truthbase.server.epub_files import BookFileError, book_layout
 from truthbase.server.reader import section_document
+
+
+def reason(path: Path) -> str:
+    with pytest.raises(ExtractionError) as info:
+        extract_path(path)
+    return info.value.reason
+
 
 LAUGHS = (
     '<?xml version="1.0" encoding="UTF-16"?>\n'
@@ -60,7 +67,7 @@ def test_ingest_refuses_a_utf16_container_with_entities(tmp_path: Path) -> None:
 
 
 def test_served_images_refuse_a_utf16_package_with_entities(tmp_path: Path) -> None:
-    package = opf([("c1", "ch.xhtml", "")], ["c1"]).replace(
+    package = opf([("c1", "ch.xhtml")], ["c1"]).replace(
         '<?xml version="1.0"?>',
         '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE p [<!ENTITY e "x">]>',
     )
@@ -79,7 +86,7 @@ def test_served_images_refuse_a_utf16_package_with_entities(tmp_path: Path) -> N
 
 
 def test_sanitizer_strips_the_apps_own_classes() -> None:
-    _, dom, _ = section(
+    dom = sanitized_section(
         '<p class="note tb-strong">a <mark class="tb-strong">fake cite</mark>'
         '<span class="TB-light x">b</span><mark class="tb-light">c</mark></p>'
     )

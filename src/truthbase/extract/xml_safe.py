@@ -12,10 +12,12 @@ import xml.etree.ElementTree as ET
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
+from ..errors import InvalidInput
+
 __all__ = ["UnsafeXml", "parse_xml"]
 
 
-class UnsafeXml(ValueError):
+class UnsafeXml(InvalidInput):
     """The document declares entities or references something outside itself."""
 
 

@@ -52,6 +52,7 @@ from .epub_routes import add_epub_routes
 from .files import FileState, file_key, hash_matches, redact_paths
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES, add_library_routes
+from .openapi_errors import declare_error_responses
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
 from .schemas import (
@@ -509,6 +510,7 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     _mount_web(app, web_dir)
+    declare_error_responses(app)
     return app
 
 

@@ -261,6 +261,26 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
     )
 
 
+_CREDENTIALS = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "password": {"type": "string"},
+        "next": {"type": "string", "description": "Where to go after (a path of this site)."},
+    },
+}
+# The body is read by hand (JSON or a form, see _credentials): declared here for /openapi.json.
+_LOGIN_OPENAPI: dict[str, Any] = {
+    "requestBody": {
+        "content": {
+            "application/json": {"schema": _CREDENTIALS},
+            "application/x-www-form-urlencoded": {"schema": _CREDENTIALS},
+        }
+    },
+    "responses": {"303": {"description": "A form post: to the next page, or back to the login."}},
+}
+
+
 def add_auth_routes(
     app: FastAPI,
     store: Callable[[], Store],
@@ -278,7 +298,7 @@ def add_auth_routes(
             return RedirectResponse(_safe_next(request.query_params.get("next")), 303)
         return page("login.html")
 
-    @app.post("/login", tags=["auth"])
+    @app.post("/login", tags=["auth"], openapi_extra=_LOGIN_OPENAPI)
     async def login(request: Request) -> Response:
         """Sign in with ``{"name": ..., "password": ...}`` (JSON or a form): sets the session
         cookie. 401 for a wrong name or password (the same answer for both)."""
@@ -309,7 +329,7 @@ def add_auth_routes(
         )
         return response
 
-    @app.post("/logout", tags=["auth"])
+    @app.post("/logout", tags=["auth"], responses={303: {"description": "To the login page."}})
     async def logout(request: Request) -> Response:
         """End this session (the cookie is cleared); then the login page."""
         cookie = request.cookies.get(COOKIE)
