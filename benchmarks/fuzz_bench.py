@@ -135,7 +135,8 @@ def _zip(members: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
-_ENCODINGS = ["utf-8", "utf-16", "latin-1", "utf-32"]
+_ENCODINGS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "latin-1", "utf-32"]
+_DECLARED = ["utf-8", "UTF-16", "UTF-16-LE", "UTF-16BE", "UTF-32", "ISO-8859-1", "bogus", ""]
 
 
 @st.composite
@@ -145,6 +146,9 @@ def books(draw: st.DrawFn) -> bytes:
     title = draw(st.sampled_from(["A Book", "&e;", "<b>x</b>", "", "\ud7ff"]))
     href = draw(st.sampled_from(["c2.xhtml", "../c2.xhtml", "/etc/passwd", "c%202.xhtml", ""]))
     opf = _OPF.format(title=title, href=href)
+    declared = draw(st.sampled_from(_DECLARED))
+    if declared:
+        opf = opf.replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{declared}"?>')
     if draw(st.booleans()):
         opf = opf.replace(
             '<?xml version="1.0"?>', '<?xml version="1.0"?><!DOCTYPE p [<!ENTITY e "x">]>'

@@ -87,7 +87,7 @@ def server(seed_db: Path, tmp_path: Path) -> Iterator[str]:
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # ingest workers busy with the fuzzed uploads
             process.kill()
             process.wait(timeout=10)
