@@ -190,6 +190,17 @@ def test_lone_surrogates_in_the_chat_body_are_4xx(library: Library, body: str) -
     json.loads(response.text)  # a JSON body the client can read
 
 
+@pytest.mark.parametrize(
+    "body",
+    ['{"name": "\\ud800", "password": "x"}', '{"name": "a", "password": "\\udfff"}'],
+)
+def test_lone_surrogates_in_the_login_body_are_4xx(library: Library, body: str) -> None:
+    response = library.client.post(
+        "/login", content=body.encode(), headers={"content-type": "application/json"}
+    )
+    assert 400 <= response.status_code < 500, response.text
+
+
 def test_a_real_question_still_streams(library: Library) -> None:
     response = library.client.post("/api/chat", json={"question": "Who logged the ships?"})
     assert response.status_code == 200 and "event: done" in response.text

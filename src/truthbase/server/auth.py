@@ -27,6 +27,7 @@ import hmac
 import ipaddress
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -246,12 +247,11 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
         if not isinstance(data, dict):
             raise HTTPException(422, "the body must be a JSON object")
         nxt = data.get("next")
-        return (
-            str(data.get("name", "")),
-            str(data.get("password", "")),
-            nxt if isinstance(nxt, str) else None,
-            False,
-        )
+        credentials = (str(data.get("name", "")), str(data.get("password", "")))
+        if any(_SURROGATE.search(v) for v in (*credentials, nxt if isinstance(nxt, str) else "")):
+            # A lone surrogate ("\ud800" in JSON) is no text: the password hash cannot read it.
+            raise HTTPException(422, "the body is not valid Unicode text (a lone surrogate)")
+        return (*credentials, nxt if isinstance(nxt, str) else None, False)
     form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
     return (
         form.get("name", [""])[0],
@@ -261,6 +261,7 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _CREDENTIALS = {
     "type": "object",
     "properties": {
