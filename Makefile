@@ -12,6 +12,8 @@ DEMO_DB ?= var/demo.sqlite
 CORPUS ?=
 # Synthetic chunk counts for the PostgreSQL bench; 100000 and 1000000 take long on 2 cores.
 PG_BENCH_SIZES ?= 10000
+# Seconds of hypothesis fuzzing per parser target (benchmarks/fuzz_bench.py: five targets).
+FUZZ_SECONDS ?= 30
 
 .PHONY: demo test lint typecheck unit bench install install-app install-test web ocr system clean
 
@@ -65,6 +67,7 @@ test: lint typecheck unit
 bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
+	$(BIN)/python benchmarks/fuzz_bench.py --seconds $(FUZZ_SECONDS)
 
 demo: install-app
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"

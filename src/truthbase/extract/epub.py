@@ -45,6 +45,7 @@ from .epub_html import (
     serialize,
 )
 from .errors import ExtractionError
+from .xml_safe import UnsafeXml, parse_xml
 
 #: Bump when canonical text, node paths or sanitized HTML can change: stored offsets depend on it.
 EPUB_EXTRACTOR_VERSION = "truthbase-epub/1 (spine units, block breaks, collapsed spaces, NFC)"
@@ -137,10 +138,10 @@ class _Book:
 
 def _parse_xml(book: _Book, member: str, what: str) -> ET.Element:
     data = book.read(member)
-    if b"<!ENTITY" in data:
-        raise ExtractionError("corrupt", f"{book.name}: {what} declares XML entities; refused")
     try:
-        return ET.fromstring(data)
+        return parse_xml(data)
+    except UnsafeXml as exc:
+        raise ExtractionError("corrupt", f"{book.name}: {what} {exc}; refused") from exc
     except ET.ParseError as exc:
         raise ExtractionError("corrupt", f"{book.name}: {what} is not valid XML ({exc})") from exc
 

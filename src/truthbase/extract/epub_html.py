@@ -188,6 +188,16 @@ def find_body(root: Element) -> Element:
     return body
 
 
+#: The class names the app's own pages and stylesheets use (``tb-strong``, ``tb-light``, ...):
+#: a book that wrote them could paint a fake "cited" highlight, so they never survive.
+_RESERVED_CLASS = re.compile(r"^tb-", re.IGNORECASE)
+
+
+def strip_reserved_classes(value: str) -> str:
+    """A ``class`` attribute's value without the app's reserved (``tb-*``) class names."""
+    return " ".join(c for c in value.split() if not _RESERVED_CLASS.match(c))
+
+
 def _safe_attrs(tag: str, attrs: dict[str, str]) -> dict[str, str]:
     kept: dict[str, str] = {}
     for name, value in attrs.items():
@@ -201,6 +211,10 @@ def _safe_attrs(tag: str, attrs: dict[str, str]) -> dict[str, str]:
         if name == "href":
             scheme = _SCHEME.match(value)
             if tag != "a" or (scheme and scheme.group(0).lower() not in ("http:", "https:")):
+                continue
+        if name == "class":
+            value = strip_reserved_classes(value)
+            if not value:
                 continue
         kept[name] = value
     return kept

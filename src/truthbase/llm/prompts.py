@@ -3,7 +3,9 @@ index's prompts: summarize a section, pick the sections a question concerns.
 
 Document text is data, never instructions. It goes into the prompt between ``<source ...>`` /
 ``</source>`` (or ``<passage ...>``) delimiters; any such tag inside the text is escaped (its
-``<`` becomes ``&lt;``), so a document cannot close its own delimiter and speak as the user. The
+``<`` becomes ``&lt;``), so a document cannot close its own delimiter and speak as the user;
+look-alike tags (invisible characters inside, fullwidth forms) are found too
+(:mod:`truthbase.llm.delimiters`). The
 system prompt says that instructions inside the sources are never followed.
 
 The agent mode (:mod:`truthbase.answer.agent`) has its own system prompt: book first (call a tool
@@ -23,6 +25,7 @@ from typing import Protocol
 from ..cite.parse import defuse_markers
 from ..cite.refusal import NO_ANSWER, is_refusal
 from .client import ChatMessage
+from .delimiters import defuse_tags
 
 __all__ = [
     "AGENT_SYSTEM_PROMPT",
@@ -150,7 +153,7 @@ class SourceText:
 
 def escape_data(text: str) -> str:
     """``text`` with every delimiter tag of the prompts defused (``<source`` -> ``&lt;source``)."""
-    return _TAG.sub("&lt;", text)
+    return defuse_tags(text, _TAG)
 
 
 def _attribute(value: object) -> str:
@@ -206,7 +209,7 @@ def tool_result_content(name: str, content: str, *, error: bool = False) -> str:
     """A tool's output as the ``role: tool`` message's text: delimited, its delimiters defused
     (a passage cannot close the result and speak as the user)."""
     kind = "tool_error" if error else "tool_result"
-    body = _TOOL_TAG.sub("&lt;", escape_data(content.strip()))
+    body = defuse_tags(escape_data(content.strip()), _TOOL_TAG)
     return f'<{kind} name="{_attribute(name)}">\n{body}\n</{kind}>'
 
 

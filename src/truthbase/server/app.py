@@ -13,10 +13,10 @@ stream, which has already answered 200, the same split decides the ``error`` eve
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import mimetypes
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -27,9 +27,12 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import may_see, require_visible, visible_ids
@@ -46,6 +49,7 @@ from ..store import Store, StoreError, open_store
 from .admin import add_admin_routes
 from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
+from .files import FileState, file_key, hash_matches, redact_paths
 from .hardening import (
     BodyLimit,
     ChatStream,
@@ -56,10 +60,13 @@ from .hardening import (
     privileged,
     redact_event,
 )
+from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES, add_library_routes
+from .openapi_errors import declare_error_responses
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
 from .schemas import (
+    MAX_INDEX,
     ChatIn,
     DocumentOut,
     GeometryOut,
@@ -165,7 +172,7 @@ class _State:
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
-        self._file_checks: dict[tuple[str, int, int], bool] = {}
+        self._file_checks: dict[tuple[str, int, int, int, int], bool] = {}
         self._key: bytes | None = None
         self._workers: list[threading.Thread] = []
         self._stop_workers = threading.Event()
@@ -236,21 +243,24 @@ class _State:
                 self._embedder = load_embedder(self.settings.embedder)
             return self._embedder
 
-    def file_matches_index(self, doc_id: str, path: Path) -> bool:
-        """Whether the file's bytes still hash to the document id (cached per mtime and size)."""
-        stat = path.stat()
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
+    def file_state(self, doc_id: str, path: Path) -> FileState:
+        """ "ok" when ``path`` is a regular file, reached through no link, whose bytes still hash
+        to the document id (cached per file identity); "gone" when nothing is there; "changed"
+        otherwise (other bytes, a link, not a regular file)."""
+        key = file_key(path)
+        if key is None:
+            return "changed" if os.path.lexists(path) else "gone"
         with self._lock:
             cached = self._file_checks.get(key)
         if cached is None:
-            digest = hashlib.sha256()
-            with path.open("rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-            cached = digest.hexdigest() == doc_id
+            cached = hash_matches(path, doc_id)
             with self._lock:
                 self._file_checks[key] = cached
-        return cached
+        return "ok" if cached else "changed"
+
+    def file_matches_index(self, doc_id: str, path: Path) -> bool:
+        """Whether the file is still the one ingested (see :meth:`file_state`)."""
+        return self.file_state(doc_id, path) == "ok"
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -315,7 +325,7 @@ def _error_event(stage: str, exc: Exception) -> tuple[str, dict[str, Any]]:
     """The chat stream's ``error`` event for ``exc``: a TruthBaseError says what it is; any
     other exception is a bug, logged with its traceback and shown as "internal error"."""
     if isinstance(exc, TruthBaseError):
-        message = f"{type(exc).__name__}: {exc}"
+        message = redact_paths(f"{type(exc).__name__}: {exc}")
     else:
         logger.error("unexpected error in the chat stream (%s)", stage, exc_info=exc)
         message = INTERNAL_ERROR
@@ -359,7 +369,16 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(TruthBaseError)
     async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=error_status(exc))
+        return JSONResponse({"detail": redact_paths(str(exc))}, status_code=error_status(exc))
+
+    app.add_exception_handler(RequestValidationError, invalid_request)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """FastAPI's own answer, with no server path in its detail (those are in the log)."""
+        if isinstance(exc.detail, str):
+            exc.detail = redact_paths(exc.detail)
+        return await http_exception_handler(request, exc)
 
     def visible(request: Request, doc_id: str) -> Any:
         """The document when the caller may see it; 404 (NotFound) as for a missing one."""
@@ -402,23 +421,28 @@ def create_app(settings: Settings) -> FastAPI:
     async def document_file(
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
     ) -> FileResponse:
-        """The bytes of an ingested document, looked up by id (never by a path from the request).
-
-        The header ``X-TruthBase-Matches-Index`` says whether the file still hashes to its id
-        (``false``: it changed on disk since ingest, so stored offsets may not fit)."""
+        """The bytes of an ingested document, looked up by id (never by a path from the request),
+        served only while they still hash to the id: 404 when the file is gone, 409 when it
+        changed since ingest or is now a symbolic link (re-ingest it)."""
         info = await run_in_threadpool(visible, request, doc_id)
         path = Path(info.path)
-        if not path.is_file():
-            raise HTTPException(404, f"the file of document {doc_id} is gone: {info.path}")
-        matches = await run_in_threadpool(state.file_matches_index, doc_id, path)
+        found = await run_in_threadpool(state.file_state, doc_id, path)
+        if found != "ok":
+            logger.warning("document %s: its file %s is %s", doc_id, path, found)
+            if found == "gone":
+                raise HTTPException(404, f"the file of document {doc_id} is gone")
+            raise HTTPException(
+                409, f"the file of document {doc_id} changed since ingest; re-ingest it"
+            )
         media = "application/pdf" if info.kind == "pdf" else "application/epub+zip"
         return FileResponse(
             path,
             media_type=media,
             headers={
                 "Content-Disposition": "inline",
-                "X-TruthBase-Matches-Index": "true" if matches else "false",
+                "X-TruthBase-Matches-Index": "true",
                 "Cache-Control": "no-cache",
+                "X-Content-Type-Options": "nosniff",
             },
         )
 
@@ -453,9 +477,11 @@ def create_app(settings: Settings) -> FastAPI:
     async def span(
         request: Request,
         doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
-        page: Annotated[int, Query(ge=1, description="1-based page.")],
-        start: Annotated[int, Query(ge=0, description="Offset into the page's text.")],
-        end: Annotated[int, Query(ge=0, description="End offset (exclusive).")],
+        page: Annotated[int, Query(ge=1, le=MAX_INDEX, description="1-based page.")],
+        start: Annotated[
+            int, Query(ge=0, le=MAX_INDEX, description="Offset into the page's text.")
+        ],
+        end: Annotated[int, Query(ge=0, le=MAX_INDEX, description="End offset (exclusive).")],
     ) -> SpanOut:
         """The rects of any span of a page's canonical text, with the page geometry."""
 
@@ -472,7 +498,7 @@ def create_app(settings: Settings) -> FastAPI:
             matches: bool | None = None
             if unit.text_source == "ocr":
                 path = Path(info.path)
-                matches = path.is_file() and state.file_matches_index(doc, path)
+                matches = state.file_matches_index(doc, path)
             return SpanOut(
                 doc=doc,
                 title=info.title,
@@ -552,13 +578,15 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     _mount_web(app, web_dir)
+    declare_error_responses(app)
     return app
 
 
 def _page(web_dir: Path, name: str) -> HTMLResponse:
     path = web_dir / name
     if not path.is_file():
-        raise HTTPException(404, f"{name} is missing from {web_dir}")
+        logger.error("the page %s is missing from %s", name, web_dir)
+        raise HTTPException(404, f"the page {name} is not installed")
     return HTMLResponse(path.read_text("utf-8"), headers={"Cache-Control": "no-cache"})
 
 

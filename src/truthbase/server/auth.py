@@ -27,6 +27,7 @@ import hmac
 import ipaddress
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -246,12 +247,11 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
         if not isinstance(data, dict):
             raise HTTPException(422, "the body must be a JSON object")
         nxt = data.get("next")
-        return (
-            str(data.get("name", "")),
-            str(data.get("password", "")),
-            nxt if isinstance(nxt, str) else None,
-            False,
-        )
+        credentials = (str(data.get("name", "")), str(data.get("password", "")))
+        if any(_SURROGATE.search(v) for v in (*credentials, nxt if isinstance(nxt, str) else "")):
+            # A lone surrogate ("\ud800" in JSON) is no text: the password hash cannot read it.
+            raise HTTPException(422, "the body is not valid Unicode text (a lone surrogate)")
+        return (*credentials, nxt if isinstance(nxt, str) else None, False)
     form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
     return (
         form.get("name", [""])[0],
@@ -259,6 +259,27 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
         form.get("next", [None])[0],
         True,
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CREDENTIALS = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "password": {"type": "string"},
+        "next": {"type": "string", "description": "Where to go after (a path of this site)."},
+    },
+}
+# The body is read by hand (JSON or a form, see _credentials): declared here for /openapi.json.
+_LOGIN_OPENAPI: dict[str, Any] = {
+    "requestBody": {
+        "content": {
+            "application/json": {"schema": _CREDENTIALS},
+            "application/x-www-form-urlencoded": {"schema": _CREDENTIALS},
+        }
+    },
+    "responses": {"303": {"description": "A form post: to the next page, or back to the login."}},
+}
 
 
 def add_auth_routes(
@@ -278,7 +299,7 @@ def add_auth_routes(
             return RedirectResponse(_safe_next(request.query_params.get("next")), 303)
         return page("login.html")
 
-    @app.post("/login", tags=["auth"])
+    @app.post("/login", tags=["auth"], openapi_extra=_LOGIN_OPENAPI)
     async def login(request: Request) -> Response:
         """Sign in with ``{"name": ..., "password": ...}`` (JSON or a form): sets the session
         cookie. 401 for a wrong name or password (the same answer for both)."""
@@ -309,7 +330,7 @@ def add_auth_routes(
         )
         return response
 
-    @app.post("/logout", tags=["auth"])
+    @app.post("/logout", tags=["auth"], responses={303: {"description": "To the login page."}})
     async def logout(request: Request) -> Response:
         """End this session (the cookie is cleared); then the login page."""
         cookie = request.cookies.get(COOKIE)

@@ -18,7 +18,7 @@ from ..model import DocumentInfo, DomMap, Unit
 from ..store import Store
 from .epub_files import BookFileError, BookLayout, book_layout, read_image, resolve_member
 from .reader import SECTION_CSP, normalize_href, section_document, span_segments
-from .schemas import DomSegmentOut, EpubSpanOut, SectionOut
+from .schemas import MAX_INDEX, DomSegmentOut, EpubSpanOut, SectionOut
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
 
@@ -95,7 +95,9 @@ def add_epub_routes(
     async def epub_section(
         request: Request,
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
-        unit: Annotated[int, PathParam(ge=0, description="0-based unit (spine item) index.")],
+        unit: Annotated[
+            int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
+        ],
     ) -> SectionOut:
         """One EPUB section's map for the reader: node paths, runs, anchors, neighbours, and
         where its sanitized XHTML is served."""
@@ -125,7 +127,9 @@ def add_epub_routes(
     async def epub_section_xhtml(
         request: Request,
         doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
-        unit: Annotated[int, PathParam(ge=0, description="0-based unit (spine item) index.")],
+        unit: Annotated[
+            int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
+        ],
     ) -> Response:
         """The section's sanitized XHTML as the reader renders it: no scripts, no remote
         resources (remote links unlinked, images dropped), under a strict
@@ -180,7 +184,7 @@ def add_epub_routes(
             path = Path(info.path)
             layout = state.book_layout(doc_id, path)
             if layout is None:
-                raise HTTPException(404, f"the file of {doc_id} is gone or changed: {info.path}")
+                raise HTTPException(404, f"the file of {doc_id} is gone or changed since ingest")
             try:
                 return read_image(path, layout, member)
             except BookFileError as exc:
@@ -201,9 +205,13 @@ def add_epub_routes(
     async def epub_span(
         request: Request,
         doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
-        unit: Annotated[int, Query(ge=0, description="0-based unit (spine item) index.")],
-        start: Annotated[int, Query(ge=0, description="Offset into the section's text.")],
-        end: Annotated[int, Query(ge=0, description="End offset (exclusive).")],
+        unit: Annotated[
+            int, Query(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
+        ],
+        start: Annotated[
+            int, Query(ge=0, le=MAX_INDEX, description="Offset into the section's text.")
+        ],
+        end: Annotated[int, Query(ge=0, le=MAX_INDEX, description="End offset (exclusive).")],
     ) -> EpubSpanOut:
         """A span of an EPUB section as DOM ranges (text-node paths + code-point offsets)."""
 

@@ -197,6 +197,26 @@ def _queue_upload(
         raise
 
 
+# The body is streamed by hand (uploads.receive_files): declared here for /openapi.json.
+_UPLOAD_OPENAPI: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        "visibility": {"type": "string", "enum": ["private", "shared"]},
+                    },
+                    "required": ["file"],
+                }
+            }
+        },
+    }
+}
+
+
 def add_library_routes(app: FastAPI, state: Any) -> None:
     """The routes of :data:`LIBRARY_ROUTES` over ``state`` (the app's ``_State``)."""
     settings: Settings = state.settings
@@ -214,7 +234,7 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
         prompt-injection flag."""
         return await run_in_threadpool(_library_rows, state.store, viewer_of(request))
 
-    @app.post("/api/documents", status_code=202, tags=["library"])
+    @app.post("/api/documents", status_code=202, tags=["library"], openapi_extra=_UPLOAD_OPENAPI)
     async def upload(request: Request) -> JSONResponse:
         """Upload PDF or EPUB files (``multipart/form-data``, one or more file fields, an
         optional ``visibility`` field: private (default for users) or shared). Each file

@@ -13,7 +13,8 @@ could make a browser reach another origin is ``<a href="http...">`` (a user-foll
 - an image of the book (a raster image its manifest lists) is served from the book itself, same
   origin (:mod:`.epub_files`); any other ``src`` is removed (``alt`` stays). The ``<img>``
   element always stays, because node paths count element children and must keep resolving;
-- ``style`` and ``on*`` attributes (none survive ingest) are removed all the same.
+- ``style`` and ``on*`` attributes (none survive ingest) are removed all the same, and so are
+  the app's own ``tb-*`` class names (an index made before ingest stripped them may hold some).
 
 The response also carries :data:`SECTION_CSP`, which forbids scripts, frames, plugins and any
 load but same-origin stylesheets, so even a section that slipped through would load nothing
@@ -30,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urldefrag
 
+from ..extract.epub_html import strip_reserved_classes
 from ..extract.epub_map import epub_dom_segments
 from ..model import DomMap, NodePath
 
@@ -135,6 +137,10 @@ def section_document(
                 if tag.lower() == "a":
                     attrs.update(_link(value, doc_id, unit_href, units_by_href))
                 continue
+            if lower == "class":  # stored before ingest stripped them: strip here too
+                value = strip_reserved_classes(value)
+                if not value:
+                    continue
             attrs[name] = value
         written = "".join(f' {k}="{_escape_attr(v)}"' for k, v in attrs.items())
         return f"<{tag}{written}{slash}>"

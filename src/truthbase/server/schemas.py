@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
+
+#: The largest page, unit or offset a request may name: past every real document, and inside
+#: both backends' integers (a 2**63 reached SQLite and answered 500).
+MAX_INDEX = 2**31 - 1
+# A lone UTF-16 surrogate ("\ud800" in JSON) is no Unicode text: nothing can encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Body(BaseModel):
@@ -199,7 +206,9 @@ class ChatIn(BaseModel):
 
     @field_validator("question")
     @classmethod
-    def _not_blank(cls, question: str) -> str:
+    def _checked_question(cls, question: str) -> str:
+        if _SURROGATE.search(question):
+            raise ValueError("the question is not valid Unicode text (a lone surrogate)")
         # A blank question retrieves arbitrary passages and answers them: refuse it.
         if not question.strip():
             raise ValueError("the question is empty (only whitespace)")
