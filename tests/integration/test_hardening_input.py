@@ -60,7 +60,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Ite
     assert not summary.failed and len(ids) == 2, (summary, ids)
     web = root / "web"  # no pages at all: GET / answers 404
     web.mkdir()
-    settings = Settings(db=db, server=ServerSettings(web_dir=web))
+    settings = Settings(db=db, server=ServerSettings(web_dir=web, allowed_hosts=["testserver"]))
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         yield Library(root, pdf, epub, ids[pdf.name], ids[epub.name], client)
 
