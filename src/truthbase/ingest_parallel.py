@@ -32,9 +32,12 @@ from .model import Visibility
 from .records import IndexedDocument
 from .store import Store, StoreError
 
-#: ``ingest --workers``'s default. Measured on the 2-core machine (seed corpus, 4 PDFs): 1
-#: worker was fastest, as the embedder's own onnxruntime threads already use both cores and
-#: two workers' sessions compete for them (benchmarks/scale_bench.py --workers, README).
+#: ``ingest --workers``'s default. Measured on the 2-core machine while ~8 other sessions shared
+#: it (benchmarks/ingest_workers_bench.py, seed corpus, load average 12-36): 1 worker 418 s, 2
+#: workers 444 s, 4 workers 362 s. Embedding dominates ingest and the embedder's onnxruntime
+#: threads already use both cores, so 2 workers only compete for them; 4 won 15% by taking a
+#: bigger share of a machine other sessions loaded, which an idle 2-core machine does not give,
+#: at four copies of the model's memory. Hence 1; re-measure on an idle machine.
 DEFAULT_WORKERS = 1
 
 

@@ -41,7 +41,7 @@ from ..model import (
 from .charread import read_chars
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
-from .ligatures import infer_pua_ligatures, pua_key_label
+from .ligatures import PuaRepair, infer_pua_ligatures, is_private_use, pua_key_label
 from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
@@ -470,7 +470,10 @@ def extract_pdf(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
         )
     cleaned = [clean_chars(p.chars) for p in raw_pages]
-    repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    if any(is_private_use(c.code) for chars in cleaned for c in chars):
+        repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    else:
+        repair = PuaRepair()  # no private-use glyph: nothing to infer (what inference returns)
     report.ligature_words_repaired = repair.words_repaired
     report.ligature_codepoints = {
         pua_key_label(key): letters for key, letters in sorted(repair.mapping.items())

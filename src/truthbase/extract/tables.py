@@ -408,6 +408,11 @@ def _occupancy(grid: Grid, members: Sequence[_Member], text: str) -> float:
     return len(cells) / (len(rows) * len(columns)) if cells else 0.0
 
 
+def _plot(grid: Grid, members: Sequence[_Member], text: str) -> bool:
+    """A chart's grid: few rule pairs cross and few cells hold text."""
+    return grid.lattice() < _PLOT_LATTICE and _occupancy(grid, members, text) < _MIN_FILL
+
+
 def _two_columns(grid: Grid, members: Sequence[_Member], text: str) -> bool:
     """True when text lies in at least two of the grid's columns: a row's cells are groups of
     the columns with text (``_rows_of``), so with one such column no row has two non-empty
@@ -492,9 +497,10 @@ def assemble_tables(
     blocks: dict[int, tuple[list[str], list[Rect | None], list[tuple[int, int]], list[list[str]]]]
     blocks = {}
     for g, grid in enumerate(grids):
-        if not _two_columns(grid, by_grid[g], text):
-            # No row can have two non-empty cells: not a table (the checks below would say so
-            # after assembling every row; a page frame or a figure's box ends here cheaply).
+        if not _two_columns(grid, by_grid[g], text) or _plot(grid, by_grid[g], text):
+            # No row can have two non-empty cells, or a chart's grid: not a table (the checks
+            # below would say so after assembling every row; a page frame or a figure's box
+            # ends here cheaply).
             for m in by_grid[g]:
                 owner.pop(m.index, None)
             continue
@@ -515,8 +521,7 @@ def assemble_tables(
             lines.append((row_t, row_b, ["".join(t) for t, _ in parts]))
         full = [line for line in lines if sum(1 for c in line[2] if c) >= _MIN_CELLS]
         sparse_ok = len(lines) >= _MIN_SPARSE_ROWS and len(full) >= 1
-        plot = grid.lattice() < _PLOT_LATTICE and _occupancy(grid, by_grid[g], text) < _MIN_FILL
-        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok) or plot:
+        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok):
             for m in by_grid[g]:
                 owner.pop(m.index, None)  # not a table: its characters stay in the flow
             continue
