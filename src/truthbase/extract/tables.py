@@ -453,7 +453,7 @@ def _frame_boxes(boxes: np.ndarray, rotation: int) -> np.ndarray:
 
 
 def _grid_members(
-    boxes: Sequence[Rect | None], grids: Sequence[Grid], rotation: int
+    boxes: Sequence[Rect | None], grids: Sequence[Grid], rotation: int, text: str = ""
 ) -> list[tuple[int, int, Rect]]:
     """(char index, grid index, frame box) of each boxed character whose box centre lies in a
     grid (the first that holds it), in character order: numpy over the whole page instead of a
@@ -468,6 +468,20 @@ def _grid_members(
     for g, grid in enumerate(grids):
         inside = (grid.xs[0] <= u) & (u <= grid.xs[-1]) & (grid.ys[0] <= v) & (v <= grid.ys[-1])
         owner[inside & (owner < 0)] = g
+    if text:
+        # A grid whose non-blank characters all lie in one column is no table
+        # (``_two_columns``): its characters stay its own (no later grid takes them) but need
+        # no members. Most such grids frame a whole page: skipping them here saves building a
+        # member for every character of the page.
+        blank = np.array([text[i].isspace() for i in index], dtype=bool)
+        for g, grid in enumerate(grids):
+            mine = (owner == g) & ~blank
+            if not mine.any():
+                continue
+            ncols = len(grid.xs) - 1
+            cols = np.clip(np.searchsorted(grid.xs, u[mine], side="right") - 1, 0, ncols - 1)
+            if int(cols.min()) == int(cols.max()):
+                owner[owner == g] = -2
     hits = np.flatnonzero(owner >= 0)
     rows = frame[hits].tolist()
     grid_of = owner[hits].tolist()
@@ -490,7 +504,7 @@ def assemble_tables(
     text, boxes = page.text, page.boxes
     owner: dict[int, int] = {}  # char index -> grid index
     by_grid: list[list[_Member]] = [[] for _ in grids]
-    for i, g, fb in _grid_members(boxes, grids, rotation):
+    for i, g, fb in _grid_members(boxes, grids, rotation, text):
         owner[i] = g
         u, v = (fb[0] + fb[2]) / 2, (fb[1] + fb[3]) / 2
         by_grid[g].append(_Member(i, u, v, fb[3] - fb[1], fb))
