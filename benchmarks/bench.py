@@ -23,8 +23,11 @@ import pypdfium2 as pdfium
 from agent_bench import bench_agent, print_agent
 from answer_latency import bench_answer_gap, print_answer_gap
 from frontend_bench import bench_viewer, print_viewer
+from ingest_workers_bench import bench_workers, print_workers
 from lighthouse_bench import bench_lighthouse, print_lighthouse
+from limits_bench import bench_limits, extract_ratio, print_limits
 from ocr_bench import bench_ocr, print_ocr
+from scale_bench import DEFAULT_DOCS, bench_scale, print_scale
 from segments_bench import bench_segments, print_segments
 from upload_latency import bench_upload_latency, print_upload_latency
 
@@ -248,6 +251,16 @@ def main() -> int:
         help="skip the segment index and agent-mode timings (they ingest an EPUB book)",
     )
     parser.add_argument("--json", type=Path, default=ROOT / "var" / "bench.json", help="output")
+    parser.add_argument(
+        "--scale-docs",
+        type=int,
+        nargs="*",
+        default=list(DEFAULT_DOCS),
+        help="documents at each point of the scale curve (none: skip; 1000 takes long)",
+    )
+    parser.add_argument(
+        "--workers", type=int, nargs="*", default=[1, 2, 4], help="ingest workers to time"
+    )
     args = parser.parse_args()
     paths = sorted(args.corpus.glob("*.pdf"))
     if not paths:
@@ -260,6 +273,18 @@ def main() -> int:
         store = SQLiteStore(Path(tmp) / "bench.sqlite")
         report["ingest"] = bench_ingest(paths, store, settings)
         print_ingest(report["ingest"])
+        # The limits of item "measured against the bare libraries", and ingest's extraction as
+        # a multiple of the char-box limit.
+        report["limits"] = bench_limits(paths)
+        print_limits(report["limits"])
+        ingest = report["ingest"]
+        ingest["extract_ratio_to_charbox_limit"] = extract_ratio(
+            sum(r["extract_s"] for r in ingest["files"]), ingest["pages"], report["limits"]
+        )
+        print(
+            "ingest's extraction / the char-box limit: "
+            f"{ingest['extract_ratio_to_charbox_limit']:.2f}x"
+        )
         report["latency_seed"] = bench_latency(store, queries, settings)
         print_latency(
             f"\nhybrid search, seed corpus ({store.counts()['chunks']} chunks)",
@@ -315,6 +340,12 @@ def main() -> int:
                 report["latency_synthetic"],
             )
             synthetic.close()
+    if args.workers:
+        report["workers"] = bench_workers(args.workers, args.corpus)
+        print_workers(report["workers"])
+    if args.scale_docs:
+        report["scale"] = bench_scale(args.scale_docs, corpus=args.corpus)
+        print_scale(report["scale"])
     report["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the whole run: {report['peak_rss_mib']:.0f} MiB")
     args.json.parent.mkdir(parents=True, exist_ok=True)

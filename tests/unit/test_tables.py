@@ -206,3 +206,20 @@ def test_a_unit_without_tables_chunks_as_before() -> None:
     unit = _unit(text, [])
     chunks = chunk_unit(unit, max_chars=300)
     assert all(c.kind == "text" and c.context == "" for c in chunks)
+
+
+def test_vectorized_frame_boxes_equal_frame_rect_for_every_rotation() -> None:
+    """The numpy grid membership (``_frame_boxes``) must give frame_rect's values exactly, or
+    table text would move."""
+    import numpy as np
+
+    from truthbase.extract.tables import _frame_boxes, frame_rect
+
+    boxes: list[Rect] = [
+        (10.5, 20.25, 30.0, 41.125),
+        (0.0, -0.0, 1e-3, 700.7),
+        (-5.0, 3.0, -1.0, 4.0),
+    ]
+    for rotation in (0, 90, 180, 270, 450):
+        got = _frame_boxes(np.array(boxes, dtype=np.float64), rotation).tolist()
+        assert got == [list(frame_rect(b, rotation)) for b in boxes]

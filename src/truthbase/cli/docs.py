@@ -14,7 +14,8 @@ from rich.table import Table
 from ..backfill import backfill_token_signs
 from ..errors import InvalidInput
 from ..ingest import FileOutcome, ingest_paths
-from ..model import SearchHit
+from ..ingest_parallel import DEFAULT_WORKERS, ingest_paths_parallel
+from ..model import SearchHit, Visibility
 from ..retrieve.hybrid import MODES, search
 from .common import AppContext, console, err_console, snippet
 
@@ -34,9 +35,21 @@ from .common import AppContext, console, err_console, snippet
     metavar="USER",
     help="New documents are USER's, private to them (default: shared, the operator's).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=DEFAULT_WORKERS,
+    show_default=True,
+    help="Processes that extract and embed files in parallel (the index is written by this "
+    "one, one transaction per document); 1 ingests in this process.",
+)
 @click.pass_obj
 def ingest(
-    app: AppContext, paths: tuple[Path, ...], with_segments: bool, private_to: str | None
+    app: AppContext,
+    paths: tuple[Path, ...],
+    with_segments: bool,
+    private_to: str | None,
+    workers: int,
 ) -> None:
     """Ingest PDF and EPUB files, and folders of them (recursively).
 
@@ -48,7 +61,6 @@ def ingest(
     with app.store() as store:
         if private_to is not None and store.user(private_to) is None:
             raise InvalidInput(f"no user {private_to!r}: add them first (truthbase users add)")
-        embedder = app.embedder
         progress = Progress(
             TextColumn("[bold]ingest"),
             BarColumn(),
@@ -76,19 +88,34 @@ def ingest(
                 progress.remove_task(task)
             progress.update(task_ids[0], advance=1, description=outcome.path.name)
 
+        visibility: Visibility = "private" if private_to is not None else "shared"
         with progress:
-            summary = ingest_paths(
-                list(paths),
-                store,
-                embedder,
-                app.settings.chunking,
-                ocr=app.settings.ocr,
-                on_start=on_start,
-                on_file=on_file,
-                owner=private_to,
-                visibility="private" if private_to is not None else "shared",
-                on_ocr_page=on_ocr_page,
-            )
+            if workers > 1:
+                summary = ingest_paths_parallel(
+                    list(paths),
+                    store,
+                    app.settings.embedder,
+                    app.settings.chunking,
+                    workers=workers,
+                    ocr=app.settings.ocr,
+                    on_start=on_start,
+                    on_file=on_file,
+                    owner=private_to,
+                    visibility=visibility,
+                )
+            else:
+                summary = ingest_paths(
+                    list(paths),
+                    store,
+                    app.embedder,
+                    app.settings.chunking,
+                    ocr=app.settings.ocr,
+                    on_start=on_start,
+                    on_file=on_file,
+                    owner=private_to,
+                    visibility=visibility,
+                    on_ocr_page=on_ocr_page,
+                )
         segment_rows: list[dict[str, Any]] = []
         if with_segments:
             from .segments import build_with_progress

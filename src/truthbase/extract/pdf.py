@@ -38,9 +38,10 @@ from ..model import (
     TocEntry,
     Unit,
 )
+from .charread import read_chars
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
-from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
+from .ligatures import PuaRepair, infer_pua_ligatures, is_private_use, pua_key_label
 from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
@@ -78,36 +79,6 @@ def _rect(box: Sequence[float]) -> Rect:
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-def _font_name(textpage: pdfium.PdfTextPage, index: int) -> str:
-    flags = ctypes.c_int()
-    size = pdfium_c.FPDFText_GetFontInfo(textpage, index, None, 0, ctypes.byref(flags))
-    if size <= 0:
-        return ""
-    buffer = ctypes.create_string_buffer(size)
-    pdfium_c.FPDFText_GetFontInfo(textpage, index, buffer, size, ctypes.byref(flags))
-    return buffer.value.decode("utf-8", errors="replace")
-
-
-def _read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
-    chars: list[RawChar] = []
-    unmapped = 0
-    for i in range(textpage.count_chars()):
-        code = int(pdfium_c.FPDFText_GetUnicode(textpage, i))
-        generated = bool(pdfium_c.FPDFText_IsGenerated(textpage, i) == 1)
-        hyphen = bool(pdfium_c.FPDFText_IsHyphen(textpage, i) == 1)
-        if pdfium_c.FPDFText_HasUnicodeMapError(textpage, i) == 1:
-            unmapped += 1
-        box: Rect | None = None
-        if not generated:
-            try:
-                box = _rect(textpage.get_charbox(i, loose=True))
-            except pdfium.PdfiumError:
-                box = None  # pdfium has no box for it; the character still counts as text
-        font = _font_name(textpage, i) if is_private_use(code) else None
-        chars.append(RawChar(code, box, generated, hyphen, font))
-    return chars, unmapped
-
-
 # A page with more path segments than this is a drawing (a map, a chart), not a table to read.
 _MAX_SEGMENTS = 20000
 _Matrix = tuple[float, float, float, float, float, float]
@@ -136,22 +107,26 @@ def _path_rules(obj: pdfium_c.FPDF_PAGEOBJECT, m: _Matrix, out: list[Rule], budg
     if count <= 0 or count > budget:
         return budget - max(count, 0)
     x, y = ctypes.c_float(), ctypes.c_float()
+    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
+    get_segment, get_point = pdfium_c.FPDFPath_GetPathSegment, pdfium_c.FPDFPathSegment_GetPoint
+    get_type, get_close = pdfium_c.FPDFPathSegment_GetType, pdfium_c.FPDFPathSegment_GetClose
+    moveto, lineto = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_LINETO
     start: tuple[float, float] | None = None
     current: tuple[float, float] | None = None
     for i in range(count):
-        seg = pdfium_c.FPDFPath_GetPathSegment(obj, i)
-        if not seg or not pdfium_c.FPDFPathSegment_GetPoint(seg, ctypes.byref(x), ctypes.byref(y)):
+        seg = get_segment(obj, i)
+        if not seg or not get_point(seg, x_ref, y_ref):
             continue
         px, py = float(x.value), float(y.value)
         point = (m[0] * px + m[2] * py + m[4], m[1] * px + m[3] * py + m[5])
-        kind = pdfium_c.FPDFPathSegment_GetType(seg)
-        if kind == pdfium_c.FPDF_SEGMENT_MOVETO:
+        kind = get_type(seg)
+        if kind == moveto:
             start = current = point
             continue
-        if kind == pdfium_c.FPDF_SEGMENT_LINETO and current is not None:
+        if kind == lineto and current is not None:
             out.append(Rule(current[0], current[1], point[0], point[1]))
         current = point
-        if pdfium_c.FPDFPathSegment_GetClose(seg) and start is not None:
+        if get_close(seg) and start is not None:
             out.append(Rule(point[0], point[1], start[0], start[1]))
             current = start
     return budget - count
@@ -225,7 +200,7 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
         )
         textpage = page.get_textpage()
         try:
-            chars, unmapped = _read_chars(textpage)
+            chars, unmapped = read_chars(textpage)
             rules = _read_rules(page) if chars else []
             upright = _text_rotation(textpage, chars) if rules else 0
         finally:
@@ -495,7 +470,10 @@ def extract_pdf(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
         )
     cleaned = [clean_chars(p.chars) for p in raw_pages]
-    repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    if any(is_private_use(c.code) for chars in cleaned for c in chars):
+        repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    else:
+        repair = PuaRepair()  # no private-use glyph: nothing to infer (what inference returns)
     report.ligature_words_repaired = repair.words_repaired
     report.ligature_codepoints = {
         pua_key_label(key): letters for key, letters in sorted(repair.mapping.items())

@@ -29,6 +29,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..model import Rect, TableRows
 from .text import PageText
 
@@ -278,13 +280,18 @@ def _lines(members: Sequence[_Member]) -> list[list[_Member]]:
         return []
     ordered = sorted(members, key=lambda m: m.v)
     lines: list[list[_Member]] = [[ordered[0]]]
+    # The line's running sum of centres, added in the order sum() over the line would add them
+    # (the same float), instead of summing the whole line again for every member.
+    total = 0 + ordered[0].v
     for m in ordered[1:]:
         last = lines[-1]
-        ref = sum(x.v for x in last) / len(last)
+        ref = total / len(last)
         if abs(m.v - ref) <= 0.5 * max(m.height, last[0].height, 1.0):
             last.append(m)
+            total += m.v
         else:
             lines.append([m])
+            total = 0 + m.v
     return lines
 
 
@@ -341,9 +348,13 @@ def _rows_of(grid: Grid, members: Sequence[_Member], text: str) -> list[list[lis
     that does not run through a band joins the cells on both sides of it (a spanning cell).
     """
     ncols = len(grid.xs) - 1
+    # Each member's column, once (it was looked up again for every band and line).
+    columns = {
+        m.index: min(max(bisect.bisect_right(grid.xs, m.u) - 1, 0), ncols - 1) for m in members
+    }
 
     def column(m: _Member) -> int:
-        return min(max(bisect.bisect_right(grid.xs, m.u) - 1, 0), ncols - 1)
+        return columns[m.index]
 
     # Columns without text in any row (grid lines drawn for spanning cells) are left out.
     used = sorted({column(m) for m in members if not _blank(m, text)})
@@ -397,8 +408,87 @@ def _occupancy(grid: Grid, members: Sequence[_Member], text: str) -> float:
     return len(cells) / (len(rows) * len(columns)) if cells else 0.0
 
 
+def _plot(grid: Grid, members: Sequence[_Member], text: str) -> bool:
+    """A chart's grid: few rule pairs cross and few cells hold text."""
+    return grid.lattice() < _PLOT_LATTICE and _occupancy(grid, members, text) < _MIN_FILL
+
+
+def _two_columns(grid: Grid, members: Sequence[_Member], text: str) -> bool:
+    """True when text lies in at least two of the grid's columns: a row's cells are groups of
+    the columns with text (``_rows_of``), so with one such column no row has two non-empty
+    cells, and no table has fewer than one such row."""
+    ncols = len(grid.xs) - 1
+    first: int | None = None
+    for m in members:
+        if _blank(m, text):
+            continue
+        col = min(max(bisect.bisect_right(grid.xs, m.u) - 1, 0), ncols - 1)
+        if first is None:
+            first = col
+        elif col != first:
+            return True
+    return False
+
+
 def _blank(m: _Member, text: str) -> bool:
     return text[m.index].isspace()
+
+
+def _frame_boxes(boxes: np.ndarray, rotation: int) -> np.ndarray:
+    """:func:`frame_rect` of every row of ``boxes`` (n x 4) at once: the same float operations
+    (negation, min, max), so the same values."""
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    r = rotation % 360
+    if r == 90:
+        u0, v0, u1, v1 = y0, x0, y1, x1
+    elif r == 180:
+        u0, v0, u1, v1 = -x0, y0, -x1, y1
+    elif r == 270:
+        u0, v0, u1, v1 = -y0, -x0, -y1, -x1
+    else:
+        u0, v0, u1, v1 = x0, -y0, x1, -y1
+    return np.stack(
+        [np.minimum(u0, u1), np.minimum(v0, v1), np.maximum(u0, u1), np.maximum(v0, v1)], axis=1
+    )
+
+
+def _grid_members(
+    boxes: Sequence[Rect | None], grids: Sequence[Grid], rotation: int, text: str = ""
+) -> list[tuple[int, int, Rect]]:
+    """(char index, grid index, frame box) of each boxed character whose box centre lies in a
+    grid (the first that holds it), in character order: numpy over the whole page instead of a
+    Python loop per character, as most of a page lies outside its grids."""
+    index = [i for i, box in enumerate(boxes) if box is not None]
+    if not index or not grids:
+        return []
+    frame = _frame_boxes(np.array([boxes[i] for i in index], dtype=np.float64), rotation)
+    u = (frame[:, 0] + frame[:, 2]) / 2
+    v = (frame[:, 1] + frame[:, 3]) / 2
+    owner = np.full(len(index), -1, dtype=np.int64)
+    for g, grid in enumerate(grids):
+        inside = (grid.xs[0] <= u) & (u <= grid.xs[-1]) & (grid.ys[0] <= v) & (v <= grid.ys[-1])
+        owner[inside & (owner < 0)] = g
+    if text:
+        # A grid whose non-blank characters all lie in one column is no table
+        # (``_two_columns``): its characters stay its own (no later grid takes them) but need
+        # no members. Most such grids frame a whole page: skipping them here saves building a
+        # member for every character of the page.
+        blank = np.array([text[i].isspace() for i in index], dtype=bool)
+        for g, grid in enumerate(grids):
+            mine = (owner == g) & ~blank
+            if not mine.any():
+                continue
+            ncols = len(grid.xs) - 1
+            cols = np.clip(np.searchsorted(grid.xs, u[mine], side="right") - 1, 0, ncols - 1)
+            if int(cols.min()) == int(cols.max()):
+                owner[owner == g] = -2
+    hits = np.flatnonzero(owner >= 0)
+    rows = frame[hits].tolist()
+    grid_of = owner[hits].tolist()
+    return [
+        (index[k], g, (fb[0], fb[1], fb[2], fb[3]))
+        for k, g, fb in zip(hits.tolist(), grid_of, rows, strict=True)
+    ]
 
 
 def assemble_tables(
@@ -414,19 +504,20 @@ def assemble_tables(
     text, boxes = page.text, page.boxes
     owner: dict[int, int] = {}  # char index -> grid index
     by_grid: list[list[_Member]] = [[] for _ in grids]
-    for i, box in enumerate(boxes):
-        if box is None:
-            continue
-        fb = frame_rect(box, rotation)
+    for i, g, fb in _grid_members(boxes, grids, rotation, text):
+        owner[i] = g
         u, v = (fb[0] + fb[2]) / 2, (fb[1] + fb[3]) / 2
-        for g, grid in enumerate(grids):
-            if grid.contains(u, v):
-                owner[i] = g
-                by_grid[g].append(_Member(i, u, v, fb[3] - fb[1], fb))
-                break
+        by_grid[g].append(_Member(i, u, v, fb[3] - fb[1], fb))
     blocks: dict[int, tuple[list[str], list[Rect | None], list[tuple[int, int]], list[list[str]]]]
     blocks = {}
     for g, grid in enumerate(grids):
+        if not _two_columns(grid, by_grid[g], text) or _plot(grid, by_grid[g], text):
+            # No row can have two non-empty cells, or a chart's grid: not a table (the checks
+            # below would say so after assembling every row; a page frame or a figure's box
+            # ends here cheaply).
+            for m in by_grid[g]:
+                owner.pop(m.index, None)
+            continue
         rows = _rows_of(grid, by_grid[g], text)
         lines: list[tuple[list[str], list[Rect | None], list[str]]] = []
         for cells in rows:
@@ -444,8 +535,7 @@ def assemble_tables(
             lines.append((row_t, row_b, ["".join(t) for t, _ in parts]))
         full = [line for line in lines if sum(1 for c in line[2] if c) >= _MIN_CELLS]
         sparse_ok = len(lines) >= _MIN_SPARSE_ROWS and len(full) >= 1
-        plot = grid.lattice() < _PLOT_LATTICE and _occupancy(grid, by_grid[g], text) < _MIN_FILL
-        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok) or plot:
+        if len(lines) < _MIN_ROWS or (len(full) < _MIN_ROWS and not sparse_ok):
             for m in by_grid[g]:
                 owner.pop(m.index, None)  # not a table: its characters stay in the flow
             continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..model import Rect
 from .hyphens import HYPHEN_MARK, decide_line_end_hyphens
@@ -29,9 +30,12 @@ _MARK = ord(HYPHEN_MARK)
 _CR, _LF = 0x0D, 0x0A
 
 
-@dataclass(frozen=True, slots=True)
-class RawChar:
-    """One entry of pdfium's character array, as read by the I/O shell."""
+class RawChar(NamedTuple):
+    """One entry of pdfium's character array, as read by the I/O shell.
+
+    A named tuple, not a dataclass: a page has thousands and building a frozen dataclass costs
+    several times a tuple (measured: the biggest share of reading the seed corpus's chars).
+    """
 
     code: int  # FPDFText_GetUnicode
     box: Rect | None  # loose box in user space; None for generated characters
@@ -117,11 +121,13 @@ def clean_chars(chars: Sequence[RawChar]) -> list[RawChar]:
 def pua_tokens(chars: Sequence[RawChar]) -> list[Token]:
     """The page as inference tokens: private-use glyphs as keys, everything else as text."""
     tokens: list[Token] = []
+    append = tokens.append
     for c in chars:
-        if c.code == _MARK:
+        code = c.code
+        if code == _MARK:
             continue  # inference reads the two halves as one word, as it did before marks
-        key = c.pua_key()
-        tokens.append(key if key is not None else chr(c.code))
+        # c.pua_key(), inlined: this runs once per character of the document.
+        append((c.font or "", code) if 0xE000 <= code <= 0xF8FF else chr(code))
     return tokens
 
 
@@ -131,18 +137,22 @@ def _expand(
     """Characters to text: ligatures become letters that each keep the ligature's box."""
     text: list[str] = []
     boxes: list[Rect | None] = []
+    add_text, add_box = text.append, boxes.append
+    ligatures = UNICODE_LIGATURES
     for c in chars:
         box = None if c.generated else c.box
-        ch = chr(c.code)
-        key = c.pua_key()
-        letters = UNICODE_LIGATURES.get(ch)
-        if letters is None and key is not None:
-            letters = pua_map.get(key)
+        code = c.code
+        ch = chr(code)
+        letters = ligatures.get(ch)
+        if letters is None and 0xE000 <= code <= 0xF8FF:  # c.pua_key(), inlined
+            letters = pua_map.get((c.font or "", code))
         if letters is None:
-            letters = ch
+            add_text(ch)
+            add_box(box)
+            continue
         for letter in letters:
-            text.append(letter)
-            boxes.append(box)
+            add_text(letter)
+            add_box(box)
     return text, boxes
 
 
@@ -157,6 +167,14 @@ def _composes(ch: str) -> bool:
 
 def _nfc(text: Sequence[str], boxes: Sequence[Rect | None]) -> PageText:
     """NFC per cluster (a character and what composes onto it); the cluster's box is the union."""
+    # Below U+0300 nothing composes and everything is NFC: a page whose other characters
+    # neither compose nor change alone comes out as it went in (most pages; checked per distinct
+    # character, not per character).
+    if all(
+        ch < "\u0300" or (not _composes(ch) and unicodedata.is_normalized("NFC", ch))
+        for ch in set(text)
+    ):
+        return PageText("".join(text), list(boxes))
     out_text: list[str] = []
     out_boxes: list[Rect | None] = []
     i, n = 0, len(text)
@@ -193,20 +211,27 @@ def finish_page(page: PageText, keep: Sequence[bool]) -> PageText:
     A kept mark becomes "-" with the hyphen's glyph box (it is drawn on the page); a joined one
     disappears with its box. No whitespace is added: the halves stay adjacent.
     """
+    if len(page.text) != len(page.boxes):
+        raise ValueError("a page's text and boxes differ in length")
+    # Slices between the marks, not a loop per character.
     text: list[str] = []
     boxes: list[Rect | None] = []
     decisions = iter(keep)
-    for ch, box in zip(page.text, page.boxes, strict=True):
-        if ch == HYPHEN_MARK:
-            decision = next(decisions, None)
-            if decision is None:
-                raise ValueError("fewer hyphen decisions than line-end hyphens")
-            if decision:
-                text.append("-")
-                boxes.append(box)
-            continue
-        text.append(ch)
-        boxes.append(box)
+    start = 0
+    at = page.text.find(HYPHEN_MARK)
+    while at >= 0:
+        text.extend(page.text[start:at])
+        boxes.extend(page.boxes[start:at])
+        decision = next(decisions, None)
+        if decision is None:
+            raise ValueError("fewer hyphen decisions than line-end hyphens")
+        if decision:
+            text.append("-")
+            boxes.append(page.boxes[at])
+        start = at + 1
+        at = page.text.find(HYPHEN_MARK, start)
+    text.extend(page.text[start:])
+    boxes.extend(page.boxes[start:])
     if next(decisions, None) is not None:
         raise ValueError("more hyphen decisions than line-end hyphens")
     return _nfc(text, boxes)

@@ -1,0 +1,110 @@
+"""pdfium's character array read in one tight loop over the raw C API.
+
+pypdfium2's per-character helpers (``PdfTextPage.get_charbox``) and even its raw bindings convert
+every argument through typed prototypes; on the seed corpus that conversion was most of the time
+spent reading characters (twice a bare call's). Here each function is called through an untyped
+prototype at the same address, with the text page passed as a prebuilt ``c_void_p`` and one
+reused ``FS_RECTF``: the same C calls with the same results, at about half the cost a call.
+``benchmarks/limits_bench.py`` reads the seed corpus the same way to measure the extraction
+limit with boxes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from ..model import Rect
+from .text import RawChar
+
+_Call = Callable[..., int]
+
+
+def _untyped(function: Any, restype: Any) -> _Call:
+    """``function`` (a pypdfium2.raw binding) without argument conversion: ints go as C ints,
+    ctypes objects as themselves."""
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if address is None:
+        raise RuntimeError("pdfium function without an address")
+    call: _Call = ctypes.CFUNCTYPE(restype)(address)
+    return call
+
+
+class RawCalls:
+    """The per-character functions of pdfium's text API, untyped (built once per process)."""
+
+    def __init__(self) -> None:
+        self.get_unicode = _untyped(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
+        self.is_generated = _untyped(pdfium_c.FPDFText_IsGenerated, ctypes.c_int)
+        self.is_hyphen = _untyped(pdfium_c.FPDFText_IsHyphen, ctypes.c_int)
+        self.has_map_error = _untyped(pdfium_c.FPDFText_HasUnicodeMapError, ctypes.c_int)
+        self.loose_box = _untyped(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int)
+
+
+_CALLS: RawCalls | None = None
+
+
+def raw_calls() -> RawCalls:
+    global _CALLS
+    if _CALLS is None:
+        _CALLS = RawCalls()
+    return _CALLS
+
+
+def handle(textpage: pdfium.PdfTextPage) -> ctypes.c_void_p:
+    """The text page as the untyped calls take it."""
+    return ctypes.c_void_p(ctypes.cast(textpage.raw, ctypes.c_void_p).value)
+
+
+def font_name(textpage: pdfium.PdfTextPage, index: int) -> str:
+    flags = ctypes.c_int()
+    size = pdfium_c.FPDFText_GetFontInfo(textpage, index, None, 0, ctypes.byref(flags))
+    if size <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer(size)
+    pdfium_c.FPDFText_GetFontInfo(textpage, index, buffer, size, ctypes.byref(flags))
+    return buffer.value.decode("utf-8", errors="replace")
+
+
+def read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
+    """Every character of the page (code, loose box, generated and hyphen flags, the font of
+    private-use glyphs) and how many pdfium flags with a Unicode mapping error."""
+    calls = raw_calls()
+    page = handle(textpage)
+    unicode, generated_, hyphen_ = calls.get_unicode, calls.is_generated, calls.is_hyphen
+    map_error, loose = calls.has_map_error, calls.loose_box
+    rect = pdfium_c.FS_RECTF()
+    ref = ctypes.byref(rect)
+    chars: list[RawChar] = []
+    append = chars.append
+    unmapped = 0
+    for i in range(int(pdfium_c.FPDFText_CountChars(textpage))):
+        code = unicode(page, i)
+        # The three flags are one field of pdfium's char info (char_type: kGenerated, kHyphen,
+        # kNotUnicode; fpdf_text.cpp compares it with each), so at most one is set: a generated
+        # character needs no other call, a hyphen no map-error call.
+        generated = generated_(page, i) == 1
+        hyphen = not generated and hyphen_(page, i) == 1
+        if not generated and not hyphen and map_error(page, i) == 1:
+            unmapped += 1
+        box: Rect | None = None
+        # No box when pdfium has none for it; the character still counts as text.
+        if not generated and loose(page, i, ref):
+            left, bottom, right, top = rect.left, rect.bottom, rect.right, rect.top
+            # min/max spelled out (same operands, same tie rule: the first one unless the
+            # second is strictly smaller/larger).
+            box = (
+                right if right < left else left,
+                top if top < bottom else bottom,
+                right if right > left else left,
+                top if top > bottom else bottom,
+            )
+        if 0xE000 <= code <= 0xF8FF:  # is_private_use(code), inlined
+            append(RawChar(code, box, generated, hyphen, font_name(textpage, i)))
+        else:
+            append(RawChar(code, box, generated, hyphen, None))
+    return chars, unmapped
