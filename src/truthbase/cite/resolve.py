@@ -34,6 +34,7 @@ from ..geometry import span_line_rects
 from ..model import Unit
 from ..records import Citation, CitationState, Source
 from ..sentences import split_sentences
+from ..telemetry import span
 from ..text import idf_table, terms, weighted_coverage
 from ..textmatch import find_quote, normalize, quote_in
 from .parse import Claim, ParsedAnswer, Tag, render_groups
@@ -118,7 +119,8 @@ def claim_support(
         return Support(False, 0.0, ("empty_claim: no claim before the citation",))
     if not normalize(quote):
         return Support(False, 0.0, ("empty_quote: no quote",))
-    check = check_support(claim, quote, context=context, embedder=embedder)
+    with span("verify"):
+        check = check_support(claim, quote, context=context, embedder=embedder)
     return Support(check.supported, check.score, tuple(str(r) for r in check.reasons))
 
 

@@ -19,6 +19,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     import uvicorn
 
     from ..server import create_app
+    from ..telemetry import configure_logging, configure_tracing
 
     server_settings = app.settings.server
     host = host if host is not None else server_settings.host
@@ -53,6 +54,9 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     proxies = app.settings.auth.trusted_proxies
     # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
     # the configured proxies may name the client or the scheme (the Secure cookie flag's).
+    configure_logging(app.settings.telemetry)
+    if configure_tracing(app.settings.telemetry):
+        click.echo(f"Traces go to {app.settings.telemetry.otlp_endpoint} (OTLP/HTTP).")
     config = uvicorn.Config(
         create_app(app.settings),
         log_level="warning",

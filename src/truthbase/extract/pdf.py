@@ -38,6 +38,7 @@ from ..model import (
     TocEntry,
     Unit,
 )
+from ..telemetry import span
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
 from .ligatures import infer_pua_ligatures, is_private_use, pua_key_label
@@ -307,7 +308,8 @@ def _run_ocr(
     try:
         for done, index in enumerate(pages, start=1):
             try:
-                results[index] = _ocr_page(document, index, engine, settings)
+                with span("ocr", page=index):
+                    results[index] = _ocr_page(document, index, engine, settings)
             except (RuntimeError, pdfium.PdfiumError) as exc:
                 report.warnings.append(f"page {index + 1}: OCR failed ({exc})")
             if on_page is not None:

@@ -43,10 +43,12 @@ from ..quota import client_key_for, retry_after_header
 from ..records import OPERATOR, Viewer
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
+from ..telemetry import span as trace_span
 from .admin import add_admin_routes
 from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
 from .library_routes import LIBRARY_ROUTES, add_library_routes
+from .observe import METRICS_ROUTE, Observe, add_metrics_route
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
 from .schemas import (
@@ -84,6 +86,7 @@ ROUTES = (
     "GET /api/me",
     "GET /admin",
     "GET /api/admin/usage",
+    METRICS_ROUTE,
     *LIBRARY_ROUTES,
 )
 
@@ -322,6 +325,8 @@ def create_app(settings: Settings) -> FastAPI:
     # Starlette runs the last added outermost: bugs in the gate are answered 500 too.
     app.add_middleware(AuthGate, store=lambda: state.store, settings=settings, key=state.key)
     app.add_middleware(_UnexpectedErrors)
+    # Outermost: the request id and the request's span cover the gate and the 500s too.
+    app.add_middleware(Observe)
 
     @app.exception_handler(TruthBaseError)
     async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
@@ -440,6 +445,8 @@ def create_app(settings: Settings) -> FastAPI:
     add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: _page(web_dir, n))
     add_admin_routes(app, lambda: state.store, settings, lambda n: _page(web_dir, n))
     add_library_routes(app, state)
+    if settings.telemetry.metrics:
+        add_metrics_route(app, lambda: state.store)
 
     @app.post(
         "/api/chat",
@@ -462,7 +469,8 @@ def create_app(settings: Settings) -> FastAPI:
                 request, settings.quota.client_header, settings.auth.trusted_proxies
             )
             key = client_key_for(viewer.user, address)
-            admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
+            with trace_span("quota"):
+                admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
             if not admission.admitted:
                 raise HTTPException(
                     429,
