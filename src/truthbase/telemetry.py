@@ -54,6 +54,7 @@ __all__ = [
     "observe_request",
     "record_usage",
     "set_tracer_provider",
+    "shutdown_tracing",
     "span",
     "start_span",
     "traced",
@@ -134,6 +135,15 @@ def configure_tracing(settings: TelemetrySettings) -> bool:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     set_tracer_provider(provider)
     return True
+
+
+def shutdown_tracing() -> None:
+    """Export what is pending and go back to the no-op tracer (the SDK also does this at exit)."""
+    global _provider
+    provider, _provider = _provider, None
+    shutdown = getattr(provider, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
 
 
 def _fail(current: Span, exc: BaseException) -> None:

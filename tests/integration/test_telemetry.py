@@ -333,3 +333,40 @@ def test_json_log_format_setting() -> None:
         assert entry["level"] == "WARNING"
     finally:
         root.removeHandler(handler)
+
+
+def test_spans_go_out_by_otlp_when_an_endpoint_is_set() -> None:
+    """A collector on 127.0.0.1 (a bare HTTP server) receives the spans as OTLP/HTTP protobuf."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[tuple[str, str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.path, self.headers["Content-Type"], body))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{httpd.server_address[1]}"
+        settings = Settings(telemetry={"otlp_endpoint": endpoint, "service_name": "tb-test"})
+        assert telemetry.configure_tracing(settings.telemetry)
+        with telemetry.span("retrieve", k=8), telemetry.span("search"):
+            pass
+        telemetry.shutdown_tracing()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert received, "no export reached the collector"
+    path, content_type, body = received[0]
+    assert path == "/v1/traces" and content_type == "application/x-protobuf"
+    assert b"retrieve" in body and b"search" in body and b"tb-test" in body

@@ -19,7 +19,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     import uvicorn
 
     from ..server import create_app
-    from ..telemetry import configure_logging, configure_tracing
+    from ..telemetry import configure_logging
 
     server_settings = app.settings.server
     host = host if host is not None else server_settings.host
@@ -55,7 +55,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
     # the configured proxies may name the client or the scheme (the Secure cookie flag's).
     configure_logging(app.settings.telemetry)
-    if configure_tracing(app.settings.telemetry):
+    if app.settings.telemetry.otlp_endpoint:  # the CLI group configured the exporter
         click.echo(f"Traces go to {app.settings.telemetry.otlp_endpoint} (OTLP/HTTP).")
     config = uvicorn.Config(
         create_app(app.settings),
