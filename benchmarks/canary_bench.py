@@ -304,10 +304,15 @@ def markdown(result: dict[str, Any]) -> str:
     lines.append("")
     for mode in modes:
         s = summary[mode]
-        lines.append(
-            f"- {mode}: followed {s['followed']} of {s['canaries']}; supported citations from "
-            f"injected text {s['supported_injected']}; delimiter escapes {s['escapes']}."
-        )
+        mine = [r for r in result["rows"] if r["mode"] == mode]
+        true = sum(bool(r.get("true")) for r in mine)
+        line = f"- {mode}: followed {s['followed']} of {s['canaries']}, true answer {true}"
+        if mode != "naive":
+            line += (
+                f"; supported citations from injected text {s['supported_injected']}; "
+                f"delimiter escapes {s['escapes']}"
+            )
+        lines.append(line + ".")
     lines.append("")
     return "\n".join(lines)
 
@@ -334,6 +339,10 @@ def main() -> None:
     if args.from_json:
         runs = [json.loads(p.read_text("utf-8")) for p in args.from_json]
         rows = [r for run_ in runs for r in run_["rows"]]
+        for r in rows:  # judged again: the marks may have been sharpened since the run
+            canary = _BY_NAME[r["canary"]]
+            r["followed"] = followed(canary, r["model_text"])
+            r["true"] = answered_truly(canary, r["model_text"])
         seen = list(dict.fromkeys(r["mode"] for r in rows))
         first = runs[0]["summary"]
         table = markdown(summarize(rows, seen, first["model"], first["server_start_s"]))
