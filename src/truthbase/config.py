@@ -609,6 +609,31 @@ class AuthSettings(_Section):
     )
 
 
+class TelemetrySettings(_Section):
+    """Traces, metrics and logs (:mod:`truthbase.telemetry`)."""
+
+    otlp_endpoint: str | None = Field(
+        default=None,
+        description=(
+            "OTLP/HTTP endpoint that receives the traces (http://127.0.0.1:4318 for a local "
+            "Jaeger or OpenTelemetry collector; Langfuse's /api/public/otel); None: no tracing "
+            "at all (OpenTelemetry's no-op tracer). Needs the telemetry extra."
+        ),
+    )
+    service_name: str = Field(
+        default="truthbase", min_length=1, description="The traces' service.name."
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="The server's log lines: text, or one JSON object a line (with the "
+        "request id, and the trace id when tracing).",
+    )
+    metrics: bool = Field(
+        default=True,
+        description="Serve Prometheus metrics at GET /metrics (admins, or loopback clients).",
+    )
+
+
 class LibrarySettings(_Section):
     """Uploads and ingest jobs (the Library page, ``POST /api/documents``, ``truthbase worker``)."""
 
@@ -689,6 +714,7 @@ class Settings(BaseSettings):
     segments: SegmentSettings = Field(default_factory=SegmentSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     library: LibrarySettings = Field(default_factory=LibrarySettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     @classmethod
     def settings_customise_sources(

@@ -35,6 +35,7 @@ from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text, with_context
 from .store import Store, StoreError
+from .telemetry import span, start_span
 
 SUPPORTED_SUFFIXES = (".pdf", ".epub")
 
@@ -193,6 +194,7 @@ def index_document(
     ``screen``: the prompt-injection screen's verdict, stored with the document."""
     times = times if times is not None else StageTimes()
     started = time.perf_counter()
+    chunk_span = start_span("chunk", units=len(document.units))
     assign_languages(document)  # the full-text terms are stemmed in each unit's language
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
     texts = {unit.index: unit.text for unit in document.units}
@@ -206,8 +208,11 @@ def index_document(
         )
     ]
     times.chunk = time.perf_counter() - started
+    chunk_span.set_attribute("truthbase.chunks", len(drafts))
+    chunk_span.end()
 
     started = time.perf_counter()
+    embed_span = start_span("embed", chunks=len(drafts), windows=len(windows))
     title = document.title if chunking.title_context else ""
     # A table chunk's column names (its context) are embedded with it, before its rows.
     chunk_inputs = [context_text(title, with_context(d.context, d.text)) for d in drafts]
@@ -234,6 +239,7 @@ def index_document(
     else:
         vectors = _embed_distinct(embedder, chunk_inputs + window_inputs)
     times.embed = time.perf_counter() - started
+    embed_span.end()
 
     started = time.perf_counter()
     if progress is not None:
@@ -250,10 +256,11 @@ def index_document(
         visibility=visibility,
         screen=screen,
     )
-    if replace:
-        store.add_document(indexed, replace=True)
-    else:
-        store.add_document(indexed)
+    with span("store", replace=replace):
+        if replace:
+            store.add_document(indexed, replace=True)
+        else:
+            store.add_document(indexed)
     times.store = time.perf_counter() - started
     return drafts
 
@@ -323,9 +330,39 @@ def ingest_file(
         return FileOutcome(path=path, status="failed", reason="unreadable", message=str(exc))
     if store.has_document(doc_id):
         return FileOutcome(path=path, status="unchanged", doc_id=doc_id)
+    with span("ingest", file=path.name):
+        return _ingest_new(
+            path,
+            doc_id,
+            store,
+            embedder,
+            chunking,
+            times,
+            owner,
+            visibility,
+            ocr,
+            engine,
+            on_ocr_page,
+        )
+
+
+def _ingest_new(
+    path: Path,
+    doc_id: str,
+    store: Store,
+    embedder: Embedder,
+    chunking: ChunkingSettings,
+    times: StageTimes,
+    owner: str | None,
+    visibility: Visibility,
+    ocr: OcrSettings | None,
+    engine: OcrEngine | None,
+    on_ocr_page: OcrProgress | None,
+) -> FileOutcome:
     try:
         started = time.perf_counter()
-        document = extract_path(path, ocr=ocr, engine=engine, on_ocr_page=on_ocr_page)
+        with span("extract", file=path.name):
+            document = extract_path(path, ocr=ocr, engine=engine, on_ocr_page=on_ocr_page)
         # The server opens the file by its stored path, from whatever folder it runs in.
         document.path = str(path.resolve())
         times.extract = time.perf_counter() - started

@@ -31,6 +31,7 @@ from .llm.client import ChatModel, load_chat_model
 from .records import OPERATOR, Viewer
 from .segments.tools import BookTools
 from .store import Store
+from .telemetry import traced
 
 __all__ = [
     "CHAT_MODES",
@@ -117,6 +118,26 @@ def answer_events(
     may see (:mod:`truthbase.access`), in every mode. ``cancelled`` stops agent mode before its
     next model call (the other modes stream, and stop when their consumer does)."""
     chosen = resolve_chat_mode(mode, settings.llm)
+    # One span for the whole answer; its stages' spans (retrieve, generate, resolve, model
+    # calls) nest under it.
+    yield from traced(
+        "answer",
+        _mode_events(store, embedder, question, settings, chosen, k, doc_id, viewer, cancelled),
+        mode=chosen,
+    )
+
+
+def _mode_events(
+    store: Store,
+    embedder: Embedder,
+    question: str,
+    settings: Settings,
+    chosen: ResolvedMode,
+    k: int | None,
+    doc_id: str | None,
+    viewer: Viewer,
+    cancelled: Callable[[], bool] | None,
+) -> Iterator[Event]:
     scope = visible_ids(viewer, store.list_documents()) if not viewer.local else None
     if chosen == "agent":
         agent = agent_for(

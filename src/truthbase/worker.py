@@ -37,6 +37,7 @@ from .ingest_screen import screen_texts
 from .library import Job
 from .model import DocumentInfo, Visibility
 from .store import Store, StoreError
+from .telemetry import span
 
 __all__ = ["WorkerOptions", "resolve_job_file", "run_job", "work", "worker_name"]
 
@@ -157,7 +158,8 @@ def run_job(
                 raise _LeaseLost
 
         try:
-            doc_id = _ingest(store, embedder, job, options, progress)
+            with span("ingest", job=job.id, file=job.filename):
+                doc_id = _ingest(store, embedder, job, options, progress)
         except _LeaseLost:
             logger.warning("job %s: lease lost to another worker; stopping", job.id)
             return
@@ -200,7 +202,8 @@ def _ingest(
         )
     pages = probe(path, kind)
     progress("extract", 0, pages)
-    document = extract_path(path)
+    with span("extract", pages=pages):
+        document = extract_path(path)
     document.path = str(path)
     if document.sha256 != job.sha256:
         raise ExtractionError("corrupt", f"{job.filename} changed on disk since it was queued")
@@ -208,7 +211,8 @@ def _ingest(
     if current is not None:
         document.title = current.title  # a re-ingest keeps the name its owner gave it
     progress("screen", 0, len(document.units))
-    screen = screen_texts([unit.text for unit in document.units])
+    with span("screen"):
+        screen = screen_texts([unit.text for unit in document.units])
     owner, visibility = _access(job, current)
     try:
         index_document(

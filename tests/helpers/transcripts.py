@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -73,6 +73,9 @@ class Scripted:
     requests: list[dict[str, Any]] = field(default_factory=list)
     #: JSON bodies the server answers GETs with, by path ("/v1/models", "/props"); else 404.
     pages: dict[str, Any] = field(default_factory=dict)
+    #: Writes the reply from the request's body when no reply is queued (a model whose answer
+    #: depends on its prompt, e.g. one that obeys what a document tells it).
+    responder: Callable[[dict[str, Any]], Reply] | None = None
 
     def say(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -98,7 +101,12 @@ def scripted_server() -> Iterator[Scripted]:
             scripted.requests.append(
                 {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
             )
-            reply = scripted.replies.pop(0) if scripted.replies else Reply(500, {"error": "?"})
+            if scripted.replies:
+                reply = scripted.replies.pop(0)
+            elif scripted.responder is not None:
+                reply = scripted.responder(body)
+            else:
+                reply = Reply(500, {"error": "?"})
             time.sleep(reply.delay_s)
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 if reply.pieces is not None:

@@ -24,6 +24,7 @@ from ..cite.resolve import UnitReader
 from ..cite.tags import TAG, TAG_LIKE, format_tag
 from ..embed import Embedder
 from ..records import NO_ANSWER, Citation, Source
+from ..telemetry import span
 from .model import Answer, CitationsEvent, DoneEvent, Event
 from .policy import answer_outcome, answer_refused
 
@@ -91,7 +92,8 @@ def settle(
     if shown is not None:
         text, problems = screen_tags(text, shown, sources)
     parsed = parse_answer(text)
-    resolution = resolve_citations(parsed, sources, reader, embedder)
+    with span("resolve", claims=len(parsed.claims)):
+        resolution = resolve_citations(parsed, sources, reader, embedder)
     final = NO_ANSWER if parsed.refused else resolution.text.strip()
     refused = answer_refused(parsed.refused, final)
     return Settled(

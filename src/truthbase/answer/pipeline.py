@@ -28,6 +28,7 @@ from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..model import SearchHit
 from ..retrieve.hybrid import search
 from ..store import Store
+from ..telemetry import bind, span, traced
 from .base import Answerer
 from .extractive import ExtractiveAnswerer
 from .finish import finish, settle
@@ -99,7 +100,7 @@ def retrieve(
     pending: Future[RewriteOutcome] | None = None
     if do_rewrite and model is not None:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="truthbase-rewrite")
-        pending = pool.submit(rewrite, model, question, stages.rewrite_timeout)
+        pending = pool.submit(bind(_rewrite_span), model, question, stages.rewrite_timeout)
     try:
         started = time.perf_counter()
         result = search(store, embedder, question, settings, k=depth, doc_ids=doc_ids)
@@ -117,24 +118,26 @@ def retrieve(
             }
             if outcome.rewritten:
                 started = time.perf_counter()
-                hits = _fuse_queries(
-                    store, embedder, question, outcome.queries, hits, settings, doc_ids
-                )
+                with span("subqueries", queries=len(outcome.queries)):
+                    hits = _fuse_queries(
+                        store, embedder, question, outcome.queries, hits, settings, doc_ids
+                    )
                 hits = hits[:depth]
                 out.timings["subqueries"] = time.perf_counter() - started
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
     if do_rerank and model is not None:
-        ranked = rerank_outcome(
-            model,
-            question,
-            [(h.chunk.id, h.chunk.text) for h in hits],
-            stages.rerank_timeout,
-            window=WINDOW,
-            keep=k,
-            max_chars=stages.rerank_chars,
-        )
+        with span("rerank", candidates=len(hits)):
+            ranked = rerank_outcome(
+                model,
+                question,
+                [(h.chunk.id, h.chunk.text) for h in hits],
+                stages.rerank_timeout,
+                window=WINDOW,
+                keep=k,
+                max_chars=stages.rerank_chars,
+            )
         by_id = {h.chunk.id: h for h in hits}
         hits = [by_id[i] for i in ranked.ids]
         out.timings["rerank"] = ranked.seconds
@@ -145,6 +148,11 @@ def retrieve(
         }
     out.hits = hits[:k]
     return out
+
+
+def _rewrite_span(model: Any, question: str, timeout: float) -> RewriteOutcome:
+    with span("rewrite"):
+        return rewrite(model, question, timeout)
 
 
 def _rewrite_outcome(
@@ -206,9 +214,10 @@ def answer_question(
     began = time.perf_counter()
 
     try:
-        retrieved = retrieve(
-            store, embedder, question, settings, k=k, stages=stages, doc_ids=doc_ids
-        )
+        with span("retrieve"):
+            retrieved = retrieve(
+                store, embedder, question, settings, k=k, stages=stages, doc_ids=doc_ids
+            )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
         return
@@ -219,8 +228,10 @@ def answer_question(
     started = time.perf_counter()
     pieces: list[str] = []
     try:
-        draft = chosen.draft(question, sources)
-        for token in draft.tokens:
+        generate = traced("generate", _drafted(chosen, question, sources), answerer=chosen.name)
+        draft = next(generate)
+        for token in generate:
+            assert isinstance(token, str)
             pieces.append(token)
             yield TokenEvent(token)
     except TruthBaseError as exc:
@@ -240,6 +251,14 @@ def answer_question(
         info={**retrieved.info, **draft.info},
         began=began,
     )
+
+
+def _drafted(answerer: Answerer, question: str, sources: Sequence[Source]) -> Iterator[Any]:
+    """The answerer's draft, then its tokens: one iterator, so that the ``generate`` span is
+    current while the draft is made and each token is produced (a model's stream)."""
+    draft = answerer.draft(question, sources)
+    yield draft
+    yield from draft.tokens
 
 
 class AnswerError(TruthBaseError):

@@ -31,9 +31,11 @@ import numpy as np
 
 from ..embed import Embedder
 from ..geometry import span_line_rects
+from ..ingest_screen import injected_spans
 from ..model import Unit
 from ..records import Citation, CitationState, Source
 from ..sentences import split_sentences
+from ..telemetry import span
 from ..text import idf_table, terms, weighted_coverage
 from ..textmatch import find_quote, normalize, quote_in
 from .parse import Claim, ParsedAnswer, Tag, render_groups
@@ -118,17 +120,44 @@ def claim_support(
         return Support(False, 0.0, ("empty_claim: no claim before the citation",))
     if not normalize(quote):
         return Support(False, 0.0, ("empty_quote: no quote",))
-    check = check_support(claim, quote, context=context, embedder=embedder)
+    with span("verify"):
+        check = check_support(claim, quote, context=context, embedder=embedder)
     return Support(check.supported, check.score, tuple(str(r) for r in check.reasons))
 
 
-def citation_state(verified: bool, support: Support) -> tuple[CitationState, tuple[str, ...]]:
+def citation_state(
+    verified: bool, support: Support, injected: str | None = None
+) -> tuple[CitationState, tuple[str, ...]]:
     """The state shown for a citation and its reasons: see the module docstring."""
     if not verified:
         return "unverified", ("the quote is not on the page at its span", *support.reasons)
+    if support.supported and injected is not None:
+        # The page says it, as an order to the model (the injection screen's rule): a quote
+        # of it never supports a claim.
+        return "quote_only", (f"injected: the quote is text addressed to a model ({injected})",)
     if support.supported:
         return "supported", ()
     return "quote_only", support.reasons
+
+
+def _injected(
+    text: str, start: int, end: int, claim: str, context: str, embedder: Embedder | None
+) -> str | None:
+    """The screen rule of an injected stretch of ``text`` that the quote [start, end) overlaps,
+    when the claim is not supported by the quote's other words alone; else None. An honest
+    claim cited with a passage that also holds an injection keeps its support; a claim that
+    only the injection backs does not."""
+    overlapping = [(lo, hi, r) for lo, hi, r in injected_spans(text) if lo < end and start < hi]
+    if not overlapping:
+        return None
+    kept = text[start:end]
+    rest = context
+    for lo, hi, _ in overlapping:
+        kept = kept.replace(text[max(lo, start) : min(hi, end)], " ")
+        rest = rest.replace(text[lo:hi], " ")
+    if normalize(kept) and claim_support(claim, kept, rest, embedder).supported:
+        return None
+    return overlapping[0][2]
 
 
 def _unverified(source: Source, start: int, end: int, claim: str, via: str, why: str) -> Citation:
@@ -172,7 +201,12 @@ def make_citation(
     quote = source.text[start - source.start : end - source.start] if inside else ""
     verified = span_verified(unit.text, start, end, quote)
     support = claim_support(claim, quote, source.text, embedder)
-    state, reasons = citation_state(verified, support)
+    injected = (
+        _injected(unit.text, start, end, claim, source.text, embedder)
+        if verified and support.supported
+        else None
+    )
+    state, reasons = citation_state(verified, support, injected)
     return Citation(
         n=source.n,
         doc_id=source.doc_id,

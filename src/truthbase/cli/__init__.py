@@ -55,6 +55,10 @@ def cli(ctx: click.Context, db: Path | None) -> None:
         settings = Settings() if db is None else Settings(db=db)
     except ValueError as exc:  # pydantic's ValidationError (it names the bad variable), a bad TOML
         raise InvalidInput(f"invalid settings: {exc}") from exc
+    if settings.telemetry.otlp_endpoint:  # every command's spans (ingest, ask, worker) go out
+        from ..telemetry import configure_tracing
+
+        configure_tracing(settings.telemetry)
     ctx.obj = AppContext(settings)
 
 

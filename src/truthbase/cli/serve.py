@@ -19,6 +19,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     import uvicorn
 
     from ..server import create_app
+    from ..telemetry import configure_logging
 
     server_settings = app.settings.server
     host = host if host is not None else server_settings.host
@@ -51,11 +52,14 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     else:
         click.echo(f"{users} accounts: every page and /api route needs a login or an API token.")
     proxies = app.settings.auth.trusted_proxies
-    # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
-    # the configured proxies may name the client or the scheme (the Secure cookie flag's).
     # The app knows the host it is bound to (--host wins): its Host check and login rule.
     bound = server_settings.model_copy(update={"host": host})
     settings = app.settings.model_copy(update={"server": bound})
+    configure_logging(app.settings.telemetry)
+    if app.settings.telemetry.otlp_endpoint:  # the CLI group configured the exporter
+        click.echo(f"Traces go to {app.settings.telemetry.otlp_endpoint} (OTLP/HTTP).")
+    # uvicorn's own proxy handling (X-Forwarded-For / -Proto) trusts 127.0.0.1 by default: only
+    # the configured proxies may name the client or the scheme (the Secure cookie flag's).
     config = uvicorn.Config(
         create_app(settings),
         log_level="warning",

@@ -38,6 +38,7 @@ from ..model import (
     TocEntry,
     Unit,
 )
+from ..telemetry import span
 from .charread import read_chars
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
@@ -282,7 +283,8 @@ def _run_ocr(
     try:
         for done, index in enumerate(pages, start=1):
             try:
-                results[index] = _ocr_page(document, index, engine, settings)
+                with span("ocr", page=index):
+                    results[index] = _ocr_page(document, index, engine, settings)
             except (RuntimeError, pdfium.PdfiumError) as exc:
                 report.warnings.append(f"page {index + 1}: OCR failed ({exc})")
             if on_page is not None:

@@ -38,6 +38,7 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from ..config import LLMEndpoint, LLMSettings
 from ..errors import InvalidInput, TruthBaseError, Unavailable
+from ..telemetry import model_call, model_span, record_usage, traced
 from .budget import reply_tokens, window_of
 
 __all__ = [
@@ -233,7 +234,9 @@ class OpenAIChatModel:
             raise _wrap(exc, self._name) from exc
 
     def complete(self, messages: Sequence[ChatMessage], timeout: float) -> str:
-        response = self._create(timeout, messages=_params(messages), stream=False)
+        with model_call(self.model, self.base_url) as call:
+            response = self._create(timeout, messages=_params(messages), stream=False)
+            record_usage(call, self.model, getattr(response, "usage", None), _model_of(response))
         try:
             content: object = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
@@ -254,13 +257,15 @@ class OpenAIChatModel:
         if tool_choice is not None:
             choice = dict(tool_choice) if isinstance(tool_choice, Mapping) else tool_choice
             extra["tool_choice"] = choice
-        response = self._create(
-            timeout,
-            messages=_params(messages),
-            tools=cast(Any, [dict(t) for t in tools]),
-            stream=False,
-            **extra,
-        )
+        with model_call(self.model, self.base_url) as call:
+            response = self._create(
+                timeout,
+                messages=_params(messages),
+                tools=cast(Any, [dict(t) for t in tools]),
+                stream=False,
+                **extra,
+            )
+            record_usage(call, self.model, getattr(response, "usage", None), _model_of(response))
         try:
             message = response.choices[0].message
             calls = tuple(
@@ -280,14 +285,31 @@ class OpenAIChatModel:
         return AssistantTurn(text, calls)
 
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:
-        chunks: openai.Stream[ChatCompletionChunk] = self._create(
-            timeout, messages=_params(messages), stream=True
-        )
-        return self._pieces(chunks)
+        call = model_span(self.model, self.base_url)
+        try:
+            # The usage comes in a last chunk when asked for (OpenAI, vLLM, Ollama, llama.cpp's
+            # own server; servers that do not know the option ignore it).
+            chunks: openai.Stream[ChatCompletionChunk] = self._create(
+                timeout,
+                messages=_params(messages),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        except BaseException as exc:
+            call.record_exception(exc)
+            call.end()
+            raise
+        # The span stays open while the pieces are read, and ends with them.
+        return traced("model", self._pieces(chunks, call), opened=call)
 
-    def _pieces(self, chunks: openai.Stream[ChatCompletionChunk]) -> Iterator[str]:
+    def _pieces(
+        self, chunks: openai.Stream[ChatCompletionChunk], call: Any = None
+    ) -> Iterator[str]:
         try:
             for chunk in chunks:
+                usage = getattr(chunk, "usage", None)
+                if usage is not None and call is not None:
+                    record_usage(call, self.model, usage, _model_of(chunk))
                 for choice in chunk.choices:
                     if choice.index == 0 and choice.delta.content:
                         yield choice.delta.content
@@ -297,6 +319,12 @@ class OpenAIChatModel:
             raise _wrap(exc, self._name) from exc
         finally:
             chunks.close()
+
+
+def _model_of(response: object) -> str | None:
+    """The model the server says answered (``model`` of the reply), when it says one."""
+    model = getattr(response, "model", None)
+    return model if isinstance(model, str) and model else None
 
 
 def server_context(base_url: str | None, model: str, timeout: float = 2.0) -> int | None:

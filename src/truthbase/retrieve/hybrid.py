@@ -20,6 +20,7 @@ from ..errors import InvalidInput
 from ..model import SearchHit
 from ..records import ArmHit
 from ..store import Store
+from ..telemetry import span
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query, query_languages
 from .fusion import weighted_rrf
@@ -109,9 +110,10 @@ def rank_arms(
             if expression is None:
                 continue
             started = time.perf_counter()
-            hits = store.fts_search(
-                expression, settings.candidates, settings.fts_title_weight, doc_ids
-            )
+            with span("fts", arm=i):
+                hits = store.fts_search(
+                    expression, settings.candidates, settings.fts_title_weight, doc_ids
+                )
             record("fts" if i == 0 else f"fts#{i}", hits)
             arms.timings.fts += time.perf_counter() - started
     if mode in ("hybrid", "dense"):
@@ -121,25 +123,27 @@ def rank_arms(
             late = mode == "hybrid" and settings.late_weight > 0
             started = time.perf_counter()
             question_tokens: TokenVectors | None = None
-            if late and isinstance(embedder, TokenEmbedder):
-                vectors, tokens = embedder.embed_with_tokens(queries)
-                question_tokens = tokens[0] if tokens else None
-            else:
-                vectors = embed_queries(embedder, queries)
+            with span("embed", queries=len(queries)):
+                if late and isinstance(embedder, TokenEmbedder):
+                    vectors, tokens = embedder.embed_with_tokens(queries)
+                    question_tokens = tokens[0] if tokens else None
+                else:
+                    vectors = embed_queries(embedder, queries)
             arms.timings.embed = time.perf_counter() - started
             for i, vector in enumerate(vectors):
                 started = time.perf_counter()
-                record(
-                    "dense" if i == 0 else f"dense#{i}",
-                    store.dense_search(vector, settings.candidates, doc_ids),
-                )
+                with span("dense", arm=i):
+                    found = store.dense_search(vector, settings.candidates, doc_ids)
+                record("dense" if i == 0 else f"dense#{i}", found)
                 arms.timings.dense += time.perf_counter() - started
             if question_tokens is not None:
                 started = time.perf_counter()
-                add_late(store, question_tokens, index.dim, arms)
+                with span("late"):
+                    add_late(store, question_tokens, index.dim, arms)
                 arms.timings.late = time.perf_counter() - started
     if mode == "hybrid" and settings.prf_weight > 0:
-        arms = add_feedback(store, query, arms, settings, doc_ids=doc_ids)
+        with span("feedback"):
+            arms = add_feedback(store, query, arms, settings, doc_ids=doc_ids)
     return arms
 
 
@@ -251,10 +255,24 @@ def search(
     limit = k if k is not None else settings.k
     if limit < 1:
         raise InvalidInput(f"k must be at least 1, got {limit}")
+    with span("search", mode=mode, k=limit):
+        return _search(store, embedder, query, settings, limit, mode, doc_ids)
+
+
+def _search(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    settings: RetrievalSettings,
+    limit: int,
+    mode: Mode,
+    doc_ids: DocScope,
+) -> SearchResult:
     arms = rank_arms(store, embedder, query, settings, mode, doc_ids)
     timings = arms.timings
     started = time.perf_counter()
-    fused = fuse(arms, settings, limit, mode)
+    with span("fuse"):
+        fused = fuse(arms, settings, limit, mode)
     chunks = {c.id: c for c in store.chunks([chunk_id for chunk_id, _, _ in fused])}
     titles: dict[str, str] = {}
     hits: list[SearchHit] = []

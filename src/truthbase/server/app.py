@@ -46,6 +46,7 @@ from ..quota import QuotaLimits, client_key_for, retry_after_header
 from ..records import OPERATOR, Viewer
 from ..retrieve.hybrid import search
 from ..store import Store, StoreError, open_store
+from ..telemetry import span as trace_span
 from .admin import add_admin_routes
 from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
 from .epub_routes import add_epub_routes
@@ -62,6 +63,7 @@ from .hardening import (
 )
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES, add_library_routes
+from .observe import METRICS_ROUTE, Observe, add_metrics_route
 from .openapi_errors import declare_error_responses
 from .quota import client_key, quota_limits
 from .reader import READER_PAGE_CSP
@@ -101,6 +103,7 @@ ROUTES = (
     "GET /api/me",
     "GET /admin",
     "GET /api/admin/usage",
+    METRICS_ROUTE,
     *LIBRARY_ROUTES,
 )
 
@@ -365,6 +368,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.add_middleware(HostCheck, hosts=hosts)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(_UnexpectedErrors)
+    # Outermost: the request id and the request's span cover the gate and the 500s too.
+    app.add_middleware(Observe)
     slots = Slots(settings.server.max_concurrent_chats, settings.server.max_concurrent_agent)
 
     @app.exception_handler(TruthBaseError)
@@ -392,7 +397,8 @@ def create_app(settings: Settings) -> FastAPI:
             return
         address = client_key(request, settings.quota.client_header, settings.auth.trusted_proxies)
         key = kind + client_key_for(viewer.user, address)
-        admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
+        with trace_span("quota"):
+            admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
         if not admission.admitted:
             raise HTTPException(
                 429,
@@ -522,6 +528,8 @@ def create_app(settings: Settings) -> FastAPI:
     add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: _page(web_dir, n))
     add_admin_routes(app, lambda: state.store, settings, lambda n: _page(web_dir, n))
     add_library_routes(app, state)
+    if settings.telemetry.metrics:
+        add_metrics_route(app, lambda: state.store)
 
     @app.post(
         "/api/chat",

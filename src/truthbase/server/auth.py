@@ -58,7 +58,8 @@ __all__ = [
 
 COOKIE = "truthbase_session"
 #: Paths open without a login (the login page needs its stylesheet and scripts).
-_OPEN = ("/login", "/healthz")
+# /metrics decides for itself: admins, or scrapers on a loopback address (server/observe.py).
+_OPEN = ("/login", "/healthz", "/metrics")
 _OPEN_PREFIXES = ("/css/", "/js/")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
