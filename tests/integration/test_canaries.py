@@ -40,12 +40,6 @@ from truthbase.sentences import split_sentences
 from truthbase.store import SQLiteStore
 from truthbase.textmatch import find_quote
 
-LOOKALIKE = pytest.mark.xfail(
-    reason="look-alike delimiters: NFKC + invisible-character stripping before escaping is "
-    "issue 17 item 1 (another branch)",
-    strict=False,
-)
-
 
 @dataclass
 class Library:
@@ -70,10 +64,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
 
 
 def _cases() -> list[Any]:
-    return [
-        pytest.param(c, id=c.name, marks=[LOOKALIKE] if c.kind == "lookalike" else [])
-        for c in CANARY_SET
-    ]
+    return [pytest.param(c, id=c.name) for c in CANARY_SET]
 
 
 _SOURCE = re.compile(r'<source n="(\d+)"[^>]*>\n(.*?)\n</source>', re.DOTALL)
