@@ -12,6 +12,9 @@ DEMO_DB ?= var/demo.sqlite
 CORPUS ?=
 # Synthetic chunk counts for the PostgreSQL bench; 100000 and 1000000 take long on 2 cores.
 PG_BENCH_SIZES ?= 10000
+# The load bench (benchmarks/load_bench.py): concurrent users and seconds, per backend.
+LOAD_USERS ?= 50
+LOAD_SECONDS ?= 60
 
 .PHONY: demo test lint typecheck unit bench install install-app install-test web ocr system clean
 
@@ -65,6 +68,7 @@ test: lint typecheck unit
 bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
+	$(BIN)/python benchmarks/load_bench.py --users $(LOAD_USERS) --seconds $(LOAD_SECONDS)
 
 demo: install-app
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"

@@ -285,17 +285,24 @@ class OpenAIChatModel:
         return self._pieces(chunks)
 
     def _pieces(self, chunks: openai.Stream[ChatCompletionChunk]) -> Iterator[str]:
+        finished = False
         try:
             for chunk in chunks:
                 for choice in chunk.choices:
                     if choice.index == 0 and choice.delta.content:
                         yield choice.delta.content
+                    if choice.index == 0 and choice.finish_reason is not None:
+                        finished = True
         except (AttributeError, KeyError, TypeError) as exc:  # a chunk that is no chat chunk
             raise LLMError(f"{self._name}: malformed stream chunk") from exc
         except Exception as exc:
             raise _wrap(exc, self._name) from exc
         finally:
             chunks.close()
+        if not finished:
+            # Every OpenAI-compatible server ends a whole reply with a finish_reason; a
+            # connection that closes before it cut the reply off (maybe mid-marker).
+            raise LLMError(f"{self._name}: the stream ended before the reply was finished")
 
 
 def server_context(base_url: str | None, model: str, timeout: float = 2.0) -> int | None:
