@@ -10,10 +10,21 @@ nothing usable.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.transcripts import Reply, Scripted, completion, scripted_server, stream_piece
 from truthbase.answer import (
     Answer,
@@ -24,14 +35,25 @@ from truthbase.answer import (
     LLMAnswerer,
     TokenEvent,
     answer_question,
+    ask,
+    record_answer,
 )
-from truthbase.config import RetrievalSettings
+from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder
+from truthbase.ingest import ingest_paths
 from truthbase.llm import with_fallbacks
-from truthbase.store import SQLiteStore
+from truthbase.store import SQLiteStore, open_store
 from truthbase.textmatch import quote_in
 
+REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What are the six Functions of the CSF 2.0 Core?"
+#: Small text PDFs (no OCR): the ingest to kill takes seconds, not minutes.
+SMALL_PDFS = (
+    "pdfplumber-scotus-transcript-p1.pdf",
+    "pdfminer-pagelabels.pdf",
+    "pdfjs-copy_paste_ligatures.pdf",
+    "pdfminer-jo.pdf",
+)
 K = 3
 
 
@@ -145,3 +167,215 @@ def test_a_stream_that_stops_mid_marker_falls_back(
     _, answer = _answer(seed_store, embedder, server)
     _fell_back(answer)
     assert "[1" not in answer.text.replace("[1]", "")
+
+
+# -- SIGKILL during ingest ------------------------------------------------------------------------
+
+#: Rows that must belong to a document (or to a chunk of one), as (table, orphan query).
+ORPHANS = {
+    "units": "SELECT count(*) FROM units WHERE doc_id NOT IN (SELECT id FROM documents)",
+    "chunks": "SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)",
+    "windows": "SELECT count(*) FROM windows WHERE chunk_id NOT IN (SELECT id FROM chunks)",
+    "chunk_tokens": "SELECT count(*) FROM chunk_tokens WHERE chunk_id NOT IN "
+    "(SELECT id FROM chunks)",
+    "document_screens": "SELECT count(*) FROM document_screens WHERE doc_id NOT IN "
+    "(SELECT id FROM documents)",
+    "document_holders": "SELECT count(*) FROM document_holders WHERE doc_id NOT IN "
+    "(SELECT id FROM documents)",
+    "documents without chunks": "SELECT count(*) FROM documents WHERE id NOT IN "
+    "(SELECT doc_id FROM chunks)",
+    "jobs left running": "SELECT count(*) FROM jobs WHERE state = 'running'",
+}
+#: Rows written twice (a document's chunks ingested again beside the first copy; documents and
+#: units cannot be: their keys are the file's sha256 and the page).
+TWICE = {
+    "chunks": 'SELECT count(*) FROM (SELECT doc_id, unit, start, "end", kind FROM chunks '
+    "GROUP BY 1, 2, 3, 4, 5 HAVING count(*) > 1) AS twice",
+    "windows": 'SELECT count(*) FROM (SELECT chunk_id, start, "end" FROM windows '
+    "GROUP BY 1, 2, 3 HAVING count(*) > 1) AS twice",
+}
+
+
+def _query(backend: str, location: str, sql: str) -> Any:
+    if backend == "sqlite":
+        db = sqlite3.connect(f"file:{location}?mode=ro", uri=True, timeout=30)
+        try:
+            return db.execute(sql).fetchall()
+        finally:
+            db.close()
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True, connect_timeout=10) as conn:
+        conn.execute("SET search_path TO truthbase, public")
+        return conn.execute(sql).fetchall()
+
+
+def _documents(backend: str, location: str) -> int:
+    try:
+        return int(_query(backend, location, "SELECT count(*) FROM documents")[0][0])
+    except Exception:  # not created yet
+        return 0
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sigkill_during_ingest_leaves_no_orphans_and_a_reingest_adds_each_document_once(
+    backend: str, tmp_path: Path, embedder: Embedder, request: pytest.FixtureRequest
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in SMALL_PDFS:
+        shutil.copy(ROBUSTNESS / name, folder / name)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TRUTHBASE_OCR__ENABLED": "false"}
+    if backend == "sqlite":
+        location = str(tmp_path / "index.sqlite")
+        args = ["--db", location]
+    else:
+        location = request.getfixturevalue("pg_url")
+        env["TRUTHBASE_DATABASE_URL"] = location
+        args = []
+    command = [sys.executable, "-m", "truthbase.cli", *args, "ingest", str(folder)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    try:
+        # Killed once the first document is in: the next ones are being extracted, embedded
+        # or written when the signal lands.
+        while _documents(backend, location) < 1:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, "the ingest wrote no document in 120 s"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait(30)
+    if process.stderr:
+        process.stderr.close()
+    killed_with = _documents(backend, location)
+    assert 1 <= killed_with < len(SMALL_PDFS), "the ingest finished before the kill"
+    for what, sql in ORPHANS.items():
+        assert _query(backend, location, sql)[0][0] == 0, what
+
+    store = open_store(Path(location)) if backend == "sqlite" else _pg(location)
+    try:
+        summary = ingest_paths([folder], store, embedder, ChunkingSettings())
+        assert not summary.failed, [(o.path, o.message) for o in summary.failed]
+        assert summary.count("unchanged") == killed_with
+        assert summary.count("ingested") == len(SMALL_PDFS) - killed_with
+        documents = store.list_documents()
+        assert len(documents) == len({d.id for d in documents}) == len(SMALL_PDFS)
+        counts = store.counts()
+    finally:
+        store.close()
+    for what, sql in ORPHANS.items():
+        assert _query(backend, location, sql)[0][0] == 0, what
+    assert counts["documents"] == len(SMALL_PDFS)
+    for what, sql in TWICE.items():
+        assert _query(backend, location, sql)[0][0] == 0, what
+
+
+def _pg(url: str) -> Any:
+    from truthbase.store.postgres import PostgresStore
+
+    return PostgresStore(url)
+
+
+# -- a full disk under the SQLite index -----------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path) -> Iterator[bool]:
+    """A 4 MiB tmpfs at ``folder`` (True) when this process may mount one (root, CAP_SYS_ADMIN),
+    else nothing mounted (False: the caller limits the file size of its subprocess instead)."""
+    folder.mkdir()
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+        if shutil.which("mount") and os.geteuid() == 0
+        else False
+    )
+    try:
+        yield mounted
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+#: The child of the RLIMIT_FSIZE fallback: what writes temporary files on first use (the language
+#: identifier unpacks its model) is loaded first, then no file may grow past 64 KiB (a write past
+#: it fails with EFBIG, SIGXFSZ ignored), then the CLI runs as `python -m truthbase.cli` would.
+_LIMITED_CLI = """
+import resource, runpy, signal, sys
+from truthbase.lang import detect_document
+detect_document(["a few words of English to load the language identifier"])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+sys.argv = ["truthbase", *sys.argv[1:]]
+runpy.run_module("truthbase.cli", run_name="__main__")
+"""
+
+
+@pytest.mark.corpus
+def test_a_full_disk_is_a_clear_error_and_the_index_still_opens_and_verifies(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    with _small_disk(tmp_path / "disk") as mounted:
+        db = tmp_path / "disk" / "index.sqlite"
+        store = SQLiteStore(db)
+        try:
+            summary = ingest_paths(
+                [ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, ChunkingSettings()
+            )
+            assert summary.count("ingested") == 1
+            first = store.chunks([1])[0].text
+            answer = ask(store, embedder, first[:200], k=3)
+            record_answer(store, answer)
+        finally:
+            store.close()
+        before = db.stat().st_size
+        filler = tmp_path / "disk" / "filler"
+        if mounted:  # the disk full but for 40 KiB
+            free = shutil.disk_usage(filler.parent).free
+            filler.write_bytes(b"\0" * max(0, free - 40 * 1024))
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TRUTHBASE_OCR__ENABLED": "false"}
+        pdf = ROBUSTNESS / "pdfplumber-scotus-transcript-p1.pdf"
+        runner = ["-m", "truthbase.cli"] if mounted else ["-c", _LIMITED_CLI]
+        result = subprocess.run(
+            [sys.executable, *runner, "--db", str(db), "ingest", str(pdf)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        how = "tmpfs" if mounted else "RLIMIT_FSIZE"
+        print(f"\n{how}: exit {result.returncode}: {result.stderr.strip()[-300:]}")
+        assert result.returncode == 2, result.stderr[-2000:]
+        assert "disk is full or a file-size limit was reached" in result.stderr
+        assert "Traceback" not in result.stderr
+        filler.unlink(missing_ok=True)
+        # the index opens, holds what it held, and its answers verify
+        assert db.stat().st_size >= before
+        check = sqlite3.connect(db)
+        try:
+            assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            check.close()
+        store = SQLiteStore(db)
+        try:
+            assert [d.title for d in store.list_documents()] and len(store.list_documents()) == 1
+            assert len(store.answers()) == 1
+        finally:
+            store.close()
+        verified = subprocess.run(
+            [sys.executable, "-m", "truthbase.cli", "--db", str(db), "verify"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert verified.returncode == 0, verified.stdout + verified.stderr

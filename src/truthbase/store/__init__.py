@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Settings
-from .base import Store, StoreError
+from .base import Store, StoreError, StoreFull
 from .sqlite import SQLiteStore
 
 __all__ = [
     "SQLiteStore",
     "Store",
     "StoreError",
+    "StoreFull",
     "open_store",
 ]
 

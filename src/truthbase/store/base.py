@@ -43,6 +43,7 @@ __all__ = [
     "SegmentIndex",
     "Store",
     "StoreError",
+    "StoreFull",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -51,6 +52,11 @@ __all__ = [
 
 class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
+
+
+class StoreFull(StoreError):
+    """The index cannot grow (its disk is full, or a file-size limit was reached): the write
+    was rolled back whole, and every write after it would fail the same way, so a batch stops."""
 
 
 class Documents(Protocol):

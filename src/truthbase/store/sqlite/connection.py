@@ -22,7 +22,7 @@ from pathlib import Path
 from ...fulltext import term_string
 from ...lang import detect_document
 from ...records import IndexEmbedder
-from ..base import StoreError
+from ..base import StoreError, StoreFull
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -145,14 +145,23 @@ class Database:
         ROLLBACK on any exception."""
         with self._writer:
             conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                if _cannot_grow(exc):
+                    raise StoreFull(
+                        f"cannot write to the index {self.path}: {exc} (the disk is full or a "
+                        "file-size limit was reached); nothing of this write was kept: free "
+                        "space and run it again"
+                    ) from exc
                 raise
-            conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._writer, self._open_lock:
@@ -213,6 +222,16 @@ class Database:
                 "VALUES ('schema_version', ?), ('generation', '0')",
                 (str(SCHEMA_VERSION),),
             )
+
+
+#: SQLite's primary result codes for a write the file system refused: SQLITE_FULL (ENOSPC) and
+#: SQLITE_IOERR (a write past RLIMIT_FSIZE fails with EFBIG, which SQLite reports as an I/O error).
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10
+
+
+def _cannot_grow(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR)
 
 
 def _add_columns(conn: sqlite3.Connection, columns: Sequence[tuple[str, str, str]]) -> None:
