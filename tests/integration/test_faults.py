@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -379,3 +380,73 @@ def test_a_full_disk_is_a_clear_error_and_the_index_still_opens_and_verifies(
             check=False,
         )
         assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+# -- PostgreSQL restarted under a search ----------------------------------------------------------
+
+
+def _pg_ctl(server: Any, *args: str) -> None:
+    server._run([str(server.bin / "pg_ctl"), "-D", str(server.data), *args], timeout=90)
+
+
+@pytest.mark.corpus
+def test_postgres_restarted_during_searches_is_a_clear_error_then_served_again(
+    embedder: Embedder,
+) -> None:
+    from tests.helpers.pg_server import PgServer
+    from truthbase.errors import Unavailable
+    from truthbase.retrieve.hybrid import search
+    from truthbase.store import StoreError
+    from truthbase.store.postgres import PostgresStore
+
+    # its own server: the run's shared one stays up for the other tests
+    with PgServer() as server:
+        store = PostgresStore(server.url, connect_timeout_s=3, statement_timeout_s=10)
+        try:
+            ingest_paths([ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, ChunkingSettings())
+            query = "Jo"
+            assert search(store, embedder, query, RetrievalSettings(), k=3).hits
+            outcomes: list[str] = []
+            slowest = 0.0
+            stop = threading.Event()
+
+            def searching() -> None:
+                nonlocal slowest
+                while not stop.is_set():
+                    started = time.monotonic()
+                    try:
+                        search(store, embedder, query, RetrievalSettings(), k=3)
+                        outcomes.append("ok")
+                    except StoreError as exc:
+                        assert isinstance(exc, Unavailable), exc  # 503 in the server
+                        assert "database" in str(exc)
+                        outcomes.append("error")
+                    slowest = max(slowest, time.monotonic() - started)
+
+            threads = [threading.Thread(target=searching) for _ in range(3)]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+            # the restart: backends terminated under their queries, a second without a server
+            _pg_ctl(server, "-m", "fast", "-w", "stop")
+            time.sleep(1.0)
+            log = str(server.root / "server.log")
+            _pg_ctl(server, "-l", log, "-o", _options(server), "-w", "-t", "60", "start")
+            time.sleep(0.5)
+            stop.set()
+            for t in threads:
+                t.join(30)
+                assert not t.is_alive(), "a search hung across the restart"
+            # a bug (any other exception) would have ended a thread early: each kept going
+            assert "ok" in outcomes and slowest < 15, (outcomes, slowest)
+            # served again right after the restart: dead idle connections were replaced
+            assert search(store, embedder, query, RetrievalSettings(), k=3).hits
+        finally:
+            store.close()
+
+
+def _options(server: Any) -> str:
+    return (
+        f"-c listen_addresses=127.0.0.1 -p {server.port} -k {server.root} "
+        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    )

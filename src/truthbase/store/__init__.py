@@ -38,5 +38,7 @@ def open_store(db: Path | Settings) -> Store:
             hnsw_m=db.postgres.hnsw_m,
             hnsw_ef_construction=db.postgres.hnsw_ef_construction,
             hnsw_ef_search=db.postgres.hnsw_ef_search,
+            connect_timeout_s=db.postgres.connect_timeout_s,
+            statement_timeout_s=db.postgres.statement_timeout_s,
         )
     return SQLiteStore(db.db)

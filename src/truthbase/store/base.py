@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..errors import InvalidInput, TruthBaseError
+from ..errors import InvalidInput, TruthBaseError, Unavailable
 from ..ingest_screen import ScreenResult
 from ..library import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
@@ -44,6 +44,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreFull",
+    "StoreUnavailable",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -52,6 +53,11 @@ __all__ = [
 
 class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
+
+
+class StoreUnavailable(StoreError, Unavailable):
+    """The store's server cannot serve now (PostgreSQL stopped, restarting, or too slow): try
+    again later; nothing of the request was written."""
 
 
 class StoreFull(StoreError):
