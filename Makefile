@@ -14,6 +14,9 @@ CORPUS ?=
 PG_BENCH_SIZES ?= 10000
 # Seconds of hypothesis fuzzing per parser target (benchmarks/fuzz_bench.py: five targets).
 FUZZ_SECONDS ?= 30
+# The load bench (benchmarks/load_bench.py): concurrent users and seconds, per backend.
+LOAD_USERS ?= 50
+LOAD_SECONDS ?= 60
 
 .PHONY: demo test lint typecheck unit bench install install-app install-test web ocr system clean
 
@@ -69,6 +72,7 @@ bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
 	$(BIN)/python benchmarks/fuzz_bench.py --seconds $(FUZZ_SECONDS)
 	$(BIN)/python benchmarks/canary_bench.py --modes naive,llm,agent --agent-only override,fake-tag,delimiter --json docs/evals/canaries.json --md docs/evals/canaries.md
+	$(BIN)/python benchmarks/load_bench.py --users $(LOAD_USERS) --seconds $(LOAD_SECONDS)
 
 demo: install-app
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"

@@ -408,6 +408,16 @@ class PostgresSettings(_Section):
     pool_size: int = Field(
         default=8, ge=1, le=256, description="Most database connections one process holds."
     )
+    connect_timeout_s: float = Field(
+        default=10.0, gt=0, le=600, description="Longest wait to connect to the database."
+    )
+    statement_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=3600,
+        description="Longest one statement may run (PostgreSQL's statement_timeout): a stuck "
+        "query is an error (503), never a hang.",
+    )
     # m / ef_construction / ef_search: benchmarks/pg_bench.py measures HNSW recall@10 against
     # exact with these (pgvector's own defaults are 16 / 64 / 40).
     hnsw_m: int = Field(

@@ -34,7 +34,7 @@ from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text, with_context
-from .store import Store, StoreError
+from .store import Store, StoreError, StoreFull
 from .telemetry import span, start_span
 
 SUPPORTED_SUFFIXES = (".pdf", ".epub")
@@ -374,6 +374,8 @@ def _ingest_new(
         return FileOutcome(
             path=path, status="failed", doc_id=doc_id, reason=exc.reason, message=str(exc)
         )
+    except StoreFull:
+        raise  # every file after this one would fail the same way: the batch stops here
     except StoreError as exc:
         return FileOutcome(
             path=path, status="failed", doc_id=doc_id, reason="store", message=str(exc)

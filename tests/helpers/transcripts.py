@@ -23,7 +23,9 @@ from truthbase.llm import OpenAIChatModel
 
 @dataclass
 class Reply:
-    """One scripted reply. ``pieces`` makes it a stream; ``tail`` is raw SSE data after them."""
+    """One scripted reply. ``pieces`` makes it a stream; ``tail`` is raw SSE data after them;
+    ``done`` ends the stream whole (a finish_reason chunk and [DONE]), else the connection just
+    closes (a reply cut off)."""
 
     status: int = 200
     body: Any = None
@@ -32,6 +34,11 @@ class Reply:
     delay_s: float = 0.0
     pause_s: float = 0.0  # between the pieces and the tail of a stream
     done: bool = True
+
+
+def stream_piece(text: str) -> str:
+    """One stream chunk's raw SSE (for a ``tail`` that comes after a pause)."""
+    return _chunk(text)
 
 
 def completion(text: str | None, model: str = "scripted") -> dict[str, Any]:
@@ -50,7 +57,7 @@ def completion(text: str | None, model: str = "scripted") -> dict[str, Any]:
     }
 
 
-def _chunk(content: str | None, role: str | None = None) -> str:
+def _chunk(content: str | None, role: str | None = None, finish: str | None = None) -> str:
     delta: dict[str, Any] = {}
     if role:
         delta["role"] = role
@@ -61,7 +68,7 @@ def _chunk(content: str | None, role: str | None = None) -> str:
         "object": "chat.completion.chunk",
         "created": 1,
         "model": "scripted",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
     return f"data: {json.dumps(event)}\n\n"
 
@@ -133,7 +140,8 @@ def scripted_server() -> Iterator[Scripted]:
             time.sleep(reply.pause_s)
             if reply.tail is not None:
                 self.wfile.write(reply.tail.encode())
-            if reply.done:
+            if reply.done:  # a whole reply ends with its finish_reason, then [DONE]
+                self.wfile.write(_chunk(None, finish="stop").encode())
                 self.wfile.write(b"data: [DONE]\n\n")
 
         def log_message(self, format: str, *args: Any) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import TruthBaseError
 from .model import Source
 
 
@@ -23,6 +24,10 @@ class Draft:
     #: Who answers, when it is not the answerer itself (an LLM answerer names the model that
     #: answered, or its fallback); None: the answerer's ``name``.
     answerer: str | None = None
+    #: The draft that answers instead when ``tokens`` fails after its first token (a model's
+    #: stream that stalls, breaks or is cut off), given the error and the text shown so far;
+    #: None (or it returning None): the failure ends the answer as an ``error`` event.
+    recover: Callable[[TruthBaseError, str], Draft | None] | None = None
 
 
 class Answerer(Protocol):

@@ -19,7 +19,15 @@ from typing import Any
 
 from ..config import ExtractiveSettings, LLMSettings
 from ..embed import Embedder
-from ..llm import AllModelsFailed, ChatModel, Failure, FallbackChatModel, draft_answer
+from ..errors import TruthBaseError
+from ..llm import (
+    AllModelsFailed,
+    ChatModel,
+    Failure,
+    FallbackChatModel,
+    LLMTimeout,
+    draft_answer,
+)
 from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
 from .base import Answerer, Draft
 from .extractive import ExtractiveAnswerer
@@ -89,7 +97,28 @@ class LLMAnswerer:
             "failed": _failures_json(reply.failures),
             "budget": reply.budget,
         }
-        return Draft(tokens=reply.tokens, info=info, answerer=reply.model)
+
+        def recover(exc: TruthBaseError, shown: str) -> Draft:
+            """The model's stream failed after its first token (stalled, broke, cut off: an
+            answer that ends mid-sentence or mid-marker is no answer): the fallback answers."""
+            failed = Failure(reply.model, str(exc), timed_out=isinstance(exc, LLMTimeout))
+            draft = self.fallback.draft(question, sources)
+            return Draft(
+                tokens=draft.tokens,
+                info={
+                    **draft.info,
+                    "mode": "llm",
+                    "model": None,
+                    "failed": [
+                        *info["failed"],
+                        {**_failures_json([failed])[0], "shown": len(shown)},
+                    ],
+                    "fell_back_to": self.fallback.name,
+                },
+                answerer=self.fallback.name,
+            )
+
+        return Draft(tokens=reply.tokens, info=info, answerer=reply.model, recover=recover)
 
 
 def answerer_for(

@@ -230,10 +230,21 @@ def answer_question(
     try:
         generate = traced("generate", _drafted(chosen, question, sources), answerer=chosen.name)
         draft = next(generate)
-        for token in generate:
-            assert isinstance(token, str)
-            pieces.append(token)
-            yield TokenEvent(token)
+        try:
+            for token in generate:
+                assert isinstance(token, str)
+                pieces.append(token)
+                yield TokenEvent(token)
+        except TruthBaseError as exc:
+            # Text was shown, so the chain cannot fall over to its next model; the draft's
+            # fallback answers instead, and the final answer (``done``) replaces the shown text.
+            recovered = draft.recover(exc, "".join(pieces)) if draft.recover else None
+            if recovered is None:
+                raise
+            draft, pieces = recovered, []
+            for token in draft.tokens:
+                pieces.append(token)
+                yield TokenEvent(token)
     except TruthBaseError as exc:
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="answer")
         return

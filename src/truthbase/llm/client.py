@@ -305,6 +305,7 @@ class OpenAIChatModel:
     def _pieces(
         self, chunks: openai.Stream[ChatCompletionChunk], call: Any = None
     ) -> Iterator[str]:
+        finished = False
         try:
             for chunk in chunks:
                 usage = getattr(chunk, "usage", None)
@@ -313,12 +314,18 @@ class OpenAIChatModel:
                 for choice in chunk.choices:
                     if choice.index == 0 and choice.delta.content:
                         yield choice.delta.content
+                    if choice.index == 0 and choice.finish_reason is not None:
+                        finished = True
         except (AttributeError, KeyError, TypeError) as exc:  # a chunk that is no chat chunk
             raise LLMError(f"{self._name}: malformed stream chunk") from exc
         except Exception as exc:
             raise _wrap(exc, self._name) from exc
         finally:
             chunks.close()
+        if not finished:
+            # Every OpenAI-compatible server ends a whole reply with a finish_reason; a
+            # connection that closes before it cut the reply off (maybe mid-marker).
+            raise LLMError(f"{self._name}: the stream ended before the reply was finished")
 
 
 def _model_of(response: object) -> str | None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Settings
-from .base import Store, StoreError
+from .base import Store, StoreError, StoreFull
 from .sqlite import SQLiteStore
 
 __all__ = [
     "SQLiteStore",
     "Store",
     "StoreError",
+    "StoreFull",
     "open_store",
 ]
 
@@ -37,5 +38,7 @@ def open_store(db: Path | Settings) -> Store:
             hnsw_m=db.postgres.hnsw_m,
             hnsw_ef_construction=db.postgres.hnsw_ef_construction,
             hnsw_ef_search=db.postgres.hnsw_ef_search,
+            connect_timeout_s=db.postgres.connect_timeout_s,
+            statement_timeout_s=db.postgres.statement_timeout_s,
         )
     return SQLiteStore(db.db)

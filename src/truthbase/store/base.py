@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..errors import InvalidInput, TruthBaseError
+from ..errors import InvalidInput, TruthBaseError, Unavailable
 from ..ingest_screen import ScreenResult
 from ..library import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
@@ -43,6 +43,8 @@ __all__ = [
     "SegmentIndex",
     "Store",
     "StoreError",
+    "StoreFull",
+    "StoreUnavailable",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -51,6 +53,16 @@ __all__ = [
 
 class StoreError(TruthBaseError):
     """A store cannot be opened or used as asked."""
+
+
+class StoreUnavailable(StoreError, Unavailable):
+    """The store's server cannot serve now (PostgreSQL stopped, restarting, or too slow): try
+    again later; nothing of the request was written."""
+
+
+class StoreFull(StoreError):
+    """The index cannot grow (its disk is full, or a file-size limit was reached): the write
+    was rolled back whole, and every write after it would fail the same way, so a batch stops."""
 
 
 class Documents(Protocol):

@@ -52,12 +52,19 @@ class PostgresStore:
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
         hnsw_ef_search: int = 100,
+        connect_timeout_s: float = 10.0,
+        statement_timeout_s: float = 300.0,
     ) -> None:
         self.url = url
         self.hnsw = Hnsw(
             enabled=hnsw, m=hnsw_m, ef_construction=hnsw_ef_construction, ef_search=hnsw_ef_search
         )
-        self._pool = Pool(url, pool_size)
+        self._pool = Pool(
+            url,
+            pool_size,
+            connect_timeout_s=connect_timeout_s,
+            statement_timeout_s=statement_timeout_s,
+        )
         try:
             migrate(self._pool, self.hnsw)
         except BaseException:

@@ -1,33 +1,52 @@
 """Connections to PostgreSQL: a small pool, each connection set up once (autocommit, the
-``truthbase`` schema first on the search path), handed out one per caller."""
+``truthbase`` schema first on the search path, a statement timeout), handed out one per caller.
+
+A server that restarts or goes away must give a clear error, never a hang: connecting waits at
+most ``connect_timeout_s``, a statement at most ``statement_timeout_s``, a connection lost under
+a caller is a :class:`~truthbase.store.base.StoreError` that says so (the server answers 503),
+and a connection that sat idle is checked before it is handed out again (one that died with a
+restart is replaced, so the first request after a restart does not fail on it).
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
-from ..base import StoreError
+from ..base import StoreError, StoreUnavailable
 
 __all__ = ["Connection", "Pool"]
 
 Connection = Any  # psycopg.Connection[tuple[Any, ...]]
 
 _SEARCH_PATH = "SET search_path TO truthbase, public, extensions"
+#: An idle connection older than this is pinged before reuse (a restart takes longer).
+_PING_AFTER_S = 1.0
 
 
 class Pool:
     """At most ``size`` connections; :meth:`connection` borrows one (a broken one is replaced,
     an open transaction rolled back before the next caller gets it)."""
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(
+        self,
+        url: str,
+        size: int,
+        *,
+        connect_timeout_s: float = 10.0,
+        statement_timeout_s: float = 300.0,
+    ) -> None:
         if size < 1:
             raise ValueError("pool_size must be >= 1")
         self.url = url
-        self._idle: list[Connection] = []
+        self.connect_timeout_s = connect_timeout_s
+        self.statement_timeout_s = statement_timeout_s
+        self._idle: list[tuple[Connection, float]] = []  # with when each was given back
         self._all: list[Connection] = []
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
@@ -35,11 +54,24 @@ class Pool:
 
     def _connect(self) -> Connection:
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=30)
+            conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=max(1, round(self.connect_timeout_s)),
+                options=f"-c statement_timeout={round(self.statement_timeout_s * 1000)}",
+            )
+            conn.execute(_SEARCH_PATH)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to the database: {exc}") from exc
-        conn.execute(_SEARCH_PATH)
+            raise StoreUnavailable(f"cannot connect to the database: {exc}") from exc
         return conn
+
+    @staticmethod
+    def _alive(conn: Connection) -> bool:
+        try:
+            conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        return True
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:
@@ -49,12 +81,21 @@ class Pool:
         conn: Connection | None = None
         try:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
+                conn, since = self._idle.pop() if self._idle else (None, 0.0)
+            stale = conn is not None and time.monotonic() - since > _PING_AFTER_S
+            if conn is not None and not conn.closed and stale and not self._alive(conn):
+                self._discard(conn)  # died idle (a server restart): a fresh one instead
+                conn = None
             if conn is None or conn.closed:
                 conn = self._connect()
                 with self._lock:
                     self._all.append(conn)
-            yield conn
+            try:
+                yield conn
+            except psycopg.OperationalError as exc:
+                # The connection was lost (the server restarted or stopped), or the statement
+                # ran past statement_timeout: the caller's work did not happen.
+                raise StoreUnavailable(f"the database did not answer: {exc}".strip()) from exc
         finally:
             if conn is not None:
                 healthy = not conn.closed and not conn.broken
@@ -63,14 +104,18 @@ class Pool:
                         conn.rollback()
                     except psycopg.Error:
                         healthy = False
-                with self._lock:
-                    if healthy and not self._closed:
-                        self._idle.append(conn)
-                    else:
-                        if conn in self._all:
-                            self._all.remove(conn)
-                        conn.close()
+                if healthy and not self._closed:
+                    with self._lock:
+                        self._idle.append((conn, time.monotonic()))
+                else:
+                    self._discard(conn)
             self._slots.release()
+
+    def _discard(self, conn: Connection) -> None:
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        conn.close()
 
     def close(self) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ index is built only when asked (:attr:`Hnsw.enabled`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -209,16 +210,22 @@ def type_vectors(conn: Connection, dim: int) -> None:
 
 
 def ensure_hnsw(conn: Connection, hnsw: Hnsw) -> None:
-    """HNSW indexes (inner product) on chunk and window vectors; no-op when present."""
-    for table in ("chunks", "windows"):
-        conn.execute(
-            sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON truthbase.{} "
-                "USING hnsw (vector vector_ip_ops) WITH (m = {}, ef_construction = {})"
-            ).format(
-                sql.Identifier(f"{table}_hnsw"),
-                sql.Identifier(table),
-                sql.Literal(int(hnsw.m)),
-                sql.Literal(int(hnsw.ef_construction)),
+    """HNSW indexes (inner product) on chunk and window vectors; no-op when present. The
+    build of a large index runs past any statement timeout and is no hang: none applies."""
+    conn.execute("SET statement_timeout = 0")
+    try:
+        for table in ("chunks", "windows"):
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON truthbase.{} "
+                    "USING hnsw (vector vector_ip_ops) WITH (m = {}, ef_construction = {})"
+                ).format(
+                    sql.Identifier(f"{table}_hnsw"),
+                    sql.Identifier(table),
+                    sql.Literal(int(hnsw.m)),
+                    sql.Literal(int(hnsw.ef_construction)),
+                )
             )
-        )
+    finally:
+        with contextlib.suppress(psycopg.Error):  # an aborted transaction resets it anyway
+            conn.execute("RESET statement_timeout")

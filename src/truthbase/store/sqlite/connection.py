@@ -1,7 +1,12 @@
-"""The SQLite file: its one connection, the lock that serializes it, transactions, and the schema.
+"""The SQLite file: a connection per thread, the lock that serializes writers, transactions, and
+the schema.
 
 Every other module of this package works through a :class:`Database` (its public ``conn``,
-``lock`` and :meth:`Database.transaction`), never through a store's private state.
+``lock`` and :meth:`Database.transaction`), never through a store's private state. In WAL mode
+readers never wait for the writer nor for each other, so each thread reads on its own
+connection (``conn`` is the calling thread's) and only writes serialize: in this process on
+``Database``'s writer lock, across processes on SQLite's own (``BEGIN IMMEDIATE``). One shared
+connection under one lock (before) made every request of the server wait for the one before.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 from ...fulltext import term_string
 from ...lang import detect_document
 from ...records import IndexEmbedder
-from ..base import StoreError
+from ..base import StoreError, StoreFull
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -62,43 +67,109 @@ def _schema_script() -> str:
     return resources.files(__package__).joinpath("schema.sql").read_text("utf-8")
 
 
+class _Local(threading.local):
+    """A thread's own connection and lock (made on the thread's first use)."""
+
+    conn: sqlite3.Connection | None = None
+    lock: threading.RLock | None = None
+
+
 class Database:
-    """One connection to the index file (WAL, foreign keys on), shared by threads under
-    ``lock``; any number of these, in any number of processes, may share the file."""
+    """The index file (WAL, foreign keys on) with a connection per thread: reads run in
+    parallel, writes (:meth:`transaction`) one at a time; any number of these, in any number of
+    processes, may share the file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         if path.parent and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the index {path}: {exc}") from exc
-        self.lock = threading.RLock()
+        self._local = _Local()
+        # Every connection made, with its thread: close() closes them all, and a new one closes
+        # those of threads that have ended (a thread pool's threads come and go).
+        self._open: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        self._open_lock = threading.Lock()
+        self._writer = threading.RLock()
+        self._closed = False
+        conn = self.conn
         try:
             self._migrate()
         except BaseException:
-            self.conn.close()
+            conn.close()
             raise
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The calling thread's connection (opened on its first use)."""
+        conn = self._local.conn
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The calling thread's own lock: a block of reads ``with db.lock`` on ``db.conn``
+        waits for no other thread (each has its own connection); kept so that the modules'
+        read blocks read the same as when one connection was shared."""
+        lock = self._local.lock
+        if lock is None:
+            lock = threading.RLock()
+            self._local.lock = lock
+        return lock
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"the index {self.path} is closed")
+        try:
+            # check_same_thread off: close() closes every thread's connection from its own.
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+            )
+            # Per connection (the journal mode, set by _migrate, is the file's).
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the index {self.path}: {exc}") from exc
+        with self._open_lock:
+            ended = [(t, c) for t, c in self._open if not t.is_alive()]
+            for _, old in ended:
+                old.close()
+            self._open = [(t, c) for t, c in self._open if t.is_alive()]
+            self._open.append((threading.current_thread(), conn))
+        return conn
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` .. ``COMMIT`` under the lock (SQLite's writer lock serializes
-        writers across connections and processes); ROLLBACK on any exception."""
-        with self.lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+        """``BEGIN IMMEDIATE`` .. ``COMMIT`` on the thread's connection under the writer lock
+        (one writer per process; SQLite's writer lock serializes writers across processes);
+        ROLLBACK on any exception."""
+        with self._writer:
+            conn = self.conn
             try:
-                yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                if _cannot_grow(exc):
+                    raise StoreFull(
+                        f"cannot write to the index {self.path}: {exc} (the disk is full or a "
+                        "file-size limit was reached); nothing of this write was kept: free "
+                        "space and run it again"
+                    ) from exc
                 raise
-            self.conn.execute("COMMIT")
 
     def close(self) -> None:
-        with self.lock:
-            self.conn.close()
+        with self._writer, self._open_lock:
+            self._closed = True
+            for _, conn in self._open:
+                conn.close()
+            self._open = []
+            self._local = _Local()
 
     def generation(self) -> int:
         """Bumped by every document write (caches of the vectors compare it)."""
@@ -151,6 +222,16 @@ class Database:
                 "VALUES ('schema_version', ?), ('generation', '0')",
                 (str(SCHEMA_VERSION),),
             )
+
+
+#: SQLite's primary result codes for a write the file system refused: SQLITE_FULL (ENOSPC) and
+#: SQLITE_IOERR (a write past RLIMIT_FSIZE fails with EFBIG, which SQLite reports as an I/O error).
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10
+
+
+def _cannot_grow(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR)
 
 
 def _add_columns(conn: sqlite3.Connection, columns: Sequence[tuple[str, str, str]]) -> None:

@@ -10,6 +10,7 @@ nothing here.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Collection
 
 import numpy as np
@@ -65,11 +66,19 @@ class VectorCache:
     def __init__(self) -> None:
         self._matrix: tuple[FloatMatrix, IdArray, IdArray, npt.NDArray[np.str_]] | None = None
         self._generation = -1
+        # Threads search in parallel (a connection each): one loads a new generation while the
+        # others wait for it rather than load it too.
+        self._lock = threading.Lock()
 
     def matrix(self, db: Database) -> tuple[FloatMatrix, IdArray, IdArray, npt.NDArray[np.str_]]:
-        """(matrix, chunk ids, start row of each chunk's group, each chunk's document id); the
-        caller holds the lock."""
+        """(matrix, chunk ids, start row of each chunk's group, each chunk's document id)."""
         generation = db.generation()
+        with self._lock:
+            return self._load(db, generation)
+
+    def _load(
+        self, db: Database, generation: int
+    ) -> tuple[FloatMatrix, IdArray, IdArray, npt.NDArray[np.str_]]:
         if self._matrix is None or generation != self._generation:
             # Each chunk's own vector and its windows', grouped by chunk id.
             rows = db.conn.execute(
