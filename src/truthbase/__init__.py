@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .blas import limit_blas_threads
 from .config import Settings
 from .errors import TruthBaseError
 from .geometry import span_line_rects
@@ -16,6 +17,8 @@ from .model import (
     Unit,
 )
 from .textmatch import find_quote, normalize, quote_in
+
+limit_blas_threads()  # once per process, before any search: see truthbase.blas
 
 __all__ = [
     "Chunk",

@@ -68,6 +68,10 @@ def _session(model_path: str, threads: int) -> ort.InferenceSession:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle intra-op threads sleep instead of spinning: on a machine whose cores are busy (a
+    # shared 2-core host, or --workers processes side by side) spinning threads steal the time
+    # the working one needs (measured in benchmarks/embed_bench.py).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return ort.InferenceSession(
             model_path, sess_options=options, providers=["CPUExecutionProvider"]
