@@ -21,7 +21,9 @@ import pypdfium2 as pdfium
 
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
+from embed_bench import bench_embedding, bench_ingest_process, print_embedding
 from ocr_bench import bench_ocr, print_ocr
+from search_bench import bench_server, print_server
 from segments_bench import bench_segments, print_segments
 from upload_latency import bench_upload_latency, print_upload_latency
 
@@ -307,6 +309,10 @@ def main() -> int:
     settings = Settings()
     report: dict[str, Any] = {}
     queries = [q.question for q in load_golden(args.golden).questions]
+    report["embedding"] = bench_embedding(paths[:1], settings)  # the limit, in the same run
+    print_embedding(report["embedding"])
+    report["ingest_process"] = {"seed": bench_ingest_process(paths)}
+    print(f"ingest of the seed PDFs in its own process: {report['ingest_process']['seed']}")
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteStore(Path(tmp) / "bench.sqlite")
         report["ingest"] = bench_ingest(paths, store, settings)
@@ -366,6 +372,8 @@ def main() -> int:
                 report["latency_synthetic"],
             )
             synthetic.close()
+            report["server_synthetic"] = bench_server(Path(tmp) / "synthetic.sqlite")
+            print_server(args.synthetic, report["server_synthetic"])
     report["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the whole run: {report['peak_rss_mib']:.0f} MiB")
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -69,9 +69,11 @@ def fts_search(
     ]
 
 
-#: Rows scored per step: each block of int8 codes is widened to float32 on its own, so the
-#: scoring never holds a float32 copy of the whole matrix.
-SCORE_BLOCK = 16_384
+#: Rows scored per step: each block of int8 codes is widened to float32 in one reused buffer
+#: that stays in the CPU cache (3 MB at dim 384), so the scoring never holds a float32 copy of
+#: the matrix and beats a float32 matrix-vector product, which waits on memory (100k x 384:
+#: 25 ms against 45 ms, and 75 ms with blocks of 16k rows; benchmarks/search_bench.py).
+SCORE_BLOCK = 2_048
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +93,12 @@ class CompactVectors:
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Approximate cosine of every row with ``query`` (error about 1e-3 at dim 384)."""
         out = np.empty(len(self.codes), dtype=np.float32)
+        buffer = np.empty((min(SCORE_BLOCK, len(self.codes)), self.codes.shape[1]), np.float32)
         for lo in range(0, len(self.codes), SCORE_BLOCK):
-            block = self.codes[lo : lo + SCORE_BLOCK].astype(np.float32)
-            out[lo : lo + len(block)] = block @ query
+            codes = self.codes[lo : lo + SCORE_BLOCK]
+            block = buffer[: len(codes)]
+            block[...] = codes
+            out[lo : lo + len(codes)] = block @ query
         out *= self.scales
         return out
 
