@@ -31,7 +31,6 @@ def _rss_mib() -> float:
 def float32_top(path: Path, queries: npt.NDArray[np.float32], k: int) -> list[list[int]]:
     """Each query's top ``k`` chunk ids by a float32 scan of every vector in the file, read in
     blocks (this process's RSS is measured before it runs)."""
-    best = np.full((len(queries), 0), -2.0, dtype=np.float32)
     ids: list[int] = []
     scores: list[npt.NDArray[np.float32]] = []
     with sqlite3.connect(path) as conn:
@@ -43,7 +42,6 @@ def float32_top(path: Path, queries: npt.NDArray[np.float32], k: int) -> list[li
             matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
             ids += [r[0] for r in rows]
             scores.append(matrix @ queries.T)
-    del best
     every = np.concatenate(scores)  # (rows, queries)
     owner = np.array(ids)
     out = []
