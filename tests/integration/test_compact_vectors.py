@@ -60,3 +60,25 @@ def test_dense_search_is_the_float32_search(seed_db: Path, embedder: Embedder) -
         assert hits and {c.doc_id for c in store.chunks([h.chunk_id for h in hits])} == {one_doc}
     finally:
         store.close()
+
+
+def test_rows_deleted_behind_the_cache_are_left_out(
+    seed_db: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    path = tmp_path / "stale.sqlite"
+    path.write_bytes(seed_db.read_bytes())
+    path.chmod(0o644)
+    store = SQLiteStore(path)
+    try:
+        query = embedder.embed(["the Govern function of the framework"])[0]
+        first = store.dense_search(query, 10)
+        gone = first[0].chunk_id
+        # Another process deletes rows without the store seeing a new generation yet.
+        with sqlite3.connect(path) as conn:
+            conn.execute("DELETE FROM windows WHERE chunk_id = ?", (gone,))
+            conn.execute("DELETE FROM chunks WHERE id = ?", (gone,))
+        after = store.dense_search(query, 10)
+        assert gone not in {h.chunk_id for h in after}
+        assert [h.chunk_id for h in after][:9] == [h.chunk_id for h in first][1:10]
+    finally:
+        store.close()

@@ -183,28 +183,34 @@ def _load_compact(db: Database) -> CompactVectors:
 
 def exact_row_scores(
     db: Database, compact: CompactVectors, rows: IdArray, query: FloatMatrix
-) -> npt.NDArray[np.float32]:
-    """The exact float32 cosine of the matrix rows ``rows`` with ``query``, from the vectors in
-    the file (by primary key); the caller holds the lock."""
-    vectors: dict[tuple[bool, int], bytes] = {}
-    for window, table in ((False, "chunks"), (True, "windows")):
+) -> tuple[IdArray, npt.NDArray[np.float32]]:
+    """The exact float32 cosine with ``query`` of the matrix rows ``rows``, from the vectors in
+    the file (by primary key): (the rows still in the file, their scores). A row that another
+    process deleted since the matrix was loaded, or whose id now names a window of another
+    chunk, is left out. The caller holds the lock."""
+    found: dict[tuple[bool, int], tuple[int, bytes]] = {}
+    for window, sql in (
+        (False, "SELECT id, id, vector FROM chunks WHERE id IN "),
+        (True, "SELECT id, chunk_id, vector FROM windows WHERE id IN "),
+    ):
         wanted = [int(i) for i in compact.row_ids[rows[compact.is_window[rows] == window]]]
         for lo in range(0, len(wanted), 900):  # well under SQLite's bound on parameters
             part = wanted[lo : lo + 900]
-            marks = ",".join("?" * len(part))
-            for row_id, blob in db.conn.execute(
-                f"SELECT id, vector FROM {table} WHERE id IN ({marks})", part
+            for row_id, owner, blob in db.conn.execute(
+                sql + f"({','.join('?' * len(part))})", part
             ):
-                vectors[(window, int(row_id))] = blob
-    matrix = np.vstack(
-        [
-            np.frombuffer(
-                vectors[(bool(compact.is_window[r]), int(compact.row_ids[r]))], np.float32
-            )
-            for r in rows.tolist()
-        ]
-    )
-    return np.asarray(matrix @ query, dtype=np.float32)
+                found[(window, int(row_id))] = (int(owner), blob)
+    kept: list[int] = []
+    blobs: list[bytes] = []
+    for r in rows.tolist():
+        hit = found.get((bool(compact.is_window[r]), int(compact.row_ids[r])))
+        if hit is not None and hit[0] == int(compact.owners[r]):
+            kept.append(r)
+            blobs.append(hit[1])
+    if not blobs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
+    return np.array(kept, dtype=np.int64), np.asarray(matrix @ query, dtype=np.float32)
 
 
 def dense_search(
@@ -247,7 +253,7 @@ def dense_search(
     if doc_ids is not None:
         rows = rows[np.isin(compact.owners[rows], chunk_ids)]
     with db.lock:
-        exact = exact_row_scores(db, compact, rows, query)
+        rows, exact = exact_row_scores(db, compact, rows, query)
     best: dict[int, float] = {}
     for owner, score in zip(compact.owners[rows].tolist(), exact.tolist(), strict=True):
         if owner not in best or score > best[owner]:
