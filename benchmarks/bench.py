@@ -22,12 +22,14 @@ import pypdfium2 as pdfium
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
 from answer_latency import bench_answer_gap, print_answer_gap
+from embed_bench import bench_embedding, bench_ingest_process, print_embedding
 from frontend_bench import bench_viewer, print_viewer
 from ingest_workers_bench import bench_workers, print_workers
 from lighthouse_bench import bench_lighthouse, print_lighthouse
 from limits_bench import bench_limits, extract_ratio, print_limits
 from ocr_bench import bench_ocr, print_ocr
 from scale_bench import DEFAULT_DOCS, bench_scale, print_scale
+from search_bench import bench_server, print_server
 from segments_bench import bench_segments, print_segments
 from upload_latency import bench_upload_latency, print_upload_latency
 
@@ -269,6 +271,10 @@ def main() -> int:
     settings = Settings()
     report: dict[str, Any] = {}
     queries = [q.question for q in load_golden(args.golden).questions]
+    report["embedding"] = bench_embedding(paths[:1], settings)  # the limit, in the same run
+    print_embedding(report["embedding"])
+    report["ingest_process"] = {"seed": bench_ingest_process(paths)}
+    print(f"ingest of the seed PDFs in its own process: {report['ingest_process']['seed']}")
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteStore(Path(tmp) / "bench.sqlite")
         report["ingest"] = bench_ingest(paths, store, settings)
@@ -340,6 +346,8 @@ def main() -> int:
                 report["latency_synthetic"],
             )
             synthetic.close()
+            report["server_synthetic"] = bench_server(Path(tmp) / "synthetic.sqlite")
+            print_server(args.synthetic, report["server_synthetic"])
     if args.workers:
         report["workers"] = bench_workers(args.workers, args.corpus)
         print_workers(report["workers"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .blas import limit_blas_threads
 from .config import Settings
 from .errors import TruthBaseError
 from .geometry import span_line_rects
@@ -23,6 +24,8 @@ from .model import (
     Unit,
 )
 from .textmatch import find_quote, normalize, quote_in
+
+limit_blas_threads()  # once per process, before any search: see truthbase.blas
 
 if TYPE_CHECKING:
     from .api import Library

@@ -131,6 +131,16 @@ class EmbedderSettings(_Section):
         default="OPENAI_API_KEY", description="Variable that holds the API key."
     )
     batch_size: int = Field(default=32, ge=1, le=2048, description="Texts per embedding call.")
+    threads: int = Field(
+        default=1,
+        ge=0,
+        le=256,
+        description=(
+            "Intra-op threads of a local ONNX embedder (0: onnxruntime's choice, one per core). "
+            "1 by measurement on the shared 2-core host: 1.7x the tokens/s of the default "
+            "(benchmarks/embed_bench.py), and --workers processes each run their own."
+        ),
+    )
     timeout_s: float = Field(
         default=60.0, gt=0, description="Timeout of one remote embedding call."
     )

@@ -32,13 +32,15 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
     """
     name = settings.name.strip()
     if name == DEFAULT_NAME:
-        return default_embedder(batch_size=settings.batch_size)
+        return default_embedder(batch_size=settings.batch_size, threads=settings.threads)
     if name == E5_NAME:
         return E5Embedder(batch_size=settings.batch_size)
     kind, sep, rest = name.partition(":")
     rest = rest.strip()
     if sep and kind == "onnx" and rest:
-        return onnx_dir_embedder(Path(rest), batch_size=settings.batch_size)
+        return onnx_dir_embedder(
+            Path(rest), batch_size=settings.batch_size, threads=settings.threads
+        )
     if sep and kind == "openai" and rest:
         api_key = os.environ.get(settings.api_key_env, "").strip()
         if not api_key:

@@ -31,8 +31,41 @@ from truthbase.embed._base import (
 
 #: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
 DEFAULT_MAX_SEQ_LENGTH = 256
-#: Texts per onnxruntime call. Texts are sorted by length first, so padding stays small.
+#: Texts per onnxruntime call at most. Texts are sorted by length first, so padding stays small.
 DEFAULT_BATCH_SIZE = 32
+#: A batch ends where the next text is shorter than this share of the batch's longest: every
+#: row of a batch is padded to the longest, and on the seed corpus fixed batches of 32 sent 8.3%
+#: padding tokens, these 1.9% (benchmarks/embed_bench.py). A call costs little more than its
+#: tokens, so the smaller batches this makes are cheaper than the padding they save.
+MIN_BATCH_FILL = 0.95
+#: Padded tokens per call at most (rows x longest): onnxruntime's memory arena keeps the
+#: largest call's activations for the life of the session (attention alone is rows x 12 heads
+#: x length^2 floats per layer), so 16 texts of 256 tokens a call instead of 32 halves what an
+#: ingest process holds, for no loss of speed.
+MAX_BATCH_TOKENS = 4096
+
+
+def length_batches(
+    lengths: Sequence[int],
+    max_rows: int,
+    min_fill: float = MIN_BATCH_FILL,
+    max_tokens: int = MAX_BATCH_TOKENS,
+) -> list[list[int]]:
+    """Indices of ``lengths`` in batches, longest first: at most ``max_rows`` a batch (and
+    ``max_tokens`` padded tokens, one text at least), and no row shorter than ``min_fill`` times
+    its batch's first (longest) one."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
+    batches: list[list[int]] = []
+    for i in order:
+        if (
+            batches
+            and len(batches[-1]) < min(max_rows, max(1, max_tokens // lengths[batches[-1][0]]))
+            and lengths[i] >= min_fill * lengths[batches[-1][0]]
+        ):
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def _package_dir(package: str) -> Path:
@@ -68,6 +101,10 @@ def _session(model_path: str, threads: int) -> ort.InferenceSession:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle intra-op threads sleep instead of spinning: on a machine whose cores are busy (a
+    # shared 2-core host, or --workers processes side by side) spinning threads steal the time
+    # the working one needs (measured in benchmarks/embed_bench.py).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return ort.InferenceSession(
             model_path, sess_options=options, providers=["CPUExecutionProvider"]
@@ -177,9 +214,8 @@ class OnnxEmbedder:
         with self._lock:
             encodings = self._tokenizer.encode_batch(list(texts))
         # Longest first: batches of similar length pad little, and the first batch fails fast.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids), reverse=True)
-        for begin in range(0, len(order), self.batch_size):
-            rows = order[begin : begin + self.batch_size]
+        lengths = [len(encoding.ids) for encoding in encodings]
+        for rows in length_batches(lengths, self.batch_size):
             batch = [encodings[i] for i in rows]
             hidden, mask = self._run(batch)
             if hidden.ndim == 2:

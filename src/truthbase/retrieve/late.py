@@ -60,11 +60,23 @@ def late_scores(query: Vectors, signs: Mapping[int, bytes], dim: int) -> dict[in
     if not signs or query.shape[0] == 0:
         return {}
     ids = list(signs)
-    blocks = [unpack_signs(signs[chunk_id], dim) for chunk_id in ids]
-    starts = np.cumsum([0, *(len(b) for b in blocks[:-1])])
-    similarity = query @ np.concatenate(blocks).T  # (query tokens, all chunk tokens)
-    best = np.maximum.reduceat(similarity, starts, axis=1)  # (query tokens, chunks)
-    means = best.mean(axis=0)
+    width = token_sign_row_bytes(dim)
+    counts = [len(signs[chunk_id]) // width for chunk_id in ids]
+    if any(
+        count * width != len(signs[chunk_id]) or not count
+        for chunk_id, count in zip(ids, counts, strict=True)
+    ):
+        raise ValueError(f"token signs that are not whole token rows of {width} bytes")
+    # One unpack of every chunk's signs at once; the +-1 matrix is never built:
+    # q . (2b - 1) / sqrt(dim) = (2 (q . b) - sum(q)) / sqrt(dim), b the 0/1 bits.
+    packed = np.frombuffer(b"".join(signs[chunk_id] for chunk_id in ids), dtype=np.uint8)
+    bits = np.unpackbits(packed.reshape(-1, width), axis=1)[:, :dim].astype(np.float32)
+    query = np.asarray(query, dtype=np.float32)
+    similarity = bits @ (2.0 * query.T)  # (all chunk tokens, query tokens)
+    similarity -= query.sum(axis=1)
+    starts = np.cumsum([0, *counts[:-1]])
+    best = np.maximum.reduceat(similarity, starts, axis=0)  # (chunks, query tokens)
+    means = best.mean(axis=1) / np.float32(math.sqrt(dim))
     return {chunk_id: float(score) for chunk_id, score in zip(ids, means, strict=True)}
 
 

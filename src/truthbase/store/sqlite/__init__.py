@@ -44,6 +44,8 @@ class SQLiteStore:
         self._db = Database(path)
         self._vectors = search.VectorCache()
         self._quota = QuotaTable()
+        # Every search asks for the index's languages; they change only with a document write.
+        self._languages: tuple[int, list[str | None]] | None = None
 
     def close(self) -> None:
         self._db.close()
@@ -72,7 +74,11 @@ class SQLiteStore:
         return documents.get_index_embedder(self._db)
 
     def languages(self) -> list[str | None]:
-        return documents.languages(self._db)
+        with self._db.lock:
+            generation = self._db.generation()
+        if self._languages is None or self._languages[0] != generation:
+            self._languages = (generation, documents.languages(self._db))
+        return list(self._languages[1])
 
     def counts(self) -> dict[str, int]:
         return documents.counts(self._db)
