@@ -27,7 +27,8 @@ from .answer.pipeline import answer_question
 from .answer.policy import CHAT_MODES, ChatMode, ResolvedMode, resolve_chat_mode
 from .config import Settings
 from .embed import Embedder
-from .llm.client import ChatModel, load_chat_model
+from .llm.chain import load_chat_model
+from .llm.client import ChatModel
 from .records import OPERATOR, Viewer
 from .segments.tools import BookTools
 from .store import Store

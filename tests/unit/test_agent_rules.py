@@ -11,13 +11,8 @@ from truthbase.answer.finish import screen_tags
 from truthbase.answer.llm import LLMNotConfigured
 from truthbase.config import LLMSettings
 from truthbase.embed import Embedder
-from truthbase.llm.client import (
-    AllModelsFailed,
-    LLMError,
-    OpenAIChatModel,
-    ToolCallingModel,
-    with_fallbacks,
-)
+from truthbase.llm.chain import AllModelsFailed, with_fallbacks
+from truthbase.llm.client import LLMError, OpenAIChatModel, ToolCallingModel
 from truthbase.llm.prompts import tool_result_content
 from truthbase.modes import CHAT_MODES, resolve_chat_mode
 from truthbase.records import Source

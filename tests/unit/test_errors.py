@@ -13,7 +13,8 @@ from truthbase.embed import EmbedderMismatchError, EmbeddingError
 from truthbase.errors import InvalidInput, NotFound, TruthBaseError, Unavailable
 from truthbase.eval.golden import GoldenError
 from truthbase.extract import ExtractionError
-from truthbase.llm.client import AllModelsFailed, LLMError, LLMTimeout
+from truthbase.llm.chain import AllModelsFailed
+from truthbase.llm.client import LLMError, LLMTimeout
 from truthbase.server.app import error_status
 from truthbase.server.epub_files import BookFileError
 from truthbase.store import StoreError

@@ -27,7 +27,8 @@ from ..cite.resolve import UnitReader
 from ..config import AgentSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
-from ..llm.client import Failure, ToolCallingModel
+from ..llm.chain import Failure
+from ..llm.client import ToolCallingModel
 from ..records import Toolbox
 from .agent_extractive import AGENT_EXTRACTIVE, PassageRanker, extractive_agent
 from .agent_loop import AgentFailed, ToolRun, run_agent, shown_tags

@@ -54,11 +54,9 @@ from ..cite.tags import format_tag
 from ..config import AgentSettings
 from ..errors import TruthBaseError
 from ..llm.budget import message_tokens, room_chars, window_of
+from ..llm.chain import AllModelsFailed, Failure, FallbackChatModel
 from ..llm.client import (
-    AllModelsFailed,
     AssistantTurn,
-    Failure,
-    FallbackChatModel,
     LLMError,
     LLMTimeout,
     ToolCall,

@@ -28,7 +28,7 @@ from ..llm import (
     LLMTimeout,
     draft_answer,
 )
-from ..llm.client import load_chat_model, load_stage_model, with_fallbacks
+from ..llm.chain import load_chat_model, load_stage_model, with_fallbacks
 from .base import Answerer, Draft
 from .extractive import ExtractiveAnswerer
 from .model import Source

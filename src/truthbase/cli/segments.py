@@ -39,7 +39,7 @@ def build_with_progress(
 ) -> list[dict[str, Any]]:
     """Build (or load from the cache) each document's segment index, with a progress bar per
     document being summarized; one row per document for the summary table."""
-    from ..llm.client import load_chat_model
+    from ..llm.chain import load_chat_model
     from ..segments.index import ensure_segments, resolve_summarizer, summarizer_id
 
     settings = app.settings
@@ -157,7 +157,7 @@ def list_command(app: AppContext, doc: str, summarizer: str | None, as_json: boo
     with app.store() as store:
         doc_id = resolve_document(store, doc)
         build_with_progress(app, store, [doc_id], summarizer, rebuild=False)
-        from ..llm.client import load_chat_model
+        from ..llm.chain import load_chat_model
         from ..segments.index import resolve_summarizer, summarizer_id
 
         settings = app.settings

@@ -1,7 +1,8 @@
 """LLMs over any OpenAI-compatible server: the answer prompt, fallbacks, rewrite and rerank.
 
-- :mod:`.client`: :class:`ChatModel`, :class:`OpenAIChatModel`, :func:`with_fallbacks`,
-  :func:`load_chat_model` (the configured chain) and :func:`load_stage_model` (the primary alone).
+- :mod:`.client`: :class:`ChatModel`, :class:`OpenAIChatModel`; :mod:`.chain`:
+  :func:`with_fallbacks`, :func:`load_chat_model` (the configured chain) and
+  :func:`load_stage_model` (the primary alone).
 - :mod:`.prompts`: the prompts, sources delimited and escaped as data; :func:`is_refusal`
   (the one rule, :mod:`truthbase.cite.refusal`, re-exported).
 - :mod:`.answer`: :func:`draft_answer`, the LLM answer as a token stream naming its model.
@@ -13,21 +14,17 @@
 from __future__ import annotations
 
 from .answer import LLMDraft, draft_answer
-from .client import (
+from .chain import (
     AllModelsFailed,
-    ChatMessage,
-    ChatModel,
     CompleteReply,
     Failure,
     FallbackChatModel,
-    LLMError,
-    LLMTimeout,
-    OpenAIChatModel,
     StreamReply,
     load_chat_model,
     load_stage_model,
     with_fallbacks,
 )
+from .client import ChatMessage, ChatModel, LLMError, LLMTimeout, OpenAIChatModel
 from .prompts import (
     NO_ANSWER,
     PromptSource,

@@ -3,7 +3,7 @@
 :func:`draft_answer` is what an LLM answerer of the answer pipeline calls: it picks the first
 model of the chain that answers (its first token already received), so the pipeline can emit the
 ``sources`` event, then the tokens, and report which model answered. When every model fails it
-raises :class:`~truthbase.llm.client.AllModelsFailed`; the pipeline then lets the extractive
+raises :class:`~truthbase.llm.chain.AllModelsFailed`; the pipeline then lets the extractive
 answerer answer.
 """
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import fit_sources, message_tokens, room_chars, window_of
-from .client import ChatModel, Failure, FallbackChatModel, with_fallbacks
+from .chain import Failure, FallbackChatModel, with_fallbacks
+from .client import ChatModel
 from .prompts import PromptSource, build_answer_messages
 
 __all__ = ["LLMDraft", "draft_answer"]
@@ -55,7 +56,7 @@ def draft_answer(
     """Ask ``model`` (a chain, or one model) to answer ``question`` from ``sources``.
 
     With ``stream`` the tokens come as the model writes them; without, as one piece. Raises
-    :class:`~truthbase.llm.client.AllModelsFailed` (an ``LLMError``) when no model answers; a
+    :class:`~truthbase.llm.chain.AllModelsFailed` (an ``LLMError``) when no model answers; a
     failure after the first token raises ``LLMError`` from the iteration.
     """
     chain = model if isinstance(model, FallbackChatModel) else with_fallbacks([model])
