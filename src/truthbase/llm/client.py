@@ -4,8 +4,8 @@
 ``complete`` (the whole reply) and ``stream`` (the reply's text pieces as they come).
 :class:`OpenAIChatModel` implements it over the ``openai`` client for any OpenAI-compatible
 server (Ollama, vLLM, llama.cpp's server, OpenAI). :func:`.chain.with_fallbacks` chains models:
-on a provider error or timeout the next one answers, and the reply says which one did. The extractive
-answerer is the last resort after the chain; the answer pipeline adds it.
+on a provider error or timeout the next one answers, and the reply says which one did. The
+extractive answerer is the last resort after the chain; the answer pipeline adds it.
 
 Tool calling (the agent mode) is a separate, non-streaming call: :class:`ToolCallingModel`'s
 ``complete_tools`` sends the OpenAI ``tools`` schema and returns the assistant's turn

@@ -29,8 +29,7 @@ from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -65,8 +64,8 @@ from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES, add_library_routes
 from .observe import METRICS_ROUTE, Observe, add_metrics_route
 from .openapi_errors import declare_error_responses
+from .pages import mount_web, page
 from .quota import client_key, quota_limits
-from .reader import READER_PAGE_CSP
 from .schemas import (
     MAX_INDEX,
     ChatIn,
@@ -355,7 +354,7 @@ def create_app(settings: Settings) -> FastAPI:
         description="Verifiable question answering over PDFs: every citation opens on the exact "
         "supporting passage.",
         lifespan=lifespan,
-        # /docs is Swagger UI from web/node_modules (no CDN script on our origin): _mount_web.
+        # /docs is Swagger UI from web/node_modules (no CDN script on our origin): pages.mount_web.
         docs_url=None,
         redoc_url=None,
     )
@@ -525,8 +524,8 @@ def create_app(settings: Settings) -> FastAPI:
         return await run_in_threadpool(run)
 
     add_epub_routes(app, state, state.file_matches_index, visible)
-    add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: _page(web_dir, n))
-    add_admin_routes(app, lambda: state.store, settings, lambda n: _page(web_dir, n))
+    add_auth_routes(app, lambda: state.store, settings, state.key, lambda n: page(web_dir, n))
+    add_admin_routes(app, lambda: state.store, settings, lambda n: page(web_dir, n))
     add_library_routes(app, state)
     if settings.telemetry.metrics:
         add_metrics_route(app, lambda: state.store)
@@ -585,63 +584,6 @@ def create_app(settings: Settings) -> FastAPI:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    _mount_web(app, web_dir)
+    mount_web(app, web_dir)
     declare_error_responses(app)
     return app
-
-
-def _page(web_dir: Path, name: str) -> HTMLResponse:
-    path = web_dir / name
-    if not path.is_file():
-        logger.error("the page %s is missing from %s", name, web_dir)
-        raise HTTPException(404, f"the page {name} is not installed")
-    return HTMLResponse(path.read_text("utf-8"), headers={"Cache-Control": "no-cache"})
-
-
-def _mount_web(app: FastAPI, web_dir: Path) -> None:
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def index() -> HTMLResponse:
-        """The chat page."""
-        return _page(web_dir, "index.html")
-
-    @app.get("/view", response_class=HTMLResponse, include_in_schema=False)
-    async def view() -> HTMLResponse:
-        """The viewer alone: /view?doc=ID&page=N&start=S&end=E[&cstart=&cend=][&zoom=1|fit]
-        [&rotation=90]."""
-        return _page(web_dir, "view.html")
-
-    @app.get("/library", response_class=HTMLResponse, include_in_schema=False)
-    async def library_page() -> HTMLResponse:
-        """The Library page: upload, jobs, documents."""
-        return _page(web_dir, "library.html")
-
-    @app.get("/read", response_class=HTMLResponse, include_in_schema=False)
-    async def read() -> HTMLResponse:
-        """The EPUB reader: /read?doc=ID&unit=N[&start=S&end=E][&cstart=&cend=]."""
-        page = _page(web_dir, "read.html")
-        page.headers["Content-Security-Policy"] = READER_PAGE_CSP
-        return page
-
-    for prefix in ("js", "css"):
-        folder = web_dir / prefix
-        if folder.is_dir():
-            app.mount(f"/{prefix}", StaticFiles(directory=folder), name=prefix)
-
-    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
-    async def docs() -> HTMLResponse:
-        """The OpenAPI document in Swagger UI, served from this origin (swagger-ui-dist)."""
-        return _page(web_dir, "docs.html")
-
-    swagger = web_dir / "node_modules" / "swagger-ui-dist"
-    if swagger.is_dir():
-        app.mount("/swagger-ui", StaticFiles(directory=swagger), name="swagger-ui")
-    pdfjs = web_dir / "node_modules" / "pdfjs-dist"
-    if pdfjs.is_dir():
-        app.mount("/pdfjs", StaticFiles(directory=pdfjs), name="pdfjs")
-    else:
-
-        @app.get("/pdfjs/{rest:path}", include_in_schema=False)
-        async def pdfjs_missing(rest: str) -> None:
-            raise HTTPException(
-                503, "pdf.js is not installed: run scripts/install-web.sh (npm ci in web/)"
-            )
