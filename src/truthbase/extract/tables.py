@@ -16,9 +16,10 @@ lines and v from one line to the next, for text drawn turned by 0, 90, 180 or 27
 shell measures which from pdfium's glyph angles). That is not always the page's /Rotate: the NICS
 report is a landscape table drawn upright in user space on a page that /Rotate 90 shows sideways.
 
-Steps: ``find_grids`` (rules to grids) -> ``assemble_tables`` (one page's text and boxes to the
-same text with each grid's characters replaced by its rows) -> ``link_headers`` (document-wide:
-which rows are headers, and which tables continue the previous page's table).
+Steps: ``find_grids`` (rules to grids, :mod:`.table_grid`) -> ``assemble_tables`` (one page's
+text and boxes to the same text with each grid's characters replaced by its rows) ->
+``link_headers`` (document-wide: which rows are headers, and which tables continue the previous
+page's table).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import Rect, TableRows
+from .table_grid import SNAP, Grid, Rule, find_grids, frame_point, frame_rect
 from .text import PageText
 
 __all__ = [
@@ -49,20 +51,12 @@ __all__ = [
 #: Between the cells of a row line (all three characters synthesized: box None).
 CELL_SEPARATOR = " | "
 
-# Rules closer than this (points) are one rule: a filled hairline rectangle has two long edges
-# half a point apart, and adjacent cells' borders are drawn twice.
-_SNAP = 3.0
-_MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
-_SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
 _MIN_ROWS = 2
 # A table needs two rows with at least two non-empty cells, or this many rows and one such row
 # (a financial statement continued on the next page: label-only rows and one row of figures).
 # Without any, it is a framed paragraph; two rows and one such row were a fragment of RAPTOR's
 # figure 1 (node boxes "7" over "1 4 5").
 _MIN_SPARSE_ROWS = 4
-# Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
-# 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
-_MIN_LATTICE = 0.6
 # A chart's grid (gridlines under a plot, tick labels here and there) is not a table: measured,
 # the two in pypdf-GeoTopo cross in 0.63 and 0.64 of their rule pairs and have text in 0.23 and
 # 0.37 of their cells; every corpus table below this lattice has text in at least 0.64 of them
@@ -74,168 +68,6 @@ _MIN_FILL = 0.5
 _MIN_SPLIT_LINES = 3
 _MIN_CELLS = 2
 _BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A straight segment of a path in PDF user space, from (x0, y0) to (x1, y1)."""
-
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-
-def frame_point(x: float, y: float, rotation: int) -> tuple[float, float]:
-    """User-space (x, y) to the reading frame (u along the lines, v down the lines) of text
-    turned ``rotation`` degrees counter-clockwise in user space (as a page with that /Rotate,
-    clockwise, shows it upright). Only differences matter, so no origin is subtracted."""
-    r = rotation % 360
-    if r == 90:
-        return y, x
-    if r == 180:
-        return -x, y
-    if r == 270:
-        return -y, -x
-    return x, -y
-
-
-def frame_rect(box: Rect, rotation: int) -> Rect:
-    """A user-space box in the reading frame, as (u0, v0, u1, v1) with u0 <= u1, v0 <= v1."""
-    u0, v0 = frame_point(box[0], box[1], rotation)
-    u1, v1 = frame_point(box[2], box[3], rotation)
-    return (min(u0, u1), min(v0, v1), max(u0, u1), max(v0, v1))
-
-
-@dataclass(frozen=True, slots=True)
-class _Seg:
-    """An axis-aligned rule in the frame: at ``at`` (v for horizontal, u for vertical), from
-    ``lo`` to ``hi`` along the other axis."""
-
-    at: float
-    lo: float
-    hi: float
-
-
-@dataclass(frozen=True, slots=True)
-class Grid:
-    """One ruled table in the reading frame: its column rules ``xs`` and row rules ``ys``
-    (sorted) and the vertical segments, to tell which cells span several columns."""
-
-    xs: tuple[float, ...]
-    ys: tuple[float, ...]
-    verticals: tuple[_Seg, ...]
-    horizontals: tuple[_Seg, ...] = ()
-
-    def lattice(self) -> float:
-        """The share of (column rule, row rule) pairs that cross: near 1 for a table's grid,
-        low for a figure's boxes and arrows, whose rules line up only by chance."""
-        hit = 0
-        for x in self.xs:
-            for y in self.ys:
-                if any(
-                    abs(v.at - x) <= _SNAP and v.lo - _SNAP <= y <= v.hi + _SNAP
-                    for v in self.verticals
-                ) and any(
-                    abs(h.at - y) <= _SNAP and h.lo - _SNAP <= x <= h.hi + _SNAP
-                    for h in self.horizontals
-                ):
-                    hit += 1
-        return hit / (len(self.xs) * len(self.ys))
-
-    def contains(self, u: float, v: float) -> bool:
-        return self.xs[0] <= u <= self.xs[-1] and self.ys[0] <= v <= self.ys[-1]
-
-    def separates(self, column: int, v_lo: float, v_hi: float) -> bool:
-        """True when a vertical rule at ``xs[column]`` runs through the band [v_lo, v_hi]."""
-        u = self.xs[column]
-        mid = (v_lo + v_hi) / 2
-        return any(
-            abs(s.at - u) <= _SNAP and s.lo - _SNAP <= mid <= s.hi + _SNAP for s in self.verticals
-        )
-
-
-def _merge(segs: list[_Seg]) -> list[_Seg]:
-    """Snap segments at nearly the same ``at`` together, then join overlapping ones."""
-    segs = sorted(segs, key=lambda s: s.at)
-    groups: list[list[_Seg]] = []
-    for s in segs:
-        if groups and s.at - groups[-1][0].at <= _SNAP:
-            groups[-1].append(s)
-        else:
-            groups.append([s])
-    out: list[_Seg] = []
-    for group in groups:
-        at = sum(s.at for s in group) / len(group)
-        run: _Seg | None = None
-        for s in sorted(group, key=lambda s: s.lo):
-            if run is not None and s.lo <= run.hi + _SNAP:
-                run = _Seg(at, run.lo, max(run.hi, s.hi))
-            else:
-                if run is not None:
-                    out.append(run)
-                run = _Seg(at, s.lo, s.hi)
-        if run is not None:
-            out.append(run)
-    return out
-
-
-def _cluster(values: Sequence[float]) -> tuple[float, ...]:
-    values = sorted(values)
-    out: list[list[float]] = []
-    for v in values:
-        if out and v - out[-1][-1] <= _SNAP:
-            out[-1].append(v)
-        else:
-            out.append([v])
-    return tuple(sum(g) / len(g) for g in out)
-
-
-def _crosses(h: _Seg, v: _Seg) -> bool:
-    return h.lo - _SNAP <= v.at <= h.hi + _SNAP and v.lo - _SNAP <= h.at <= v.hi + _SNAP
-
-
-def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
-    """The grids the rules draw: connected sets of crossing horizontal and vertical rules with at
-    least two of each, in the reading frame of text turned ``rotation`` degrees."""
-    horizontal: list[_Seg] = []
-    vertical: list[_Seg] = []
-    for rule in rules:
-        u0, v0 = frame_point(rule.x0, rule.y0, rotation)
-        u1, v1 = frame_point(rule.x1, rule.y1, rotation)
-        if abs(v1 - v0) <= _SKEW and abs(u1 - u0) >= _MIN_RULE:
-            horizontal.append(_Seg((v0 + v1) / 2, min(u0, u1), max(u0, u1)))
-        elif abs(u1 - u0) <= _SKEW and abs(v1 - v0) >= _MIN_RULE:
-            vertical.append(_Seg((u0 + u1) / 2, min(v0, v1), max(v0, v1)))
-    hs, vs = _merge(horizontal), _merge(vertical)
-    # Connected components over "crosses" (union-find; horizontals 0..len(hs)-1, then verticals).
-    parent = list(range(len(hs) + len(vs)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, h in enumerate(hs):
-        for j, v in enumerate(vs):
-            if _crosses(h, v):
-                a, b = find(i), find(len(hs) + j)
-                if a != b:
-                    parent[a] = b
-    members: dict[int, tuple[list[_Seg], list[_Seg]]] = {}
-    for i, h in enumerate(hs):
-        members.setdefault(find(i), ([], []))[0].append(h)
-    for j, v in enumerate(vs):
-        members.setdefault(find(len(hs) + j), ([], []))[1].append(v)
-    grids: list[Grid] = []
-    for h_segs, v_segs in members.values():
-        xs, ys = _cluster([s.at for s in v_segs]), _cluster([s.at for s in h_segs])
-        grid = Grid(xs=xs, ys=ys, verticals=tuple(v_segs), horizontals=tuple(h_segs))
-        if len(xs) >= 2 and len(ys) >= 2 and grid.lattice() >= _MIN_LATTICE:
-            grids.append(grid)
-    grids.sort(key=lambda g: (g.ys[0], g.xs[0]))
-    return grids
 
 
 @dataclass(slots=True)
@@ -607,7 +439,7 @@ def assemble_tables(
 
 
 def _same_columns(a: Sequence[float], b: Sequence[float]) -> bool:
-    return len(a) == len(b) and all(abs(x - y) <= _SNAP for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(abs(x - y) <= SNAP for x, y in zip(a, b, strict=True))
 
 
 def link_headers(pages: Sequence[Sequence[PageTable]]) -> None:
