@@ -66,7 +66,7 @@ BUILD_CODE = (
     "store",
     "model.py",
     "records.py",
-    "config.py",
+    "config",
     "retrieve/windows.py",
     "retrieve/late.py",
 )

@@ -153,7 +153,7 @@ def eval_tune(
     """Grid over RRF k and arm weights with k-fold cross-validation; prints the best values.
 
     Put the chosen values into settings (TRUTHBASE_RETRIEVAL__RRF_K and the weights) or make
-    them the defaults in config.py together with the JSON report under docs/evals/.
+    them the defaults in config/ together with the JSON report under docs/evals/.
     """
     with app.store() as store:
         golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
