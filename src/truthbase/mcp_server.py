@@ -49,6 +49,7 @@ from .model import DocumentInfo, SearchHit
 from .quota import client_key_for, retry_after_header
 from .records import OPERATOR, Viewer
 from .server.auth import accounts_required
+from .server.hardening import ERROR_MESSAGE, privileged, redact_event
 from .server.quota import client_key, quota_limits
 
 __all__ = [
@@ -331,9 +332,17 @@ def _ask(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
     doc = _text(args, "doc", required=False)
     sources: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
+    # As on the web app (server.hardening): agent mode may be for admins only, and only an
+    # admin (or the operator over stdio) sees model endpoints and provider errors.
+    shown_all = privileged(library.viewer)
+    if mode == "agent" and library.settings.server.agent_mode == "admins" and not shown_all:
+        raise InvalidInput("agent mode is for admins here (server.agent_mode)")
     for event in library.ask(question, mode=mode, doc=doc):
         if isinstance(event, ErrorEvent):
-            raise InvalidInput(f"the answer failed at {event.stage}: {event.message}")
+            if not shown_all:
+                logger.warning("ask failed at %s (hidden): %s", event.stage, event.message)
+            message = event.message if shown_all else ERROR_MESSAGE
+            raise InvalidInput(f"the answer failed at {event.stage}: {message}")
         if isinstance(event, SourcesEvent):
             sources = [
                 {k: v for k, v in s.to_json().items() if k not in ("rects", "chunk_id")}
@@ -345,7 +354,7 @@ def _ask(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
             ]
         elif isinstance(event, DoneEvent):
             answer = event.answer
-            return {
+            out = {
                 "answer": answer.text,
                 "refused": answer.refused,
                 "outcome": answer.outcome,
@@ -355,6 +364,7 @@ def _ask(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
                 "problems": list(answer.problems),
                 "answer_id": answer.id,
             }
+            return out if shown_all else redact_event("done", out)
     raise InvalidInput("the answer stream ended without an answer")
 
 

@@ -344,6 +344,14 @@ def test_http_ask_counts_against_the_chat_quota(http_url: str, index: Index) -> 
     assert _error(second).startswith("quota exceeded: try again in ")
 
 
+def test_http_agent_mode_is_for_admins_as_on_the_web_app(http_url: str, index: Index) -> None:
+    # server.agent_mode defaults to "admins": bob is none (the same rule as POST /api/chat).
+    async def calls(client: Client) -> Any:
+        return await client.call_tool("ask", {"question": "What is CSF?", "mode": "agent"})
+
+    assert "agent mode is for admins" in _error(_as(http_url, index.bob, calls))
+
+
 def test_http_on_a_public_address_without_users_is_refused(seed_db: Path) -> None:
     from click.testing import CliRunner
 
