@@ -129,13 +129,14 @@ class EmbedderSettings(_Section):
     )
     batch_size: int = Field(default=32, ge=1, le=2048, description="Texts per embedding call.")
     threads: int = Field(
-        default=1,
+        default=0,
         ge=0,
         le=256,
         description=(
             "Intra-op threads of a local ONNX embedder (0: onnxruntime's choice, one per core). "
-            "1 by measurement on the shared 2-core host: 1.7x the tokens/s of the default "
-            "(benchmarks/embed_bench.py), and --workers processes each run their own."
+            "0 by measurement on the 2-core host when it is not shared: 4,285 tokens/s against "
+            "3,157 with 1 (benchmarks/embed_bench.py); 1 is faster when other work holds the "
+            "cores (1.7x under a load of 20) and for --workers processes side by side."
         ),
     )
     timeout_s: float = Field(

@@ -36,8 +36,9 @@ __all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "SQLiteStore"]
 
 
 class SQLiteStore:
-    """A TruthBase index in one SQLite file; its connection is shared by threads under a lock,
-    and any number of stores, in any number of processes, may open the same file."""
+    """A TruthBase index in one SQLite file: each thread reads on a connection of its own (WAL),
+    writes go one at a time (:class:`.connection.Database`), and any number of stores, in any
+    number of processes, may open the same file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
