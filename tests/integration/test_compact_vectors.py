@@ -14,6 +14,7 @@ from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
 from truthbase.store import SQLiteStore
+from truthbase.store.sqlite import search as sqlite_search
 from truthbase.store.sqlite.search import quantize
 
 pytestmark = pytest.mark.corpus
@@ -42,13 +43,25 @@ def test_quantized_rows_are_within_half_a_scale() -> None:
     assert (error <= scales[:, None] / 2 + 1e-7).all()
 
 
-def test_dense_search_is_the_float32_search(seed_db: Path, embedder: Embedder) -> None:
+@pytest.fixture(params=["int8", "float32"])
+def in_memory(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The int8 codes with rescoring (any index over EXACT_IN_MEMORY_ROWS rows), or the float32
+    rows of a small index."""
+    rows = 0 if request.param == "int8" else 1_000_000
+    monkeypatch.setattr(sqlite_search, "EXACT_IN_MEMORY_ROWS", rows)
+    return str(request.param)
+
+
+def test_dense_search_is_the_float32_search(
+    seed_db: Path, embedder: Embedder, in_memory: str
+) -> None:
     questions = [q.question for q in load_golden(GOLDEN_DEV).questions][:20]
     rng = np.random.default_rng(11)
     noise = rng.standard_normal((10, embedder.dim)).astype(np.float32)
     queries = np.vstack([embedder.embed(questions), noise / np.linalg.norm(noise, axis=1)[:, None]])
     store = SQLiteStore(seed_db)
     try:
+        assert (store._vectors.vectors(store._db).exact is not None) == (in_memory == "float32")
         for query in queries:
             for k in (1, 10, 50):
                 got = [(h.chunk_id, h.score) for h in store.dense_search(query, k)]
@@ -63,8 +76,10 @@ def test_dense_search_is_the_float32_search(seed_db: Path, embedder: Embedder) -
 
 
 def test_rows_deleted_behind_the_cache_are_left_out(
-    seed_db: Path, embedder: Embedder, tmp_path: Path
+    seed_db: Path, embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The int8 path reads the shortlist back from the file, and so notices the rows gone.
+    monkeypatch.setattr(sqlite_search, "EXACT_IN_MEMORY_ROWS", 0)
     path = tmp_path / "stale.sqlite"
     path.write_bytes(seed_db.read_bytes())
     path.chmod(0o644)

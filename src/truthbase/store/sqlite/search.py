@@ -3,7 +3,10 @@
 Vectors live in the chunks and windows tables as float32 blobs; the dense arm scores every row
 with an int8 copy of them, loaded once per index generation (:class:`VectorCache`, a quarter of
 the float32 matrix: a server over 100k chunks stays small), then rescores its shortlist exactly
-with the float32 vectors of the file. This machine's Python cannot load
+with the float32 vectors of the file. A small index (at most :data:`EXACT_IN_MEMORY_ROWS` rows)
+keeps its float32 rows in memory too and scores them directly: there the shortlist's reads
+from the file cost more than the whole matrix product (the seed index: 11 of 29 ms of a
+search). This machine's Python cannot load
 SQLite extensions, so sqlite-vec is out of reach without apsw; at tens of thousands of chunks an
 exact matrix product is a few milliseconds (see `make bench`), so the extension would buy
 nothing here.
@@ -23,6 +26,7 @@ from ...records import ArmHit, FloatMatrix
 from .connection import Database
 
 __all__ = [
+    "EXACT_IN_MEMORY_ROWS",
     "CompactVectors",
     "VectorCache",
     "dense_search",
@@ -33,6 +37,10 @@ __all__ = [
 ]
 
 IdArray = npt.NDArray[np.int64]
+
+#: Up to this many vector rows (chunks and windows; 30 MB of float32 at dim 384) the float32
+#: rows stay in memory and the dense arm scores them exactly, without the int8 shortlist.
+EXACT_IN_MEMORY_ROWS = 20_000
 
 
 def fts_search(
@@ -90,6 +98,7 @@ class CompactVectors:
     owners: IdArray  # (rows,) the chunk id of each row
     row_ids: IdArray  # (rows,) the row's id in its table: chunks.id, or windows.id
     is_window: npt.NDArray[np.bool_]  # (rows,) the row is a window's vector
+    exact: FloatMatrix | None = None  # (rows, dim) float32, for a small index only
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Approximate cosine of every row with ``query`` (error about 1e-3 at dim 384)."""
@@ -155,6 +164,7 @@ def _load_compact(db: Database) -> CompactVectors:
     row_ids = np.empty(total, dtype=np.int64)
     is_window = np.empty(total, dtype=np.bool_)
     codes: npt.NDArray[np.int8] | None = None
+    exact: FloatMatrix | None = None
     scales = np.empty(total, dtype=np.float32)
     doc_of: list[str] = []
     last = None
@@ -166,7 +176,11 @@ def _load_compact(db: Database) -> CompactVectors:
         block = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
         if codes is None:
             codes = np.empty((total, block.shape[1]), dtype=np.int8)
+            if total <= EXACT_IN_MEMORY_ROWS:
+                exact = np.empty((total, block.shape[1]), dtype=np.float32)
         codes[n : n + len(rows)], scales[n : n + len(rows)] = quantize(block)
+        if exact is not None:
+            exact[n : n + len(rows)] = block
         for row in rows:
             owners[n], is_window[n], row_ids[n] = row[0], row[3], row[4]
             if row[0] != last:
@@ -184,6 +198,7 @@ def _load_compact(db: Database) -> CompactVectors:
         owners=owners,
         row_ids=row_ids[:n],
         is_window=is_window[:n],
+        exact=exact[:n] if exact is not None else None,
     )
 
 
@@ -242,6 +257,8 @@ def dense_search(
     chunk_ids = compact.chunk_ids
     if len(chunk_ids) == 0:
         return []
+    if compact.exact is not None:
+        return _exact_search(compact, compact.exact, query, limit, doc_ids)
     row_scores = compact.scores(query)
     chunk_scores = np.maximum.reduceat(row_scores, compact.starts)
     if doc_ids is not None:
@@ -269,6 +286,27 @@ def dense_search(
     return [
         ArmHit(chunk_id=chunk_id, rank=rank, score=score)
         for rank, (chunk_id, score) in enumerate(ranked, start=1)
+    ]
+
+
+def _exact_search(
+    compact: CompactVectors,
+    exact: FloatMatrix,
+    query: npt.NDArray[np.float32],
+    limit: int,
+    doc_ids: Collection[str] | None,
+) -> list[ArmHit]:
+    """The dense arm over the float32 rows in memory: every chunk's best row, top ``limit``."""
+    chunk_ids = compact.chunk_ids
+    chunk_scores = np.maximum.reduceat(np.asarray(exact @ query, dtype=np.float32), compact.starts)
+    if doc_ids is not None:
+        keep = np.flatnonzero(np.isin(compact.docs, np.array(sorted(doc_ids), dtype=np.str_)))
+        chunk_ids, chunk_scores = chunk_ids[keep], chunk_scores[keep]
+    # Ties (equal cosine) go to the lower chunk id, as in the shortlist's ranking.
+    order = np.lexsort((chunk_ids, -chunk_scores))[:limit]
+    return [
+        ArmHit(chunk_id=int(chunk_ids[i]), rank=rank, score=float(chunk_scores[i]))
+        for rank, i in enumerate(order.tolist(), start=1)
     ]
 
 
