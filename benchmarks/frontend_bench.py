@@ -146,7 +146,9 @@ def bench_viewer(
         page = context.new_page()
         page.set_default_timeout(120_000)
         for n, question in enumerate(questions):
+            # A link only fills the question in (no auto-ask on page load): Enter asks.
             page.goto(f"{url}/?{urlencode({'q': question, 'mode': 'extractive'})}")
+            page.press("#question", "Enter")
             page.wait_for_function(ANSWERED)
             for i in range(per_answer):
                 timed = page.evaluate(OPEN_AND_TIME, i)
