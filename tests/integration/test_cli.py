@@ -117,7 +117,7 @@ def test_success_exits_0(tmp_path: Path) -> None:
     [
         (["docs"], "is not a TruthBase index"),  # --db names a file that is no index
         (["ask", "--mode", "llm", "anything"], "--mode llm needs an LLM"),
-        (["segments", "list", "abc"], "no document with id 'abc'"),
+        (["segments", "list", "abc"], "no document id starts with 'abc'"),
         (["eval", "retrieval", "--golden", "{golden}"], "cannot read golden file"),
     ],
 )

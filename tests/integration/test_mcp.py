@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,14 @@ def _env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
+def _run(session: Callable[[], Awaitable[Any]]) -> Any:
+    """``anyio.run(session)`` on a thread of its own: in the whole suite the browser tests'
+    Playwright (sync API) keeps an event loop running on the main thread, where a second one
+    cannot start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, session).result()
+
+
 def _result(call: Any) -> dict[str, Any]:
     assert not call.is_error, call.content[0].text
     data = json.loads(call.content[0].text)
@@ -181,7 +190,7 @@ def stdio(index: Index, golden_quote: tuple[str, int, str]) -> dict[str, Any]:
             uri = f"truthbase://documents/{index.private_doc}"
             seen["resource"] = await client.read_resource(uri)
 
-    anyio.run(session)
+    _run(session)
     return seen
 
 
@@ -285,7 +294,7 @@ def _as(url: str, token: str, calls: Callable[[Client], Awaitable[Any]]) -> Any:
         ):
             return await calls(client)
 
-    return anyio.run(session)
+    return _run(session)
 
 
 def test_http_without_a_token_is_401(http_url: str) -> None:

@@ -129,6 +129,8 @@ class Database:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB":  # some other file
+                raise StoreError(f"{self.path} is not a TruthBase index: {exc}") from exc
             raise StoreError(f"cannot open the index {self.path}: {exc}") from exc
         with self._open_lock:
             ended = [(t, c) for t, c in self._open if not t.is_alive()]
