@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,7 +13,7 @@ from rich.text import Text
 
 from ..config import Settings
 from ..embed import Embedder, load_embedder
-from ..errors import TruthBaseError
+from ..errors import InvalidInput, TruthBaseError
 from ..store import Store, open_store
 
 console = Console()
@@ -58,6 +59,19 @@ class TruthBaseGroup(click.Group):
         except TruthBaseError as exc:
             show_error(str(exc) or type(exc).__name__)
             ctx.exit(ERROR_EXIT)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening address for ``serve`` and ``mcp --http`` (port 0: any free one), bound here
+    so that a port in use is a clear error before the server starts."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
+    return sock
 
 
 def show_error(message: str) -> None:

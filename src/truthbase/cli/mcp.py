@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import InvalidInput, NotFound
-from .common import AppContext
+from .common import AppContext, bind_socket
 
 
 @click.command(name="mcp")
@@ -38,8 +38,6 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
             click.echo(f"TruthBase MCP server on stdio over {app.settings.db}", err=True)
             anyio.run(run_stdio, library)
             return
-        import socket
-
         import uvicorn
 
         users = library.store.user_count()
@@ -49,12 +47,7 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
                 "read every document. Add an account first (truthbase users add NAME), or use "
                 "127.0.0.1"
             )
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
+        sock = bind_socket(host, port)
         bound = sock.getsockname()[1]
         click.echo(f"TruthBase MCP server at http://{host}:{bound}/mcp  (Ctrl-C stops)")
         if users:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import InvalidInput, NotFound
-from .common import AppContext
+from .common import AppContext, bind_socket
 
 
 @click.command()
@@ -14,8 +14,6 @@ from .common import AppContext
 @click.pass_obj
 def serve(app: AppContext, host: str | None, port: int | None) -> None:
     """Serve the chat page, the PDF viewer and the HTTP API (OpenAPI at /docs)."""
-    import socket
-
     import uvicorn
 
     from ..server import create_app
@@ -36,12 +34,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
             "every document. Add an account first (truthbase users add NAME --admin), or "
             "serve on 127.0.0.1 for the single local user"
         )
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
+    sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host
     # click.echo, not rich: the URL line must never be wrapped (scripts and tests read it).
