@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pypdfium2 as pdfium
 
 # Sibling benchmark modules (this script runs as `python benchmarks/bench.py`).
 from agent_bench import bench_agent, print_agent
@@ -26,7 +25,7 @@ from embed_bench import bench_embedding, bench_ingest_process, print_embedding
 from frontend_bench import bench_viewer, print_viewer
 from ingest_workers_bench import bench_workers, print_workers
 from lighthouse_bench import bench_lighthouse, print_lighthouse
-from limits_bench import bench_limits, extract_ratio, print_limits
+from limits_bench import bare_text_seconds, bench_limits, extract_ratio, print_limits
 from ocr_bench import bench_ocr, print_ocr
 from scale_bench import DEFAULT_DOCS, bench_scale, print_scale
 from search_bench import bench_server, print_server
@@ -49,24 +48,12 @@ SEED = ROOT.parent / "shared" / "corpus" / "seed"
 GOLDEN = ROOT.parent / "shared" / "golden" / "dev.json"
 
 
-def bare_pdfium_seconds(path: Path) -> float:
-    started = time.perf_counter()
-    document = pdfium.PdfDocument(path)
-    for page in document:
-        textpage = page.get_textpage()
-        textpage.get_text_range()
-        textpage.close()
-        page.close()
-    document.close()
-    return time.perf_counter() - started
-
-
 def bench_ingest(paths: list[Path], store: SQLiteStore, settings: Settings) -> dict[str, Any]:
     embedder = load_embedder(settings.embedder)
     embedder.embed(["warm up the session"])
     rows: list[dict[str, Any]] = []
     for path in paths:
-        bare = min(bare_pdfium_seconds(path) for _ in range(3))
+        bare = min(bare_text_seconds(path) for _ in range(3))
         times = StageTimes()
         started = time.perf_counter()
         document = extract_path(path)
