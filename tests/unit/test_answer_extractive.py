@@ -110,3 +110,57 @@ def test_each_table_row_is_a_candidate_of_its_own() -> None:
     texts = [c.text for c in answerer.candidates("How many Toyota employees?", [_source(1, rows)])]
     assert "Toyota Motor North America | Torrance | 3000" in texts
     assert all("\n" not in t for t in texts)
+
+
+def test_a_period_inside_a_cell_does_not_cut_its_row() -> None:
+    """ "Plexus Corp." ends no sentence inside a row: the row's cells stand in one candidate."""
+    rows = (
+        "Notice | Company | City | Employees\n"
+        "11/19/2015 | Plexus Corp. | Fremont | 204\n"
+        "11/13/2015 | AT&T | Oakland | 92"
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    texts = [c.text for c in answerer.candidates("Plexus workers in Fremont?", [_source(1, rows)])]
+    assert "11/19/2015 | Plexus Corp. | Fremont | 204" in texts
+    assert not any(t.startswith("| Fremont") or t.endswith("Corp.") for t in texts)
+
+
+def test_a_row_of_dates_and_counts_is_usable_where_a_line_of_numbers_is_not() -> None:
+    """A row's digits are its data; outside a table, a line mostly of digits is debris (an axis,
+    a list of page numbers) and is no answer."""
+    row = "10/12/2015 | 12/13/2015 | 10/14/2015 | Twitter, Inc. | SF | 240 | Layoff"
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    texts = [c.text for c in answerer.candidates("Twitter layoffs?", [_source(1, "A | B\n" + row)])]
+    assert row in texts
+    axis = "10/12/2015 12/13/2015 10/14/2015 Twitter 240 2016 2017"
+    assert not answerer.candidates("Twitter layoffs?", [_source(1, axis)])
+
+
+def test_a_running_header_on_two_pages_of_a_document_is_no_answer() -> None:
+    """The same line atop two pages of one document is its running header: it matches every
+    question about the document and answers none."""
+    header = "Northeast Electric Development Company: first quarter report for 2018."
+
+    def page(n: int, unit: int, body: str) -> Source:
+        text = f"{header}\n{body}"
+        return Source(
+            n=n,
+            doc_id="e" * 64,
+            title="q1",
+            unit=unit,
+            start=0,
+            end=len(text),
+            text=text,
+            rects=(),
+        )
+
+    sources = [
+        page(1, 2, "Operating revenue in the first quarter of 2018 fell by 16.55 percent."),
+        page(2, 5, "Financial expenses fell because no new loans were taken in the quarter."),
+    ]
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    texts = [c.text for c in answerer.candidates("first quarter report 2018 revenue?", sources)]
+    assert header not in texts
+    assert any("16.55" in t for t in texts)
+    # on one page only, the same line is a sentence like any other
+    assert header in [c.text for c in answerer.candidates("report 2018?", sources[:1])]

@@ -86,10 +86,17 @@ class Selection:
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
 
 
-def usable(text: str, min_chars: int, max_chars: int) -> bool:
-    """Whether a sentence can be an answer: long enough, mostly words, no dot leaders (a TOC)."""
+def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> bool:
+    """Whether a sentence can be an answer: long enough, mostly words, no dot leaders (a TOC).
+
+    A table ``row``'s numbers and dates are its data, not debris (a row of three dates, a name
+    and a count has fewer letters than digits): there letters and digits count alike, and the
+    cell separators not at all."""
     if not min_chars <= len(text) <= max_chars or _LEADER.search(text):
         return False
+    if row:
+        body = text.replace(CELL_SEPARATOR, "").replace(" ", "")
+        return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
     letters = sum(ch.isalpha() for ch in text)
     return letters >= 0.5 * len(text.replace(" ", ""))
 
@@ -155,23 +162,68 @@ def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, 
     return tuple(t for t in wanted if t not in have)
 
 
-def _table_rows_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` with each table row its own span: a row is a line of cells joined by
-    :data:`~truthbase.extract.tables.CELL_SEPARATOR` and has no sentence end, so the sentence
-    splitter runs a whole table together (a claim of many rows cites no one row's cells)."""
+def _row_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text``'s table rows: lines of cells joined by
+    :data:`~truthbase.extract.tables.CELL_SEPARATOR`, without their outer whitespace."""
     out: list[tuple[int, int]] = []
-    for s, e in spans:
-        if "\n" not in text[s:e] or CELL_SEPARATOR not in text[s:e]:
-            out.append((s, e))
-            continue
-        start = s
-        for line in text[s:e].split("\n"):
-            end = start + len(line)
+    start = 0
+    for line in text.split("\n"):
+        if CELL_SEPARATOR in line and line.strip():
             lead = len(line) - len(line.lstrip())
-            if line.strip():
-                out.append((start + lead, start + len(line.rstrip())))
-            start = end + 1
+            out.append((start + lead, start + len(line.rstrip())))
+        start += len(line) + 1
     return out
+
+
+def _table_rows_apart(
+    text: str, spans: Sequence[tuple[int, int]], rows: set[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """``spans`` with each table row one span of its own, whole: a row has no sentence end, so
+    the sentence splitter runs a table's rows together (a claim of many rows cites no one row's
+    cells), and a period inside a cell ("Plexus Corp. | Fremont | 204") must not cut a row (the
+    row's cells stand together in one citation). What a sentence holds outside rows stays."""
+    ordered = sorted(rows) if rows is not None else _row_spans(text)
+    if not ordered:
+        return list(spans)
+    out: list[tuple[int, int]] = []
+    taken: set[tuple[int, int]] = set()
+    for s, e in spans:
+        cursor = s
+        for r0, r1 in ordered:
+            if r1 <= s or r0 >= e:
+                continue
+            if text[cursor:r0].strip():
+                out.append(_stripped(text, cursor, r0))
+            if (r0, r1) not in taken:
+                taken.add((r0, r1))
+                out.append((r0, r1))
+            cursor = max(cursor, r1)
+        if text[cursor:e].strip():
+            out.append(_stripped(text, cursor, e))
+    return out
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    piece = text[start:end]
+    return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _running_lines(
+    raw: Sequence[tuple[Source, int, int, str]],
+) -> set[tuple[str, str]]:
+    """(document, text) of the sentences that stand verbatim on two or more pages of one
+    document among the sources: a running header or footer (a Chinese quarterly report's
+    company name and "2018 年第一季度报告全文" atop every page), which matches any question about
+    the document and answers none. A sentence the sources show on one page only is kept,
+    however often the document repeats it elsewhere: only what is seen can be judged."""
+    units: dict[tuple[str, str], set[int]] = {}
+    for source, _, _, text in raw:
+        units.setdefault((source.doc_id, _folded(text)), set()).add(source.unit)
+    return {key for key, seen in units.items() if len(seen) >= 2}
 
 
 def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
@@ -200,19 +252,24 @@ class ExtractiveAnswerer:
         return "extractive"
 
     def _sentences(self, sources: Sequence[Source]) -> list[tuple[Source, int, int, str]]:
-        """The usable sentences of the sources: (source, start, end, text), once each."""
+        """The usable sentences of the sources: (source, start, end, text), once each, without
+        the document's running headers and footers (:func:`_running_lines`)."""
         cfg = self.settings
         seen: set[tuple[str, int, int, int]] = set()
         raw: list[tuple[Source, int, int, str]] = []
         for source in sources:
-            for s, e in _table_rows_apart(source.text, split_sentences(source.text)):
+            rows = set(_row_spans(source.text))
+            for s, e in _table_rows_apart(source.text, split_sentences(source.text), rows):
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
-                if key in seen or not usable(text, cfg.min_chars, cfg.max_chars):
+                if key in seen or not usable(
+                    text, cfg.min_chars, cfg.max_chars, row=(s, e) in rows
+                ):
                     continue
                 seen.add(key)
                 raw.append((source, source.start + s, source.start + e, text))
-        return raw
+        running = _running_lines(raw)
+        return [item for item in raw if (item[0].doc_id, _folded(item[3])) not in running]
 
     def _lexical(
         self, question: str, sources: Sequence[Source], raw: Sequence[tuple[Source, int, int, str]]
