@@ -93,6 +93,11 @@ def test_documents_chunks_and_counts_agree_between_backends(
     assert [(c.doc_id, c.unit, c.start, c.end, c.text, c.rects) for c in pg_seed.chunks(ids)] == [
         (c.doc_id, c.unit, c.start, c.end, c.text, c.rects) for c in seed_store.chunks(ids)
     ]
+    # what feedback reads: the texts alone, the same on both, unknown ids left out
+    texts = seed_store.chunk_texts([*ids, 10**9])
+    assert texts == pg_seed.chunk_texts([*ids, 10**9])
+    assert texts == {c.id: c.text for c in seed_store.chunks(ids)} and len(texts) == len(ids)
+    assert seed_store.chunk_texts([]) == {} == pg_seed.chunk_texts([])
 
 
 # -- search ---------------------------------------------------------------------------------

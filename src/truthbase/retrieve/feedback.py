@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..text import QUERY_STOP_WORDS, WORD, idf_smoothed
 from .fts_query import word_terms
@@ -36,10 +37,19 @@ _MIN_LEN = 3
 
 def feedback_words(text: str) -> list[str]:
     """The case-folded words of ``text`` that may serve as expansion terms, in text order."""
+    return _usable(_words(text))
+
+
+@lru_cache(maxsize=2048)
+def _words(text: str) -> tuple[str, ...]:
+    """The case-folded words of a chunk's text, split once per text: the same chunks come back
+    as candidates question after question, and splitting them was a fifth of a search."""
+    return tuple(WORD.findall(text.casefold()))
+
+
+def _usable(words: Sequence[str]) -> list[str]:
     return [
-        w
-        for w in WORD.findall(text.casefold())
-        if len(w) >= _MIN_LEN and not w.isdigit() and w not in QUERY_STOP_WORDS
+        w for w in words if len(w) >= _MIN_LEN and not w.isdigit() and w not in QUERY_STOP_WORDS
     ]
 
 
@@ -63,11 +73,11 @@ def expansion_terms(
     if terms == 0 or not feedback or not pool:
         return []
     own = set(feedback_words(question))
-    counted = [Counter(feedback_words(text)) for text in feedback]
+    counted = [Counter(_usable(_words(text))) for text in feedback]
     candidates = set().union(*counted) - own
     df: Counter[str] = Counter()
     for text in pool:  # only the candidates' frequencies: no filtering of every pool word
-        df.update(candidates.intersection(WORD.findall(text.casefold())))
+        df.update(candidates.intersection(_words(text)))
     size = len(pool)
     weights: dict[str, float] = {}
     for rank, counts in enumerate(counted, start=1):

@@ -193,8 +193,7 @@ def add_feedback(
     pool = list(dict.fromkeys([*ranked.get("fts", []), *ranked.get("dense", []), *first]))
     cache = texts if texts is not None else {}
     missing = [chunk_id for chunk_id in pool if chunk_id not in cache]
-    for chunk in store.chunks(missing):
-        cache[chunk.id] = chunk.text
+    cache.update(store.chunk_texts(missing))
     words = expansion_terms(
         query,
         [cache[i] for i in first if i in cache],

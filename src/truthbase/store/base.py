@@ -87,6 +87,11 @@ class Documents(Protocol):
         """The chunks with these ids, in the order asked (missing ids are left out)."""
         ...
 
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """The text of each chunk with one of these ids (missing ids are left out): what
+        pseudo-relevance feedback reads, without the rects a whole :class:`Chunk` decodes."""
+        ...
+
     def index_embedder(self) -> IndexEmbedder | None: ...
 
     def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:

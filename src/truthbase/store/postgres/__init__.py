@@ -94,6 +94,9 @@ class PostgresStore:
     def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         return documents.chunks(self._pool, chunk_ids)
 
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        return documents.chunk_texts(self._pool, chunk_ids)
+
     def index_embedder(self) -> IndexEmbedder | None:
         return documents.get_index_embedder(self._pool)
 

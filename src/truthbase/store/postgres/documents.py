@@ -235,6 +235,18 @@ def chunks(pool: Pool, chunk_ids: Sequence[int]) -> list[Chunk]:
     return chunks_in_order(rows, chunk_ids)
 
 
+def chunk_texts(pool: Pool, chunk_ids: Sequence[int]) -> dict[int, str]:
+    """The text of each chunk with one of these ids (missing ids are left out)."""
+    if not chunk_ids:
+        return {}
+    with pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT id, text FROM truthbase.chunks WHERE id = ANY(%s)",
+            ([int(i) for i in chunk_ids],),
+        ).fetchall()
+    return {int(chunk_id): str(text) for chunk_id, text in rows}
+
+
 def counts(pool: Pool) -> dict[str, int]:
     with pool.connection() as conn:
         return {

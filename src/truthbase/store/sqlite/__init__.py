@@ -71,6 +71,9 @@ class SQLiteStore:
     def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         return documents.chunks(self._db, chunk_ids)
 
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        return documents.chunk_texts(self._db, chunk_ids)
+
     def index_embedder(self) -> IndexEmbedder | None:
         return documents.get_index_embedder(self._db)
 

@@ -208,6 +208,18 @@ def chunks(db: Database, chunk_ids: Sequence[int]) -> list[Chunk]:
     return chunks_in_order(rows, chunk_ids)
 
 
+def chunk_texts(db: Database, chunk_ids: Sequence[int]) -> dict[int, str]:
+    """The text of each chunk with one of these ids (missing ids are left out)."""
+    if not chunk_ids:
+        return {}
+    placeholders = ",".join("?" * len(chunk_ids))
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT id, text FROM chunks WHERE id IN ({placeholders})", list(chunk_ids)
+        ).fetchall()
+    return {int(chunk_id): str(text) for chunk_id, text in rows}
+
+
 def counts(db: Database) -> dict[str, int]:
     with db.lock:
         result = {
