@@ -39,14 +39,22 @@ from ..model import (
     Unit,
 )
 from ..telemetry import span
-from .charread import read_chars
+from .charread import handle, raw_calls, read_page
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
-from .ligatures import PuaRepair, infer_pua_ligatures, is_private_use, pua_key_label
+from .ligatures import PuaRepair, infer_pua_ligatures, pua_key_label
 from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
+from .pagechars import (
+    EMPTY,
+    PageChars,
+    clean_page,
+    expand_page_chars,
+    has_private_use,
+    pua_tokens_of,
+)
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
-from .text import PageText, RawChar, clean_chars, expand_page, finish_page, pua_tokens
+from .text import PageText, finish_page
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
 #: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
@@ -66,7 +74,7 @@ _HEADER_WINDOW = 1024
 
 @dataclass(frozen=True, slots=True)
 class _RawPage:
-    chars: list[RawChar]
+    chars: PageChars
     geometry: PageGeometry | None
     label: str | None
     unmapped: int  # characters pdfium flags with a Unicode mapping error
@@ -166,7 +174,7 @@ def _read_rules(page: pdfium.PdfPage) -> list[Rule]:
 _ANGLE_SAMPLE = 400  # glyphs whose angle decides which way the page's text reads
 
 
-def _text_rotation(textpage: pdfium.PdfTextPage, chars: Sequence[RawChar]) -> int:
+def _text_rotation(textpage: pdfium.PdfTextPage, chars: PageChars) -> int:
     """The direction most glyphs are drawn in, counter-clockwise degrees rounded to 90.
 
     Tables are read in the frame where the text stands upright, which is not always the one the
@@ -174,12 +182,16 @@ def _text_rotation(textpage: pdfium.PdfTextPage, chars: Sequence[RawChar]) -> in
     """
     votes = [0, 0, 0, 0]
     seen = 0
-    for i, c in enumerate(chars):
+    char_angle = raw_calls().char_angle
+    page = handle(textpage)
+    text = chars.text
+    for i, box in enumerate(chars.boxes):
         if seen >= _ANGLE_SAMPLE:
             break
-        if c.generated or c.box is None or chr(c.code).isspace():
+        # A generated character has no box (read_page).
+        if box is None or text[i].isspace():
             continue
-        angle = float(pdfium_c.FPDFText_GetCharAngle(textpage, i))
+        angle = float(char_angle(page, i))
         if angle < 0:
             continue
         votes[round(math.degrees(angle) / 90.0) % 4] += 1
@@ -192,7 +204,7 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
     try:
         page = document[index]
     except pdfium.PdfiumError as exc:
-        return _RawPage([], None, label, 0, error=f"page {index + 1}: cannot load ({exc})")
+        return _RawPage(EMPTY, None, label, 0, error=f"page {index + 1}: cannot load ({exc})")
     try:
         geometry = PageGeometry(
             mediabox=_rect(page.get_mediabox()),
@@ -201,8 +213,8 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
         )
         textpage = page.get_textpage()
         try:
-            chars, unmapped = read_chars(textpage)
-            rules = _read_rules(page) if chars else []
+            chars, unmapped = read_page(textpage)
+            rules = _read_rules(page) if chars.text else []
             upright = _text_rotation(textpage, chars) if rules else 0
         finally:
             textpage.close()
@@ -261,7 +273,7 @@ def _ocr_page(
 
 
 def _needs_ocr(page: _RawPage) -> bool:
-    return page.error is None and not has_usable_text("".join(chr(c.code) for c in page.chars))
+    return page.error is None and not has_usable_text(page.chars.text)
 
 
 def _run_ocr(
@@ -471,9 +483,9 @@ def extract_pdf(
         raise ExtractionError(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
         )
-    cleaned = [clean_chars(p.chars) for p in raw_pages]
-    if any(is_private_use(c.code) for chars in cleaned for c in chars):
-        repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    cleaned = [clean_page(p.chars) for p in raw_pages]
+    if any(has_private_use(chars) for chars in cleaned):
+        repair = infer_pua_ligatures([pua_tokens_of(chars) for chars in cleaned])
     else:
         repair = PuaRepair()  # no private-use glyph: nothing to infer (what inference returns)
     report.ligature_words_repaired = repair.words_repaired
@@ -485,7 +497,7 @@ def extract_pdf(
         report.warnings.append(f"private-use glyphs left as they are (not ligatures?): {left}")
 
     expanded = [
-        ocr_results[i].page if i in ocr_results else expand_page(chars, repair.mapping)
+        ocr_results[i].page if i in ocr_results else expand_page_chars(chars, repair.mapping)
         for i, chars in enumerate(cleaned)
     ]
     decisions = decide_line_end_hyphens([page.text for page in expanded])
