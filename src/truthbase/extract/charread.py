@@ -12,6 +12,8 @@ limit with boxes.
 from __future__ import annotations
 
 import ctypes
+import sys
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -112,13 +114,47 @@ def read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
     return chars, unmapped
 
 
+def _page_codes(textpage: pdfium.PdfTextPage, count: int) -> list[int] | None:
+    """Every character's code point from one FPDFText_GetText call, or None where the page's
+    text is not one code unit per character.
+
+    pdfium builds the page's text (``text_buf_``) alongside its character array, one code unit
+    for each character it keeps in the text (cpdf_textpage.cpp, ``AddCharInfoByLRDirection``
+    and ``...RLDirection``, ``AppendGeneratedCharacter``). It leaves out control characters and
+    characters without code, and ``ToUCS2LE`` leaves out supplementary characters; nothing adds
+    a unit. So when the text has as many units as the page has characters, unit i is character
+    i's, and it is its code point except for U+FFFE, which stands for 0 (a glyph without code),
+    0x02 (a line-end hyphen) and U+FFFE itself: those are asked one by one (FPDFText_GetUnicode).
+    ``tests/unit/test_extract_charread.py`` checks this against the per-character calls.
+    """
+    units = (ctypes.c_ushort * (count + 1))()
+    if int(pdfium_c.FPDFText_GetText(textpage, 0, count, units)) != count + 1:
+        return None
+    packed = array("H", bytes(units))
+    if sys.byteorder == "big":
+        packed.byteswap()  # pdfium writes UTF-16LE
+    codes: list[int] = packed.tolist()
+    codes.pop()  # the terminating NUL
+    if 0xFFFE in codes:
+        unicode, page = raw_calls().get_unicode, handle(textpage)
+        at = codes.index(0xFFFE)
+        while at >= 0:
+            codes[at] = unicode(page, at)
+            try:
+                at = codes.index(0xFFFE, at + 1)
+            except ValueError:
+                at = -1
+    return codes
+
+
 def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
     """Every character of the page as columns (``pagechars.PageChars``) and how many pdfium
     flags with a Unicode mapping error: what ``read_chars`` reads, with fewer calls.
 
-    pdfium keeps one type per character (fpdf_text.cpp: IsGenerated, IsHyphen and
-    HasUnicodeMapError each compare char_type with one value), and cpdf_textpage.cpp says which
-    code points each type can have:
+    The code points come from the page's text in one call where it has one unit per character
+    (``_page_codes``; one FPDFText_GetUnicode a character where not). pdfium keeps one type per
+    character (fpdf_text.cpp: IsGenerated, IsHyphen and HasUnicodeMapError each compare
+    char_type with one value), and cpdf_textpage.cpp says which code points each type can have:
 
     - generated characters are only ever a space, CR or LF (``AppendGeneratedCharacter`` with
       L' ', L'\\r', L'\\n', and the generated L' ' of ``ProcessTextObjectItems``): IsGenerated
@@ -132,19 +168,21 @@ def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
     """
     calls = raw_calls()
     page = handle(textpage)
-    unicode, generated, is_hyphen = calls.get_unicode, calls.is_generated, calls.is_hyphen
+    generated, is_hyphen = calls.is_generated, calls.is_hyphen
     map_error, loose = calls.has_map_error, calls.loose_box
     rect = pdfium_c.FS_RECTF()
     ref = ctypes.byref(rect)
-    codes: list[int] = []
+    count = int(pdfium_c.FPDFText_CountChars(textpage))
+    codes = _page_codes(textpage, count) if count > 0 else []
+    if codes is None:
+        unicode = calls.get_unicode
+        codes = [unicode(page, i) for i in range(count)]
     boxes: list[Rect | None] = []
-    add_code, add_box = codes.append, boxes.append
+    add_box = boxes.append
     hyphens: list[int] = []
     fonts: dict[int, str] = {}
     unmapped = 0
-    for i in range(int(pdfium_c.FPDFText_CountChars(textpage))):
-        code = unicode(page, i)
-        add_code(code)
+    for i, code in enumerate(codes):
         if code <= 0x20:
             if (code == 0x20 or code == 0x0D or code == 0x0A) and generated(page, i) == 1:
                 add_box(None)
