@@ -35,7 +35,6 @@ _PART = r"[^\W_]+"
 _HYPHENS = "-\u2010\u2011"
 _COMPOUND = re.compile(rf"{_PART}(?:[{_HYPHENS}]{_PART})*")
 _SPLIT = re.compile(rf"[{_HYPHENS}]")
-_LEFT = re.compile(rf"{_PART}\Z")
 _RIGHT = re.compile(_PART)
 _WORD_CHAR = re.compile(r"[^\W_]")
 
@@ -122,9 +121,14 @@ def keep_hyphen(left: str, right: str, evidence: HyphenEvidence) -> bool:
 
 def break_around(text: str, at: int) -> tuple[str, str]:
     """The word pieces either side of the mark at ``text[at]`` ("" where there is none)."""
-    before = _LEFT.search(text, 0, at)
+    # The piece before: the run of word characters that ends at the mark (what a search for
+    # ``[^\W_]+\Z`` up to the mark finds), walked back from the mark, not searched for from
+    # the start of the page.
+    start = at
+    while start > 0 and _WORD_CHAR.match(text, start - 1) is not None:
+        start -= 1
     after = _RIGHT.match(text, at + 1)
-    return (before.group() if before else "", after.group() if after else "")
+    return (text[start:at], after.group() if after else "")
 
 
 def decide_line_end_hyphens(pages: Sequence[str]) -> list[list[bool]]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..model import Rect
 from .hyphens import HYPHEN_MARK
-from .ligatures import UNICODE_LIGATURES, PuaKey, Token
+from .ligatures import UNICODE_LIGATURES, PuaKey, Template, Token
 from .text import PageText, _union
 
 # What text._clean acts on: NUL, pdfium's line-end hyphen codes (0x02, U+FFFE), the soft hyphen,
@@ -30,6 +30,11 @@ _CLEAN_AT = re.compile("[\x00\x02\r\u00ad\ud800-\udbff\ufffe]")
 # What text._expand acts on: Unicode ligatures and private-use glyphs.
 _EXPAND_AT = re.compile("[\ufb00-\ufb06\ue000-\uf8ff]")
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+# Runs that can hold a word of ``ligatures.words_of``: letters, private-use glyphs and marks
+# (which the tokens leave out, so a word runs on across one). ``[^\W\d_]`` holds every letter
+# (``str.isalpha``) and the numerals that are not decimal digits, which do end a word: a run
+# with any of those, a glyph or a mark is split one character at a time.
+_WORDISH = re.compile("(?:[^\\W\\d_]|[\ue000-\uf8ff\ufffe])+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,3 +161,46 @@ def pua_tokens_of(page: PageChars) -> list[Token]:
         code = ord(ch)
         tokens.append((fonts.get(i) or "", code) if 0xE000 <= code <= 0xF8FF else ch)
     return tokens
+
+
+def pua_words(page: PageChars) -> tuple[list[str], list[Template]]:
+    """``ligatures.words_of(pua_tokens_of(page))``, the words without a private-use glyph as
+    strings and those with one as templates (what ``ligatures.infer_from_words`` takes)."""
+    plain: list[str] = []
+    keyed: list[Template] = []
+    text, fonts = page.text, page.fonts
+    for match in _WORDISH.finditer(text):
+        run = match.group()
+        if run.isalpha():
+            plain.append(run)
+            continue
+        current: list[Token] = []
+        has_key = False
+        for i in range(match.start(), match.end()):
+            ch = text[i]
+            if ch == HYPHEN_MARK:
+                continue
+            code = ord(ch)
+            if 0xE000 <= code <= 0xF8FF:
+                current.append((fonts.get(i) or "", code))
+                has_key = True
+            elif ch.isalpha():
+                current.append(ch)
+            elif current:
+                if has_key:
+                    keyed.append(tuple(current))
+                else:
+                    plain.append("".join(current))  # type: ignore[arg-type]
+                current, has_key = [], False
+        if current:
+            if has_key:
+                keyed.append(tuple(current))
+            else:
+                plain.append("".join(current))  # type: ignore[arg-type]
+    return plain, keyed
+
+
+def pua_keys(page: PageChars) -> list[PuaKey]:
+    """The page's private-use glyphs as keys, in order."""
+    fonts = page.fonts
+    return [(fonts.get(m.start()) or "", ord(m.group())) for m in _PRIVATE_USE.finditer(page.text)]

@@ -1,0 +1,133 @@
+"""The straight segments of a page's paths (the rules tables are drawn with), in user space.
+
+The same pdfium calls as through pypdfium2.raw's bindings, made through prototypes with plain
+``c_void_p``/``c_int`` arguments at the same addresses (as ``charread`` does for characters):
+the bindings' typed pointer arguments cost more than the calls on pages with many paths.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from .tables import Rule
+
+# A page with more path segments than this is a drawing (a map, a chart), not a table to read.
+MAX_SEGMENTS = 20000
+_Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_VOID, _INT = ctypes.c_void_p, ctypes.c_int
+
+
+def _proto(function: Any, restype: Any, *argtypes: Any) -> Any:
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if address is None:
+        raise RuntimeError("pdfium function without an address")
+    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+
+class _PathCalls:
+    def __init__(self) -> None:
+        c = pdfium_c
+        self.page_count = _proto(c.FPDFPage_CountObjects, _INT, _VOID)
+        self.page_object = _proto(c.FPDFPage_GetObject, _VOID, _VOID, _INT)
+        self.form_count = _proto(c.FPDFFormObj_CountObjects, _INT, _VOID)
+        self.form_object = _proto(c.FPDFFormObj_GetObject, _VOID, _VOID, ctypes.c_ulong)
+        self.object_type = _proto(c.FPDFPageObj_GetType, _INT, _VOID)
+        self.matrix = _proto(c.FPDFPageObj_GetMatrix, _INT, _VOID, _VOID)
+        self.count_segments = _proto(c.FPDFPath_CountSegments, _INT, _VOID)
+        self.segment = _proto(c.FPDFPath_GetPathSegment, _VOID, _VOID, _INT)
+        self.point = _proto(c.FPDFPathSegment_GetPoint, _INT, _VOID, _VOID, _VOID)
+        self.segment_type = _proto(c.FPDFPathSegment_GetType, _INT, _VOID)
+        self.close = _proto(c.FPDFPathSegment_GetClose, _INT, _VOID)
+
+
+_CALLS: _PathCalls | None = None
+
+
+def _calls() -> _PathCalls:
+    global _CALLS
+    if _CALLS is None:
+        _CALLS = _PathCalls()
+    return _CALLS
+
+
+def _matrix(calls: _PathCalls, obj: int, outer: _Matrix) -> _Matrix:
+    """The object's matrix composed with its form's (``outer``): object space to page space."""
+    m = pdfium_c.FS_MATRIX()
+    if not calls.matrix(obj, ctypes.addressof(m)):
+        return outer
+    a, b, c, d, e, f = outer
+    return (
+        m.a * a + m.b * c,
+        m.a * b + m.b * d,
+        m.c * a + m.d * c,
+        m.c * b + m.d * d,
+        m.e * a + m.f * c + e,
+        m.e * b + m.f * d + f,
+    )
+
+
+def _path_rules(calls: _PathCalls, obj: int, m: _Matrix, out: list[Rule], budget: int) -> int:
+    """Append the path's straight segments (``lineto`` and closing edges) in page space."""
+    count = int(calls.count_segments(obj))
+    if count <= 0 or count > budget:
+        return budget - max(count, 0)
+    x, y = ctypes.c_float(), ctypes.c_float()
+    x_at, y_at = ctypes.addressof(x), ctypes.addressof(y)
+    get_segment, get_point = calls.segment, calls.point
+    get_type, get_close = calls.segment_type, calls.close
+    moveto, lineto = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_LINETO
+    m0, m1, m2, m3, m4, m5 = m
+    start: tuple[float, float] | None = None
+    current: tuple[float, float] | None = None
+    for i in range(count):
+        seg = get_segment(obj, i)
+        if not seg or not get_point(seg, x_at, y_at):
+            continue
+        px, py = x.value, y.value
+        point = (m0 * px + m2 * py + m4, m1 * px + m3 * py + m5)
+        kind = get_type(seg)
+        if kind == moveto:
+            start = current = point
+            continue
+        if kind == lineto and current is not None:
+            out.append(Rule(current[0], current[1], point[0], point[1]))
+        current = point
+        if get_close(seg) and start is not None:
+            out.append(Rule(point[0], point[1], start[0], start[1]))
+            current = start
+    return budget - count
+
+
+def read_rules(page: pdfium.PdfPage) -> list[Rule]:
+    """Every straight segment of the page's paths, forms included, in user space; none on a
+    page with more than ``MAX_SEGMENTS`` of them."""
+    calls = _calls()
+    path_kind, form_kind = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_FORM
+    object_type = calls.object_type
+    rules: list[Rule] = []
+    budget = MAX_SEGMENTS
+    handle = ctypes.cast(page.raw, ctypes.c_void_p).value
+    stack: list[tuple[int | None, _Matrix]] = [(None, _IDENTITY)]
+    while stack:
+        form, outer = stack.pop()
+        if form is None:
+            n, get_object, holder = int(calls.page_count(handle)), calls.page_object, handle
+        else:
+            n, get_object, holder = int(calls.form_count(form)), calls.form_object, form
+        for i in range(n):
+            obj = get_object(holder, i)
+            kind = object_type(obj)
+            if kind == path_kind:
+                # Segment points are in the path's own space; its matrix (and its forms')
+                # maps them to the page's user space.
+                budget = _path_rules(calls, obj, _matrix(calls, obj, outer), rules, budget)
+                if budget < 0:
+                    return []
+            elif kind == form_kind:
+                stack.append((obj, _matrix(calls, obj, outer)))
+    return rules
