@@ -13,6 +13,7 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from .table_grid import MIN_RULE, SKEW
 from .tables import Rule
 
 # A page with more path segments than this is a drawing (a map, a chart), not a table to read.
@@ -131,3 +132,19 @@ def read_rules(page: pdfium.PdfPage) -> list[Rule]:
             elif kind == form_kind:
                 stack.append((obj, _matrix(calls, obj, outer)))
     return rules
+
+
+def could_grid(rules: list[Rule]) -> bool:
+    """False when ``find_grids`` finds no grid in any reading frame: it needs at least two
+    horizontal and two vertical rules, and turning the frame by 90 degrees only swaps which is
+    which (``frame_point`` negates or swaps coordinates, so the lengths it tests stay exact)."""
+    across = along = 0
+    for r in rules:
+        dx, dy = abs(r.x1 - r.x0), abs(r.y1 - r.y0)
+        if dy <= SKEW and dx >= MIN_RULE:
+            across += 1
+        elif dx <= SKEW and dy >= MIN_RULE:
+            along += 1
+        if across >= 2 and along >= 2:
+            return True
+    return False

@@ -52,7 +52,7 @@ from .pagechars import (
     pua_keys,
     pua_words,
 )
-from .pathrules import read_rules
+from .pathrules import could_grid, read_rules
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
 from .text import PageText, finish_page
@@ -116,8 +116,11 @@ def _text_rotation(textpage: pdfium.PdfTextPage, chars: PageChars) -> int:
         angle = float(char_angle(page, i))
         if angle < 0:
             continue
-        votes[round(math.degrees(angle) / 90.0) % 4] += 1
+        k = round(math.degrees(angle) / 90.0) % 4
+        votes[k] += 1
         seen += 1
+        if 2 * votes[k] > _ANGLE_SAMPLE:
+            break  # a majority of the whole sample: no other direction can catch up
     return 90 * max(range(4), key=lambda k: votes[k])
 
 
@@ -137,7 +140,8 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
         try:
             chars, unmapped = read_page(textpage)
             rules = _read_rules(page) if chars.text else []
-            upright = _text_rotation(textpage, chars) if rules else 0
+            # No grid without rules both ways (``find_grids``): then the direction is not needed.
+            upright = _text_rotation(textpage, chars) if could_grid(rules) else 0
         finally:
             textpage.close()
     finally:
@@ -440,7 +444,11 @@ def extract_pdf(
         page_text = finish_page(page, keep)
         read = ocr_results.get(index)
         tables: list[PageTable] = []
-        grids = find_grids(raw_page.rules, raw_page.text_rotation) if read is None else []
+        grids = (
+            find_grids(raw_page.rules, raw_page.text_rotation)
+            if read is None and could_grid(raw_page.rules)
+            else []
+        )
         if grids:  # ruled tables of the page's own text layer (not of OCR text)
             page_text, tables = assemble_tables(page_text, grids, raw_page.text_rotation)
         page_tables.append(tables)

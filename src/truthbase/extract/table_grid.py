@@ -19,8 +19,8 @@ __all__ = ["SNAP", "Grid", "Rule", "find_grids", "frame_point", "frame_rect"]
 # Rules closer than this (points) are one rule: a filled hairline rectangle has two long edges
 # half a point apart, and adjacent cells' borders are drawn twice.
 SNAP = 3.0
-_MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
-_SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
+MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
+SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
 # Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
 # 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
 _MIN_LATTICE = 0.6
@@ -153,9 +153,9 @@ def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
     for rule in rules:
         u0, v0 = frame_point(rule.x0, rule.y0, rotation)
         u1, v1 = frame_point(rule.x1, rule.y1, rotation)
-        if abs(v1 - v0) <= _SKEW and abs(u1 - u0) >= _MIN_RULE:
+        if abs(v1 - v0) <= SKEW and abs(u1 - u0) >= MIN_RULE:
             horizontal.append(_Seg((v0 + v1) / 2, min(u0, u1), max(u0, u1)))
-        elif abs(u1 - u0) <= _SKEW and abs(v1 - v0) >= _MIN_RULE:
+        elif abs(u1 - u0) <= SKEW and abs(v1 - v0) >= MIN_RULE:
             vertical.append(_Seg((u0 + u1) / 2, min(v0, v1), max(v0, v1)))
     hs, vs = _merge(horizontal), _merge(vertical)
     # Connected components over "crosses" (union-find; horizontals 0..len(hs)-1, then verticals).
