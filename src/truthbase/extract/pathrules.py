@@ -72,11 +72,8 @@ def _matrix(calls: _PathCalls, obj: int, outer: _Matrix) -> _Matrix:
     )
 
 
-def _path_rules(calls: _PathCalls, obj: int, m: _Matrix, out: list[Rule], budget: int) -> int:
+def _path_rules(calls: _PathCalls, obj: int, count: int, m: _Matrix, out: list[Rule]) -> None:
     """Append the path's straight segments (``lineto`` and closing edges) in page space."""
-    count = int(calls.count_segments(obj))
-    if count <= 0 or count > budget:
-        return budget - max(count, 0)
     x, y = ctypes.c_float(), ctypes.c_float()
     x_at, y_at = ctypes.addressof(x), ctypes.addressof(y)
     get_segment, get_point = calls.segment, calls.point
@@ -101,17 +98,20 @@ def _path_rules(calls: _PathCalls, obj: int, m: _Matrix, out: list[Rule], budget
         if get_close(seg) and start is not None:
             out.append(Rule(point[0], point[1], start[0], start[1]))
             current = start
-    return budget - count
 
 
 def read_rules(page: pdfium.PdfPage) -> list[Rule]:
     """Every straight segment of the page's paths, forms included, in user space; none on a
-    page with more than ``MAX_SEGMENTS`` of them."""
+    page with more than ``MAX_SEGMENTS`` of them.
+
+    The paths are listed and their segments counted first: a page over the limit (a chart
+    drawn in tens of thousands of curve segments) is known before any segment is read.
+    """
     calls = _calls()
     path_kind, form_kind = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_FORM
-    object_type = calls.object_type
-    rules: list[Rule] = []
-    budget = MAX_SEGMENTS
+    object_type, count_segments = calls.object_type, calls.count_segments
+    paths: list[tuple[int, int, _Matrix]] = []
+    total = 0
     handle = ctypes.cast(page.raw, ctypes.c_void_p).value
     stack: list[tuple[int | None, _Matrix]] = [(None, _IDENTITY)]
     while stack:
@@ -124,13 +124,19 @@ def read_rules(page: pdfium.PdfPage) -> list[Rule]:
             obj = get_object(holder, i)
             kind = object_type(obj)
             if kind == path_kind:
-                # Segment points are in the path's own space; its matrix (and its forms')
-                # maps them to the page's user space.
-                budget = _path_rules(calls, obj, _matrix(calls, obj, outer), rules, budget)
-                if budget < 0:
-                    return []
+                count = int(count_segments(obj))
+                if count > 0:
+                    total += count
+                    if total > MAX_SEGMENTS:
+                        return []
+                    # Segment points are in the path's own space; its matrix (and its forms')
+                    # maps them to the page's user space.
+                    paths.append((obj, count, _matrix(calls, obj, outer)))
             elif kind == form_kind:
                 stack.append((obj, _matrix(calls, obj, outer)))
+    rules: list[Rule] = []
+    for obj, count, m in paths:
+        _path_rules(calls, obj, count, m, rules)
     return rules
 
 
