@@ -40,6 +40,8 @@ _WORD_CHAR = re.compile(r"[^\W_]")
 
 
 def _fold(word: str) -> str:
+    if word.isascii():
+        return word.casefold()  # ASCII is in NFC already
     return unicodedata.normalize("NFC", word).casefold()
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..model import Rect
 
 __all__ = ["SNAP", "Grid", "Rule", "find_grids", "frame_point", "frame_rect"]
@@ -141,10 +143,6 @@ def _cluster(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(sum(g) / len(g) for g in out)
 
 
-def _crosses(h: _Seg, v: _Seg) -> bool:
-    return h.lo - SNAP <= v.at <= h.hi + SNAP and v.lo - SNAP <= h.at <= v.hi + SNAP
-
-
 def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
     """The grids the rules draw: connected sets of crossing horizontal and vertical rules with at
     least two of each, in the reading frame of text turned ``rotation`` degrees."""
@@ -167,12 +165,26 @@ def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
             i = parent[i]
         return i
 
-    for i, h in enumerate(hs):
-        for j, v in enumerate(vs):
-            if _crosses(h, v):
-                a, b = find(i), find(len(hs) + j)
-                if a != b:
-                    parent[a] = b
+    # A horizontal and a vertical rule cross when each one's position lies within the other's
+    # extent (SNAP either side): tested for all pairs at once. The components do not depend on
+    # the order of the unions.
+    if hs and vs:
+        h_at = np.array([h.at for h in hs])[:, None]
+        h_lo = np.array([h.lo for h in hs])[:, None]
+        h_hi = np.array([h.hi for h in hs])[:, None]
+        v_at = np.array([v.at for v in vs])[None, :]
+        v_lo = np.array([v.lo for v in vs])[None, :]
+        v_hi = np.array([v.hi for v in vs])[None, :]
+        cross = (
+            (h_lo - SNAP <= v_at)
+            & (v_at <= h_hi + SNAP)
+            & (v_lo - SNAP <= h_at)
+            & (h_at <= v_hi + SNAP)
+        )
+        for i, j in zip(*np.nonzero(cross), strict=True):
+            a, b = find(int(i)), find(len(hs) + int(j))
+            if a != b:
+                parent[a] = b
     members: dict[int, tuple[list[_Seg], list[_Seg]]] = {}
     for i, h in enumerate(hs):
         members.setdefault(find(i), ([], []))[0].append(h)
