@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -81,6 +83,33 @@ def extractor_seconds(path: Path) -> float:
     return time.perf_counter() - started
 
 
+# Times extract_pdf of another source tree (``--before``) in a process of its own: a second
+# ``truthbase`` cannot be imported beside this one. The import is not timed.
+_OTHER_TREE = """
+import sys, time
+from pathlib import Path
+from truthbase.extract import extract_pdf
+path = Path(sys.argv[1])
+extract_pdf(path)  # warm: imports, first pages
+started = time.perf_counter()
+extract_pdf(path)
+print(time.perf_counter() - started)
+"""
+
+
+def other_tree_seconds(src: Path, path: Path) -> float:
+    """Seconds of one ``extract_pdf(path)`` with the package under ``src`` (after a warm-up)."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_TREE, str(path)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
 def pdfminer_seconds(path: Path) -> float:
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTChar, LTContainer
@@ -119,10 +148,15 @@ def _pages(paths: list[Path]) -> int:
     return total
 
 
-def bench_limits(paths: list[Path], repeats: int = 3, peers: bool = True) -> dict[str, Any]:
-    """The limits and the extractor on ``paths``, interleaved file by file."""
+def bench_limits(
+    paths: list[Path], repeats: int = 3, peers: bool = True, before: Path | None = None
+) -> dict[str, Any]:
+    """The limits and the extractor on ``paths``, interleaved file by file; with ``before``
+    (the ``src`` folder of another tree), that tree's extractor in the same rounds."""
     pages = _pages(paths)
     best: dict[str, float] = {"bare_text": 0.0, "charbox_limit": 0.0, "extractor": 0.0}
+    if before is not None:
+        best["extractor_before"] = 0.0
     chars = 0
     for path in paths:
         runs: dict[str, list[float]] = {name: [] for name in best}
@@ -131,6 +165,8 @@ def bench_limits(paths: list[Path], repeats: int = 3, peers: bool = True) -> dic
             seconds, count = charbox_limit_seconds(path)
             runs["charbox_limit"].append(seconds)
             runs["extractor"].append(extractor_seconds(path))
+            if before is not None:
+                runs["extractor_before"].append(other_tree_seconds(before, path))
         chars += count
         for name, values in runs.items():
             best[name] += min(values)
@@ -171,6 +207,7 @@ def print_limits(report: dict[str, Any]) -> None:
         "bare_text": "pypdfium2 text only (no boxes)",
         "charbox_limit": "char-box limit (raw API)",
         "extractor": "TruthBase extract_pdf",
+        "extractor_before": "TruthBase extract_pdf (--before)",
         "pdfminer_six": "pdfminer.six extract_pages",
         "pdfplumber": "pdfplumber extract_text",
     }
@@ -188,12 +225,15 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-peers", dest="peers", action="store_false")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--before", type=Path, help="the src folder of another tree: its extract_pdf too"
+    )
     args = parser.parse_args()
     paths = sorted(args.corpus.glob("*.pdf"))
     if not paths:
         print(f"no PDFs under {args.corpus}", file=sys.stderr)
         return 2
-    report = bench_limits(paths, args.repeats, args.peers)
+    report = bench_limits(paths, args.repeats, args.peers, args.before)
     print_limits(report)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
