@@ -196,15 +196,19 @@ def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
             unmapped += 1
         if loose(page, i, ref):
             left, bottom, right, top = rect.left, rect.bottom, rect.right, rect.top
-            # The same expression as read_chars (same operands, same tie rule).
-            add_box(
-                (
-                    right if right < left else left,
-                    top if top < bottom else bottom,
-                    right if right > left else left,
-                    top if top > bottom else bottom,
+            if left < right and bottom < top:
+                add_box((left, bottom, right, top))  # what the expression below gives then
+            else:
+                # The same expression as read_chars (same operands, same tie rule: equal
+                # edges, 0.0 and -0.0 among them, give the first).
+                add_box(
+                    (
+                        right if right < left else left,
+                        top if top < bottom else bottom,
+                        right if right > left else left,
+                        top if top > bottom else bottom,
+                    )
                 )
-            )
         else:
             add_box(None)  # no box when pdfium has none; the character still counts as text
     return PageChars("".join(map(chr, codes)), boxes, frozenset(hyphens), fonts), unmapped
