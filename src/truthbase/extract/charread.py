@@ -192,8 +192,8 @@ def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
                 hyphens.append(i)
         elif 0xE000 <= code <= 0xF8FF:  # is_private_use(code), inlined
             fonts[i] = font_name(textpage, i)
-        if map_error(page, i) == 1:
-            unmapped += 1
+        # 1 or 0 (-1 is only for an index out of range, which i never is): added as it is.
+        unmapped += map_error(page, i)
         if loose(page, i, ref):
             left, bottom, right, top = rect.left, rect.bottom, rect.right, rect.top
             if left < right and bottom < top:

@@ -135,6 +135,8 @@ def break_around(text: str, at: int) -> tuple[str, str]:
 
 def decide_line_end_hyphens(pages: Sequence[str]) -> list[list[bool]]:
     """For each page, one decision per U+FFFE mark in order: True keeps a hyphen, False joins."""
+    if not any(HYPHEN_MARK in text for text in pages):
+        return [[] for _ in pages]  # no mark to decide: no evidence to gather
     evidence = HyphenEvidence.of(pages)
     decisions: list[list[bool]] = []
     for text in pages:
