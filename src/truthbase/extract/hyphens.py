@@ -80,7 +80,14 @@ class HyphenEvidence:
                     touching[(found[-1], False, True)] += 1
         words: Counter[str] = Counter()
         pairs: Counter[tuple[str, str]] = Counter()
-        spellings = [((compound, False, False), n) for compound, n in plain.items()]
+        spellings: list[tuple[tuple[str, bool, bool], int]] = []
+        for compound, n in plain.items():
+            if n <= 0:
+                continue
+            if _SPLIT.search(compound) is None:
+                words[_fold(compound)] += n  # one part, touching no mark: a word
+            else:
+                spellings.append(((compound, False, False), n))
         for key, n in [*spellings, *touching.items()]:
             if n <= 0:
                 continue

@@ -56,9 +56,9 @@ def _calls() -> _PathCalls:
     return _CALLS
 
 
-def _matrix(calls: _PathCalls, obj: int, outer: _Matrix) -> _Matrix:
-    """The object's matrix composed with its form's (``outer``): object space to page space."""
-    m = pdfium_c.FS_MATRIX()
+def _matrix(calls: _PathCalls, obj: int, outer: _Matrix, m: pdfium_c.FS_MATRIX) -> _Matrix:
+    """The object's matrix composed with its form's (``outer``): object space to page space
+    (``m``: a reused buffer)."""
     if not calls.matrix(obj, ctypes.addressof(m)):
         return outer
     a, b, c, d, e, f = outer
@@ -72,9 +72,17 @@ def _matrix(calls: _PathCalls, obj: int, outer: _Matrix) -> _Matrix:
     )
 
 
-def _path_rules(calls: _PathCalls, obj: int, count: int, m: _Matrix, out: list[Rule]) -> None:
-    """Append the path's straight segments (``lineto`` and closing edges) in page space."""
-    x, y = ctypes.c_float(), ctypes.c_float()
+def _path_rules(
+    calls: _PathCalls,
+    obj: int,
+    count: int,
+    m: _Matrix,
+    out: list[Rule],
+    xy: tuple[ctypes.c_float, ctypes.c_float],
+) -> None:
+    """Append the path's straight segments (``lineto`` and closing edges) in page space
+    (``xy``: reused buffers for the points)."""
+    x, y = xy
     x_at, y_at = ctypes.addressof(x), ctypes.addressof(y)
     get_segment, get_point = calls.segment, calls.point
     get_type, get_close = calls.segment_type, calls.close
@@ -112,6 +120,7 @@ def read_rules(page: pdfium.PdfPage) -> list[Rule]:
     object_type, count_segments = calls.object_type, calls.count_segments
     paths: list[tuple[int, int, _Matrix]] = []
     total = 0
+    buffer = pdfium_c.FS_MATRIX()
     handle = ctypes.cast(page.raw, ctypes.c_void_p).value
     stack: list[tuple[int | None, _Matrix]] = [(None, _IDENTITY)]
     while stack:
@@ -131,12 +140,13 @@ def read_rules(page: pdfium.PdfPage) -> list[Rule]:
                         return []
                     # Segment points are in the path's own space; its matrix (and its forms')
                     # maps them to the page's user space.
-                    paths.append((obj, count, _matrix(calls, obj, outer)))
+                    paths.append((obj, count, _matrix(calls, obj, outer, buffer)))
             elif kind == form_kind:
-                stack.append((obj, _matrix(calls, obj, outer)))
+                stack.append((obj, _matrix(calls, obj, outer, buffer)))
     rules: list[Rule] = []
+    xy = (ctypes.c_float(), ctypes.c_float())
     for obj, count, m in paths:
-        _path_rules(calls, obj, count, m, rules)
+        _path_rules(calls, obj, count, m, rules, xy)
     return rules
 
 
