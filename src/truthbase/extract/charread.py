@@ -7,6 +7,11 @@ prototype at the same address, with the text page passed as a prebuilt ``c_void_
 reused ``FS_RECTF``: the same C calls with the same results, at about half the cost a call.
 ``benchmarks/limits_bench.py`` reads the seed corpus the same way to measure the extraction
 limit with boxes.
+
+``read_page`` is what extraction uses: the page's code points in one call where pdfium's text
+allows it, and only the per-character calls whose answer can matter (two a character, as the
+limit makes). ``read_chars`` reads every flag of every character as records; the tests hold
+``read_page`` to it.
 """
 
 from __future__ import annotations
