@@ -89,7 +89,7 @@ def _own_rows(
             page = document[index]
             textpage = page.get_textpage()
             # Extraction reads the characters anyway: only the table work is timed.
-            chars = pdf_module._read_chars(textpage)[0]
+            chars = pdf_module.read_page(textpage)[0]
             started = time.perf_counter()
             rules = pdf_module._read_rules(page)
             rotation = pdf_module._text_rotation(textpage, chars) if rules else 0

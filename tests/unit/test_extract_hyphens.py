@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
+import unicodedata
+from collections import Counter
+
+import pytest
+
 from truthbase.extract.hyphens import (
     HYPHEN_MARK,
     HyphenEvidence,
@@ -86,3 +93,50 @@ def test_decisions_are_per_page_in_mark_order_with_document_wide_evidence() -> N
         "No marks here.",
     ]
     assert decide_line_end_hyphens(pages) == [[True, False], [False], []]
+
+
+# -- the evidence counted per distinct compound is the evidence counted per occurrence ---------
+
+_PART = r"[^\W_]+"
+_REFERENCE_COMPOUND = re.compile(rf"{_PART}(?:[-\u2010\u2011]{_PART})*")
+_REFERENCE_SPLIT = re.compile("[-\u2010\u2011]")
+_REFERENCE_LEFT = re.compile(rf"{_PART}\Z")
+
+
+def _fold(word: str) -> str:
+    return unicodedata.normalize("NFC", word).casefold()
+
+
+def _reference_evidence(texts: list[str]) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """HyphenEvidence.of as it walked every occurrence (extractor 4, before session 7)."""
+    words: Counter[str] = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
+    for text in texts:
+        for match in _REFERENCE_COMPOUND.finditer(text):
+            parts = [_fold(p) for p in _REFERENCE_SPLIT.split(match.group())]
+            usable = [True] * len(parts)
+            if match.start() > 0 and text[match.start() - 1] == M:
+                usable[0] = False
+            if match.end() < len(text) and text[match.end()] == M:
+                usable[-1] = False
+            for i, part in enumerate(parts):
+                if usable[i]:
+                    words[part] += 1
+                if i and usable[i - 1] and usable[i]:
+                    pairs[(parts[i - 1], part)] += 1
+    return words, pairs
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_evidence_and_break_pieces_match_the_walk_over_every_occurrence(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = ["a", "b", "Ab", "x1", "é", "\u00b2", "_", "-", "--", "\u2010", " ", ".", M, M, "\n"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3)]
+    evidence = HyphenEvidence.of(texts)
+    words, pairs = _reference_evidence(texts)
+    assert +evidence.words == words and +evidence.pairs == pairs
+    for text in texts:
+        for at, ch in enumerate(text):
+            if ch == M:
+                before = _REFERENCE_LEFT.search(text, 0, at)
+                assert break_around(text, at)[0] == (before.group() if before else "")

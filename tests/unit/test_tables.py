@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from truthbase.chunking import chunk_unit
+from truthbase.extract.pathrules import could_grid
 from truthbase.extract.tables import (
     CELL_SEPARATOR,
     PageTable,
@@ -223,3 +226,22 @@ def test_vectorized_frame_boxes_equal_frame_rect_for_every_rotation() -> None:
     for rotation in (0, 90, 180, 270, 450):
         got = _frame_boxes(np.array(boxes, dtype=np.float64), rotation).tolist()
         assert got == [list(frame_rect(b, rotation)) for b in boxes]
+
+
+def test_could_grid_is_false_only_where_no_frame_has_a_grid() -> None:
+    rng = random.Random(3)
+    for _ in range(300):
+        rules = []
+        for _ in range(rng.randint(0, 6)):
+            x, y = rng.uniform(0, 100), rng.uniform(0, 100)
+            kind = rng.random()
+            if kind < 0.4:
+                rules.append(Rule(x, y, x + rng.uniform(-60, 60), y + rng.uniform(-0.6, 0.6)))
+            elif kind < 0.8:
+                rules.append(Rule(x, y, x + rng.uniform(-0.6, 0.6), y + rng.uniform(-60, 60)))
+            else:
+                rules.append(Rule(x, y, rng.uniform(0, 100), rng.uniform(0, 100)))
+        if not could_grid(rules):
+            assert all(find_grids(rules, rotation) == [] for rotation in (0, 90, 180, 270))
+    square = [Rule(0, 0, 50, 0), Rule(0, 30, 50, 30), Rule(0, 0, 0, 30), Rule(50, 0, 50, 30)]
+    assert could_grid(square) and find_grids(square, 0)

@@ -7,11 +7,18 @@ prototype at the same address, with the text page passed as a prebuilt ``c_void_
 reused ``FS_RECTF``: the same C calls with the same results, at about half the cost a call.
 ``benchmarks/limits_bench.py`` reads the seed corpus the same way to measure the extraction
 limit with boxes.
+
+``read_page`` is what extraction uses: the page's code points in one call where pdfium's text
+allows it, and only the per-character calls whose answer can matter (two a character, as the
+limit makes). ``read_chars`` reads every flag of every character as records; the tests hold
+``read_page`` to it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import sys
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +26,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from ..model import Rect
+from .pagechars import PageChars
 from .text import RawChar
 
 _Call = Callable[..., int]
@@ -43,6 +51,7 @@ class RawCalls:
         self.is_hyphen = _untyped(pdfium_c.FPDFText_IsHyphen, ctypes.c_int)
         self.has_map_error = _untyped(pdfium_c.FPDFText_HasUnicodeMapError, ctypes.c_int)
         self.loose_box = _untyped(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_int)
+        self.char_angle = _untyped(pdfium_c.FPDFText_GetCharAngle, ctypes.c_float)
 
 
 _CALLS: RawCalls | None = None
@@ -108,3 +117,103 @@ def read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
         else:
             append(RawChar(code, box, generated, hyphen, None))
     return chars, unmapped
+
+
+def _page_codes(textpage: pdfium.PdfTextPage, count: int) -> list[int] | None:
+    """Every character's code point from one FPDFText_GetText call, or None where the page's
+    text is not one code unit per character.
+
+    pdfium builds the page's text (``text_buf_``) alongside its character array, one code unit
+    for each character it keeps in the text (cpdf_textpage.cpp, ``AddCharInfoByLRDirection``
+    and ``...RLDirection``, ``AppendGeneratedCharacter``). It leaves out control characters and
+    characters without code, and ``ToUCS2LE`` leaves out supplementary characters; nothing adds
+    a unit. So when the text has as many units as the page has characters, unit i is character
+    i's, and it is its code point except for U+FFFE, which stands for 0 (a glyph without code),
+    0x02 (a line-end hyphen) and U+FFFE itself: those are asked one by one (FPDFText_GetUnicode).
+    ``tests/unit/test_extract_charread.py`` checks this against the per-character calls.
+    """
+    units = (ctypes.c_ushort * (count + 1))()
+    if int(pdfium_c.FPDFText_GetText(textpage, 0, count, units)) != count + 1:
+        return None
+    packed = array("H", bytes(units))
+    if sys.byteorder == "big":
+        packed.byteswap()  # pdfium writes UTF-16LE
+    codes: list[int] = packed.tolist()
+    codes.pop()  # the terminating NUL
+    if 0xFFFE in codes:
+        unicode, page = raw_calls().get_unicode, handle(textpage)
+        at = codes.index(0xFFFE)
+        while at >= 0:
+            codes[at] = unicode(page, at)
+            try:
+                at = codes.index(0xFFFE, at + 1)
+            except ValueError:
+                at = -1
+    return codes
+
+
+def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
+    """Every character of the page as columns (``pagechars.PageChars``) and how many pdfium
+    flags with a Unicode mapping error: what ``read_chars`` reads, with fewer calls.
+
+    The code points come from the page's text in one call where it has one unit per character
+    (``_page_codes``; one FPDFText_GetUnicode a character where not). pdfium keeps one type per
+    character (fpdf_text.cpp: IsGenerated, IsHyphen and HasUnicodeMapError each compare
+    char_type with one value), and cpdf_textpage.cpp says which code points each type can have:
+
+    - generated characters are only ever a space, CR or LF (``AppendGeneratedCharacter`` with
+      L' ', L'\\r', L'\\n', and the generated L' ' of ``ProcessTextObjectItems``): IsGenerated
+      is asked for those three code points only, and a generated character needs no other call
+      (it has no box);
+    - a line-end hyphen gets the code point 0x02 (``set_unicode(0x2)``; U+FFFE after mirroring
+      in right-to-left text), which the text core turns into a mark by itself: IsHyphen is only
+      asked for '-', in case a pdfium build leaves the hyphen's own code point;
+    - the mapping error can be on any code point (pdfium then reports the character code), so
+      it is asked for every other character.
+    """
+    calls = raw_calls()
+    page = handle(textpage)
+    generated, is_hyphen = calls.is_generated, calls.is_hyphen
+    map_error, loose = calls.has_map_error, calls.loose_box
+    rect = pdfium_c.FS_RECTF()
+    ref = ctypes.byref(rect)
+    count = int(pdfium_c.FPDFText_CountChars(textpage))
+    codes = _page_codes(textpage, count) if count > 0 else []
+    if codes is None:
+        unicode = calls.get_unicode
+        codes = [unicode(page, i) for i in range(count)]
+    boxes: list[Rect | None] = []
+    add_box = boxes.append
+    hyphens: list[int] = []
+    fonts: dict[int, str] = {}
+    unmapped = 0
+    for i, code in enumerate(codes):
+        if code <= 0x20:
+            if (code == 0x20 or code == 0x0D or code == 0x0A) and generated(page, i) == 1:
+                add_box(None)
+                continue
+        elif code == 0x2D:
+            if is_hyphen(page, i) == 1:
+                hyphens.append(i)
+        elif 0xE000 <= code <= 0xF8FF:  # is_private_use(code), inlined
+            fonts[i] = font_name(textpage, i)
+        # 1 or 0 (-1 is only for an index out of range, which i never is): added as it is.
+        unmapped += map_error(page, i)
+        if loose(page, i, ref):
+            left, bottom, right, top = rect.left, rect.bottom, rect.right, rect.top
+            if left < right and bottom < top:
+                add_box((left, bottom, right, top))  # what the expression below gives then
+            else:
+                # The same expression as read_chars (same operands, same tie rule: equal
+                # edges, 0.0 and -0.0 among them, give the first).
+                add_box(
+                    (
+                        right if right < left else left,
+                        top if top < bottom else bottom,
+                        right if right > left else left,
+                        top if top > bottom else bottom,
+                    )
+                )
+        else:
+            add_box(None)  # no box when pdfium has none; the character still counts as text
+    return PageChars("".join(map(chr, codes)), boxes, frozenset(hyphens), fonts), unmapped

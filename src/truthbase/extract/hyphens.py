@@ -35,11 +35,13 @@ _PART = r"[^\W_]+"
 _HYPHENS = "-\u2010\u2011"
 _COMPOUND = re.compile(rf"{_PART}(?:[{_HYPHENS}]{_PART})*")
 _SPLIT = re.compile(rf"[{_HYPHENS}]")
-_LEFT = re.compile(rf"{_PART}\Z")
 _RIGHT = re.compile(_PART)
+_WORD_CHAR = re.compile(r"[^\W_]")
 
 
 def _fold(word: str) -> str:
+    if word.isascii():
+        return word.casefold()  # ASCII is in NFC already
     return unicodedata.normalize("NFC", word).casefold()
 
 
@@ -52,23 +54,57 @@ class HyphenEvidence:
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> HyphenEvidence:
+        # Each compound is counted once per distinct spelling, not walked once per occurrence:
+        # findall and Counter run in C, and the folding and splitting below then run once per
+        # distinct compound. A compound never contains a mark, so the matches of a text are
+        # those of its pieces between marks; only a piece's first and last match can touch one.
+        plain: Counter[str] = Counter()
+        touching: Counter[tuple[str, bool, bool]] = Counter()  # (compound, mark before, after)
+        for text in texts:
+            pieces = text.split(HYPHEN_MARK)
+            last = len(pieces) - 1
+            for k, piece in enumerate(pieces):
+                found = _COMPOUND.findall(piece)
+                if not found:
+                    continue
+                plain.update(found)
+                # A piece's first match starts at the mark before it exactly when the piece
+                # starts with a word character; its last ends at the next mark likewise.
+                before = k > 0 and _WORD_CHAR.match(piece) is not None
+                after = k < last and _WORD_CHAR.match(piece, len(piece) - 1) is not None
+                if before:
+                    plain[found[0]] -= 1
+                    touching[(found[0], True, after and len(found) == 1)] += 1
+                if after and (len(found) > 1 or not before):
+                    plain[found[-1]] -= 1
+                    touching[(found[-1], False, True)] += 1
         words: Counter[str] = Counter()
         pairs: Counter[tuple[str, str]] = Counter()
-        for text in texts:
-            for match in _COMPOUND.finditer(text):
-                parts = [_fold(p) for p in _SPLIT.split(match.group())]
-                # A part touching a line-end mark is a fragment (or half of an undecided
-                # compound): neither it nor a pair with it is evidence.
-                usable = [True] * len(parts)
-                if match.start() > 0 and text[match.start() - 1] == HYPHEN_MARK:
-                    usable[0] = False
-                if match.end() < len(text) and text[match.end()] == HYPHEN_MARK:
-                    usable[-1] = False
-                for i, part in enumerate(parts):
-                    if usable[i]:
-                        words[part] += 1
-                    if i and usable[i - 1] and usable[i]:
-                        pairs[(parts[i - 1], part)] += 1
+        spellings: list[tuple[tuple[str, bool, bool], int]] = []
+        for compound, n in plain.items():
+            if n <= 0:
+                continue
+            if _SPLIT.search(compound) is None:
+                words[_fold(compound)] += n  # one part, touching no mark: a word
+            else:
+                spellings.append(((compound, False, False), n))
+        for key, n in [*spellings, *touching.items()]:
+            if n <= 0:
+                continue
+            compound, before, after = key
+            parts = [_fold(p) for p in _SPLIT.split(compound)]
+            # A part touching a line-end mark is a fragment (or half of an undecided
+            # compound): neither it nor a pair with it is evidence.
+            usable = [True] * len(parts)
+            if before:
+                usable[0] = False
+            if after:
+                usable[-1] = False
+            for i, part in enumerate(parts):
+                if usable[i]:
+                    words[part] += n
+                if i and usable[i - 1] and usable[i]:
+                    pairs[(parts[i - 1], part)] += n
         return cls(words, pairs)
 
 
@@ -94,13 +130,20 @@ def keep_hyphen(left: str, right: str, evidence: HyphenEvidence) -> bool:
 
 def break_around(text: str, at: int) -> tuple[str, str]:
     """The word pieces either side of the mark at ``text[at]`` ("" where there is none)."""
-    before = _LEFT.search(text, 0, at)
+    # The piece before: the run of word characters that ends at the mark (what a search for
+    # ``[^\W_]+\Z`` up to the mark finds), walked back from the mark, not searched for from
+    # the start of the page.
+    start = at
+    while start > 0 and _WORD_CHAR.match(text, start - 1) is not None:
+        start -= 1
     after = _RIGHT.match(text, at + 1)
-    return (before.group() if before else "", after.group() if after else "")
+    return (text[start:at], after.group() if after else "")
 
 
 def decide_line_end_hyphens(pages: Sequence[str]) -> list[list[bool]]:
     """For each page, one decision per U+FFFE mark in order: True keeps a hyphen, False joins."""
+    if not any(HYPHEN_MARK in text for text in pages):
+        return [[] for _ in pages]  # no mark to decide: no evidence to gather
     evidence = HyphenEvidence.of(pages)
     decisions: list[list[bool]] = []
     for text in pages:

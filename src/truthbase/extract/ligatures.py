@@ -92,6 +92,11 @@ class _Vocabulary:
         lowered = frozenset(w.lower() for w in words)
         return cls(lowered, frozenset(stem(w) for w in lowered))
 
+    def with_words(self, words: Iterable[str]) -> _Vocabulary:
+        """The vocabulary with ``words`` added (what ``of`` of all of them gives)."""
+        added = {w.lower() for w in words} - self.words
+        return _Vocabulary(self.words | added, self.stems | {stem(w) for w in added})
+
     def is_word(self, word: str) -> bool:
         w = word.lower()
         return w in self.words or w in _BUILTIN_WORDS or stem(w) in self.stems
@@ -154,10 +159,29 @@ def infer_pua_ligatures(pages: Sequence[Sequence[Token]], *, max_rounds: int = 4
     Rounds: a key resolved in one round adds its repaired words to the vocabulary, which is the
     evidence for rare keys of other font subsets (the same word set in a heading font).
     """
+    words = [w for page in pages for w in words_of(page)]
+    return infer_from_words(
+        ["".join(w) for w in words if not any(isinstance(tok, tuple) for tok in w)],  # type: ignore[arg-type]
+        [w for w in words if any(isinstance(tok, tuple) for tok in w)],
+        [token for page in pages for token in page if isinstance(token, tuple)],
+        max_rounds=max_rounds,
+    )
+
+
+def infer_from_words(
+    plain: Iterable[str],
+    keyed: Iterable[Template],
+    keys: Iterable[PuaKey],
+    *,
+    max_rounds: int = 4,
+) -> PuaRepair:
+    """:func:`infer_pua_ligatures` from the document's words: ``plain`` (words without a
+    private-use glyph, as strings), ``keyed`` (words with one, in document order) and ``keys``
+    (every private-use glyph of the document, in order)."""
     # Only words with at least two real letters are evidence: a run of private-use glyphs alone
     # (the pieces of a big bracket in a math font) spells "fi" or "fifi" for any candidate.
-    templates = [w for page in pages for w in words_of(page) if _letters(w) >= _MIN_LETTERS]
-    vocabulary = _Vocabulary.of(w for t in templates if (w := _spell(t, {})) is not None)
+    templates = [w for w in keyed if _letters(w) >= _MIN_LETTERS]
+    vocabulary = _Vocabulary.of(w for w in plain if len(w) >= _MIN_LETTERS)
     by_key: dict[PuaKey, list[Template]] = defaultdict(list)
     for template in templates:
         for key in {tok for tok in template if isinstance(tok, tuple)}:
@@ -185,17 +209,16 @@ def infer_pua_ligatures(pages: Sequence[Sequence[Token]], *, max_rounds: int = 4
         if not newly:
             break
         mapping.update(newly)
-        repaired_words = [
+        # The words without keys are in the vocabulary already: only repaired ones are new.
+        vocabulary = vocabulary.with_words(
             word for t in templates if (word := _spell(t, mapping)) is not None and word
-        ]
-        vocabulary = _Vocabulary.of([*vocabulary.words, *repaired_words])
+        )
 
     repaired = sum(
         1 for t in templates if any(isinstance(tok, tuple) and tok in mapping for tok in t)
     )
     unresolved: dict[PuaKey, int] = {}
-    for page in pages:
-        for token in page:
-            if isinstance(token, tuple) and token not in mapping:
-                unresolved[token] = unresolved.get(token, 0) + 1
+    for token in keys:
+        if token not in mapping:
+            unresolved[token] = unresolved.get(token, 0) + 1
     return PuaRepair(mapping=mapping, words_repaired=repaired, unresolved=unresolved)

@@ -18,7 +18,6 @@ columns, so no reordering is done here; tests/integration/test_extract_pdf.py pr
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import math
 from collections.abc import Callable, Sequence
@@ -39,14 +38,24 @@ from ..model import (
     Unit,
 )
 from ..telemetry import span
-from .charread import read_chars
+from .charread import handle, raw_calls, read_page
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
-from .ligatures import PuaRepair, infer_pua_ligatures, is_private_use, pua_key_label
+from .ligatures import PuaRepair, Template, infer_from_words, pua_key_label
 from .ocr import RenderFrame, has_usable_text, large_print_factor, ocr_page_text, render_scale
+from .pagechars import (
+    EMPTY,
+    PageChars,
+    clean_page,
+    expand_page_chars,
+    has_private_use,
+    pua_keys,
+    pua_words,
+)
+from .pathrules import could_grid, read_rules
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
-from .text import PageText, RawChar, clean_chars, expand_page, finish_page, pua_tokens
+from .text import PageText, finish_page
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
 #: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
@@ -66,7 +75,7 @@ _HEADER_WINDOW = 1024
 
 @dataclass(frozen=True, slots=True)
 class _RawPage:
-    chars: list[RawChar]
+    chars: PageChars
     geometry: PageGeometry | None
     label: str | None
     unmapped: int  # characters pdfium flags with a Unicode mapping error
@@ -80,93 +89,14 @@ def _rect(box: Sequence[float]) -> Rect:
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-# A page with more path segments than this is a drawing (a map, a chart), not a table to read.
-_MAX_SEGMENTS = 20000
-_Matrix = tuple[float, float, float, float, float, float]
-_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-
-
-def _matrix(obj: pdfium_c.FPDF_PAGEOBJECT, outer: _Matrix) -> _Matrix:
-    """The object's matrix composed with its form's (``outer``): object space to page space."""
-    m = pdfium_c.FS_MATRIX()
-    if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(m)):
-        return outer
-    a, b, c, d, e, f = outer
-    return (
-        m.a * a + m.b * c,
-        m.a * b + m.b * d,
-        m.c * a + m.d * c,
-        m.c * b + m.d * d,
-        m.e * a + m.f * c + e,
-        m.e * b + m.f * d + f,
-    )
-
-
-def _path_rules(obj: pdfium_c.FPDF_PAGEOBJECT, m: _Matrix, out: list[Rule], budget: int) -> int:
-    """Append the path's straight segments (``lineto`` and closing edges) in page space."""
-    count = int(pdfium_c.FPDFPath_CountSegments(obj))
-    if count <= 0 or count > budget:
-        return budget - max(count, 0)
-    x, y = ctypes.c_float(), ctypes.c_float()
-    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
-    get_segment, get_point = pdfium_c.FPDFPath_GetPathSegment, pdfium_c.FPDFPathSegment_GetPoint
-    get_type, get_close = pdfium_c.FPDFPathSegment_GetType, pdfium_c.FPDFPathSegment_GetClose
-    moveto, lineto = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_LINETO
-    start: tuple[float, float] | None = None
-    current: tuple[float, float] | None = None
-    for i in range(count):
-        seg = get_segment(obj, i)
-        if not seg or not get_point(seg, x_ref, y_ref):
-            continue
-        px, py = float(x.value), float(y.value)
-        point = (m[0] * px + m[2] * py + m[4], m[1] * px + m[3] * py + m[5])
-        kind = get_type(seg)
-        if kind == moveto:
-            start = current = point
-            continue
-        if kind == lineto and current is not None:
-            out.append(Rule(current[0], current[1], point[0], point[1]))
-        current = point
-        if get_close(seg) and start is not None:
-            out.append(Rule(point[0], point[1], start[0], start[1]))
-            current = start
-    return budget - count
-
-
-def _read_rules(page: pdfium.PdfPage) -> list[Rule]:
-    """Every straight segment of the page's paths, forms included, in user space."""
-    rules: list[Rule] = []
-    budget = _MAX_SEGMENTS
-    stack: list[tuple[pdfium_c.FPDF_PAGEOBJECT | None, _Matrix]] = [(None, _IDENTITY)]
-    while stack:
-        form, outer = stack.pop()
-        n = int(
-            pdfium_c.FPDFPage_CountObjects(page)
-            if form is None
-            else pdfium_c.FPDFFormObj_CountObjects(form)
-        )
-        for i in range(n):
-            obj = (
-                pdfium_c.FPDFPage_GetObject(page, i)
-                if form is None
-                else pdfium_c.FPDFFormObj_GetObject(form, i)
-            )
-            kind = pdfium_c.FPDFPageObj_GetType(obj)
-            if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                # Segment points are in the path's own space; its matrix (and its forms')
-                # maps them to the page's user space.
-                budget = _path_rules(obj, _matrix(obj, outer), rules, budget)
-                if budget < 0:
-                    return []
-            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM:
-                stack.append((obj, _matrix(obj, outer)))
-    return rules
+# The rules of tables (``pathrules``); the old name is what benchmarks/tables_study.py calls.
+_read_rules = read_rules
 
 
 _ANGLE_SAMPLE = 400  # glyphs whose angle decides which way the page's text reads
 
 
-def _text_rotation(textpage: pdfium.PdfTextPage, chars: Sequence[RawChar]) -> int:
+def _text_rotation(textpage: pdfium.PdfTextPage, chars: PageChars) -> int:
     """The direction most glyphs are drawn in, counter-clockwise degrees rounded to 90.
 
     Tables are read in the frame where the text stands upright, which is not always the one the
@@ -174,16 +104,23 @@ def _text_rotation(textpage: pdfium.PdfTextPage, chars: Sequence[RawChar]) -> in
     """
     votes = [0, 0, 0, 0]
     seen = 0
-    for i, c in enumerate(chars):
+    char_angle = raw_calls().char_angle
+    page = handle(textpage)
+    text = chars.text
+    for i, box in enumerate(chars.boxes):
         if seen >= _ANGLE_SAMPLE:
             break
-        if c.generated or c.box is None or chr(c.code).isspace():
+        # A generated character has no box (read_page).
+        if box is None or text[i].isspace():
             continue
-        angle = float(pdfium_c.FPDFText_GetCharAngle(textpage, i))
+        angle = float(char_angle(page, i))
         if angle < 0:
             continue
-        votes[round(math.degrees(angle) / 90.0) % 4] += 1
+        k = round(math.degrees(angle) / 90.0) % 4
+        votes[k] += 1
         seen += 1
+        if 2 * votes[k] > _ANGLE_SAMPLE:
+            break  # a majority of the whole sample: no other direction can catch up
     return 90 * max(range(4), key=lambda k: votes[k])
 
 
@@ -192,7 +129,7 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
     try:
         page = document[index]
     except pdfium.PdfiumError as exc:
-        return _RawPage([], None, label, 0, error=f"page {index + 1}: cannot load ({exc})")
+        return _RawPage(EMPTY, None, label, 0, error=f"page {index + 1}: cannot load ({exc})")
     try:
         geometry = PageGeometry(
             mediabox=_rect(page.get_mediabox()),
@@ -201,9 +138,10 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
         )
         textpage = page.get_textpage()
         try:
-            chars, unmapped = read_chars(textpage)
-            rules = _read_rules(page) if chars else []
-            upright = _text_rotation(textpage, chars) if rules else 0
+            chars, unmapped = read_page(textpage)
+            rules = _read_rules(page) if chars.text else []
+            # No grid without rules both ways (``find_grids``): then the direction is not needed.
+            upright = _text_rotation(textpage, chars) if could_grid(rules) else 0
         finally:
             textpage.close()
     finally:
@@ -261,7 +199,7 @@ def _ocr_page(
 
 
 def _needs_ocr(page: _RawPage) -> bool:
-    return page.error is None and not has_usable_text("".join(chr(c.code) for c in page.chars))
+    return page.error is None and not has_usable_text(page.chars.text)
 
 
 def _run_ocr(
@@ -471,9 +409,16 @@ def extract_pdf(
         raise ExtractionError(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
         )
-    cleaned = [clean_chars(p.chars) for p in raw_pages]
-    if any(is_private_use(c.code) for chars in cleaned for c in chars):
-        repair = infer_pua_ligatures([pua_tokens(chars) for chars in cleaned])
+    cleaned = [clean_page(p.chars) for p in raw_pages]
+    if any(has_private_use(chars) for chars in cleaned):
+        plain: list[str] = []
+        keyed: list[Template] = []
+        for chars in cleaned:
+            page_plain, page_keyed = pua_words(chars)
+            plain.extend(page_plain)
+            keyed.extend(page_keyed)
+        keys = [key for chars in cleaned for key in pua_keys(chars)]
+        repair = infer_from_words(plain, keyed, keys)
     else:
         repair = PuaRepair()  # no private-use glyph: nothing to infer (what inference returns)
     report.ligature_words_repaired = repair.words_repaired
@@ -485,7 +430,7 @@ def extract_pdf(
         report.warnings.append(f"private-use glyphs left as they are (not ligatures?): {left}")
 
     expanded = [
-        ocr_results[i].page if i in ocr_results else expand_page(chars, repair.mapping)
+        ocr_results[i].page if i in ocr_results else expand_page_chars(chars, repair.mapping)
         for i, chars in enumerate(cleaned)
     ]
     decisions = decide_line_end_hyphens([page.text for page in expanded])
@@ -499,7 +444,11 @@ def extract_pdf(
         page_text = finish_page(page, keep)
         read = ocr_results.get(index)
         tables: list[PageTable] = []
-        grids = find_grids(raw_page.rules, raw_page.text_rotation) if read is None else []
+        grids = (
+            find_grids(raw_page.rules, raw_page.text_rotation)
+            if read is None and could_grid(raw_page.rules)
+            else []
+        )
         if grids:  # ruled tables of the page's own text layer (not of OCR text)
             page_text, tables = assemble_tables(page_text, grids, raw_page.text_rotation)
         page_tables.append(tables)

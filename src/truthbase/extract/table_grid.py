@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..model import Rect
 
 __all__ = ["SNAP", "Grid", "Rule", "find_grids", "frame_point", "frame_rect"]
@@ -19,8 +21,8 @@ __all__ = ["SNAP", "Grid", "Rule", "find_grids", "frame_point", "frame_rect"]
 # Rules closer than this (points) are one rule: a filled hairline rectangle has two long edges
 # half a point apart, and adjacent cells' borders are drawn twice.
 SNAP = 3.0
-_MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
-_SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
+MIN_RULE = 2.0  # shorter axis-aligned segments are glyph outlines or tick marks, not rules
+SKEW = 0.5  # how far a segment's ends may differ across its axis and still be axis-aligned
 # Least share of crossing (column rule, row rule) pairs. Measured: the corpus tables' grids have
 # 0.76 (NICS, spanning group headers) to 1.0; RAPTOR's figure 1 (boxes and arrows) 0.33 to 0.54.
 _MIN_LATTICE = 0.6
@@ -141,10 +143,6 @@ def _cluster(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(sum(g) / len(g) for g in out)
 
 
-def _crosses(h: _Seg, v: _Seg) -> bool:
-    return h.lo - SNAP <= v.at <= h.hi + SNAP and v.lo - SNAP <= h.at <= v.hi + SNAP
-
-
 def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
     """The grids the rules draw: connected sets of crossing horizontal and vertical rules with at
     least two of each, in the reading frame of text turned ``rotation`` degrees."""
@@ -153,9 +151,9 @@ def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
     for rule in rules:
         u0, v0 = frame_point(rule.x0, rule.y0, rotation)
         u1, v1 = frame_point(rule.x1, rule.y1, rotation)
-        if abs(v1 - v0) <= _SKEW and abs(u1 - u0) >= _MIN_RULE:
+        if abs(v1 - v0) <= SKEW and abs(u1 - u0) >= MIN_RULE:
             horizontal.append(_Seg((v0 + v1) / 2, min(u0, u1), max(u0, u1)))
-        elif abs(u1 - u0) <= _SKEW and abs(v1 - v0) >= _MIN_RULE:
+        elif abs(u1 - u0) <= SKEW and abs(v1 - v0) >= MIN_RULE:
             vertical.append(_Seg((u0 + u1) / 2, min(v0, v1), max(v0, v1)))
     hs, vs = _merge(horizontal), _merge(vertical)
     # Connected components over "crosses" (union-find; horizontals 0..len(hs)-1, then verticals).
@@ -167,12 +165,26 @@ def find_grids(rules: Sequence[Rule], rotation: int) -> list[Grid]:
             i = parent[i]
         return i
 
-    for i, h in enumerate(hs):
-        for j, v in enumerate(vs):
-            if _crosses(h, v):
-                a, b = find(i), find(len(hs) + j)
-                if a != b:
-                    parent[a] = b
+    # A horizontal and a vertical rule cross when each one's position lies within the other's
+    # extent (SNAP either side): tested for all pairs at once. The components do not depend on
+    # the order of the unions.
+    if hs and vs:
+        h_at = np.array([h.at for h in hs])[:, None]
+        h_lo = np.array([h.lo for h in hs])[:, None]
+        h_hi = np.array([h.hi for h in hs])[:, None]
+        v_at = np.array([v.at for v in vs])[None, :]
+        v_lo = np.array([v.lo for v in vs])[None, :]
+        v_hi = np.array([v.hi for v in vs])[None, :]
+        cross = (
+            (h_lo - SNAP <= v_at)
+            & (v_at <= h_hi + SNAP)
+            & (v_lo - SNAP <= h_at)
+            & (h_at <= v_hi + SNAP)
+        )
+        for i, j in zip(*np.nonzero(cross), strict=True):
+            a, b = find(int(i)), find(len(hs) + int(j))
+            if a != b:
+                parent[a] = b
     members: dict[int, tuple[list[_Seg], list[_Seg]]] = {}
     for i, h in enumerate(hs):
         members.setdefault(find(i), ([], []))[0].append(h)

@@ -333,6 +333,11 @@ def assemble_tables(
     the grid's first character (in the page's order) was, on lines of their own. Without tables
     the page is returned as it is.
     """
+    if all(len(grid.xs) <= 2 for grid in grids):
+        # A grid of one column holds no row of two non-empty cells (``_two_columns``): a page
+        # whose grids all have one column (a page frame, a boxed paragraph) has no table, and
+        # its characters need no members.
+        return page, []
     text, boxes = page.text, page.boxes
     owner: dict[int, int] = {}  # char index -> grid index
     by_grid: list[list[_Member]] = [[] for _ in grids]

@@ -174,7 +174,7 @@ def _nfc(text: Sequence[str], boxes: Sequence[Rect | None]) -> PageText:
         ch < "\u0300" or (not _composes(ch) and unicodedata.is_normalized("NFC", ch))
         for ch in set(text)
     ):
-        return PageText("".join(text), list(boxes))
+        return PageText(text if isinstance(text, str) else "".join(text), list(boxes))
     out_text: list[str] = []
     out_boxes: list[Rect | None] = []
     i, n = 0, len(text)
@@ -214,27 +214,27 @@ def finish_page(page: PageText, keep: Sequence[bool]) -> PageText:
     if len(page.text) != len(page.boxes):
         raise ValueError("a page's text and boxes differ in length")
     # Slices between the marks, not a loop per character.
-    text: list[str] = []
+    parts: list[str] = []
     boxes: list[Rect | None] = []
     decisions = iter(keep)
     start = 0
     at = page.text.find(HYPHEN_MARK)
     while at >= 0:
-        text.extend(page.text[start:at])
+        parts.append(page.text[start:at])
         boxes.extend(page.boxes[start:at])
         decision = next(decisions, None)
         if decision is None:
             raise ValueError("fewer hyphen decisions than line-end hyphens")
         if decision:
-            text.append("-")
+            parts.append("-")
             boxes.append(page.boxes[at])
         start = at + 1
         at = page.text.find(HYPHEN_MARK, start)
-    text.extend(page.text[start:])
+    parts.append(page.text[start:])
     boxes.extend(page.boxes[start:])
     if next(decisions, None) is not None:
         raise ValueError("more hyphen decisions than line-end hyphens")
-    return _nfc(text, boxes)
+    return _nfc("".join(parts), boxes)
 
 
 def canonical_page(
