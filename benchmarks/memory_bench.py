@@ -190,7 +190,7 @@ def bench_memory(seed: list[Path], book: Path | None) -> dict[str, Any]:
     if book is not None and book.is_file():
         report["ingest_book"] = bench_ingest_memory([book])
     report["calls"] = bench_call_memory([(16, 256), (4, 256), (8, 64)])
-    report["throughput"] = bench_throughput(seed[0], [4096, 1024, 512])
+    report["throughput"] = bench_throughput(seed[0], [4096, 512, 256])
     return report
 
 

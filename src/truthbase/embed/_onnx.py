@@ -39,12 +39,12 @@ DEFAULT_BATCH_SIZE = 32
 #: padding tokens, these 1.9% (benchmarks/embed_bench.py). A call costs little more than its
 #: tokens, so the smaller batches this makes are cheaper than the padding they save.
 MIN_BATCH_FILL = 0.95
-#: Padded tokens per call at most (rows x longest): a call's activations grow with its tokens
-#: (and attention with rows x 12 heads x length^2 floats per layer), and onnxruntime's arena
-#: keeps the largest call's blocks for the life of the session: a call of 16 x 256 tokens added
-#: 314 MB, 4 x 256 80 MB, 2 x 256 35 MB. The vectors do not depend on how texts are batched, and
-#: ingest's tokens/s was the same at 512 as at 4,096 (benchmarks/memory_bench.py).
-MAX_BATCH_TOKENS = 512
+#: Padded tokens per call at most (rows x longest), one text of the longest (256) a call: a
+#: call's activations grow with its tokens (16 x 256 added 314 MB, 4 x 256 80 MB, 2 x 256 35 MB),
+#: and the seed ingest's peak RSS was 379 MiB at 512, 354 at 256. The vectors do not depend on
+#: how texts are batched, and ingest's tokens/s was the same at 256 as at 512 and 4,096
+#: (interleaved runs, benchmarks/memory_bench.py).
+MAX_BATCH_TOKENS = 256
 
 
 def length_batches(
