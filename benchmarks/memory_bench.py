@@ -54,8 +54,10 @@ def staged(name, function):
         finally:
             stage[0] = before
     return run
+from truthbase.heap import fix_mmap_threshold
 settings = Settings()
 stage[0] = "session"
+fix_mmap_threshold()  # as `truthbase ingest` does
 embedder = load_embedder(settings.embedder)
 embedder.embed(["warm up"])
 stage[0] = "between"

@@ -28,7 +28,6 @@ from truthbase.embed._base import (
     Vectors,
     l2_normalize,
 )
-from truthbase.heap import fix_mmap_threshold
 
 #: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
 DEFAULT_MAX_SEQ_LENGTH = 256
@@ -103,7 +102,6 @@ _RUN_OPTIONS.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0
 
 @functools.lru_cache(maxsize=8)
 def _session(model_path: str, threads: int) -> ort.InferenceSession:
-    fix_mmap_threshold()  # before the session's blocks are allocated (see truthbase.heap)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0: onnxruntime's choice (one per physical core)
     options.inter_op_num_threads = 1
