@@ -26,6 +26,7 @@ from frontend_bench import bench_viewer, print_viewer
 from ingest_workers_bench import bench_workers, print_workers
 from lighthouse_bench import bench_lighthouse, print_lighthouse
 from limits_bench import bare_text_seconds, bench_limits, extract_ratio, print_limits
+from memory_bench import BOOK, bench_memory, print_memory
 from ocr_bench import bench_ocr, print_ocr
 from scale_bench import DEFAULT_DOCS, bench_scale, print_scale
 from search_bench import bench_server, print_server
@@ -262,6 +263,8 @@ def main() -> int:
     print_embedding(report["embedding"])
     report["ingest_process"] = {"seed": bench_ingest_process(paths)}
     print(f"ingest of the seed PDFs in its own process: {report['ingest_process']['seed']}")
+    report["memory"] = bench_memory(paths, BOOK if args.books else None)  # peak RSS by stage
+    print_memory(report["memory"])
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteStore(Path(tmp) / "bench.sqlite")
         report["ingest"] = bench_ingest(paths, store, settings)

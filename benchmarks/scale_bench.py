@@ -107,8 +107,10 @@ def curve(
     embedder: Embedder,
     queries: list[str],
     settings: Settings,
+    on_row: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Add documents up to each size in turn; the figures at each."""
+    """Add documents up to each size in turn; the figures at each (``on_row`` hears the rows so
+    far after each size)."""
     rows: list[dict[str, Any]] = []
     done = 0
     for size in sorted(sizes):
@@ -138,6 +140,8 @@ def curve(
             f"p50 {row['search_p50_ms']:.0f} ms p95 {row['search_p95_ms']:.0f} ms",
             flush=True,
         )
+        if on_row is not None:
+            on_row(rows)
     return rows
 
 
@@ -165,10 +169,15 @@ def bench_scale(
     sizes: list[int],
     *,
     postgres: bool = True,
+    sqlite: bool = True,
     corpus: Path = SEED,
     golden: Path = GOLDEN,
     queries: int = 30,
+    on_report: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
+    """The curve at ``sizes`` on each backend; ``on_report`` hears the report so far after each
+    backend (a long run keeps what it measured if it is stopped during the next one)."""
+    keep = on_report if on_report is not None else (lambda _report: None)
     settings = Settings()
     embedder = load_embedder(settings.embedder)
     paths = sorted(corpus.glob("*.pdf"))
@@ -184,16 +193,19 @@ def bench_scale(
         "queries": len(questions),
         "note": "copies reuse the seed documents' vectors: no embedding after the first round",
     }
+    keep(report)
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "scale.sqlite"
-        print(f"\nScale, SQLite (seed corpus repeated; sizes {sizes} documents)")
-        sqlite = SQLiteStore(db)
-        started = time.perf_counter()
-        report["sqlite"] = curve(
-            sqlite, _sqlite_size(db), base, sizes, embedder, questions, settings
-        )
-        report["sqlite_total_s"] = time.perf_counter() - started
-        sqlite.close()
+        if sqlite:
+            db = Path(tmp) / "scale.sqlite"
+            print(f"\nScale, SQLite (seed corpus repeated; sizes {sizes} documents)")
+            store = SQLiteStore(db)
+            started = time.perf_counter()
+            report["sqlite"] = curve(
+                store, _sqlite_size(db), base, sizes, embedder, questions, settings
+            )
+            report["sqlite_total_s"] = time.perf_counter() - started
+            store.close()
+            keep(report)
     if postgres:
         from tests.helpers.pg_server import PgServer, PgUnavailableError
 
@@ -206,10 +218,18 @@ def bench_scale(
                 pg = PostgresStore(url)
                 started = time.perf_counter()
                 report["postgres"] = curve(
-                    pg, _pg_size(url), base, sizes, embedder, questions, settings
+                    pg,
+                    _pg_size(url),
+                    base,
+                    sizes,
+                    embedder,
+                    questions,
+                    settings,
+                    on_row=lambda rows: keep({**report, "postgres": rows}),
                 )
                 report["postgres_total_s"] = time.perf_counter() - started
                 pg.close()
+                keep(report)
         except PgUnavailableError as exc:
             report["postgres"] = None
             print(f"PostgreSQL skipped: {exc}")
@@ -236,14 +256,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--docs", type=int, nargs="+", default=list(DEFAULT_DOCS))
     parser.add_argument("--no-pg", dest="postgres", action="store_false")
+    parser.add_argument("--no-sqlite", dest="sqlite", action="store_false")
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    report = bench_scale(args.docs, postgres=args.postgres, queries=args.queries)
+
+    def write(report: dict[str, Any]) -> None:
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report, indent=2))
+
+    report = bench_scale(
+        args.docs,
+        postgres=args.postgres,
+        sqlite=args.sqlite,
+        queries=args.queries,
+        on_report=write,
+    )
     print_scale(report)
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    write(report)
     return 0
 
 

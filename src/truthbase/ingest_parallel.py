@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from .config import ChunkingSettings, EmbedderSettings, OcrSettings
 from .embed import Embedder, load_embedder
+from .heap import fix_mmap_threshold
 from .ingest import FileOutcome, IngestSummary, SharedOcrEngine, discover, ingest_file, sha256_file
 from .model import Visibility
 from .records import IndexedDocument
@@ -72,6 +73,7 @@ _engine: SharedOcrEngine | None = None
 def _start(config: WorkerConfig) -> None:
     global _config, _embedder, _engine
     _config = config
+    fix_mmap_threshold()  # before the embedder loads (see truthbase.heap)
     _embedder = load_embedder(config.embedder)
     _engine = SharedOcrEngine(config.ocr)
 

@@ -43,13 +43,26 @@ MIN_CONFIDENCE = 0.5
 
 @lru_cache(maxsize=1)
 def _identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    from py3langid.modelio import load_model
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    ptc, pc, classes, nextmove, row, output = load_model(MODEL_DIR / MODEL_FILE)
     # ISO 639-1 only: the model's three-letter labels (wuu, yue, pcm, lij, ...) are dialects and
     # creoles of the big languages, and took 1 of the 300 corpus pages (a Chinese page as Wu).
-    identifier.set_languages([code for code in identifier.labels if len(code) == 2])
-    return identifier
+    # The identifier is built on those columns alone, as set_languages() would restrict it,
+    # but without set_languages() keeping the full table beside them (27 MB of an ingest
+    # process's peak).
+    keep = [i for i, code in enumerate(classes) if len(code) == 2]
+    return LanguageIdentifier(
+        np.asarray(ptc)[:, keep],
+        np.asarray(pc)[keep],
+        [classes[i] for i in keep],
+        nextmove,
+        output,
+        norm_probs=True,
+        tk_row=row,
+    )
 
 
 def _letters(text: str) -> int:

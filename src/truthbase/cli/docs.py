@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..backfill import backfill_token_signs
 from ..errors import InvalidInput
+from ..heap import fix_mmap_threshold
 from ..ingest import FileOutcome, ingest_paths
 from ..ingest_parallel import DEFAULT_WORKERS, ingest_paths_parallel
 from ..model import SearchHit, Visibility
@@ -58,6 +59,7 @@ def ingest(
     Exits 1 when any file failed. New documents are shared (every user sees them), the
     operator's; `--private-to USER` makes them USER's own, seen by nobody else (but admins).
     """
+    fix_mmap_threshold()  # an ingest process: before the embedder loads (see truthbase.heap)
     with app.store() as store:
         if private_to is not None and store.user(private_to) is None:
             raise InvalidInput(f"no user {private_to!r}: add them first (truthbase users add)")

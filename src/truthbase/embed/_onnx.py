@@ -38,11 +38,12 @@ DEFAULT_BATCH_SIZE = 32
 #: padding tokens, these 1.9% (benchmarks/embed_bench.py). A call costs little more than its
 #: tokens, so the smaller batches this makes are cheaper than the padding they save.
 MIN_BATCH_FILL = 0.95
-#: Padded tokens per call at most (rows x longest): onnxruntime's memory arena keeps the
-#: largest call's activations for the life of the session (attention alone is rows x 12 heads
-#: x length^2 floats per layer), so 16 texts of 256 tokens a call instead of 32 halves what an
-#: ingest process holds, for no loss of speed.
-MAX_BATCH_TOKENS = 4096
+#: Padded tokens per call at most (rows x longest), one text of the longest (256) a call: a
+#: call's activations grow with its tokens (16 x 256 added 314 MB, 4 x 256 80 MB, 2 x 256 35 MB),
+#: and the seed ingest's peak RSS was 379 MiB at 512, 354 at 256. The vectors do not depend on
+#: how texts are batched, and ingest's tokens/s was the same at 256 as at 512 and 4,096
+#: (interleaved runs, benchmarks/memory_bench.py).
+MAX_BATCH_TOKENS = 256
 
 
 def length_batches(
@@ -93,6 +94,12 @@ def bundled_model_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
+#: Every call hands its activations' blocks back to the arena's owner when it ends, so that
+#: what the session holds between calls is its weights, not the largest call's blocks.
+_RUN_OPTIONS = ort.RunOptions()
+_RUN_OPTIONS.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+
+
 @functools.lru_cache(maxsize=8)
 def _session(model_path: str, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
@@ -105,6 +112,11 @@ def _session(model_path: str, threads: int) -> ort.InferenceSession:
     # shared 2-core host, or --workers processes side by side) spinning threads steal the time
     # the working one needs (measured in benchmarks/embed_bench.py).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # No memory patterns: with them a call of a shape seen before takes one block for all its
+    # activations from the arena beside the blocks of the first call, which the arena keeps, so
+    # a batch of 16 x 256 tokens held 594 MB instead of 314 (benchmarks/memory_bench.py); the
+    # vectors are bit-identical and the speed the same.
+    options.enable_mem_pattern = False
     try:
         return ort.InferenceSession(
             model_path, sess_options=options, providers=["CPUExecutionProvider"]
@@ -248,7 +260,7 @@ class OnnxEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = types
         try:
-            result: list[Any] = self._session.run([self._output], feeds)
+            result: list[Any] = self._session.run([self._output], feeds, _RUN_OPTIONS)
         except Exception as exc:  # onnxruntime raises its own, untyped exception classes
             raise EmbeddingError(f"{self.model_path}: ONNX inference failed: {exc}") from exc
         hidden = np.asarray(result[0], dtype=np.float32)
