@@ -135,10 +135,13 @@ def run_agent(store: SQLiteStore, settings: Settings) -> list[dict[str, Any]]:
         began = time.perf_counter()
         answer = ask_agent(store, embedder, question, agent)
         row = {"question": question, "seconds": time.perf_counter() - began, **_facts(answer)}
-        row["model_calls"] = [
-            t["name"] for t in answer.info.get("tools", []) if not t.get("forced")
-        ]
-        row["forced"] = [t["name"] for t in answer.info.get("tools", []) if t.get("forced")]
+        # After a fallback, "tools" are the extractive agent's; the model's are "model_tools".
+        model_runs = answer.info.get("model_tools", answer.info.get("tools", []))
+        row["model_calls"] = [t["name"] for t in model_runs if not t.get("forced")]
+        row["forced"] = [t["name"] for t in model_runs if t.get("forced")]
+        row["tag_supported"] = sum(
+            c.via == "tag" and c.state == "supported" for c in answer.citations
+        )
         row["fallback_reason"] = answer.info.get("fallback_reason")
         row["failed"] = answer.info.get("failed")
         rows.append(row)

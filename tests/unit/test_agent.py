@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from tests.helpers.transcripts import Reply, Scripted, completion, tool_reply
 from truthbase.answer.agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from truthbase.answer.agent_loop import FULL_TOOL, MIN_TOOL_CHARS, RELATED_TOOL
@@ -771,3 +773,40 @@ def test_a_section_id_no_tool_showed_is_left_as_text(server: Scripted, embedder:
     answer = run(make_agent(server, embedder), embedder, "Why did the lamp fail?")
     assert answer.answerer == AGENT_EXTRACTIVE  # no citation: the model's answer cannot stand
     assert "section_citations" not in answer.info
+
+
+@pytest.mark.parametrize("silent", ["", "functions.get_related_segment_summaries:"])
+def test_an_auto_step_after_reading_that_writes_no_call_is_asked_for_its_answer(
+    server: Scripted, embedder: Embedder, silent: str
+) -> None:
+    """llama-cpp-python's chatml-function-calling cannot write text at an "auto" step: a model
+    that means to answer gets an empty reply or a tool's name as its text. After reading, that
+    is no answer and no provider error: the next step asks for text (the question repeated),
+    and the model's answer from there stands."""
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Why did the lamp fail?"})),
+        Reply(body=completion(silent)),
+        Reply(body=completion(f"The lamp failed during the great storm {tag(*STORM)}.")),
+    )
+    answer = run(make_agent(server, embedder), embedder, "Why did the lamp fail?")
+    _, second, third = bodies(server)
+    assert second["tool_choice"] == "auto" and third["tool_choice"] == "none"
+    assert "Why did the lamp fail?" in third["messages"][-1]["content"]
+    assert answer.answerer == "agent:scripted" and answer.info["failed"] == []
+    assert not answer.refused and [c.verified for c in answer.citations] == [True]
+
+
+def test_an_empty_reply_to_a_step_that_asked_for_text_fails_over(
+    server: Scripted, embedder: Embedder
+) -> None:
+    """An empty reply is only read as "no call" at an "auto" step; asked for text, it is a
+    provider error: the extractive agent answers, and it never reads as a refusal."""
+    limits = AgentSettings(max_steps=2, timeout_s=5, total_timeout_s=30)
+    server.say(
+        tool_reply((RELATED_TOOL, {"question": "Why did the lamp fail?"})),
+        Reply(body=completion("")),
+    )
+    answer = run(make_agent(server, embedder, limits=limits), embedder, "Why did the lamp fail?")
+    assert bodies(server)[1]["tool_choice"] == "none"
+    assert answer.answerer == AGENT_EXTRACTIVE and answer.info["failed"]
+    assert not answer.refused

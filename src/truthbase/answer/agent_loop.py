@@ -33,9 +33,19 @@ Guarantees that do not depend on the model behaving:
 - *Within the context window*: for a model that knows its window
   (:func:`~truthbase.llm.budget.window_of`), each tool call is given the room the conversation
   leaves (the reply's ``max_tokens`` kept free, shared among the step's calls) as
-  ``max_chars``; an output still longer is cut at a line and keeps only the sources whose tags
-  it still shows. When too little room is left a call is not run: the model is told to answer
-  from the results it has, and every later step asks for text only (``tool_choice`` "none").
+  ``max_chars``, at most ``tool_result_share`` of the window (a small model answers from a few
+  best-matching passages; from a window full of them it says NO_ANSWER); an output still
+  longer is cut at a line and keeps only the sources whose tags it still shows. When too
+  little room is left for another result of that size, no more calls are offered: every later
+  step asks for text only (``tool_choice`` "none"); a call that finds no room is not run and
+  the model is told to answer from the results it has.
+- A reply whose whole text names a tool ("functions.get_related_segment_summaries:", what
+  llama-cpp-python's chatml-function-calling returns as the text of an "auto" step where the
+  model wanted to write) is a call it could not make, never an answer: before any tool ran it
+  counts as answering without reading; after, the next step asks for text only. So does an
+  empty reply (:class:`~truthbase.llm.client.EmptyReply`) to an "auto" step after the tools
+  ran, what the same server returns when the model wanted to write; any other model error,
+  or an empty reply to a step that asked for text, fails the loop.
 - Before the first text-only step after the tools ran, the question is repeated after their
   results (:func:`~truthbase.llm.prompts.answer_now_message`): a small model at a 4,096-token
   window otherwise loses it behind them and answers NO_ANSWER.
@@ -53,10 +63,11 @@ from typing import Any
 from ..cite.tags import format_tag
 from ..config import AgentSettings
 from ..errors import TruthBaseError
-from ..llm.budget import message_tokens, room_chars, window_of
+from ..llm.budget import CHARS_PER_TOKEN, message_tokens, room_chars, window_of
 from ..llm.chain import AllModelsFailed, Failure, FallbackChatModel
 from ..llm.client import (
     AssistantTurn,
+    EmptyReply,
     LLMError,
     LLMTimeout,
     ToolCall,
@@ -253,13 +264,17 @@ def _room(
     messages: Sequence[ToolMessage],
     tools: Sequence[Mapping[str, Any]],
     calls: int,
+    share: float = 1.0,
 ) -> int | None:
-    """Characters each of the next ``calls`` tool outputs may take; None: unbudgeted."""
+    """Characters each of the next ``calls`` tool outputs may take; None: unbudgeted.
+
+    ``share``: the most of the window one output may take, whatever room is left."""
     if window is None:
         return None
     context, reply = window
     room = room_chars(context, reply, message_tokens(messages, tools))
-    return max(0, room // max(1, calls) - _RESULT_OVERHEAD)
+    each = min(room // max(1, calls), int(context * share * CHARS_PER_TOKEN))
+    return max(0, each - _RESULT_OVERHEAD)
 
 
 def _ask(
@@ -299,6 +314,8 @@ def run_agent(
     window = window_of(model)
 
     must_read = False  # the model answered without reading: the next step names the tool
+    answer_now = False  # it wrote a tool's name as its text after reading: ask for the answer
+    names = [str(t.get("function", {}).get("name", "")) for t in tools]
     reminded = False  # the question was repeated after the tool results (once)
 
     def add_run(run: ToolRun) -> None:
@@ -311,11 +328,14 @@ def run_agent(
         if remaining <= 0:
             raise AgentFailed("timeout", steps=step - 1, runs=runs, failures=failures)
         last = step == limits.max_steps
-        # Once the tools have filled the window, the model is asked for its answer (text only):
-        # a small model otherwise spends its step on a call that cannot run and gives up.
+        # Once the tools have filled the window (no room left for another result of the size
+        # the window allows one), the model is asked for its answer (text only): a small model
+        # otherwise spends its step on a call that cannot run and gives up.
         room_left = _room(window, messages, tools, 1) if runs else None
-        full = room_left is not None and room_left < MIN_TOOL_CHARS
-        text_only = last or full
+        full = room_left is not None and room_left < max(
+            MIN_TOOL_CHARS, _room(window, [], [], 1, limits.tool_result_share) or 0
+        )
+        text_only = last or full or answer_now
         # "auto" said outright: llama.cpp's chatml-function-calling format reads a missing
         # tool_choice as "none" and never lets the model call a tool.
         choice: ToolChoice = "none" if text_only else "auto"
@@ -332,16 +352,20 @@ def run_agent(
             if isinstance(exc, AllModelsFailed):
                 failed = exc.failures
             else:
-                failed = [Failure(model.name, str(exc), timed_out=isinstance(exc, LLMTimeout))]
-            raise AgentFailed(
-                f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
-            ) from exc
+                timed_out, empty = isinstance(exc, LLMTimeout), isinstance(exc, EmptyReply)
+                failed = [Failure(model.name, str(exc), timed_out=timed_out, empty=empty)]
+            if not (choice == "auto" and failed and all(f.empty for f in failed)):
+                raise AgentFailed(
+                    f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
+                ) from exc
+            # An "auto" step that wrote nothing: no call, no answer (handled below).
+            turn, answered_by, failed = AssistantTurn("", ()), model.name, []
         failures.extend(failed)
         if turn.tool_calls and not text_only:
             messages.append(turn.to_message())
             allowed = min(len(turn.tool_calls), limits.max_tool_calls)
             for i, call in enumerate(turn.tool_calls):
-                room = _room(window, messages, tools, allowed - i)
+                room = _room(window, messages, tools, allowed - i, limits.tool_result_share)
                 if i >= limits.max_tool_calls:
                     run = _refused_call(call, step, limits.max_tool_calls)
                 elif room is not None and room < MIN_TOOL_CHARS:
@@ -351,10 +375,15 @@ def run_agent(
                 add_run(run)
                 messages.append(_tool_message(run, limits.tool_results_as))
             continue
-        if not turn.text.strip():
-            if text_only and not last:
+        # No call and no answer: an empty reply, or a tool's name written as the text.
+        silent = not turn.text.strip() or names_a_tool(turn.text, names)
+        if silent and text_only:
+            if not last:
                 continue  # asked for text, it still called a tool: the next step asks again
             break  # the text-only last step still asked for tools
+        if silent and runs:
+            answer_now = True  # it read, then wrote no call: the next step asks for its answer
+            continue
         if not runs:
             if last:
                 break
@@ -365,7 +394,7 @@ def run_agent(
             arguments = json.dumps({"question": question}, ensure_ascii=False)
             call = ToolCall(id=f"call-book-first-{step}", name=RELATED_TOOL, arguments=arguments)
             messages.append(AssistantTurn("", (call,)).to_message())
-            room = _room(window, messages, tools, 1)
+            room = _room(window, messages, tools, 1, limits.tool_result_share)
             run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True, max_chars=room)
             add_run(run)
             messages.append(_tool_message(run, limits.tool_results_as))
@@ -377,6 +406,13 @@ def run_agent(
         runs=runs,
         failures=failures,
     )
+
+
+def names_a_tool(text: str, names: Iterable[str]) -> bool:
+    """Whether ``text`` is only a tool's name (``functions.NAME:``, ``NAME``): a call written as
+    text, no answer."""
+    bare = text.strip().removeprefix("functions.").rstrip(":").strip()
+    return bool(bare) and bare in set(names)
 
 
 def shown_tags(runs: Iterable[ToolRun]) -> set[str]:

@@ -454,6 +454,15 @@ class AgentSettings(_Section):
         description="Best passages the extractive agent answers a detail question from (the "
         "extractive answerer was calibrated on 8 sources).",
     )
+    tool_result_share: float = Field(
+        default=0.3,
+        gt=0,
+        le=1,
+        description="Most of the model's context window one tool result may take (estimated "
+        "at 3 characters a token; segments.tool_max_chars caps it too). A small model at a "
+        "4,096-token window answers from a few best-matching passages and says NO_ANSWER "
+        "when they fill its window; a large window is capped by tool_max_chars anyway.",
+    )
     tool_results_as: Literal["tool", "user"] = Field(
         default="tool",
         description="The role tool results are sent back in: 'tool' (OpenAI's protocol; vLLM, "

@@ -24,6 +24,7 @@ from .client import (
     AssistantTurn,
     ChatMessage,
     ChatModel,
+    EmptyReply,
     LLMError,
     LLMTimeout,
     OpenAIChatModel,
@@ -55,6 +56,7 @@ class Failure:
     model: str
     error: str
     timed_out: bool
+    empty: bool = False  # the reply had neither text nor tool calls (EmptyReply)
 
 
 @dataclass(slots=True)
@@ -235,7 +237,8 @@ class FallbackChatModel:
 
 def _failure(model: ChatModel, exc: LLMError) -> Failure:
     log.warning("chat model %s failed: %s", model.name, exc)
-    return Failure(model.name, str(exc), timed_out=isinstance(exc, LLMTimeout))
+    timed_out, empty = isinstance(exc, LLMTimeout), isinstance(exc, EmptyReply)
+    return Failure(model.name, str(exc), timed_out=timed_out, empty=empty)
 
 
 def _first_piece(pieces: Iterator[str]) -> str | None:

@@ -44,6 +44,7 @@ __all__ = [
     "AssistantTurn",
     "ChatMessage",
     "ChatModel",
+    "EmptyReply",
     "LLMError",
     "LLMTimeout",
     "OpenAIChatModel",
@@ -104,6 +105,11 @@ class AssistantTurn:
 
 class LLMError(Unavailable):
     """A provider failed: connection refused, an HTTP error, a malformed or empty reply."""
+
+
+class EmptyReply(LLMError):
+    """The reply had neither text nor tool calls (llama-cpp-python's chatml-function-calling
+    gives one to an "auto" step where the model meant to write text)."""
 
 
 class LLMTimeout(LLMError):
@@ -269,7 +275,7 @@ class OpenAIChatModel:
         except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
             raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
         if not text.strip() and not calls:
-            raise LLMError(f"{self._name}: the reply has neither text nor tool calls")
+            raise EmptyReply(f"{self._name}: the reply has neither text nor tool calls")
         return AssistantTurn(text, calls)
 
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]:

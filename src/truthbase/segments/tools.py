@@ -25,6 +25,7 @@ the embedder, the search and the model calls.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -67,6 +68,7 @@ RELATED_SEGMENTS = RELATED_TOOL
 FULL_SUMMARIES = FULL_TOOL
 
 _MAX_QUESTION = 2_000
+_DELIMITER = re.compile(r"(?:<|&lt;)\s*/?\s*question\s*(?:>|&gt;)", re.IGNORECASE)
 #: Renderings tried to fit a caller's max_chars (each cuts the text by the last overshoot).
 _FIT_TRIES = 4
 
@@ -124,7 +126,9 @@ def _related_question(name: str, arguments: dict[str, Any]) -> str:
         raise ToolError(f"{name}: 'question' must be a non-empty string")
     if len(question) > _MAX_QUESTION:
         raise ToolError(f"{name}: 'question' is longer than {_MAX_QUESTION} characters")
-    return question.strip()
+    # A small model copies the prompt's delimiters into its query ("...marry?&lt;/question>":
+    # llama-cpp-python's template HTML-escapes the prompt): they are no words to search for.
+    return _DELIMITER.sub(" ", question).strip() or question.strip()
 
 
 class BookTools:
