@@ -153,6 +153,8 @@ from truthbase.config import Settings
 from truthbase.embed import load_embedder
 from truthbase.ingest import ingest_paths
 from truthbase.store import SQLiteStore
+from truthbase.heap import fix_mmap_threshold
+fix_mmap_threshold()  # as `truthbase ingest` does
 settings = Settings()
 with tempfile.TemporaryDirectory() as tmp:
     store = SQLiteStore(Path(tmp) / "ingest.sqlite")
@@ -167,7 +169,8 @@ print(json.dumps({
     "chunks": sum(o.chunks for o in summary.outcomes),
     "embed_s": sum(o.times.embed for o in summary.outcomes),
     "extract_s": sum(o.times.extract for o in summary.outcomes),
-    "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    # VmHWM, this process's own peak: ru_maxrss after exec starts at the forking parent's
+    "peak_rss_mib": float(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024,
 }))
 """
 
