@@ -176,20 +176,19 @@ def _row_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _table_rows_apart(
-    text: str, spans: Sequence[tuple[int, int]], rows: set[tuple[int, int]] | None = None
+    text: str, spans: Sequence[tuple[int, int]], rows: Sequence[tuple[int, int]]
 ) -> list[tuple[int, int]]:
     """``spans`` with each table row one span of its own, whole: a row has no sentence end, so
     the sentence splitter runs a table's rows together (a claim of many rows cites no one row's
     cells), and a period inside a cell ("Plexus Corp. | Fremont | 204") must not cut a row (the
     row's cells stand together in one citation). What a sentence holds outside rows stays."""
-    ordered = sorted(rows) if rows is not None else _row_spans(text)
-    if not ordered:
+    if not rows:
         return list(spans)
     out: list[tuple[int, int]] = []
     taken: set[tuple[int, int]] = set()
     for s, e in spans:
         cursor = s
-        for r0, r1 in ordered:
+        for r0, r1 in rows:
             if r1 <= s or r0 >= e:
                 continue
             if text[cursor:r0].strip():
@@ -258,8 +257,9 @@ class ExtractiveAnswerer:
         seen: set[tuple[str, int, int, int]] = set()
         raw: list[tuple[Source, int, int, str]] = []
         for source in sources:
-            rows = set(_row_spans(source.text))
-            for s, e in _table_rows_apart(source.text, split_sentences(source.text), rows):
+            ordered = _row_spans(source.text)  # in text order, as _table_rows_apart walks them
+            rows = set(ordered)
+            for s, e in _table_rows_apart(source.text, split_sentences(source.text), ordered):
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
