@@ -124,7 +124,7 @@ from truthbase.config import Settings
 from truthbase.embed._onnx import default_embedder
 import truthbase.embed._onnx as onnx
 from truthbase.extract import extract_path
-from truthbase.lang import assign_languages
+from truthbase.text.language import assign_languages
 from truthbase.retrieve.windows import chunk_windows, context_text, with_context
 chunking = Settings().chunking
 document = extract_path(Path(sys.argv[1]))

@@ -23,7 +23,7 @@ from .model import (
     SearchHit,
     Unit,
 )
-from .textmatch import find_quote, normalize, quote_in
+from .text.matching import find_quote, normalize, quote_in
 
 limit_blas_threads()  # once per process, before any search: see truthbase.blas
 

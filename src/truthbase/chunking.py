@@ -1,7 +1,7 @@
 """Page-bound chunks of whole sentences, with character spans and per-line rects.
 
-Sentences (see :mod:`truthbase.sentences`) are packed greedily up to ``max_chars`` per chunk. The
-next chunk starts with the last sentences of the previous one whose span is at most
+Sentences (see :mod:`truthbase.text.sentences`) are packed greedily up to ``max_chars`` per chunk.
+The next chunk starts with the last sentences of the previous one whose span is at most
 ``overlap * max_chars`` characters, so a passage that straddles a chunk boundary is still whole in
 one of them. A sentence longer than ``max_chars`` is cut at whitespace into pieces of at most the
 overlap length (or ``max_chars`` without overlap), which the same packing then joins back into
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from .geometry import span_line_rects
 from .model import ChunkDraft, ChunkKind, Unit
-from .sentences import split_sentences
+from .text.sentences import split_sentences
 
 __all__ = ["chunk_spans", "chunk_unit", "chunk_units"]
 

@@ -30,13 +30,13 @@ from .extract import (
 from .extract.ocr import OcrPage
 from .heap import trim
 from .ingest_screen import ScreenResult
-from .lang import assign_languages
 from .model import ChunkDraft, ExtractedDocument, Visibility
 from .records import IndexedDocument, IndexEmbedder, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text, with_context
 from .store import Store, StoreError, StoreFull
 from .telemetry import span, start_span
+from .text.language import assign_languages
 
 SUPPORTED_SUFFIXES = (".pdf", ".epub")
 

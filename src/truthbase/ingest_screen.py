@@ -56,7 +56,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sentences import split_sentences
+from .text.sentences import split_sentences
 
 __all__ = ["RULES", "SCREEN_VERSION", "ScreenHit", "ScreenResult", "injected_spans", "screen_texts"]
 

@@ -127,7 +127,9 @@ class Unit:
     geometry: PageGeometry | None = None
     href: str | None = None
     dom: DomMap | None = None  # EPUB units only: the reader's text-to-DOM map
-    language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
+    language: str | None = (
+        None  # ISO 639-1, detected at ingest (truthbase.text.language); None: unknown
+    )
     text_source: TextSource = "pdf"
     ocr: OcrInfo | None = None  # text_source "ocr" only: how the page was read
     tables: list[TableRows] = field(default_factory=list)  # PDF: tables kept as rows
@@ -165,7 +167,9 @@ class ExtractedDocument:
     report: ExtractionReport = field(default_factory=ExtractionReport)
     toc: list[TocEntry] = field(default_factory=list)  # EPUB for now; empty when unknown
     metadata: dict[str, str] = field(default_factory=dict)  # e.g. creator, language
-    language: str | None = None  # ISO 639-1, detected at ingest (truthbase.lang); None: unknown
+    language: str | None = (
+        None  # ISO 639-1, detected at ingest (truthbase.text.language); None: unknown
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,7 +34,7 @@ from .extract import ExtractionError, extract_path
 from .extract.sniff import HEAD_BYTES, probe, sniff_kind
 from .ingest import index_document
 from .ingest_screen import screen_texts
-from .library import Job
+from .jobs import Job
 from .model import DocumentInfo, Visibility
 from .store import Store, StoreError
 from .telemetry import span

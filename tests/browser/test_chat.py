@@ -13,7 +13,7 @@ from tests.helpers.browser import ARTIFACTS, READ_BOXES, WAIT_READY, LiveServer,
 from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.geometry import span_line_rects
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import find_quote
+from truthbase.text.matching import find_quote
 
 pytestmark = pytest.mark.slow
 

@@ -28,7 +28,7 @@ from truthbase.embed import HashingEmbedder
 from truthbase.geometry import span_line_rects
 from truthbase.ingest import ingest_paths
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import find_quote
+from truthbase.text.matching import find_quote
 
 pytestmark = pytest.mark.corpus
 

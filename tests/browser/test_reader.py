@@ -28,7 +28,7 @@ from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden
 from truthbase.ingest import ingest_paths
 from truthbase.server.reader import SECTION_CSP, section_document
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import find_quote, normalize, quote_in
+from truthbase.text.matching import find_quote, normalize, quote_in
 
 READY = "() => ['ready', 'error'].includes(document.querySelector('.reader')?.dataset.readerState)"
 ANSWERED = (

@@ -9,7 +9,7 @@ from truthbase.cite.resolve import resolve_citations
 from truthbase.records import ToolOutput
 from truthbase.segments.passages import tags_in
 from truthbase.store import Store
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 
 def recheck(store: Store, answer: Answer) -> None:

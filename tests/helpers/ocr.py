@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.corpus import corpus_required
 from truthbase.extract import OcrUnavailable, TesseractEngine
-from truthbase.textmatch import normalize
+from truthbase.text.matching import normalize
 
 
 @cache

@@ -41,7 +41,7 @@ from truthbase.embed import Embedder
 from truthbase.llm import ChatMessage, OpenAIChatModel, with_fallbacks
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 MISSING = llama_cpp_missing()
 pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""), pytest.mark.slow]

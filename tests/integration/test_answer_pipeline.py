@@ -18,7 +18,7 @@ from truthbase.answer import (
 from truthbase.cli import cli
 from truthbase.embed import Embedder
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 
 def test_events_come_in_order_and_citations_verify(

@@ -36,9 +36,9 @@ from truthbase.embed import Embedder, load_embedder
 from truthbase.ingest import ingest_file, sha256_file
 from truthbase.ingest_screen import screen_texts
 from truthbase.modes import agent_for
-from truthbase.sentences import split_sentences
 from truthbase.store import SQLiteStore
-from truthbase.textmatch import find_quote
+from truthbase.text.matching import find_quote
+from truthbase.text.sentences import split_sentences
 
 
 @dataclass

@@ -20,7 +20,7 @@ from truthbase.extract.epub_map import (
     epub_dom_segments,
 )
 from truthbase.model import ExtractedDocument, NodePath
-from truthbase.textmatch import find_quote, normalize, quote_in
+from truthbase.text.matching import find_quote, normalize, quote_in
 
 pytestmark = pytest.mark.corpus
 

@@ -28,7 +28,7 @@ from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SHARED
 from truthbase.extract import extract_pdf
 from truthbase.geometry import span_line_rects
 from truthbase.model import ExtractedDocument, Rect
-from truthbase.textmatch import find_quote, normalize
+from truthbase.text.matching import find_quote, normalize
 
 pdfminer_layout = pytest.importorskip("pdfminer.layout")
 

@@ -16,7 +16,7 @@ from tests.helpers.ocr import SCANS, tesseract_missing
 from truthbase.config import OcrSettings
 from truthbase.extract import EXTRACTOR_VERSION, ExtractionError, extract_path, extract_pdf
 from truthbase.model import ExtractedDocument, Unit
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 ROBUST = ROBUSTNESS
 GOLDEN = GOLDEN_DEV

@@ -44,7 +44,7 @@ from truthbase.embed import Embedder
 from truthbase.ingest import ingest_paths
 from truthbase.llm import with_fallbacks
 from truthbase.store import SQLiteStore, open_store
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What are the six Functions of the CSF 2.0 Core?"
@@ -310,7 +310,7 @@ def _small_disk(folder: Path) -> Iterator[bool]:
 #: it fails with EFBIG, SIGXFSZ ignored), then the CLI runs as `python -m truthbase.cli` would.
 _LIMITED_CLI = """
 import resource, runpy, signal, sys
-from truthbase.lang import detect_document
+from truthbase.text.language import detect_document
 detect_document(["a few words of English to load the language identifier"])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.canaries import text_pdf
 from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
-from truthbase.library import JobDraft, LimitExceeded, UploadLimits
+from truthbase.jobs import JobDraft, LimitExceeded, UploadLimits
 from truthbase.worker import WorkerOptions, work
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,12 +19,12 @@ from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest import ingest_paths
-from truthbase.lang import assign_languages
 from truthbase.retrieve.fts_query import build_fts_query, query_languages
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import PostgresStore
+from truthbase.text.language import assign_languages
 
 pytestmark = pytest.mark.corpus
 

@@ -23,7 +23,6 @@ from truthbase.config import RetrievalSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
-from truthbase.fulltext import term_string
 from truthbase.model import ChunkDraft
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
@@ -32,6 +31,7 @@ from truthbase.store import SQLiteStore, StoreError, open_store
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
 from truthbase.store.postgres.terms import terms_from_match_expression
+from truthbase.text.fulltext import term_string
 
 
 @pytest.fixture()
@@ -390,7 +390,7 @@ def test_every_character_is_tokenized_as_fts5_does(pg_url: str) -> None:
 
 
 def test_terms_are_read_as_fts5_reads_them(pg_seed: PostgresStore, seed_db: Path) -> None:
-    """Every term of the seed index (truthbase.fulltext's, stemmed in Python) and a few words
+    """Every term of the seed index (truthbase.text.fulltext's, stemmed in Python) and a few words
     FTS5's own Porter used to treat apart: PostgreSQL reads the same tokens out of them.
     Positions count every token (no stop words), and each chunk's BM25 length is FTS5's."""
     tokenizer = _fts5_tokenizer()

@@ -30,7 +30,7 @@ from truthbase.segments.passages import inside_segment, tags_in
 from truthbase.segments.summarize import EXTRACTIVE_ID
 from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from truthbase.store import SQLiteStore, Store
-from truthbase.textmatch import normalize
+from truthbase.text.matching import normalize
 
 PP_TITLE = PRIDE_TITLE
 DETAIL_QUESTION = "What does the housekeeper at Pemberley tell Elizabeth about Mr. Darcy?"

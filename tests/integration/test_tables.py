@@ -15,10 +15,10 @@ from tests.helpers.pg_server import Backend
 from truthbase.chunking import chunk_units
 from truthbase.extract import extract_pdf
 from truthbase.extract.tables import CELL_SEPARATOR
-from truthbase.lang import assign_languages
 from truthbase.model import ExtractedDocument
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
+from truthbase.text.language import assign_languages
 
 pytestmark = pytest.mark.corpus
 

@@ -31,7 +31,7 @@ from truthbase.embed import Embedder
 from truthbase.llm.budget import message_tokens
 from truthbase.model import Unit
 from truthbase.records import Source, ToolError, ToolOutput
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 DOC = "book"
 CHAPTERS = [

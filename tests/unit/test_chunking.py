@@ -17,7 +17,7 @@ from tests.helpers.corpus import GOLDEN_DEV, SHARED
 from truthbase.chunking import chunk_spans, chunk_unit, chunk_units
 from truthbase.geometry import span_line_rects
 from truthbase.model import Rect, Unit
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 # --- a quick pdfium adapter (the project's extractor is the real one) -------------------------
 

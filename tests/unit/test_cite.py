@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from truthbase.cite import defuse_markers, parse_answer, resolve_citations
 from truthbase.model import Unit
 from truthbase.records import Source
-from truthbase.textmatch import quote_in
+from truthbase.text.matching import quote_in
 
 PAGE = (
     "Risk management is a continuous process. The Govern function is cross-cutting.\n"

@@ -22,7 +22,7 @@ from truthbase.eval.evidence import (
 )
 from truthbase.eval.golden import GoldenEvidence
 from truthbase.eval.metrics import RetrievedChunk, chunk_contains, first_hit_rank
-from truthbase.textmatch import normalize
+from truthbase.text.matching import normalize
 
 QUOTE = "Each of the 100 sequences contains 32 simultaneous, polyphonic tracks."
 PAGE = (

@@ -1,6 +1,6 @@
 """The FTS5 query builder: specific questions, and a property that no input breaks FTS5.
 
-The table indexes rows as the stores do: their terms (truthbase.fulltext, English), split at
+The table indexes rows as the stores do: their terms (truthbase.text.fulltext, English), split at
 spaces by FTS5's 'ascii' tokenizer."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from truthbase.fulltext import term_string
 from truthbase.retrieve.fts_query import MAX_TERMS
 from truthbase.retrieve.fts_query import build_fts_query as _build_fts_query
 from truthbase.retrieve.fts_query import query_terms as _query_terms
+from truthbase.text.fulltext import term_string
 
 TOKENIZE = "ascii"
 EN = ["en"]

@@ -1,4 +1,4 @@
-"""The full-text tokenizer (truthbase.fulltext): the terms both backends index and query."""
+"""The full-text tokenizer (truthbase.text.fulltext): the terms both backends index and query."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from truthbase.fulltext import MAX_WORD, index_terms, is_cjk, stop_words, term_string
+from truthbase.text.fulltext import MAX_WORD, index_terms, is_cjk, stop_words, term_string
 
 
 def test_english_is_snowball_english() -> None:
@@ -115,8 +115,8 @@ def test_fts5_ascii_reads_the_terms_back_exactly(text: str, language: str | None
 
 
 def test_languages_set_by_extraction_are_kept() -> None:
-    from truthbase.lang import assign_languages
     from truthbase.model import ExtractedDocument, Unit
+    from truthbase.text.language import assign_languages
 
     german = "Eine Teilmenge heißt abgeschlossen, wenn ihr Komplement offen ist. " * 5
     units = [

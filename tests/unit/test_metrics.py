@@ -24,7 +24,7 @@ from truthbase.eval.metrics import (
     summarize_by_tag,
     summarize_results,
 )
-from truthbase.textmatch import normalize
+from truthbase.text.matching import normalize
 
 Q_A = "Individuals responsible for developing and leading cybersecurity programs"
 Q_B = "A Community Profile is a baseline of CSF outcomes"

@@ -43,8 +43,8 @@ from truthbase.segments.summarize import (
     extractive_summaries,
     summarize_segments,
 )
-from truthbase.sentences import split_sentences
-from truthbase.textmatch import normalize
+from truthbase.text.matching import normalize
+from truthbase.text.sentences import split_sentences
 
 #: The model call's timeout and the passage size of summarize_segments.
 LIMITS = {"timeout": 5.0, "passage_chars": SegmentSettings().passage_chars}

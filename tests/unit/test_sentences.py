@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.corpus import SEED
-from truthbase.sentences import split_sentences
+from truthbase.text.sentences import split_sentences
 
 
 def sents(text: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""The shared text vocabulary (truthbase.text): one word rule, one stop-word list and its two
-purpose lists, one stemmer, named idf variants."""
+"""The shared text vocabulary (truthbase.text.vocabulary): one word rule, one stop-word list and
+its two purpose lists, one stemmer, named idf variants."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from truthbase.text import (
+from truthbase.text.vocabulary import (
     QUERY_STOP_WORDS,
     STOP_WORDS,
     SUPPORT_STOP_WORDS,

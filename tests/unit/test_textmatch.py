@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from truthbase.textmatch import find_quote, normalize, normalize_with_offsets, quote_in
+from truthbase.text.matching import find_quote, normalize, normalize_with_offsets, quote_in
 
 
 def test_nfkc_splits_ligatures_and_casefolds() -> None:

@@ -39,7 +39,7 @@ from ..llm.client import ToolCall
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
 from ..store import Store
-from ..text import idf_table, jaccard, terms, weighted_coverage
+from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from .agent_loop import FULL_TOOL, RELATED_TOOL, ToolRun, run_tool
 from .extractive import ExtractiveAnswerer, usable
 

@@ -47,9 +47,9 @@ from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
-from ..lang import detect
-from ..sentences import split_sentences
-from ..text import idf_table, jaccard, terms, weighted_coverage
+from ..text.language import detect
+from ..text.sentences import split_sentences
+from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
 from .policy import Outcome, extractive_outcome
@@ -117,10 +117,10 @@ def named_terms(question: str, language: str | None = None) -> list[str]:
     (CISA, HotpotQA), tokens with a digit (42001, 13B), and capitalized words that do not
     start the question or a sentence (Recall@20, Bennet), in order, without repeats.
 
-    ``language`` (ISO 639-1; None: detected, :func:`truthbase.lang.detect`) decides whether a
-    capital marks a name: not in German, where every noun has one ("In welchem Semester ..."
-    names no term but its acronyms and numbers). In CJK text only the Latin and digit runs
-    can be names ("东北电气2018年" names 2018)."""
+    ``language`` (ISO 639-1; None: detected, :func:`truthbase.text.language.detect`) decides
+    whether a capital marks a name: not in German, where every noun has one ("In welchem
+    Semester ..." names no term but its acronyms and numbers). In CJK text only the Latin and
+    digit runs can be names ("东北电气2018年" names 2018)."""
     text = unicodedata.normalize("NFKC", question)
     if language is None:
         language = detect(text)[0]

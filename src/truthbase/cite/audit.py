@@ -2,7 +2,7 @@
 
 ``truthbase verify`` runs :func:`verify_answers` over a store's answer log. For each citation
 marked verified it reads the stored unit and checks, with the one matcher
-(:func:`truthbase.textmatch.quote_in`, through :func:`~truthbase.cite.resolve.span_verified`),
+(:func:`truthbase.text.matching.quote_in`, through :func:`~truthbase.cite.resolve.span_verified`),
 that the citation's quote is in the unit text at [start, end). Citations stored as unverified
 were never shown as verified and are counted, not checked.
 

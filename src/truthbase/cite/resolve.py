@@ -10,7 +10,7 @@ that falls inside a source resolves to exactly its span.
 Then two checks, for markers and tags alike (a tag is never a free pass):
 
 1. The quote check (``verified``): the quote is in the stored unit text at its span under the
-   one matcher (:func:`span_verified`, :mod:`truthbase.textmatch`).
+   one matcher (:func:`span_verified`, :mod:`truthbase.text.matching`).
 2. The support check: does the claim follow from the quote? :func:`claim_support` is the only
    place this is decided: the deterministic checks of :mod:`truthbase.cite.support` (numbers,
    negation, named terms, coverage, cosine), each failure a named reason.
@@ -34,10 +34,10 @@ from ..geometry import span_line_rects
 from ..ingest_screen import injected_spans
 from ..model import Unit
 from ..records import Citation, CitationState, Source
-from ..sentences import split_sentences
 from ..telemetry import span
-from ..text import idf_table, terms, weighted_coverage
-from ..textmatch import find_quote, normalize, quote_in
+from ..text.matching import find_quote, normalize, quote_in
+from ..text.sentences import split_sentences
+from ..text.vocabulary import idf_table, terms, weighted_coverage
 from .parse import Claim, ParsedAnswer, Tag, render_groups
 from .support import check_support
 

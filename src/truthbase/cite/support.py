@@ -6,7 +6,7 @@ policy for that second question. It is pure (text in, verdict out; an embedder i
 optional backend) and runs, in order:
 
 1. **Verbatim**: a claim that is the quote, or a verbatim part of it (under the matching rule of
-   :mod:`truthbase.textmatch`), is supported, unless a negation is right next to that part in
+   :mod:`truthbase.text.matching`), is supported, unless a negation is right next to that part in
    its clause of the quote ("produces forty two units" cut out of "never produces forty two
    units", "is it correct" out of "is it correct or not").
 2. **Numbers** (``number_missing``): every number, date, percentage and quantity of the claim is
@@ -30,8 +30,9 @@ optional backend) and runs, in order:
    occur in the quote or in ``context`` (the source chunk around it); one that is only in the
    context while the claim leaves out a named term of the quote of the same shape (digits,
    acronym, name) is a substitution ("QuALITY" for "RAPTOR").
-5. **Coverage** (``low_coverage``): the claim's content terms (:func:`truthbase.text.terms`),
-   weighted by idf over the sentences of quote and context as the citation aligner weighs them,
+5. **Coverage** (``low_coverage``): the claim's content terms
+   (:func:`truthbase.text.vocabulary.terms`), weighted by idf over the sentences of quote and
+   context as the citation aligner weighs them,
    are found in quote and context at least :data:`MIN_COVERAGE`; with an embedder, the cosine of
    claim and quote is at least :data:`MIN_COSINE` (``low_similarity``).
 
@@ -50,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from ..embed import Embedder
-from ..sentences import split_sentences
-from ..text import QUERY_STOP_WORDS, idf_table, terms, weighted_coverage
-from ..textmatch import normalize
+from ..text.matching import normalize
+from ..text.sentences import split_sentences
+from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, terms, weighted_coverage
 
 __all__ = [
     "MIN_COSINE",

@@ -1,7 +1,7 @@
 """Verify one claim against one page: is the quote there, and does it support the claim?
 
 :func:`verify_claim` is what ``truthbase verify-claim`` and the API call: the quote is located in
-the stored unit text with the one matcher (:func:`truthbase.textmatch.find_quote`), and the
+the stored unit text with the one matcher (:func:`truthbase.text.matching.find_quote`), and the
 claim is checked against it with :func:`.support.check_support` (the context being the
 sentences around the quote on the page). The three states are those of a citation:
 ``supported`` (on the page and supported), ``quote_only`` (on the page, the support checks
@@ -18,7 +18,7 @@ from ..errors import InvalidInput, NotFound
 from ..geometry import span_line_rects
 from ..model import Rect
 from ..store.base import Documents
-from ..textmatch import find_quote, normalize
+from ..text.matching import find_quote, normalize
 from .support import Reason, SupportCheck, check_support, context_around
 
 __all__ = ["ClaimState", "ClaimVerdict", "resolve_document", "verify_claim"]

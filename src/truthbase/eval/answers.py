@@ -2,7 +2,7 @@
 
 A citation is *correct* when it holds a golden evidence record on the same document and page
 (:func:`truthbase.eval.evidence.citation_holds`): its span overlaps the golden quote's span, found
-in the stored unit text with the one matcher (:func:`truthbase.textmatch.find_quote`; fuzzily
+in the stored unit text with the one matcher (:func:`truthbase.text.matching.find_quote`; fuzzily
 for an OCR record), or, for table evidence, its span holds every cell of the record.
 ``verified_share`` re-checks every citation marked verified independently of the citation code:
 the stored unit is read again and the quote must be in the text at the citation's span. It must
@@ -25,7 +25,7 @@ from ..answer import Answer, Answerer, ask
 from ..config import RetrievalSettings
 from ..embed import Embedder
 from ..store import Store
-from ..textmatch import normalize, quote_in
+from ..text.matching import normalize, quote_in
 from .evidence import citation_holds, locate_evidence
 from .golden import CAPABILITY_TAGS, GoldenEvidence, GoldenQuestion, GoldenSet
 from .metrics import same_section

@@ -45,10 +45,10 @@ from ..cite.support import (
     term_shape,
 )
 from ..embed import Embedder
-from ..sentences import split_sentences
 from ..store import Store
-from ..text import terms
-from ..textmatch import find_quote, normalize
+from ..text.matching import find_quote, normalize
+from ..text.sentences import split_sentences
+from ..text.vocabulary import terms
 from .answers import section_unit
 from .golden import GoldenSet
 from .retrieval import PreparedCorpus

@@ -1,7 +1,7 @@
 """Does a text contain a golden evidence record, does a citation span hold it: the one place
 that applies the matching rules of golden/README.md to every kind of record.
 
-- A plain record: its quote is in the text under :mod:`truthbase.textmatch` (normalize, then a
+- A plain record: its quote is in the text under :mod:`truthbase.text.matching` (normalize, then a
   substring; elided pieces in order).
 - An OCR record (``"ocr": true``): the quote was read by a person from the scan, the text by an
   engine that misspells. After normalize() on both, the quote's words must appear in the text in
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..textmatch import find_normalized, normalize, normalize_with_offsets, quote_pieces
+from ..text.matching import find_normalized, normalize, normalize_with_offsets, quote_pieces
 from .golden import GoldenEvidence
 
 __all__ = [

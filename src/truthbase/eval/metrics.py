@@ -3,7 +3,7 @@
 A retrieved chunk *contains* an evidence record when it is from the same document and the same
 unit (PDF: 0-based unit index == page - 1; EPUB: the spine href == section) and the chunk's text
 contains the record under :mod:`truthbase.eval.evidence`: the quote under
-:mod:`truthbase.textmatch` (elisions included), fuzzily for an OCR record, with every cell for a
+:mod:`truthbase.text.matching` (elisions included), fuzzily for an OCR record, with every cell for a
 table record. A question is *found* at k when every one of its evidence records is contained by
 some chunk among the top k.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ..textmatch import normalize
+from ..text.matching import normalize
 from .evidence import evidence_in
 from .golden import GoldenEvidence, GoldenQuestion
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..text import stem
+from ..text.vocabulary import stem
 
 #: U+FB00..U+FB06 as letters. U+FB05 keeps its long s: NFC (the canonical form) does not fold it,
 #: and the matching rule's NFKC still reads it as "st".

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..retrieve.fusion import weighted_rrf
-from ..text import QUERY_STOP_WORDS, WORD, stem
+from ..text.vocabulary import QUERY_STOP_WORDS, WORD, stem
 from .client import ChatModel, LLMTimeout
 from .parse import loads_loose, strip_fences
 from .prompts import build_rewrite_messages

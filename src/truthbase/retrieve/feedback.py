@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..text import QUERY_STOP_WORDS, WORD, idf_smoothed
+from ..text.vocabulary import QUERY_STOP_WORDS, WORD, idf_smoothed
 from .fts_query import word_terms
 
 __all__ = ["expansion_terms", "feedback_query", "feedback_words"]

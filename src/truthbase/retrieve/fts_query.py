@@ -2,7 +2,7 @@
 
 The full-text arm is a recall device: the expression is an OR of the question's terms (AND loses
 most recall), and BM25 ranks chunks that match more, and rarer, terms first. The index holds
-terms made by :mod:`truthbase.fulltext` (case-folded, Snowball-stemmed in each unit's language,
+terms made by :mod:`truthbase.text.fulltext` (case-folded, Snowball-stemmed in each unit's language,
 CJK runs as character bigrams); this module decides *which* words of the question to send and
 makes their terms the same way, in every language the question may be matched in: the
 question's own (detected, when the detector is sure) and each language of the index
@@ -16,8 +16,8 @@ input can raise an FTS5 syntax error.
 Term rules:
 
 - Words: runs of letters and digits (``[^\\W_]+``). Stop words of the question's languages
-  (:func:`truthbase.fulltext.stop_words`: English always, German, ...), including question words
-  (what, which, how, does, according, welche, wann, ...), are dropped.
+  (:func:`truthbase.text.fulltext.stop_words`: English always, German, ...), including question
+  words (what, which, how, does, according, welche, wann, ...), are dropped.
   An all-caps word of two or more letters in a question that also has lower-case letters is an
   acronym and is kept even when its lower-case form is a stop word ("IT", "US"); FTS5's operator
   words (AND, OR, NOT, NEAR) are the exception, since that is how people type boolean queries.
@@ -49,9 +49,9 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from ..fulltext import index_terms, is_cjk, stop_words
-from ..lang import detect
-from ..text import WORD
+from ..text.fulltext import index_terms, is_cjk, stop_words
+from ..text.language import detect
+from ..text.vocabulary import WORD
 
 __all__ = [
     "MAX_TERMS",

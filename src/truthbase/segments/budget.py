@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model import Unit
-from ..text import idf_table, terms, weighted_coverage
+from ..text.vocabulary import idf_table, terms, weighted_coverage
 from .passages import Span, passages, segment_sentences
 from .select import Entry, UnitHits
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ..config import SegmentSettings
 from ..model import TocEntry
 from ..records import Segment, SegmentPart
-from ..sentences import split_sentences
+from ..text.sentences import split_sentences
 
 __all__ = ["FRONT_MATTER", "build_segments", "builder_id"]
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..cite.tags import find_tags, format_tag, strip_tags
 from ..records import Segment
-from ..sentences import split_sentences
+from ..text.sentences import split_sentences
 
 __all__ = [
     "Span",

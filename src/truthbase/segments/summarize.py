@@ -25,7 +25,7 @@ from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import ChatMessage, ChatModel, LLMError
 from ..llm.prompts import build_summary_messages
 from ..records import Segment
-from ..text import idf_log1p, terms
+from ..text.vocabulary import idf_log1p, terms
 from .passages import Span, inside_segment, passages, segment_sentences, segment_size, tag
 
 __all__ = [

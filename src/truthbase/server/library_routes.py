@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..access import may_manage, may_see, require_visible, sees_everything
 from ..config import Settings, data_folder
-from ..library import Job, JobDraft, LimitExceeded, UploadLimits
+from ..jobs import Job, JobDraft, LimitExceeded, UploadLimits
 from ..model import DocumentInfo
 from ..records import OPERATOR, Viewer
 from ..store import Store

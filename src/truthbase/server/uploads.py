@@ -3,7 +3,7 @@
 The body is never held in memory: :func:`receive_files` feeds the request stream, chunk by
 chunk, to python-multipart's streaming parser, which hands each file part's bytes to a temporary
 file under ``<data>/uploads/.incoming/`` while they are hashed. A part over
-``max_file_bytes`` stops the read at once (:class:`~truthbase.library.LimitExceeded`, 413): at
+``max_file_bytes`` stops the read at once (:class:`~truthbase.jobs.LimitExceeded`, 413): at
 most the limit plus one chunk is ever written, and the partial file is removed. The sender's
 file name is kept for display only; the file is stored as ``uploads/<sha[:2]>/<sha>.<kind>``,
 its kind read from its first bytes (:func:`truthbase.extract.sniff.sniff_kind`), so no part of
@@ -27,7 +27,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from ..errors import InvalidInput
 from ..extract.sniff import HEAD_BYTES, sniff_kind
-from ..library import LimitExceeded
+from ..jobs import LimitExceeded
 from ..model import DocumentKind
 
 __all__ = ["ReceivedFile", "Upload", "discard", "place", "receive_files", "uploads_dir"]

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError, Unavailable
 from ..ingest_screen import ScreenResult
-from ..library import Job, JobDraft, UploadLimits
+from ..jobs import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
@@ -101,7 +101,7 @@ class Documents(Protocol):
 
     def languages(self) -> list[str | None]:
         """The languages of the index's units and titles (ISO 639-1; None for unknown), sorted:
-        the languages a question's full-text terms are made in (:mod:`truthbase.fulltext`)."""
+        the languages a question's full-text terms are made in (:mod:`truthbase.text.fulltext`)."""
         ...
 
     def counts(self) -> dict[str, int]:
@@ -227,7 +227,7 @@ class Library(Protocol):
 
 
 class Jobs(Protocol):
-    """Ingest jobs (:mod:`truthbase.library`): queued by uploads, claimed by workers of any
+    """Ingest jobs (:mod:`truthbase.jobs`): queued by uploads, claimed by workers of any
     process (each job by one worker at a time; SQLite's writer lock, PostgreSQL's
     ``FOR UPDATE SKIP LOCKED``). Times are Unix seconds given by the caller."""
 

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
-from ..fulltext import term_string
 from ..model import (
     Chunk,
     ChunkDraft,
@@ -30,6 +29,7 @@ from ..model import (
     Visibility,
 )
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
+from ..text.fulltext import term_string
 
 __all__ = [
     "UNIT_COLUMNS",
@@ -218,7 +218,7 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
 
 
 def title_terms(document: ExtractedDocument) -> str:
-    """The full-text terms of the document's title (:mod:`truthbase.fulltext`), in the
+    """The full-text terms of the document's title (:mod:`truthbase.text.fulltext`), in the
     document's language."""
     return term_string(document.title, document.language)
 

@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ...ingest_screen import ScreenResult
-from ...library import Job, JobDraft, UploadLimits
+from ...jobs import Job, JobDraft, UploadLimits
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import (

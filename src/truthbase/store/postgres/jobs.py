@@ -6,7 +6,7 @@ so two uploads of one user cannot both slip under a limit."""
 
 from __future__ import annotations
 
-from ...library import (
+from ...jobs import (
     JOB_COLUMNS,
     Job,
     JobDraft,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from ...fulltext import term_string
 from ...ingest_screen import ScreenResult
+from ...text.fulltext import term_string
 from ..codec import join_terms, now_iso
 from .pool import Connection, Pool
 from .schema import WRITE_LOCK

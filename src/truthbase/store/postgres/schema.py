@@ -30,9 +30,9 @@ from importlib import resources
 import psycopg
 from psycopg import sql
 
-from ...fulltext import term_string
-from ...lang import detect_document
 from ...records import IndexEmbedder
+from ...text.fulltext import term_string
+from ...text.language import detect_document
 from ..base import StoreError
 from .pool import Connection, Pool
 
@@ -141,7 +141,7 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
 
 def _fill_terms(conn: Connection) -> None:
     """Migration 6's Python half: detect each stored document's and unit's language, make its
-    chunks' full-text terms (:mod:`truthbase.fulltext`), then recount the statistics."""
+    chunks' full-text terms (:mod:`truthbase.text.fulltext`), then recount the statistics."""
     documents = conn.execute("SELECT id, title, metadata FROM truthbase.documents").fetchall()
     for doc_id, title, metadata in documents:
         units = conn.execute(

@@ -4,7 +4,7 @@ The retrieval layer builds an SQLite FTS5 MATCH expression (:mod:`truthbase.retr
 an OR of double-quoted strings, each a word or a phrase of words. PostgreSQL gets the same terms
 as a ``text[]``; the SQL function ``truthbase.terms_tsquery`` turns each into a phrase of its
 terms (``truthbase.fts_phrase``: split at spaces as FTS5's ``ascii`` tokenizer does, see
-``migration_6.sql``; the terms are :mod:`truthbase.fulltext`'s) and ORs them. No term is
+``migration_6.sql``; the terms are :mod:`truthbase.text.fulltext`'s) and ORs them. No term is
 parsed as tsquery syntax, so none can raise a syntax error, and ``websearch_to_tsquery``'s AND
 semantics (which would lose most recall) are never involved.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...ingest_screen import ScreenResult
-from ...library import Job, JobDraft, UploadLimits
+from ...jobs import Job, JobDraft, UploadLimits
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import (

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
-from ...fulltext import term_string
-from ...lang import detect_document
 from ...records import IndexEmbedder
+from ...text.fulltext import term_string
+from ...text.language import detect_document
 from ..base import StoreError, StoreFull
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
 SCHEMA_VERSION = 11  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
-# (truthbase.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
+# (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...library import (
+from ...jobs import (
     JOB_COLUMNS,
     Job,
     JobDraft,

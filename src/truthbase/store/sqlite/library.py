@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from ...fulltext import term_string
 from ...ingest_screen import ScreenResult
+from ...text.fulltext import term_string
 from ..codec import now_iso
 from .connection import Database
 

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS documents (
     owner             TEXT,                      -- user name; NULL: the operator (CLI)
     visibility        TEXT NOT NULL DEFAULT 'shared'
                       CHECK (visibility IN ('private', 'shared')),
-    language          TEXT,                      -- ISO 639-1 (truthbase.lang); NULL: unknown
+    language          TEXT,                      -- ISO 639-1 (truthbase.text.language); NULL: unknown
     title_terms       TEXT NOT NULL DEFAULT ''   -- the title's full-text terms (fulltext.py)
 );
 CREATE INDEX IF NOT EXISTS documents_by_owner ON documents (owner);
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS units (
     geometry TEXT,                               -- JSON: mediabox, cropbox, rotation
     html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
-    language TEXT,                               -- ISO 639-1 (truthbase.lang); NULL: unknown
+    language TEXT,                               -- ISO 639-1 (truthbase.text.language); NULL: unknown
     text_source TEXT,                            -- pdf | ocr | epub (NULL before version 7)
     ocr      TEXT,                               -- JSON: engine, languages, dpi, confidence
     PRIMARY KEY (doc_id, idx)
@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS chunk_tokens (
 -- What the full-text index reads: each chunk's terms with its document's title terms, so that a
 -- question that names the document ("Self-RAG's critic") can match it (weighted at query time by
 -- bm25()), and a table chunk's column names (its context) with the title, outside its text. The
--- terms are made in Python, stemmed per language (truthbase.fulltext), the same for PostgreSQL;
+-- terms are made in Python, stemmed per language (truthbase.text.fulltext), the same for PostgreSQL;
 -- the 'ascii' tokenizer only splits them at their spaces (every non-ASCII character is a token
 -- character to it, and the terms hold no ASCII punctuation or capitals).
 CREATE VIEW IF NOT EXISTS chunks_fts_content AS
@@ -148,7 +148,7 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     revoked_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_name);
--- Ingest jobs (truthbase.library; queries in sqlite/jobs.py): one row per file to ingest, its
+-- Ingest jobs (truthbase.jobs; queries in sqlite/jobs.py): one row per file to ingest, its
 -- state, progress, lease (a worker's claim, renewed by heartbeats) and how it ended. Times are
 -- Unix seconds. doc_id has no foreign key: a job outlives the document it made.
 CREATE TABLE IF NOT EXISTS jobs (

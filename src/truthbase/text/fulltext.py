@@ -19,8 +19,8 @@ The rules, for a text in language ``language`` (ISO 639-1, or None when unknown)
   (base64 blobs, hashes) are left out.
 
 :data:`STOP_WORDS` holds the words of a question that are never search terms, per language (the
-English list is :data:`truthbase.text.QUERY_STOP_WORDS`); the index keeps every word, as FTS5
-always did, so BM25's lengths count them.
+English list is :data:`truthbase.text.vocabulary.QUERY_STOP_WORDS`); the index keeps every word,
+as FTS5 always did, so BM25's lengths count them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from .text import QUERY_STOP_WORDS
+from .vocabulary import QUERY_STOP_WORDS
 
 __all__ = [
     "MAX_WORD",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .model import ExtractedDocument
+from ..model import ExtractedDocument
 
 __all__ = [
     "MIN_CONFIDENCE",

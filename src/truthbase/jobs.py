@@ -1,4 +1,4 @@
-"""Records of the library: ingest jobs, their states, and the upload limits a job must pass.
+"""Ingest jobs: their records, their states, and the upload limits a job must pass.
 
 A job is one file to ingest (an upload, or a stored document to ingest again). Its life:
 ``queued`` -> ``running`` (a worker holds a lease on it, renewed by heartbeats; ``stage`` and

@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from .textmatch import normalize
+from .matching import normalize
 
 __all__ = [
     "QUERY_STOP_WORDS",
@@ -124,7 +124,8 @@ def _pieces(word: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Stemmed content terms of ``text`` (normalized by the matching rule first), in order; a
-    CJK run gives its character bigrams (as the full-text index does, :mod:`truthbase.fulltext`)."""
+    CJK run gives its character bigrams (as the full-text index does,
+    :mod:`truthbase.text.fulltext`)."""
     return [
         stem(piece)
         for t in WORD.findall(normalize(text))
