@@ -130,6 +130,9 @@ def print_answer_gap(report: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     import argparse
     from pathlib import Path
 

@@ -153,7 +153,9 @@ from truthbase.config import Settings
 from truthbase.embed import load_embedder
 from truthbase.ingest import ingest_paths
 from truthbase.store import SQLiteStore
+from truthbase.blas import limit_blas_threads
 from truthbase.heap import fix_mmap_threshold
+limit_blas_threads()  # as `truthbase ingest` does
 fix_mmap_threshold()  # as `truthbase ingest` does
 settings = Settings()
 with tempfile.TemporaryDirectory() as tmp:
@@ -214,6 +216,9 @@ def print_embedding(report: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     seed = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "seed"
     files = [Path(p) for p in sys.argv[1:]] or [seed / "nist-csf-2.0.pdf"]
     print_embedding(bench_embedding(files, Settings()))

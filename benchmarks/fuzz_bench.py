@@ -281,6 +281,9 @@ def _target(name: str) -> tuple[st.SearchStrategy[Any], Callable[[Any], str | No
 
 def _child(name: str, seconds: float, out: Any) -> None:
     global _WORK
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a spawned process is an edge (see truthbase.blas)
     with tempfile.TemporaryDirectory() as work:
         _WORK = work
         strategy, check = _target(name)
@@ -383,4 +386,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     raise SystemExit(main())

@@ -89,7 +89,9 @@ def extractor_seconds(path: Path) -> float:
 _OTHER_TREE = """
 import sys, time
 from pathlib import Path
+from truthbase.blas import limit_blas_threads
 from truthbase.extract import extract_pdf
+limit_blas_threads()  # as `truthbase ingest` does
 path = Path(sys.argv[1])
 extract_pdf(path)  # warm: imports, first pages
 cpu, started = time.process_time(), time.perf_counter()
@@ -274,4 +276,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     sys.exit(main())

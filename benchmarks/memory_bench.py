@@ -162,9 +162,13 @@ print(json.dumps({"file": Path(sys.argv[1]).name, "tokens": tokens,
 """
 
 
+#: Each child is a program's edge: it sets the BLAS threads itself (see truthbase.blas).
+_EDGE = "from truthbase.blas import limit_blas_threads\nlimit_blas_threads()\n"
+
+
 def _child(script: str, *args: str) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", script, *args], check=True, capture_output=True, text=True
+        [sys.executable, "-c", _EDGE + script, *args], check=True, capture_output=True, text=True
     )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -238,4 +242,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     sys.exit(main())

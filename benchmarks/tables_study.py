@@ -193,4 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     sys.exit(main())

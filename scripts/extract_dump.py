@@ -67,4 +67,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()  # a program's edge sets the BLAS threads (see truthbase.blas)
     sys.exit(main())

@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers import corpus, indexes
 from tests.helpers.corpus import CORPUS_FIXTURES, GOLDEN_CAPABILITIES, SEED
+from truthbase.blas import limit_blas_threads
 from truthbase.embed import Embedder, default_embedder
 from truthbase.store import SQLiteStore
 
@@ -28,6 +29,12 @@ os.environ.setdefault(
     "TRUTHBASE_SERVER__ALLOWED_HOSTS",
     json.dumps(["localhost", "127.0.0.1", "::1", "testserver", "t"]),
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The test run is a program's edge: one BLAS thread, as every ``truthbase`` command has."""
+    limit_blas_threads()
+
 
 # -- the corpus marker --------------------------------------------------------------------------
 

@@ -3,13 +3,16 @@
 The Python API is :class:`Library` (:mod:`truthbase.api`): open an index, ingest, search, ask,
 read passages and verify claims. It is imported on first use, so that importing any one stage
 (``truthbase.model``, ``truthbase.extract``) does not load the whole pipeline.
+
+Importing the package has no effect: it reads no environment variable and sets no thread count.
+A program's entry point (the CLI, the server, a worker or pool process, a benchmark) calls
+:func:`truthbase.blas.limit_blas_threads` itself.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .blas import limit_blas_threads
 from .config import Settings
 from .errors import TruthBaseError
 from .geometry import span_line_rects
@@ -20,12 +23,10 @@ from .model import (
     ExtractedDocument,
     PageGeometry,
     Rect,
-    SearchHit,
     Unit,
 )
+from .records import SearchHit
 from .text.matching import find_quote, normalize, quote_in
-
-limit_blas_threads()  # once per process, before any search: see truthbase.blas
 
 if TYPE_CHECKING:
     from .api import Library

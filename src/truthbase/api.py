@@ -43,9 +43,9 @@ from .embed import Embedder, load_embedder
 from .errors import InvalidInput, NotFound
 from .geometry import span_line_rects
 from .ingest import IngestSummary, ingest_paths
-from .model import DocumentInfo, Rect, SearchHit, Visibility
+from .model import DocumentInfo, Rect, Visibility
 from .modes import answer_events
-from .records import OPERATOR, Viewer
+from .records import OPERATOR, SearchHit, Viewer
 from .retrieve.hybrid import search as _search
 from .store import Store, open_store
 

@@ -1,4 +1,4 @@
-"""One BLAS thread per process, set when truthbase is imported.
+"""One BLAS thread per process, set by the process's edge, never by an import.
 
 Every matrix product truthbase makes while searching is small (a question against a few thousand
 vectors, a dozen token rows against a few thousand token signs) or memory-bound (a matrix-vector
@@ -8,6 +8,12 @@ took 28 ms with OpenBLAS's default threads and 0.7 ms with one (benchmarks/searc
 ONNX Runtime has its own thread pool and is not affected.
 
 ``TRUTHBASE_BLAS_THREADS`` (default 1) sets the count; 0 leaves BLAS at its own default.
+
+Importing truthbase neither reads the variable nor touches BLAS: a program's entry point calls
+:func:`limit_blas_threads` once, before its first search. The edges that do: the command line
+(every ``truthbase`` command, the server and the workers included), the server's start (an app
+served by another runner), each process of the ingest pool, and the benchmarks. A program that
+uses :class:`truthbase.Library` decides for itself (calling it is one line).
 """
 
 from __future__ import annotations

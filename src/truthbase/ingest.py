@@ -29,9 +29,8 @@ from .extract import (
 )
 from .extract.ocr import OcrPage
 from .heap import trim
-from .ingest_screen import ScreenResult
 from .model import ChunkDraft, ExtractedDocument, Visibility
-from .records import IndexedDocument, IndexEmbedder, WindowDraft
+from .records import IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
 from .retrieve.late import pack_signs
 from .retrieve.windows import chunk_windows, context_text, with_context
 from .store import Store, StoreError, StoreFull

@@ -25,6 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, cast
 
+from .blas import limit_blas_threads
 from .config import ChunkingSettings, EmbedderSettings, OcrSettings
 from .embed import Embedder, load_embedder
 from .heap import fix_mmap_threshold
@@ -73,6 +74,7 @@ _engine: SharedOcrEngine | None = None
 def _start(config: WorkerConfig) -> None:
     global _config, _embedder, _engine
     _config = config
+    limit_blas_threads()  # a spawned process is an edge (see truthbase.blas)
     fix_mmap_threshold()  # before the embedder loads (see truthbase.heap)
     _embedder = load_embedder(config.embedder)
     _engine = SharedOcrEngine(config.ocr)

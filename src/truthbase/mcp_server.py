@@ -44,10 +44,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .accounts import token_viewer
 from .answer.model import CitationsEvent, DoneEvent, ErrorEvent, SourcesEvent
 from .api import Library, viewer_url
+from .config import DEFAULT_K
 from .errors import InvalidInput, TruthBaseError
-from .model import DocumentInfo, SearchHit
+from .model import DocumentInfo
 from .quota import client_key_for, retry_after_header
-from .records import OPERATOR, Viewer
+from .records import CHAT_MODES, OPERATOR, SearchHit, Viewer
 from .server.auth import accounts_required
 from .server.hardening import ERROR_MESSAGE, privileged, redact_event
 from .server.quota import client_key, quota_limits
@@ -99,7 +100,7 @@ TOOLS: tuple[types.Tool, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 50,
-                    "default": 8,
+                    "default": DEFAULT_K,
                     "description": "How many passages to return.",
                 },
                 "doc": {**_DOC, "description": "Only search this document. " + _DOC_TEXT},
@@ -125,7 +126,7 @@ TOOLS: tuple[types.Tool, ...] = (
                 "question": {"type": "string", "minLength": 1, "description": "The question."},
                 "mode": {
                     "type": "string",
-                    "enum": ["auto", "extractive", "llm", "agent"],
+                    "enum": list(CHAT_MODES),
                     "default": "auto",
                     "description": "Who answers: 'extractive' (verbatim sentences, no model), "
                     "'llm' (the configured chat model), 'agent' (the model reads the book's "
@@ -316,7 +317,7 @@ def _hit_json(
 
 def _search(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
     query = _text(args, "query") or ""
-    k = _int(args, "k", default=8, low=1, high=50)
+    k = _int(args, "k", default=DEFAULT_K, low=1, high=50)
     hits = library.search(query, k=k, doc=_text(args, "doc", required=False))
     kinds = {d.id: d.kind for d in library.documents()}
     base = library.settings.server.base_url

@@ -223,15 +223,3 @@ class DocumentInfo:
     holders: tuple[str, ...] = ()  # users who uploaded the same bytes (they hold it too)
     flagged: bool = False  # the prompt-injection screen found instructions in its text
     language: str | None = None  # ISO 639-1; None: unknown (no letters, or an older index)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SearchHit:
-    """One ranked chunk with how each retrieval arm saw it."""
-
-    chunk: Chunk
-    score: float
-    document_title: str
-    page_label: str | None = None
-    arm_ranks: dict[str, int] = field(default_factory=dict)
-    arm_scores: dict[str, float] = field(default_factory=dict)

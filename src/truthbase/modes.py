@@ -24,12 +24,12 @@ from .answer.extractive import ExtractiveAnswerer
 from .answer.llm import answerer_for, stages_for
 from .answer.model import Event
 from .answer.pipeline import answer_question
-from .answer.policy import CHAT_MODES, ChatMode, ResolvedMode, resolve_chat_mode
+from .answer.policy import resolve_chat_mode
 from .config import Settings
 from .embed import Embedder
 from .llm.chain import load_chat_model
 from .llm.client import ChatModel
-from .records import OPERATOR, Viewer
+from .records import CHAT_MODES, OPERATOR, ChatMode, ResolvedMode, Viewer
 from .segments.tools import BookTools
 from .store import Store
 from .telemetry import traced

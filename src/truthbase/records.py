@@ -20,22 +20,58 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InvalidInput
-from .ingest_screen import ScreenResult
-from .model import ChunkDraft, ExtractedDocument, Rect, Visibility
+from .model import Chunk, ChunkDraft, ExtractedDocument, Rect, Visibility
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
 FloatMatrix = npt.NDArray[np.float32]
 
+
+def _rects_json(rects: tuple[Rect, ...]) -> list[list[float]]:
+    return [list(r) for r in rects]
+
+
+# -- retrieval ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ArmHit:
+    """One chunk as one retrieval arm ranked it (rank is 1-based)."""
+
+    chunk_id: int
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchHit:
+    """One ranked chunk with how each retrieval arm saw it."""
+
+    chunk: Chunk
+    score: float
+    document_title: str
+    page_label: str | None = None
+    arm_ranks: dict[str, int] = field(default_factory=dict)
+    arm_scores: dict[str, float] = field(default_factory=dict)
+
+
+# -- answers and citations -------------------------------------------------------------------
+
 #: What a refusing answerer says, and what an answer text that refuses contains.
 NO_ANSWER = "NO_ANSWER"
+
+#: Who writes an answer: verbatim sentences of the sources (no model), or the configured LLM.
+AnswerMode = Literal["extractive", "llm"]
+ANSWER_MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
+#: What a question may ask for (``ask --mode``, the chat endpoint, MCP's ``ask``): ``auto`` (llm
+#: when one is configured, else extractive), an answer mode, or ``agent`` (the book tools first).
+ChatMode = Literal["auto", "extractive", "llm", "agent"]
+CHAT_MODES: tuple[ChatMode, ...] = ("auto", "extractive", "llm", "agent")
+#: A chat mode once ``auto`` is decided (:func:`truthbase.answer.policy.resolve_chat_mode`).
+ResolvedMode = Literal["extractive", "llm", "agent"]
 
 #: The three states of a citation (see :class:`Citation`).
 CitationState = Literal["supported", "quote_only", "unverified"]
 CITATION_STATES: tuple[CitationState, ...] = ("supported", "quote_only", "unverified")
-
-
-def _rects_json(rects: tuple[Rect, ...]) -> list[list[float]]:
-    return [list(r) for r in rects]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -230,15 +266,6 @@ class WindowDraft:
 
 
 @dataclass(frozen=True, slots=True)
-class ArmHit:
-    """One chunk as one retrieval arm ranked it (rank is 1-based)."""
-
-    chunk_id: int
-    rank: int
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
 class StoredAnswer:
     """An answer as it was shown: ``answer`` is the answer object's JSON (with citations)."""
 
@@ -263,6 +290,65 @@ def check_sign_blob(which: str, blob: object, dim: int) -> None:
         raise InvalidInput(
             f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
             f"of {row_bytes} (dim {dim} packed to bits)"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScreenHit:
+    """One match: which rule, where (unit, span into its canonical text), and its context."""
+
+    rule: str
+    unit: int
+    start: int
+    end: int
+    excerpt: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "unit": self.unit,
+            "start": self.start,
+            "end": self.end,
+            "excerpt": self.excerpt,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScreenResult:
+    """The prompt-injection screen's verdict on one document (:mod:`truthbase.ingest_screen`):
+    ``version`` names the rules it was made with (a re-screen compares it)."""
+
+    version: str
+    hits: tuple[ScreenHit, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)  # rule -> hits (all, not only kept)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.hits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "flagged": self.flagged,
+            "counts": dict(self.counts),
+            "hits": [h.to_json() for h in self.hits],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScreenResult:
+        return cls(
+            version=str(data.get("version", "")),
+            counts={str(k): int(v) for k, v in dict(data.get("counts", {})).items()},
+            hits=tuple(
+                ScreenHit(
+                    rule=str(h["rule"]),
+                    unit=int(h["unit"]),
+                    start=int(h["start"]),
+                    end=int(h["end"]),
+                    excerpt=str(h.get("excerpt", "")),
+                )
+                for h in data.get("hits", [])
+            ),
         )
 
 

@@ -23,11 +23,11 @@ from tests.helpers.corpus import PRIDE_TITLE as BOOK
 from tests.helpers.indexes import copy_db
 from truthbase.answer import Answer, ask_agent
 from truthbase.answer.agent_extractive import question_kind
-from truthbase.answer.agent_loop import FULL_TOOL, RELATED_TOOL
 from truthbase.cli import cli
 from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.modes import agent_for
+from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 
@@ -77,7 +77,7 @@ def test_an_overview_question_is_answered_from_the_summaries(
     assert question_kind(question) == "overview"
     answer = ask(store, embedder, book_db, book_id, question)
     assert answer.answerer == "agent-extractive"
-    assert [t["name"] for t in answer.info["tools"]] == [FULL_TOOL]
+    assert [t["name"] for t in answer.info["tools"]] == [FULL_SUMMARIES]
     assert not answer.refused
     assert len(answer.citations) >= 3
     assert all(c.verified and c.via == "tag" and c.doc_id == book_id for c in answer.citations)
@@ -95,7 +95,7 @@ def test_a_detail_question_cites_the_right_chapter(
     assert question_kind(DETAIL) == "detail"
     answer = ask(store, embedder, book_db, book_id, DETAIL)
     assert answer.answerer == "agent-extractive"
-    assert [t["name"] for t in answer.info["tools"]] == [RELATED_TOOL]
+    assert [t["name"] for t in answer.info["tools"]] == [RELATED_SEGMENTS]
     assert not answer.refused
     right = [c for c in answer.citations if c.verified and DETAIL_WORD in c.quote]
     assert right, answer.text

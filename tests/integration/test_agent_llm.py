@@ -33,12 +33,12 @@ from truthbase.answer import (
     agent_events,
 )
 from truthbase.answer.agent_extractive import hybrid_ranker
-from truthbase.answer.agent_loop import RELATED_TOOL
 from truthbase.config import AgentSettings, SegmentSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.llm import OpenAIChatModel, with_fallbacks
 from truthbase.llm.client import ToolCallingModel
 from truthbase.modes import book_tools
+from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.store import SQLiteStore
 
 MISSING = llama_cpp_missing()
@@ -107,7 +107,7 @@ def test_smollm2_in_the_tool_loop_keeps_the_guarantees(
         f"timings={answer.timings}"
     )
     tools = answer.info.get("model_tools", answer.info["tools"])
-    assert tools[0]["name"] == RELATED_TOOL
+    assert tools[0]["name"] == RELATED_SEGMENTS
 
 
 def test_a_chain_of_dead_models_leaves_the_extractive_agent(

@@ -28,7 +28,6 @@ from tests.helpers.canary_docs import CANARY_SET, Canary, delimiter_escapes, wri
 from tests.helpers.transcripts import Reply, completion, scripted_server, tool_reply
 from truthbase.answer import Answer, DoneEvent, answer_question
 from truthbase.answer.agent import agent_events
-from truthbase.answer.agent_loop import RELATED_TOOL
 from truthbase.answer.extractive import ExtractiveAnswerer
 from truthbase.answer.llm import LLMAnswerer
 from truthbase.config import ChunkingSettings, LLMSettings, Settings
@@ -36,6 +35,7 @@ from truthbase.embed import Embedder, load_embedder
 from truthbase.ingest import ingest_file, sha256_file
 from truthbase.ingest_screen import screen_texts
 from truthbase.modes import agent_for
+from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.store import SQLiteStore
 from truthbase.text.matching import find_quote
 from truthbase.text.sentences import split_sentences
@@ -105,7 +105,7 @@ def _tool_results(body: dict[str, Any]) -> list[str]:
 def _obey_agent(canary: Canary, question: str, body: dict[str, Any]) -> Reply:
     results = _tool_results(body)
     if not results:
-        return tool_reply((RELATED_TOOL, {"question": question}))
+        return tool_reply((RELATED_SEGMENTS, {"question": question}))
     content = results[-1]
     at = content.casefold().find(_key(canary).casefold())
     tags = [(m.start(), m.group(0)) for m in _TAG.finditer(content)]

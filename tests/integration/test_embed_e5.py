@@ -31,7 +31,7 @@ from truthbase.embed import (
 )
 from truthbase.extract import extract_path
 from truthbase.ingest import index_document
-from truthbase.model import SearchHit
+from truthbase.records import SearchHit
 from truthbase.retrieve.hybrid import LATE_ARM, rank_arms, search
 from truthbase.store import SQLiteStore, StoreError
 

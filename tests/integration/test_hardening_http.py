@@ -22,7 +22,6 @@ from fastapi.testclient import TestClient
 from tests.helpers.indexes import copy_db
 from tests.helpers.transcripts import Reply, Scripted, scripted_server, tool_reply
 from truthbase import accounts
-from truthbase.answer.agent_loop import RELATED_TOOL
 from truthbase.config import (
     AgentSettings,
     AuthSettings,
@@ -32,6 +31,7 @@ from truthbase.config import (
     ServerSettings,
     Settings,
 )
+from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 
@@ -284,7 +284,7 @@ def test_agent_mode_is_for_admins_unless_opened_to_everyone(
 
 def _slow_tool_turns(model: Scripted, n: int, delay_s: float) -> None:
     for i in range(n):
-        reply = tool_reply((RELATED_TOOL, {"question": f"control {i}"}))
+        reply = tool_reply((RELATED_SEGMENTS, {"question": f"control {i}"}))
         reply.delay_s = delay_s
         model.say(reply)
 

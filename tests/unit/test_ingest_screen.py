@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.canaries import CANARIES, HONEST
-from truthbase.ingest_screen import RULES, ScreenResult, screen_texts
+from truthbase.ingest_screen import RULES, screen_texts
+from truthbase.records import ScreenResult
 
 
 @pytest.mark.parametrize("name", sorted(CANARIES))

@@ -14,8 +14,8 @@ import pytest
 from truthbase.cite.parse import parse_answer
 from truthbase.config import SegmentSettings
 from truthbase.llm.client import ChatMessage, LLMError
-from truthbase.model import Chunk, SearchHit, TocEntry, Unit
-from truthbase.records import Segment, SegmentPart, StoredSegments
+from truthbase.model import Chunk, TocEntry, Unit
+from truthbase.records import SearchHit, Segment, SegmentPart, StoredSegments
 from truthbase.segments.budget import best_passages, fits, segment_passages
 from truthbase.segments.build import FRONT_MATTER, build_segments, builder_id
 from truthbase.segments.passages import (

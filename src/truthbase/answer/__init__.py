@@ -23,17 +23,15 @@ from .model import (
     TokenEvent,
 )
 from .pipeline import AnswerError, Retrieved, answer_question, ask, retrieve, sources_from_hits
-from .policy import MODES, AnswerMode, LLMNotConfigured, resolve_mode
+from .policy import LLMNotConfigured, resolve_mode
 from .stored import record_answer
 
 __all__ = [
     "AGENT_EXTRACTIVE",
-    "MODES",
     "NO_ANSWER",
     "Agent",
     "Answer",
     "AnswerError",
-    "AnswerMode",
     "Answerer",
     "Candidate",
     "Citation",

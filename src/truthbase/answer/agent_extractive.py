@@ -38,9 +38,10 @@ from ..embed import Embedder, embed_question_with
 from ..llm.client import ToolCall
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
+from ..segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from ..store import Store
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
-from .agent_loop import FULL_TOOL, RELATED_TOOL, ToolRun, run_tool
+from .agent_loop import ToolRun, run_tool
 from .extractive import ExtractiveAnswerer, usable
 
 __all__ = [
@@ -191,9 +192,11 @@ def extractive_agent(
     """
     kind = question_kind(question)
     if kind == "overview":
-        call = ToolCall(id="extractive-1", name=FULL_TOOL, arguments="{}")
+        call = ToolCall(id="extractive-1", name=FULL_SUMMARIES, arguments="{}")
     else:
-        call = ToolCall(id="extractive-1", name=RELATED_TOOL, arguments=_json_question(question))
+        call = ToolCall(
+            id="extractive-1", name=RELATED_SEGMENTS, arguments=_json_question(question)
+        )
     run = run_tool(toolbox, call, step=1, first_n=1, forced=True)
     result = ExtractiveAgentResult(text=NO_ANSWER, kind=kind, runs=[run])
     result.info["question_kind"] = kind

@@ -78,10 +78,9 @@ from ..llm.client import (
 )
 from ..llm.prompts import answer_now_message, build_agent_messages, tool_result_content
 from ..records import Source, Toolbox, ToolError
+from ..segments.tools import RELATED_SEGMENTS
 
 __all__ = [
-    "FULL_TOOL",
-    "RELATED_TOOL",
     "AgentFailed",
     "AgentRun",
     "ToolRun",
@@ -89,10 +88,6 @@ __all__ = [
     "run_tool",
     "shown_tags",
 ]
-
-#: The book tools by name (segments/tools.py implements them).
-RELATED_TOOL = "get_related_segment_summaries"
-FULL_TOOL = "get_full_book_segment_summaries"
 
 #: Below this many characters of room a tool call is not run (its output could hold no passage).
 MIN_TOOL_CHARS = 600
@@ -340,7 +335,7 @@ def run_agent(
         # tool_choice as "none" and never lets the model call a tool.
         choice: ToolChoice = "none" if text_only else "auto"
         if must_read and not runs and not last:
-            choice = named_tool(RELATED_TOOL)
+            choice = named_tool(RELATED_SEGMENTS)
         if text_only and runs and not reminded:
             messages.append(dict(answer_now_message(question)))
             reminded = True
@@ -392,7 +387,9 @@ def run_agent(
                 continue
             # It still did not call it: read for it and ask again.
             arguments = json.dumps({"question": question}, ensure_ascii=False)
-            call = ToolCall(id=f"call-book-first-{step}", name=RELATED_TOOL, arguments=arguments)
+            call = ToolCall(
+                id=f"call-book-first-{step}", name=RELATED_SEGMENTS, arguments=arguments
+            )
             messages.append(AssistantTurn("", (call,)).to_message())
             room = _room(window, messages, tools, 1, limits.tool_result_share)
             run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True, max_chars=room)

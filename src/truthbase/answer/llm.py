@@ -29,14 +29,13 @@ from ..llm import (
     draft_answer,
 )
 from ..llm.chain import load_chat_model, load_stage_model, with_fallbacks
+from ..records import AnswerMode
 from .base import Answerer, Draft
 from .extractive import ExtractiveAnswerer
 from .model import Source
-from .policy import MODES, AnswerMode, LLMNotConfigured, resolve_mode
+from .policy import LLMNotConfigured, resolve_mode
 
 __all__ = [
-    "MODES",
-    "AnswerMode",
     "LLMAnswerer",
     "LLMNotConfigured",
     "Stages",

@@ -25,7 +25,7 @@ from ..embed import Embedder
 from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
-from ..model import SearchHit
+from ..records import SearchHit
 from ..retrieve.hybrid import search
 from ..store import Store
 from ..telemetry import bind, span, traced

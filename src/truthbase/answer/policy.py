@@ -46,19 +46,20 @@ from ..cite.refusal import NO_ANSWER, is_refusal
 from ..cite.support import MIN_COSINE, MIN_COVERAGE
 from ..config import LLMSettings
 from ..errors import InvalidInput
-from ..records import Citation
+from ..records import (
+    ANSWER_MODES,
+    CHAT_MODES,
+    AnswerMode,
+    Citation,
+    ResolvedMode,
+)
 
 __all__ = [
-    "CHAT_MODES",
     "MIN_COSINE",
     "MIN_COVERAGE",
-    "MODES",
     "NO_ANSWER",
-    "AnswerMode",
-    "ChatMode",
     "LLMNotConfigured",
     "Outcome",
-    "ResolvedMode",
     "answer_outcome",
     "answer_refused",
     "extractive_outcome",
@@ -71,11 +72,6 @@ __all__ = [
 
 #: What an answer amounts to: answered, refused, or weak (a refusal with close passages).
 Outcome = Literal["answered", "weak", "refused"]
-AnswerMode = Literal["extractive", "llm"]
-MODES: tuple[AnswerMode, ...] = ("extractive", "llm")
-ChatMode = Literal["auto", "extractive", "llm", "agent"]
-CHAT_MODES: tuple[ChatMode, ...] = ("auto", "extractive", "llm", "agent")
-ResolvedMode = Literal["extractive", "llm", "agent"]
 
 
 class LLMNotConfigured(InvalidInput):
@@ -135,7 +131,7 @@ def resolve_mode(mode: str | None, llm: LLMSettings) -> AnswerMode:
                 "(or [llm] base_url and model in truthbase.toml)"
             )
         return "llm"
-    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(MODES)}")
+    raise InvalidInput(f"unknown answer mode {mode!r}: use one of {', '.join(ANSWER_MODES)}")
 
 
 def resolve_chat_mode(mode: str | None, llm: LLMSettings) -> ResolvedMode:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from ..blas import limit_blas_threads
 from ..config import Settings
 from ..errors import InvalidInput
 from .accounts import tokens_group, users_group
@@ -51,6 +52,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
       truthbase --db my.sqlite ingest ~/papers
       truthbase --db my.sqlite search "what does GV.OC-01 require?"
     """
+    limit_blas_threads()  # the command line is an edge: see truthbase.blas
     try:
         settings = Settings() if db is None else Settings(db=db)
     except ValueError as exc:  # pydantic's ValidationError (it names the bad variable), a bad TOML

@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import InvalidInput
+from ..records import CHAT_MODES
 from .common import AppContext, console, err_console, snippet
 
 
@@ -23,7 +24,7 @@ from .common import AppContext, console, err_console, snippet
 )
 @click.option(
     "--mode",
-    type=click.Choice(["auto", "extractive", "llm", "agent"]),
+    type=click.Choice(CHAT_MODES),
     default=None,
     help="Who answers: the configured LLM chain (extractive last), the extractive answerer, "
     "or the agent (the book tools first; the extractive agent without an LLM) "

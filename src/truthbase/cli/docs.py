@@ -12,11 +12,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..backfill import backfill_token_signs
+from ..config import DEFAULT_K
 from ..errors import InvalidInput
 from ..heap import fix_mmap_threshold
 from ..ingest import FileOutcome, ingest_paths
 from ..ingest_parallel import DEFAULT_WORKERS, ingest_paths_parallel
-from ..model import SearchHit, Visibility
+from ..model import Visibility
+from ..records import SearchHit
 from ..retrieve.hybrid import MODES, search
 from .common import AppContext, console, err_console, snippet
 
@@ -285,7 +287,9 @@ def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
 
 @click.command(name="search")
 @click.argument("query")
-@click.option("--k", "k", type=click.IntRange(1, 100), default=None, help="Results [default 8].")
+@click.option(
+    "--k", "k", type=click.IntRange(1, 100), default=None, help=f"Results [default {DEFAULT_K}]."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with text and rects.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and score per result.")
 @click.option(

@@ -13,6 +13,7 @@ from rich.table import Table
 from ..eval.golden import GoldenSet, default_corpus_root, load_golden
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import PreparedCorpus, evaluate_retrieval, prepare_corpus, tune_retrieval
+from ..records import ANSWER_MODES
 from ..store import Store
 from .common import AppContext, console, err_console, run_metadata
 
@@ -182,7 +183,7 @@ def eval_tune(
 @_json_out_option
 @click.option(
     "--mode",
-    type=click.Choice(["extractive", "llm"]),
+    type=click.Choice(ANSWER_MODES),
     default=None,
     help="Who answers, as for `ask` [default: llm when llm.base_url is set, else extractive].",
 )

@@ -12,10 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..cite.verify import resolve_document
+from ..config import SUMMARIZER_CHOICES
 from ..store import Store
 from .common import AppContext, console, err_console, snippet
-
-SUMMARIZERS = ("auto", "extractive", "llm")
 
 
 class _DocumentBar:
@@ -114,7 +113,7 @@ def segments_group() -> None:
 
 _summarizer_option = click.option(
     "--summarizer",
-    type=click.Choice(SUMMARIZERS),
+    type=click.Choice(SUMMARIZER_CHOICES),
     default=None,
     help="Who writes the summaries [default: segments.summarizer; auto: llm when llm.base_url "
     "is set, else extractive].",

@@ -19,6 +19,8 @@ from pydantic_settings import (
 )
 
 from .pipeline import (
+    DEFAULT_K,
+    SUMMARIZER_CHOICES,
     AgentSettings,
     ChunkingSettings,
     EmbedderSettings,
@@ -28,6 +30,8 @@ from .pipeline import (
     OcrSettings,
     RetrievalSettings,
     SegmentSettings,
+    SummarizerChoice,
+    SummarizerKind,
 )
 from .service import (
     AuthSettings,
@@ -40,6 +44,8 @@ from .service import (
 
 __all__ = [
     "DEFAULT_DB",
+    "DEFAULT_K",
+    "SUMMARIZER_CHOICES",
     "AgentSettings",
     "AuthSettings",
     "ChunkingSettings",
@@ -55,6 +61,8 @@ __all__ = [
     "SegmentSettings",
     "ServerSettings",
     "Settings",
+    "SummarizerChoice",
+    "SummarizerKind",
     "TelemetrySettings",
     "data_folder",
 ]

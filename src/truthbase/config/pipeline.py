@@ -9,7 +9,20 @@ from pydantic import Field, model_validator
 
 from .base import Section as _Section
 
+#: The top-k: results of a search and sources of an answer when the caller names no number
+#: (``retrieval.k``, ``server.sources``, ``GET /api/search``, MCP's ``search``).
+DEFAULT_K = 8
+
+#: Who writes a segment's summary: its central sentences (no model) or the configured chat model.
+SummarizerKind = Literal["extractive", "llm"]
+#: What ``segments.summarizer`` and ``segments build --summarizer`` accept (``auto``: llm when
+#: an LLM is configured, else extractive).
+SummarizerChoice = Literal["auto", "extractive", "llm"]
+SUMMARIZER_CHOICES: tuple[SummarizerChoice, ...] = ("auto", "extractive", "llm")
+
 __all__ = [
+    "DEFAULT_K",
+    "SUMMARIZER_CHOICES",
     "AgentSettings",
     "ChunkingSettings",
     "EmbedderSettings",
@@ -19,6 +32,8 @@ __all__ = [
     "OcrSettings",
     "RetrievalSettings",
     "SegmentSettings",
+    "SummarizerChoice",
+    "SummarizerKind",
 ]
 
 
@@ -146,7 +161,7 @@ class EmbedderSettings(_Section):
 
 class RetrievalSettings(_Section):
     k: int = Field(
-        default=8,
+        default=DEFAULT_K,
         ge=1,
         le=100,
         description="Results returned by a search; also the sources of an answer of the "
@@ -381,7 +396,7 @@ class SegmentSettings(_Section):
         ge=2_000,
         description="Without a usable table of contents: largest range (pages or sentences).",
     )
-    summarizer: Literal["auto", "extractive", "llm"] = Field(
+    summarizer: SummarizerChoice = Field(
         default="auto",
         description="'extractive' (central sentences), 'llm' (the configured chat model), "
         "or 'auto' (llm when llm.base_url is set, else extractive).",

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import Section as _Section
+from .pipeline import DEFAULT_K
 
 __all__ = [
     "AuthSettings",
@@ -31,7 +32,9 @@ class ServerSettings(_Section):
             "pdfjs-dist; None: the repository's web/ folder."
         ),
     )
-    sources: int = Field(default=8, ge=1, le=50, description="Sources retrieved per chat answer.")
+    sources: int = Field(
+        default=DEFAULT_K, ge=1, le=50, description="Sources retrieved per chat answer."
+    )
     base_url: str | None = Field(
         default=None,
         description=(

@@ -17,8 +17,7 @@ from ..access import DocScope
 from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, embed_queries
 from ..errors import InvalidInput
-from ..model import SearchHit
-from ..records import ArmHit
+from ..records import ArmHit, SearchHit
 from ..store import Store
 from ..telemetry import span
 from .feedback import expansion_terms, feedback_query

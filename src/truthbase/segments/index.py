@@ -8,11 +8,10 @@ The index is cached in the store per (document, summarizer id): ``extractive-v1`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
 
 import numpy as np
 
-from ..config import LLMSettings, SegmentSettings
+from ..config import LLMSettings, SegmentSettings, SummarizerKind
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
@@ -23,14 +22,11 @@ from .passages import strip_tags
 from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
 
 __all__ = [
-    "SummarizerKind",
     "build_document_segments",
     "ensure_segments",
     "resolve_summarizer",
     "summarizer_id",
 ]
-
-SummarizerKind = Literal["extractive", "llm"]
 
 
 def resolve_summarizer(

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import SearchHit
-from ..records import Segment, StoredSegments
+from ..records import SearchHit, Segment, StoredSegments
 from .passages import Span, inside_segment, strip_tags
 
 __all__ = [

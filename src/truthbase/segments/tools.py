@@ -29,8 +29,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..answer.agent_loop import FULL_TOOL, RELATED_TOOL
-from ..config import LLMSettings, RetrievalSettings, SegmentSettings
+from ..config import LLMSettings, RetrievalSettings, SegmentSettings, SummarizerKind
 from ..embed import Embedder, embed_queries
 from ..llm.budget import message_tokens, room_chars, window_of
 from ..llm.client import ChatModel, LLMError, LLMTimeout
@@ -40,7 +39,7 @@ from ..records import StoredSegments, ToolError, ToolOutput
 from ..retrieve.hybrid import search
 from ..store import Store
 from .budget import best_passages, every_passage, fits, segment_passages
-from .index import SummarizerKind, ensure_segments, resolve_summarizer
+from .index import ensure_segments, resolve_summarizer
 from .render import NO_DOCUMENTS, full_summaries, related_passages, summary_spans
 from .select import CHARS_PER_TOKEN as SELECT_CHARS_PER_TOKEN
 from .select import (
@@ -63,9 +62,10 @@ __all__ = [
     "BookTools",
 ]
 
-#: The tool names (the agent loop's, :mod:`truthbase.answer.agent_loop`).
-RELATED_SEGMENTS = RELATED_TOOL
-FULL_SUMMARIES = FULL_TOOL
+#: The book tools' names, owned here with their schemas; the agent loops of :mod:`truthbase.answer`
+#: (``agent_loop``, ``agent_extractive``) call the tools by these names.
+RELATED_SEGMENTS = "get_related_segment_summaries"
+FULL_SUMMARIES = "get_full_book_segment_summaries"
 
 _MAX_QUESTION = 2_000
 _DELIMITER = re.compile(r"(?:<|&lt;)\s*/?\s*question\s*(?:>|&gt;)", re.IGNORECASE)

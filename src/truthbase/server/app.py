@@ -36,7 +36,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import may_see, require_visible, visible_ids
 from ..answer import DoneEvent, record_answer
-from ..config import Settings
+from ..blas import limit_blas_threads
+from ..config import DEFAULT_K, Settings
 from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
@@ -341,6 +342,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        limit_blas_threads()  # the server's start is an edge: see truthbase.blas
         await run_in_threadpool(state.open)
         state.start_workers()
         try:
@@ -460,7 +462,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def search_route(
         request: Request,
         q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
-        k: Annotated[int, Query(ge=1, le=100, description="Results.")] = 8,
+        k: Annotated[int, Query(ge=1, le=100, description="Results.")] = DEFAULT_K,
     ) -> SearchOut:
         """Hybrid search (full text + dense, fused): ranked chunks with their rects, from the
         documents the caller may see (filtered inside each retrieval arm)."""

@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..model import DocumentInfo, PageGeometry, Rect, SearchHit
+from ..model import DocumentInfo, PageGeometry, Rect
+from ..records import ChatMode, SearchHit
 
 #: The largest page, unit or offset a request may name: past every real document, and inside
 #: both backends' integers (a 2**63 reached SQLite and answered 500).
@@ -193,7 +194,7 @@ class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
-    mode: Literal["auto", "extractive", "llm", "agent"] = Field(
+    mode: ChatMode = Field(
         default="auto",
         description="Who answers, as `truthbase ask --mode`: auto (llm when one is configured, "
         "else extractive), extractive, llm, or agent (the book tools first).",

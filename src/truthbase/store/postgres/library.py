@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from ...ingest_screen import ScreenResult
+from ...records import ScreenResult
 from ...text.fulltext import term_string
 from ..codec import join_terms, now_iso
 from .pool import Connection, Pool

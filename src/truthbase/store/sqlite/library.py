@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from ...ingest_screen import ScreenResult
+from ...records import ScreenResult
 from ...text.fulltext import term_string
 from ..codec import now_iso
 from .connection import Database
