@@ -1,4 +1,10 @@
-"""Typed records that flow between the pipeline stages.
+"""The document model: what a document is, from extraction to its stored chunks.
+
+A document (``ExtractedDocument``, and ``DocumentInfo`` once stored) is a list of units (a PDF
+page or an EPUB section: ``Unit``, with its canonical text, one glyph box per character, page
+geometry, tables, OCR facts, the EPUB DOM map) cut into chunks (``ChunkDraft``, then ``Chunk``).
+What the stages exchange *about* documents (search hits, sources, citations, segments, the
+store's write bundle, viewers) is in :mod:`.records`, one floor up; this module imports nothing.
 
 Every offset in the system is an offset into a unit's canonical text (see DESIGN.md). Rectangles
 are in PDF user space: points, y growing upwards, as the page's content stream places glyphs,

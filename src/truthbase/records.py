@@ -1,10 +1,14 @@
-"""Records shared by several pipeline stages (the ground floor, beside :mod:`.model`).
+"""Records the pipeline stages exchange about documents (the ground floor, over :mod:`.model`).
 
-A record lives here, not in the stage that happens to produce it, when more than one stage reads
-it: numbered sources and resolved citations (retrieve, cite, answer, segments, server), the
-segment index and the book tools' contract (store, segments, answer), the store's search and
-write records (store, retrieve, ingest: ``IndexedDocument`` and the token-sign format) and what
-the store keeps of answers and segments.
+:mod:`.model` says what a document is; this module holds what the stages pass each other about
+documents, and lives here, not in the stage that happens to produce a record, because more than
+one stage reads it: retrieval hits (``ArmHit``, ``SearchHit``: retrieve, store, answer, server),
+the answer vocabulary (modes, ``NO_ANSWER``, citation states) with numbered sources and resolved
+citations (cite, answer, segments, server), the segment index and the book tools' contract
+(store, segments, answer), the store's write records (store, retrieve, ingest:
+``IndexedDocument``, the token-sign format, the injection screen's verdict ``ScreenResult``),
+what the store keeps of answers, and who asks (``Viewer``) with the account records. It imports
+only :mod:`.model` and :mod:`.errors`.
 
 Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit index; ``start`` and
 ``end`` are offsets into that unit's canonical text. Rects are in PDF user space.
