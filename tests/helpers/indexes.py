@@ -9,7 +9,7 @@ outside the clone (:func:`cache_root`), under a key (:func:`index_key`) that has
   it names), and the resolved corpus folder (the index stores absolute document paths, which
   the server opens);
 * the content of the code that builds the index: the source files of extraction, chunking,
-  sentences, geometry, embedding, ingest, the stores (with their .sql files), model, records,
+  the text package, geometry, embedding, ingest, the stores (with their .sql files), model, records,
   config and the retrieval windows and token signs (:data:`BUILD_CODE`), plus every module that
   the build's entry points import, transitively (found by reading the imports, so a module moved
   or added on the build path is hashed as well);
@@ -59,7 +59,7 @@ BUILD_CODE = (
     "extract",
     "chunking.py",
     "chunking",
-    "sentences.py",
+    "text",
     "geometry.py",
     "embed",
     "ingest.py",

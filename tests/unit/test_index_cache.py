@@ -86,7 +86,7 @@ def test_the_key_changes_with_a_byte_of_the_build_code(package: Path) -> None:
     # the brief's list, and the .sql files the stores read
     for wanted in (
         "code/chunking.py",
-        "code/sentences.py",
+        "code/text/sentences.py",
         "code/geometry.py",
         "code/ingest.py",
         "code/model.py",
