@@ -1,0 +1,36 @@
+"""A griffe extension for the API reference (mkdocs.yml, mkdocstrings' `extensions`).
+
+Our docstrings are prose, not Markdown written for a site: a docstring that shows citation
+markers ("[1][2]") or a URL pattern ("...&end=E][&zoom=1]") would be read by mkdocs-autorefs as
+a reference link `[text][id]` to a page that does not exist, which fails the strict build. The
+extension escapes the `][` of such pairs outside code spans, so they render as written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import griffe
+
+_CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?\1")
+
+
+def escape_reference_pairs(text: str) -> str:
+    """``text`` with every `][` outside a code span written `]\\[` (Markdown's literal `[`)."""
+    out: list[str] = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(text[last : match.start()].replace("][", "]\\["))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(text[last:].replace("][", "]\\["))
+    return "".join(out)
+
+
+class PlainBrackets(griffe.Extension):
+    """Escapes reference-link look-alikes in every docstring griffe loads."""
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = escape_reference_pairs(obj.docstring.value)
