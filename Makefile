@@ -65,8 +65,9 @@ typecheck: $(DEV_STAMP)
 
 # The documentation site (mkdocs.yml) into site/; the reference pages are generated from the code
 # on each build (scripts/docs_reference.py). --strict: a broken link or reference fails.
+# The two variables silence a banner about MkDocs 2 that Material prints on every build.
 docs: $(DEV_STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict
 
 unit: install-test
 	$(BIN)/pytest tests

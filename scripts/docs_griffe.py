@@ -3,7 +3,7 @@
 Our docstrings are prose, not Markdown written for a site: a docstring that shows citation
 markers ("[1][2]") or a URL pattern ("...&end=E][&zoom=1]") would be read by mkdocs-autorefs as
 a reference link `[text][id]` to a page that does not exist, which fails the strict build. The
-extension escapes the `][` of such pairs outside code spans, so they render as written.
+extension escapes the second `[` of such pairs outside code spans, so they render as written.
 """
 
 from __future__ import annotations
@@ -14,17 +14,19 @@ from typing import Any
 import griffe
 
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?\1")
+# `[text][id]`, and `[text] [id]`, which Markdown reads as a reference link too.
+_PAIR = re.compile(r"\]([ \t]?)\[")
 
 
 def escape_reference_pairs(text: str) -> str:
-    """``text`` with every `][` outside a code span written `]\\[` (Markdown's literal `[`)."""
+    """``text`` with the `[` of every `][` (or `] [`) outside a code span written `\\[`."""
     out: list[str] = []
     last = 0
     for match in _CODE_SPAN.finditer(text):
-        out.append(text[last : match.start()].replace("][", "]\\["))
+        out.append(_PAIR.sub(r"]\1\\[", text[last : match.start()]))
         out.append(match.group(0))
         last = match.end()
-    out.append(text[last:].replace("][", "]\\["))
+    out.append(_PAIR.sub(r"]\1\\[", text[last:]))
     return "".join(out)
 
 

@@ -228,6 +228,8 @@ def walk_routes(app: Any) -> list[RouteDoc]:
             continue  # an OpenAPI operation: listed above
         endpoint = getattr(route, "endpoint", None)
         about = (getattr(endpoint, "__doc__", None) or "").strip()
+        if route.path == app.openapi_url:
+            about = "The OpenAPI schema of the API operations above (JSON)."
         if not methods:  # a mounted folder of static files
             routes.append(RouteDoc("GET", f"{route.path}/...", "", "Static files.", False))
             continue
