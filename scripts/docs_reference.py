@@ -174,7 +174,7 @@ def settings_page() -> str:
             summary = (section.__doc__ or "").strip().split("\n\n")[0]
             if section is Settings:
                 summary = "Where the index lives."
-            lines += [f"## {title}", "", _cell(summary), ""]
+            lines += [f"## {title}", ""] + ([_cell(summary), ""] if summary else [])
             lines += ["| setting | env | type | default | meaning |", "|---|---|---|---|---|"]
         lines.append(
             f"| `{doc.name}` | `{doc.env}` | `{_cell(_type_name(doc.field.annotation))}` "
@@ -298,7 +298,10 @@ def _parameters(op: dict[str, Any]) -> list[str]:
 
 
 def _responses(op: dict[str, Any]) -> list[str]:
-    answers = [f"`{code}` {_cell(r.get('description', ''))}" for code, r in op["responses"].items()]
+    answers = [
+        f"`{code}` {_cell(r.get('description', '')).rstrip('.')}"
+        for code, r in op["responses"].items()
+    ]
     return ["Answers: " + "; ".join(answers) + ".", ""]
 
 
