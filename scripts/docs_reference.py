@@ -57,7 +57,7 @@ def walk_commands(
     group: click.Group = cli, parent: click.Context | None = None
 ) -> Iterator[CommandDoc]:
     """Every command under ``group``, depth first in name order (groups and their commands)."""
-    context = parent or click.Context(group, info_name="truthbase")
+    context = parent or _root_context()
     for name in sorted(group.commands):
         command = group.commands[name]
         child = click.Context(command, info_name=name, parent=context)
@@ -66,13 +66,19 @@ def walk_commands(
             yield from walk_commands(command, child)
 
 
+def _root_context() -> click.Context:
+    """The root's context as `truthbase --help` makes it (help options, content width), at a
+    fixed terminal width; the commands' contexts inherit it."""
+    return click.Context(cli, info_name="truthbase", **cli.context_settings, terminal_width=100)
+
+
 def _anchor(text: str) -> str:
     return "-".join(text.replace("_", "-").split()).lower()
 
 
 def cli_page() -> str:
     """The command-line reference: the root's help, then one section per command."""
-    root = click.Context(cli, info_name="truthbase")
+    root = _root_context()
     lines = [
         "# Command line reference",
         "",
@@ -198,11 +204,12 @@ class RouteDoc:
 
 
 def reference_app() -> Any:
-    """The app over a throw-away index path (nothing is opened: the lifespan never runs)."""
+    """The app over an index path that is never opened (the app's lifespan never runs, so
+    nothing is created there; the folder is gone before the app is used)."""
     from truthbase.server import create_app
 
-    folder = Path(tempfile.mkdtemp(prefix="truthbase-docs-"))
-    return create_app(Settings(db=folder / "reference.sqlite"))
+    with tempfile.TemporaryDirectory(prefix="truthbase-docs-") as folder:
+        return create_app(Settings(db=Path(folder) / "reference.sqlite"))
 
 
 def walk_routes(app: Any) -> list[RouteDoc]:
