@@ -13,7 +13,7 @@ import click
 import pytest
 import yaml
 from scripts import docs_reference as reference
-from scripts.docs_griffe import escape_reference_pairs
+from scripts.docs_griffe import drop_roles, escape_reference_pairs
 
 import truthbase
 
@@ -164,3 +164,8 @@ def test_docstring_brackets_are_escaped_outside_code_only() -> None:
     assert escape_reference_pairs(text) == (
         'groups ("[1]\\[2]", "[1] \\[f3-10-80]") and ``[a][b]`` in code'
     )
+
+
+def test_sphinx_roles_become_code_spans() -> None:
+    text = "See :class:`~truthbase.api.Library` and :mod:`.common`, not `x`:"
+    assert drop_roles(text) == "See `truthbase.api.Library` and `.common`, not `x`:"
