@@ -18,7 +18,7 @@ FUZZ_SECONDS ?= 30
 LOAD_USERS ?= 50
 LOAD_SECONDS ?= 60
 
-.PHONY: demo test lint typecheck unit bench install install-app install-test web ocr system clean
+.PHONY: demo test lint typecheck docs unit bench install install-app install-test web ocr system clean
 
 # The app: TruthBase, its runtime dependencies and the tokenizer package.
 $(APP_STAMP): pyproject.toml scripts/install.sh
@@ -35,7 +35,8 @@ $(LLM_STAMP): $(APP_STAMP)
 	bash scripts/install.sh llm $(PYTHON) $(VENV)
 	touch $@
 
-# The viewer's npm packages (pdfjs-dist); a no-op when web/node_modules is current.
+# The viewer's npm packages (pdfjs-dist, swagger-ui-dist) in src/truthbase/web/node_modules, where
+# the server and a built wheel find them; a no-op when they are current.
 web:
 	bash scripts/install-web.sh
 
@@ -62,10 +63,16 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml) into site/; the reference pages are generated from the code
+# on each build (scripts/docs_reference.py). --strict: a broken link or reference fails.
+# The two variables silence a banner about MkDocs 2 that Material prints on every build.
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict
+
 unit: install-test
 	$(BIN)/pytest tests
 
-test: lint typecheck unit
+test: lint typecheck docs unit
 
 bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
@@ -78,4 +85,4 @@ demo: install-app
 	bash scripts/demo.sh "$(BIN)" "$(DEMO_DB)" "$(CORPUS)"
 
 clean:
-	rm -rf $(VENV) var build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) var build site .mypy_cache .ruff_cache .pytest_cache

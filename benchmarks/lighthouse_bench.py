@@ -22,7 +22,7 @@ from typing import Any
 from frontend_bench import CHROMIUM, serve
 
 ROOT = Path(__file__).resolve().parents[1]
-LIGHTHOUSE = ROOT / "web" / "node_modules" / ".bin" / "lighthouse"
+LIGHTHOUSE = ROOT / "src" / "truthbase" / "web" / "node_modules" / ".bin" / "lighthouse"
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 METRICS = {
     "largest-contentful-paint": "lcp_ms",

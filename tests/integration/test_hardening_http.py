@@ -32,7 +32,7 @@ from truthbase.config import (
     Settings,
 )
 from truthbase.segments.tools import RELATED_SEGMENTS
-from truthbase.server import create_app
+from truthbase.server import create_app, default_web_dir
 from truthbase.store import SQLiteStore
 
 pytestmark = pytest.mark.slow
@@ -198,7 +198,7 @@ def test_docs_load_no_script_from_another_origin(db: Path) -> None:
 
 def test_the_chat_page_does_not_ask_on_load() -> None:
     """/?q= only fills the question in: the page's script never posts on load."""
-    script = (Path(__file__).resolve().parents[2] / "web" / "js" / "chat.js").read_text("utf-8")
+    script = (default_web_dir() / "js" / "chat.js").read_text("utf-8")
     tail = script[script.index('get("q")') :]
     assert "ask(initial)" not in tail and "input.value = initial" in tail
 

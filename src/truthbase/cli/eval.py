@@ -142,7 +142,13 @@ def eval_retrieval(
 @_golden_option
 @_corpus_root_option
 @_json_out_option
-@click.option("--folds", type=click.IntRange(2, 20), default=5, show_default=True)
+@click.option(
+    "--folds",
+    type=click.IntRange(2, 20),
+    default=5,
+    show_default=True,
+    help="Folds of the cross-validation (each configuration scored on every held-out fold).",
+)
 @click.pass_obj
 def eval_tune(
     app: AppContext,

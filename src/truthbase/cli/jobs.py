@@ -27,7 +27,13 @@ def _when(ts: float) -> str:
 
 @jobs_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 10_000),
+    default=50,
+    show_default=True,
+    help="The newest this many jobs.",
+)
 @click.pass_obj
 def jobs_list(app: AppContext, as_json: bool, limit: int) -> None:
     """The newest jobs: state (queued, running with stage and pages, done, failed with the

@@ -29,7 +29,7 @@ class ServerSettings(_Section):
         default=None,
         description=(
             "Folder with the chat page and viewer (index.html, js/, css/) and node_modules/"
-            "pdfjs-dist; None: the repository's web/ folder."
+            "pdfjs-dist; None: the package's own web/ folder (truthbase/web)."
         ),
     )
     sources: int = Field(

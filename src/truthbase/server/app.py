@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -156,8 +157,9 @@ class _UnexpectedErrors:
 
 
 def default_web_dir() -> Path:
-    """The repository's ``web/`` folder (src/truthbase/server/app.py -> ../../../web)."""
-    return Path(__file__).resolve().parents[3] / "web"
+    """The web assets shipped inside the package (``truthbase/web``: the pages, their scripts and
+    styles, the npm-installed pdf.js and Swagger UI files), in a source tree and a wheel alike."""
+    return Path(str(files("truthbase").joinpath("web")))
 
 
 def _package_version() -> str:
