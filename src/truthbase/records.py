@@ -20,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InvalidInput
-from .ingest_screen import ScreenResult
 from .model import ChunkDraft, ExtractedDocument, Rect, Visibility
 
 #: Embedding vectors, one row per text (float32, L2-normalized).
@@ -248,13 +247,71 @@ class StoredAnswer:
     created_at: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScreenHit:
+    """One match: which rule, where (unit, span into its canonical text), and its context."""
+
+    rule: str
+    unit: int
+    start: int
+    end: int
+    excerpt: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "unit": self.unit,
+            "start": self.start,
+            "end": self.end,
+            "excerpt": self.excerpt,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScreenResult:
+    """The screen's verdict on one document."""
+
+    version: str  # the rules' version (truthbase.ingest.screen.SCREEN_VERSION)
+    hits: tuple[ScreenHit, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)  # rule -> hits (all, not only kept)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.hits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "flagged": self.flagged,
+            "counts": dict(self.counts),
+            "hits": [h.to_json() for h in self.hits],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScreenResult:
+        return cls(
+            version=str(data.get("version", "")),
+            counts={str(k): int(v) for k, v in dict(data.get("counts", {})).items()},
+            hits=tuple(
+                ScreenHit(
+                    rule=str(h["rule"]),
+                    unit=int(h["unit"]),
+                    start=int(h["start"]),
+                    end=int(h["end"]),
+                    excerpt=str(h.get("excerpt", "")),
+                )
+                for h in data.get("hits", [])
+            ),
+        )
+
+
 def token_sign_row_bytes(dim: int) -> int:
     """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
     return (dim + 7) // 8
 
 
 def check_sign_blob(which: str, blob: object, dim: int) -> None:
-    """One chunk's packed token signs (``truthbase.retrieve.late.pack_signs``): bytes, a
+    """One chunk's packed token signs (``truthbase.ingest.pack_signs``): bytes, a
     positive whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
     if not isinstance(blob, bytes | bytearray | memoryview):
         raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")

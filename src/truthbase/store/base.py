@@ -15,7 +15,6 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError, Unavailable
-from ..ingest_screen import ScreenResult
 from ..library import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ..quota import Admission, QuotaLimits, QuotaUsage
@@ -25,6 +24,7 @@ from ..records import (
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    ScreenResult,
     SessionRecord,
     StoredAnswer,
     StoredSegments,

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ...ingest_screen import ScreenResult
 from ...library import Job, JobDraft, UploadLimits
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits, QuotaUsage
@@ -28,6 +27,7 @@ from ...records import (
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    ScreenResult,
     SessionRecord,
     StoredAnswer,
     StoredSegments,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ...fulltext import term_string
-from ...ingest_screen import ScreenResult
+from ...records import ScreenResult
 from ..codec import join_terms, now_iso
 from .pool import Connection, Pool
 from .schema import WRITE_LOCK

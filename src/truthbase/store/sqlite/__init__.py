@@ -13,7 +13,6 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...ingest_screen import ScreenResult
 from ...library import Job, JobDraft, UploadLimits
 from ...model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
 from ...quota import Admission, QuotaLimits, QuotaUsage
@@ -23,6 +22,7 @@ from ...records import (
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    ScreenResult,
     SessionRecord,
     StoredAnswer,
     StoredSegments,

@@ -13,7 +13,7 @@ import json
 import sqlite3
 
 from ...fulltext import term_string
-from ...ingest_screen import ScreenResult
+from ...records import ScreenResult
 from ..codec import now_iso
 from .connection import Database
 

@@ -53,10 +53,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-from .sentences import split_sentences
+from ..records import ScreenHit, ScreenResult
+from ..sentences import split_sentences
 
 __all__ = ["RULES", "SCREEN_VERSION", "ScreenHit", "ScreenResult", "injected_spans", "screen_texts"]
 
@@ -127,64 +126,6 @@ RULES["fake_delimiter"] = re.compile(
 _EXTRA = {"fake_delimiter": _DELIMITER_CAPS}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScreenHit:
-    """One match: which rule, where (unit, span into its canonical text), and its context."""
-
-    rule: str
-    unit: int
-    start: int
-    end: int
-    excerpt: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "unit": self.unit,
-            "start": self.start,
-            "end": self.end,
-            "excerpt": self.excerpt,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScreenResult:
-    """The screen's verdict on one document."""
-
-    version: str = SCREEN_VERSION
-    hits: tuple[ScreenHit, ...] = ()
-    counts: dict[str, int] = field(default_factory=dict)  # rule -> hits (all, not only kept)
-
-    @property
-    def flagged(self) -> bool:
-        return bool(self.hits)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "flagged": self.flagged,
-            "counts": dict(self.counts),
-            "hits": [h.to_json() for h in self.hits],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScreenResult:
-        return cls(
-            version=str(data.get("version", "")),
-            counts={str(k): int(v) for k, v in dict(data.get("counts", {})).items()},
-            hits=tuple(
-                ScreenHit(
-                    rule=str(h["rule"]),
-                    unit=int(h["unit"]),
-                    start=int(h["start"]),
-                    end=int(h["end"]),
-                    excerpt=str(h.get("excerpt", "")),
-                )
-                for h in data.get("hits", [])
-            ),
-        )
-
-
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -249,7 +190,7 @@ def screen_texts(texts: Sequence[str]) -> ScreenResult:
                         rule=rule, unit=unit, start=c_start, end=c_end, excerpt=_flat(text[lo:hi])
                     )
                 )
-    return ScreenResult(hits=tuple(hits), counts=counts)
+    return ScreenResult(version=SCREEN_VERSION, hits=tuple(hits), counts=counts)
 
 
 def injected_spans(text: str) -> list[tuple[int, int, str]]:
