@@ -126,7 +126,8 @@ class PageBar:
             done = self.finished + sum(self.current.values())
             self.progress.update(self.task, completed=done, description=event.path.name)
         elif isinstance(event, PagesDone):
-            self.progress.update(self.task, description=f"{event.path.name} ({event.stage})")
+            stage = f"ocr {event.done}/{event.total}" if event.stage == "ocr" else event.stage
+            self.progress.update(self.task, description=f"{event.path.name} ({stage})")
         elif isinstance(event, DocumentDone) and event.outcome.status != "unchanged":
             pages = max(event.outcome.pages, self.current.pop(event.outcome.path, 0))
             self.finished += pages

@@ -16,7 +16,7 @@ from ..extract.ocr import OcrPage
 from ..records import IndexedDocument
 from ..telemetry import span
 from .embedding import index_document
-from .events import PagesDone, Progress, StageTimes
+from .events import PagesDone, Progress, Stage, StageTimes
 from .options import IngestOptions
 from .screen import screen_texts
 
@@ -43,7 +43,7 @@ def prepare(
     Raises :class:`~truthbase.extract.ExtractionError` for a file that cannot be ingested."""
     times = times if times is not None else StageTimes()
 
-    def report(stage: Any, done: int, total: int) -> None:
+    def report(stage: Stage, done: int, total: int) -> None:
         if progress is not None:
             progress(PagesDone(path=path, stage=stage, done=done, total=total))
 
