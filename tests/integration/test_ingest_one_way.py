@@ -7,6 +7,7 @@ never ran the prompt-injection screen. Everything runs through the real doors (C
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from pathlib import Path
 
@@ -96,13 +97,18 @@ def test_every_door_screens_a_document_as_the_worker_does(tmp_path: Path) -> Non
     with Library(api_db) as library:
         assert library.ingest([pdf]).count("ingested") == 1
 
-    screens = {}
+    screens, chunks = {}, {}
     for door, db in (("worker", worker_db), ("cli", cli_db), ("api", api_db)):
         store = SQLiteStore(db)
         try:
             screens[door] = store.document_screen(doc_id)
         finally:
             store.close()
+        with sqlite3.connect(db) as connection:
+            chunks[door] = connection.execute(
+                'SELECT id, unit, start, "end", text, rects, vector FROM chunks ORDER BY id'
+            ).fetchall()
     assert screens["worker"] is not None and screens["worker"].flagged, screens
     assert screens["cli"] == screens["worker"]
     assert screens["api"] == screens["worker"]
+    assert chunks["worker"] and chunks["cli"] == chunks["worker"] == chunks["api"]

@@ -57,7 +57,7 @@ def prepare(
         )
     times.extract = time.perf_counter() - started
     if doc_id is not None and document.sha256 != doc_id:
-        raise ExtractionError("corrupt", f"{path.name} changed on disk since it was queued")
+        raise ExtractionError("corrupt", f"{path.name} changed on disk since ingest began")
     # The server opens the file by its stored path, from whatever folder it runs in.
     document.path = str(path.resolve())
     if title is not None:
