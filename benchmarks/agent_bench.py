@@ -24,7 +24,7 @@ from truthbase.answer import ask_agent
 from truthbase.answer.agent_extractive import question_kind
 from truthbase.config import LLMSettings, Settings
 from truthbase.embed import Embedder, load_embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.modes import agent_for
 from truthbase.store import SQLiteStore, Store
 
@@ -60,7 +60,7 @@ def bench_agent(
     ingest_s = None
     if not any(d.title == TITLE for d in store.list_documents()) and book.is_file():
         started = time.perf_counter()
-        ingest_paths([book], store, embedder, settings.chunking)
+        ingest_paths([book], store, embedder, IngestOptions.from_settings(settings))
         ingest_s = time.perf_counter() - started
     ids = [d.id for d in store.list_documents() if d.title == TITLE]
     if not ids:

@@ -38,7 +38,7 @@ from truthbase.embed import DEFAULT_MODEL_ID as MODEL_ID
 from truthbase.embed import load_embedder
 from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
-from truthbase.ingest import StageTimes, index_document
+from truthbase.ingest import IngestOptions, StageTimes, index_document, write_document
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.hybrid import search
@@ -59,7 +59,12 @@ def bench_ingest(paths: list[Path], store: SQLiteStore, settings: Settings) -> d
         started = time.perf_counter()
         document = extract_path(path)
         times.extract = time.perf_counter() - started
-        drafts = index_document(document, store, embedder, settings.chunking, times)
+        options = IngestOptions.from_settings(settings)
+        indexed = index_document(document, embedder, options, screen=None, times=times)
+        store_started = time.perf_counter()
+        write_document(store, indexed)
+        times.store = time.perf_counter() - store_started
+        drafts = indexed.chunks
         rows.append(
             {
                 "file": path.name,

@@ -57,10 +57,10 @@ from truthbase.answer import Answer, DoneEvent, answer_question  # noqa: E402
 from truthbase.answer.agent import agent_events  # noqa: E402
 from truthbase.answer.extractive import ExtractiveAnswerer  # noqa: E402
 from truthbase.answer.llm import LLMAnswerer  # noqa: E402
-from truthbase.config import AgentSettings, ChunkingSettings, LLMSettings, Settings  # noqa: E402
+from truthbase.config import AgentSettings, LLMSettings, Settings  # noqa: E402
 from truthbase.embed import Embedder, load_embedder  # noqa: E402
-from truthbase.ingest import ingest_file, sha256_file  # noqa: E402
-from truthbase.ingest_screen import injected_spans, screen_texts  # noqa: E402
+from truthbase.ingest import IngestOptions, ingest_file, sha256_file  # noqa: E402
+from truthbase.ingest.screen import injected_spans, screen_texts  # noqa: E402
 from truthbase.llm import OpenAIChatModel  # noqa: E402
 from truthbase.llm.prompts import build_answer_messages  # noqa: E402
 from truthbase.modes import agent_for  # noqa: E402
@@ -164,7 +164,7 @@ def run(
         store = SQLiteStore(folder / "index.sqlite")
         try:
             for path in sorted(set(files.values())):
-                ingest_file(path, store, embedder, ChunkingSettings())
+                ingest_file(path, store, embedder, IngestOptions())
             docs = {name: sha256_file(path) for name, path in files.items()}
             started = time.perf_counter()
             with llama_server(

@@ -25,7 +25,7 @@ import numpy as np
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
 from truthbase.embed._onnx import OnnxEmbedder, l2_normalize
-from truthbase.retrieve.windows import context_text, with_context
+from truthbase.ingest.windows import context_text, with_context
 
 MODES = ("window", "window+prefix", "window+special")
 BATCH = 16

@@ -30,7 +30,7 @@ from truthbase.config import Settings
 from truthbase.embed import TokenVectors, Vectors, default_embedder
 from truthbase.embed._onnx import DEFAULT_BATCH_SIZE, OnnxEmbedder, length_batches
 from truthbase.extract import extract_path
-from truthbase.ingest import StageTimes, index_document
+from truthbase.ingest import IngestOptions, StageTimes, index_document, write_document
 from truthbase.store import SQLiteStore
 
 
@@ -109,7 +109,10 @@ def bench_embedding(paths: list[Path], settings: Settings) -> dict[str, Any]:
         embedder.embed(["warm up the session"])
         for document in documents:
             times = StageTimes()
-            index_document(document, store, recorder, settings.chunking, times)  # type: ignore[arg-type]
+            options = IngestOptions.from_settings(settings)
+            write_document(
+                store, index_document(document, recorder, options, screen=None, times=times)
+            )  # type: ignore[arg-type]
             embed_s += times.embed
         store.close()
     sent = [list(dict.fromkeys(texts)) for _, texts in recorder.calls]  # each call dedupes
@@ -151,7 +154,7 @@ import json, resource, sys, tempfile, time
 from pathlib import Path
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.store import SQLiteStore
 from truthbase.blas import limit_blas_threads
 from truthbase.heap import fix_mmap_threshold
@@ -162,7 +165,8 @@ with tempfile.TemporaryDirectory() as tmp:
     store = SQLiteStore(Path(tmp) / "ingest.sqlite")
     embedder = load_embedder(settings.embedder)
     started = time.perf_counter()
-    summary = ingest_paths([Path(p) for p in sys.argv[1:]], store, embedder, settings.chunking)
+    options = IngestOptions.from_settings(settings)
+    summary = ingest_paths([Path(p) for p in sys.argv[1:]], store, embedder, options)
     seconds = time.perf_counter() - started
     store.close()
 print(json.dumps({

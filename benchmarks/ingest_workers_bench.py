@@ -7,7 +7,7 @@ SQLite file with 1, 2 and 4 workers (``make bench``'s `workers` section; also al
 long-running CLI has it); N > 1 is ``ingest_paths_parallel``, timed from the call, so the
 workers' start (spawn, imports, loading the embedder in each) is part of its cost, as it is for
 a user. On 2 cores the embedder's onnxruntime threads of several workers compete for the same
-cores; the default (``truthbase.ingest_parallel.DEFAULT_WORKERS``) is the fastest measured here.
+cores; the default (``truthbase.ingest.pool.DEFAULT_WORKERS``) is the fastest measured here.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
-from truthbase.ingest import ingest_paths
-from truthbase.ingest_parallel import DEFAULT_WORKERS, ingest_paths_parallel
+from truthbase.ingest import IngestOptions, ingest_paths
+from truthbase.ingest.pool import DEFAULT_WORKERS, ingest_paths_parallel
 from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,10 +40,12 @@ def bench_workers(counts: list[int], corpus: Path = SEED) -> dict[str, Any]:
             store = SQLiteStore(Path(tmp) / "w.sqlite")
             started = time.perf_counter()
             if workers == 1:
-                summary = ingest_paths([corpus], store, embedder, settings.chunking)
+                summary = ingest_paths(
+                    [corpus], store, embedder, IngestOptions.from_settings(settings)
+                )
             else:
                 summary = ingest_paths_parallel(
-                    [corpus], store, settings.embedder, settings.chunking, workers=workers
+                    [corpus], store, IngestOptions.from_settings(settings), workers=workers
                 )
             seconds = time.perf_counter() - started
             chunks = store.counts()["chunks"]

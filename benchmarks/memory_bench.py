@@ -43,6 +43,7 @@ def sample():
         time.sleep(0.01)
 threading.Thread(target=sample, daemon=True).start()
 from truthbase import ingest
+from truthbase.ingest import embedding, preparation
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
 from truthbase.store import SQLiteStore
@@ -61,17 +62,17 @@ fix_mmap_threshold()  # as `truthbase ingest` does
 embedder = load_embedder(settings.embedder)
 embedder.embed(["warm up"])
 stage[0] = "between"
-ingest.extract_path = staged("extract", ingest.extract_path)
-ingest.assign_languages = staged("languages", ingest.assign_languages)
-ingest.chunk_units = staged("chunk", ingest.chunk_units)
-ingest._embed_chunks = staged("embed_chunks", ingest._embed_chunks)
-ingest._embed_distinct = staged("embed_windows", ingest._embed_distinct)
+preparation.extract_path = staged("extract", preparation.extract_path)
+embedding.assign_languages = staged("languages", embedding.assign_languages)
+embedding.chunk_units = staged("chunk", embedding.chunk_units)
+embedding._embed_chunks = staged("embed_chunks", embedding._embed_chunks)
+embedding._embed_distinct = staged("embed_windows", embedding._embed_distinct)
 with tempfile.TemporaryDirectory() as tmp:
     store = SQLiteStore(Path(tmp) / "m.sqlite")
     store.add_document = staged("store", store.add_document)
     started = time.perf_counter()
     summary = ingest.ingest_paths([Path(p) for p in sys.argv[1:]], store, embedder,
-                                  settings.chunking)
+                                  ingest.IngestOptions.from_settings(settings))
     seconds = time.perf_counter() - started
     store.close()
 done.set()
@@ -118,14 +119,14 @@ _THROUGHPUT_CHILD = r"""
 import json, sys, time
 from pathlib import Path
 import numpy as np
-from truthbase import ingest
+from truthbase.ingest import embedding as ingest
 from truthbase.chunking import chunk_units
 from truthbase.config import Settings
 from truthbase.embed._onnx import default_embedder
 import truthbase.embed._onnx as onnx
 from truthbase.extract import extract_path
 from truthbase.text.language import assign_languages
-from truthbase.retrieve.windows import chunk_windows, context_text, with_context
+from truthbase.ingest.windows import chunk_windows, context_text, with_context
 chunking = Settings().chunking
 document = extract_path(Path(sys.argv[1]))
 assign_languages(document)
@@ -149,8 +150,7 @@ for _ in range(int(sys.argv[2])):
         onnx.length_batches = (lambda lengths, rows, min_fill=onnx.MIN_BATCH_FILL,
                                max_tokens=cap: original(lengths, rows, min_fill, max_tokens))
         started = time.perf_counter()
-        vectors, signs = ingest._embed_chunks(embedder, chunk_inputs,
-                                              [d.unit for d in drafts], len(document.units), None)
+        vectors, signs = ingest._embed_chunks(embedder, chunk_inputs)
         window_vectors = ingest._embed_distinct(embedder, window_inputs)
         rates[cap].append(tokens / (time.perf_counter() - started))
         digests[cap] = hash((vectors.tobytes(), window_vectors.tobytes(), tuple(signs or ())))

@@ -33,7 +33,7 @@ from truthbase.eval.golden import (
     resolve_document_paths,
 )
 from truthbase.eval.retrieval import PreparedCorpus, evaluate_retrieval
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def measure(
         ingest: dict[str, Any] = {}
         for doc, path in resolve_document_paths(golden, corpus_root).items():
             started = time.perf_counter()
-            outcome = ingest_file(path, store, embedder, settings.chunking)
+            outcome = ingest_file(path, store, embedder, IngestOptions.from_settings(settings))
             seconds = time.perf_counter() - started
             if outcome.doc_id is None or outcome.status == "failed":
                 raise SystemExit(f"{doc}: {outcome.reason}: {outcome.message}")

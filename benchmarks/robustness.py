@@ -22,7 +22,7 @@ from typing import Any
 
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,7 @@ def run(corpus: Path, db: Path, settings: Settings) -> list[dict[str, Any]]:
     try:
         for path in sorted(corpus.glob("*.pdf")):
             started = time.perf_counter()
-            outcome = ingest_file(path, store, embedder, settings.chunking, ocr=settings.ocr)
+            outcome = ingest_file(path, store, embedder, IngestOptions.from_settings(settings))
             seconds = time.perf_counter() - started
             row: dict[str, Any] = {
                 "file": path.name,

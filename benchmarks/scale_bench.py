@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -33,7 +33,7 @@ from truthbase.config import Settings  # noqa: E402
 from truthbase.embed import Embedder, load_embedder  # noqa: E402
 from truthbase.eval.golden import load_golden  # noqa: E402
 from truthbase.extract import extract_path  # noqa: E402
-from truthbase.ingest import index_document  # noqa: E402
+from truthbase.ingest import IngestOptions, index_document  # noqa: E402
 from truthbase.records import IndexedDocument  # noqa: E402
 from truthbase.retrieve.hybrid import search  # noqa: E402
 from truthbase.store import SQLiteStore, Store  # noqa: E402
@@ -43,24 +43,13 @@ GOLDEN = REPO.parent / "shared" / "golden" / "dev.json"
 DEFAULT_DOCS = (8, 40, 120)
 
 
-class _Capture:
-    """A store that keeps the document index_document would write."""
-
-    def __init__(self) -> None:
-        self.indexed: IndexedDocument | None = None
-
-    def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
-        self.indexed = indexed
-
-
 def base_documents(paths: list[Path], embedder: Embedder, settings: Settings) -> list[Any]:
     out: list[IndexedDocument] = []
     for path in paths:
-        capture = _Capture()
         document = extract_path(path)
-        index_document(document, cast(Store, capture), embedder, settings.chunking)
-        assert capture.indexed is not None
-        out.append(capture.indexed)
+        out.append(
+            index_document(document, embedder, IngestOptions.from_settings(settings), screen=None)
+        )
     return out
 
 

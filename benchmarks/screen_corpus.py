@@ -20,7 +20,7 @@ from tests.helpers.canaries import CANARIES, HONEST, make_pdf
 from tests.helpers.corpus import CORPUS
 
 from truthbase.extract import ExtractionError, extract_path
-from truthbase.ingest_screen import screen_texts
+from truthbase.ingest.screen import screen_texts
 
 
 def _screen(path: Path) -> dict[str, Any]:

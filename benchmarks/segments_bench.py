@@ -22,7 +22,7 @@ from typing import Any
 
 from truthbase.config import Settings
 from truthbase.embed import Embedder, load_embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.modes import book_tools
 from truthbase.segments.index import build_document_segments
 from truthbase.segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
@@ -73,7 +73,7 @@ def bench_segments(
     ingest_s = None
     if present:
         started = time.perf_counter()
-        ingest_paths(present, store, embedder, settings.chunking)
+        ingest_paths(present, store, embedder, IngestOptions.from_settings(settings))
         ingest_s = time.perf_counter() - started
     documents: list[dict[str, Any]] = []
     for info in store.list_documents():
@@ -140,7 +140,12 @@ def main() -> int:
         store = SQLiteStore(path)
         try:
             if not store.list_documents():
-                ingest_paths([SEED], store, load_embedder(settings.embedder), settings.chunking)
+                ingest_paths(
+                    [SEED],
+                    store,
+                    load_embedder(settings.embedder),
+                    IngestOptions.from_settings(settings),
+                )
             report = bench_segments(store, settings)
         finally:
             store.close()

@@ -3,7 +3,7 @@
 Every document has an owner (a user name, or None for the operator's CLI ingest) and a
 visibility: ``shared`` documents are seen by every user, ``private`` ones by their owner and its
 holders alone (users who uploaded the same bytes: one document per content, each uploader holds
-it; :mod:`truthbase.worker`).
+it; :mod:`truthbase.ingest.worker`).
 The operator at the command line and the single local user of a loopback server without
 accounts (:data:`truthbase.records.OPERATOR`) see every document; so do admins, who manage the
 library (a private document is private from the other users, not from whoever runs the index:

@@ -42,7 +42,7 @@ from .config import Settings
 from .embed import Embedder, load_embedder
 from .errors import InvalidInput, NotFound
 from .geometry import span_line_rects
-from .ingest import IngestSummary, ingest_paths
+from .ingest import IngestOptions, IngestSummary, ingest_paths
 from .model import DocumentInfo, Rect, Visibility
 from .modes import answer_events
 from .records import OPERATOR, SearchHit, Viewer
@@ -217,10 +217,9 @@ class Library:
             [Path(p) for p in paths],
             self.store,
             self.embedder,
-            self.settings.chunking,
-            ocr=self.settings.ocr,
-            owner=self.viewer.user,
-            visibility=visibility,
+            IngestOptions.from_settings(
+                self.settings, owner=self.viewer.user, visibility=visibility
+            ),
         )
 
     # -- retrieval and answers --------------------------------------------------------------

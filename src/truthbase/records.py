@@ -279,24 +279,6 @@ class StoredAnswer:
     created_at: str
 
 
-def token_sign_row_bytes(dim: int) -> int:
-    """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
-    return (dim + 7) // 8
-
-
-def check_sign_blob(which: str, blob: object, dim: int) -> None:
-    """One chunk's packed token signs (``truthbase.retrieve.late.pack_signs``): bytes, a
-    positive whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
-    if not isinstance(blob, bytes | bytearray | memoryview):
-        raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
-    row_bytes = token_sign_row_bytes(dim)
-    if len(blob) == 0 or len(blob) % row_bytes:
-        raise InvalidInput(
-            f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
-            f"of {row_bytes} (dim {dim} packed to bits)"
-        )
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScreenHit:
     """One match: which rule, where (unit, span into its canonical text), and its context."""
@@ -319,10 +301,9 @@ class ScreenHit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScreenResult:
-    """The prompt-injection screen's verdict on one document (:mod:`truthbase.ingest_screen`):
-    ``version`` names the rules it was made with (a re-screen compares it)."""
+    """The screen's verdict on one document."""
 
-    version: str
+    version: str  # the rules' version (truthbase.ingest.screen.SCREEN_VERSION)
     hits: tuple[ScreenHit, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)  # rule -> hits (all, not only kept)
 
@@ -353,6 +334,24 @@ class ScreenResult:
                 )
                 for h in data.get("hits", [])
             ),
+        )
+
+
+def token_sign_row_bytes(dim: int) -> int:
+    """Bytes of one token's packed signs: ``dim`` bits, rounded up to whole bytes."""
+    return (dim + 7) // 8
+
+
+def check_sign_blob(which: str, blob: object, dim: int) -> None:
+    """One chunk's packed token signs (``truthbase.ingest.pack_signs``): bytes, a
+    positive whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
+    row_bytes = token_sign_row_bytes(dim)
+    if len(blob) == 0 or len(blob) % row_bytes:
+        raise InvalidInput(
+            f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
+            f"of {row_bytes} (dim {dim} packed to bits)"
         )
 
 

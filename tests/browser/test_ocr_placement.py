@@ -23,10 +23,9 @@ from tests.helpers.browser import (
 )
 from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.ocr import need_tesseract
-from truthbase.config import ChunkingSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.geometry import span_line_rects
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.store import SQLiteStore
 from truthbase.text.matching import find_quote
 
@@ -48,7 +47,7 @@ def scan_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("ocr") / "ocr.sqlite"
     store = SQLiteStore(path)
     try:
-        summary = ingest_paths([SCAN], store, HashingEmbedder(), ChunkingSettings())
+        summary = ingest_paths([SCAN], store, HashingEmbedder(), IngestOptions())
     finally:
         store.close()
     assert not summary.failed and summary.outcomes[0].ocr_pages == 1

@@ -22,10 +22,9 @@ from tests.helpers.browser import (
     to_viewport,
 )
 from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SHARED
-from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
 from truthbase.geometry import span_line_rects
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.model import Unit
 from truthbase.store import SQLiteStore
 from truthbase.text.matching import find_quote
@@ -146,7 +145,7 @@ def rotated_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> 
     path = tmp_path_factory.mktemp("rotated") / "rotated.sqlite"
     store = SQLiteStore(path)
     try:
-        summary = ingest_paths([ROTATED], store, embedder, ChunkingSettings())
+        summary = ingest_paths([ROTATED], store, embedder, IngestOptions())
     finally:
         store.close()
     assert not summary.failed

@@ -22,10 +22,9 @@ import pytest
 
 from tests.helpers.browser import ARTIFACTS, LiveServer
 from tests.helpers.corpus import GOLDEN_DEV
-from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.server.reader import SECTION_CSP, section_document
 from truthbase.store import SQLiteStore
 from truthbase.text.matching import find_quote, normalize, quote_in
@@ -326,7 +325,7 @@ def test_no_request_leaves_the_origin_while_reading(
     db = tmp_path / "hostile.sqlite"
     store = SQLiteStore(db)
     try:
-        summary = ingest_paths([book], store, embedder, ChunkingSettings())
+        summary = ingest_paths([book], store, embedder, IngestOptions())
         assert not summary.failed, summary.failed
         doc_id = hashlib.sha256(book.read_bytes()).hexdigest()
         unit = store.unit(doc_id, 0)

@@ -48,7 +48,7 @@ import truthbase
 from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV, SEED, SHARED
 from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.store import SQLiteStore
 
 PACKAGE_DIR = Path(truthbase.__file__).resolve().parent
@@ -375,7 +375,7 @@ def seed_index(embedder: Embedder) -> CacheOutcome:
     def build(path: Path) -> None:
         store = SQLiteStore(path)
         try:
-            summary = ingest_paths([SEED], store, embedder, ChunkingSettings())
+            summary = ingest_paths([SEED], store, embedder, IngestOptions())
         finally:
             store.close()
         assert not summary.failed, [(o.path, o.message) for o in summary.failed]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from truthbase.ingest import pack_signs
 from truthbase.model import ChunkDraft, ExtractedDocument
 from truthbase.records import IndexEmbedder
-from truthbase.retrieve.late import pack_signs
 
 DIM = 20  # 3 bytes a token, the last one padded
 EMBEDDER = IndexEmbedder("m", DIM)

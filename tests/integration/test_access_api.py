@@ -26,7 +26,7 @@ from truthbase import accounts
 from truthbase.cli import cli
 from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 
@@ -93,9 +93,9 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Lib
                 path,
                 store,
                 embedder,
-                settings.chunking,
-                owner=owner,
-                visibility="private" if owner else "shared",
+                IngestOptions.from_settings(
+                    settings, owner=owner, visibility="private" if owner else "shared"
+                ),
             )
             assert outcome.status == "ingested", outcome
             assert outcome.doc_id is not None

@@ -1,4 +1,4 @@
-"""Token signs for an index built before they were stored (truthbase.backfill and
+"""Token signs for an index built before they were stored (truthbase.ingest.backfill and
 `truthbase docs --add-token-signs`): a copy of the seed index loses its signs, as an index from
 before SQLite schema 6 (PostgreSQL migration 5) has none, gains them back equal to what ingest
 stored, and the late-interaction list ranks its chunks again. Store-level: add_token_signs and
@@ -19,11 +19,11 @@ from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.indexes import copy_db
 from tests.helpers.pg_server import Backend, copy_into_postgres, shared_server
 from tests.helpers.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
-from truthbase.backfill import backfill_token_signs
 from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder
 from truthbase.extract import extract_path
+from truthbase.ingest.backfill import backfill_token_signs
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.hybrid import LATE_ARM, search
 from truthbase.store import SQLiteStore, Store

@@ -30,10 +30,10 @@ from truthbase.answer import Answer, DoneEvent, answer_question
 from truthbase.answer.agent import agent_events
 from truthbase.answer.extractive import ExtractiveAnswerer
 from truthbase.answer.llm import LLMAnswerer
-from truthbase.config import ChunkingSettings, LLMSettings, Settings
+from truthbase.config import LLMSettings, Settings
 from truthbase.embed import Embedder, load_embedder
-from truthbase.ingest import ingest_file, sha256_file
-from truthbase.ingest_screen import screen_texts
+from truthbase.ingest import IngestOptions, ingest_file, sha256_file
+from truthbase.ingest.screen import screen_texts
 from truthbase.modes import agent_for
 from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.store import SQLiteStore
@@ -56,7 +56,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     store = SQLiteStore(folder / "index.sqlite")
     try:
         for path in sorted(set(files.values())):
-            outcome = ingest_file(path, store, embedder, ChunkingSettings())
+            outcome = ingest_file(path, store, embedder, IngestOptions())
             assert outcome.status == "ingested", outcome
         yield Library(store, embedder, {n: sha256_file(p) for n, p in files.items()})
     finally:

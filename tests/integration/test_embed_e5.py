@@ -30,7 +30,7 @@ from truthbase.embed import (
     load_embedder,
 )
 from truthbase.extract import extract_path
-from truthbase.ingest import index_document
+from truthbase.ingest import IngestOptions, index_document, write_document
 from truthbase.records import SearchHit
 from truthbase.retrieve.hybrid import LATE_ARM, rank_arms, search
 from truthbase.store import SQLiteStore, StoreError
@@ -77,9 +77,9 @@ def e5_store(tmp_path_factory: pytest.TempPathFactory, e5: E5Embedder) -> Iterat
     for path, pages in PAGES.items():
         document = extract_path(path)
         document.path = str(path)
-        index_document(
-            dataclasses.replace(document, units=document.units[:pages]), store, e5, chunking
-        )
+        first_pages = dataclasses.replace(document, units=document.units[:pages])
+        options = IngestOptions(chunking=chunking)
+        write_document(store, index_document(first_pages, e5, options, screen=None))
     try:
         yield store
     finally:
@@ -111,7 +111,8 @@ def test_another_embedder_is_refused_for_search_and_ingest(e5_store: SQLiteStore
         search(e5_store, default_embedder(), "Topologie", RetrievalSettings(), mode="dense")
     document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     with pytest.raises(StoreError, match="cannot add vectors from test:hashing"):
-        index_document(document, e5_store, HashingEmbedder(384), ChunkingSettings())
+        indexed = index_document(document, HashingEmbedder(384), IngestOptions(), screen=None)
+        write_document(e5_store, indexed)
     assert e5_store.counts()["documents"] == 2
 
 

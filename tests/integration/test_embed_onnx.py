@@ -21,7 +21,8 @@ from truthbase.embed import (
     default_embedder,
     load_embedder,
 )
-from truthbase.retrieve.late import late_ranking, late_scores, pack_signs, query_rows
+from truthbase.ingest import pack_signs
+from truthbase.retrieve.late import late_ranking, late_scores, query_rows
 
 TEXTS = [
     "The Govern function establishes the organization's cybersecurity risk management strategy.",

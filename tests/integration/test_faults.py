@@ -39,9 +39,9 @@ from truthbase.answer import (
     ask,
     record_answer,
 )
-from truthbase.config import ChunkingSettings, RetrievalSettings
+from truthbase.config import RetrievalSettings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.llm import with_fallbacks
 from truthbase.store import SQLiteStore, open_store
 from truthbase.text.matching import quote_in
@@ -258,7 +258,7 @@ def test_sigkill_during_ingest_leaves_no_orphans_and_a_reingest_adds_each_docume
 
     store = open_store(Path(location)) if backend == "sqlite" else _pg(location)
     try:
-        summary = ingest_paths([folder], store, embedder, ChunkingSettings())
+        summary = ingest_paths([folder], store, embedder, IngestOptions())
         assert not summary.failed, [(o.path, o.message) for o in summary.failed]
         assert summary.count("unchanged") == killed_with
         assert summary.count("ingested") == len(SMALL_PDFS) - killed_with
@@ -328,7 +328,7 @@ def test_a_full_disk_is_a_clear_error_and_the_index_still_opens_and_verifies(
         store = SQLiteStore(db)
         try:
             summary = ingest_paths(
-                [ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, ChunkingSettings()
+                [ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, IngestOptions()
             )
             assert summary.count("ingested") == 1
             first = store.chunks([1])[0].text
@@ -403,7 +403,7 @@ def test_postgres_restarted_during_searches_is_a_clear_error_then_served_again(
     with PgServer() as server:
         store = PostgresStore(server.url, connect_timeout_s=3, statement_timeout_s=10)
         try:
-            ingest_paths([ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, ChunkingSettings())
+            ingest_paths([ROBUSTNESS / "pdfminer-jo.pdf"], store, embedder, IngestOptions())
             query = "Jo"
             assert search(store, embedder, query, RetrievalSettings(), k=3).hits
             outcomes: list[str] = []

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.canaries import text_pdf
 from tests.helpers.epub_books import simple_book
-from truthbase.config import ChunkingSettings, ServerSettings, Settings
+from truthbase.config import ServerSettings, Settings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.server import create_app
 from truthbase.server.files import redact_paths
 from truthbase.store import SQLiteStore
@@ -53,7 +53,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Ite
     db = root / "index.sqlite"
     store = SQLiteStore(db)
     try:
-        summary = ingest_paths([pdf, epub], store, embedder, ChunkingSettings())
+        summary = ingest_paths([pdf, epub], store, embedder, IngestOptions())
         ids = {Path(d.path).name: d.id for d in store.list_documents()}
     finally:
         store.close()

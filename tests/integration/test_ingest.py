@@ -14,10 +14,9 @@ import pytest
 from tests.helpers.corpus import ROBUSTNESS, SEED
 from tests.helpers.ocr import SCANS, tesseract_missing
 from tests.helpers.pg_server import BACKENDS, Backend
-from truthbase.config import ChunkingSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.model import ChunkDraft
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.store import SQLiteStore, Store, StoreError
@@ -58,7 +57,7 @@ def robustness_run(
     db = tmp_path_factory.mktemp("robust") / "robust.sqlite"
     store = SQLiteStore(db)
     try:
-        summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
+        summary = ingest_paths([ROBUSTNESS], store, FAST, IngestOptions())
     finally:
         store.close()
     outcomes = {o.path.name: (o.status, o.reason) for o in summary.outcomes}
@@ -99,7 +98,7 @@ def test_reingesting_changes_nothing(
         before = backend.dump()
         store = backend.open()
         try:
-            summary = ingest_paths([ROBUSTNESS], store, FAST, ChunkingSettings())
+            summary = ingest_paths([ROBUSTNESS], store, FAST, IngestOptions())
         finally:
             store.close()
         assert summary.count("ingested") == 0
@@ -113,18 +112,18 @@ def test_a_failing_file_leaves_the_database_as_it_was(backend: Backend) -> None:
     store = backend.open()
     try:
         summary = ingest_paths(
-            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, ChunkingSettings()
+            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, IngestOptions()
         )
         assert summary.count("ingested") == 1
         before = backend.dump()
         summary = ingest_paths(
-            [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, FAST, ChunkingSettings()
+            [ROBUSTNESS / name for name in EXPECTED_FAILURES], store, FAST, IngestOptions()
         )
         assert len(summary.failed) == len(EXPECTED_FAILURES)
         assert backend.dump() == before
         # and ingesting the same file again is a no-op
         summary = ingest_paths(
-            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, ChunkingSettings()
+            [ROBUSTNESS / "pdfminer-pagelabels.pdf"], store, FAST, IngestOptions()
         )
         assert summary.count("unchanged") == 1
         assert backend.dump() == before

@@ -13,7 +13,7 @@ from tests.helpers.canaries import text_pdf
 from truthbase.cli import cli
 from truthbase.config import Settings
 from truthbase.embed import load_embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.store import SQLiteStore
 
 _TOPICS = [
@@ -48,7 +48,7 @@ def test_two_workers_ingest_the_same_chunks_as_one(tmp_path: Path) -> None:
     one, two = tmp_path / "one.sqlite", tmp_path / "two.sqlite"
     store = SQLiteStore(one)
     sequential = ingest_paths(
-        [folder], store, load_embedder(settings.embedder), settings.chunking, ocr=settings.ocr
+        [folder], store, load_embedder(settings.embedder), IngestOptions.from_settings(settings)
     )
     store.close()
     # The CLI's --workers 2 runs ingest_paths_parallel (two spawned worker processes).

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from tests.helpers.canaries import text_pdf
-from truthbase.config import ChunkingSettings
 from truthbase.embed import Embedder
+from truthbase.ingest import IngestOptions
+from truthbase.ingest.worker import WorkerOptions, work
 from truthbase.jobs import JobDraft, LimitExceeded, UploadLimits
-from truthbase.worker import WorkerOptions, work
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -166,9 +166,7 @@ def test_sigkill_mid_job_leaves_nothing_and_the_job_is_retried(
         assert store.counts() == {"documents": 0, "units": 0, "chunks": 0, "token_chunks": 0}
 
         time.sleep(3.5)  # the lease runs out
-        options = WorkerOptions(
-            data_dir=data_dir, chunking=ChunkingSettings(), lease_s=3, poll_s=0.2
-        )
+        options = WorkerOptions(data_dir=data_dir, ingest=IngestOptions(), lease_s=3, poll_s=0.2)
         ran = work(store, lambda: embedder, options, worker="rescuer", exit_when_idle=True)
         assert ran == 1
         done = store.job(job.id)

@@ -18,7 +18,7 @@ from tests.helpers.corpus import EPUB, ROBUSTNESS, SEED, SHARED
 from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_path
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.retrieve.fts_query import build_fts_query, query_languages
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore
@@ -71,7 +71,7 @@ def lang_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             [GEOTOPO, CN_REPORT, SEED / "raptor.pdf"],
             store,
             HashingEmbedder(),
-            ChunkingSettings(token_signs=False),
+            IngestOptions(chunking=ChunkingSettings(token_signs=False)),
         )
         assert [o.status for o in summary.outcomes] == ["ingested"] * 3
     finally:

@@ -37,7 +37,7 @@ from tests.helpers.corpus import GOLDEN_DEV, ROBUSTNESS, SEED
 from truthbase import accounts
 from truthbase.config import Settings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.store import SQLiteStore
 
 pytestmark = [pytest.mark.corpus]
@@ -67,9 +67,7 @@ def index(seed_db: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Emb
             ROBUSTNESS / "pdfminer-pagelabels.pdf",
             store,
             embedder,
-            Settings(db=db).chunking,
-            owner="ann",
-            visibility="private",
+            IngestOptions(chunking=Settings(db=db).chunking, owner="ann", visibility="private"),
         )
         assert outcome.status == "ingested" and outcome.doc_id is not None, outcome
         unit = store.unit(outcome.doc_id, 0)

@@ -17,10 +17,10 @@ import pytest
 from tests.helpers.corpus import ROBUSTNESS, SHARED
 from tests.helpers.ocr import need_tesseract, ocr_quote_share
 from tests.helpers.pg_server import Backend
-from truthbase.config import ChunkingSettings, OcrSettings
+from truthbase.config import OcrSettings
 from truthbase.embed import HashingEmbedder
 from truthbase.extract import extract_pdf
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.model import ExtractedDocument, Unit
 
 pytestmark = pytest.mark.corpus
@@ -211,7 +211,7 @@ def test_both_backends_store_how_each_page_was_read(backend: Backend) -> None:
             [ROBUSTNESS / "ocrmypdf-c02-22.pdf", ROBUSTNESS / "pdfminer-jo.pdf"],
             store,
             HashingEmbedder(),
-            ChunkingSettings(),
+            IngestOptions(),
         )
         assert not summary.failed
         scan, text = summary.outcomes

@@ -15,9 +15,9 @@ import pytest
 from tests.helpers.citations import check_output_sources
 from tests.helpers.corpus import EPUB
 from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
-from truthbase.config import ChunkingSettings, Settings
+from truthbase.config import Settings
 from truthbase.embed import Embedder
-from truthbase.ingest import ingest_paths
+from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.llm.client import OpenAIChatModel
 from truthbase.modes import book_tools
 from truthbase.segments.build import build_segments
@@ -50,7 +50,7 @@ def alice_store(
     tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
 ) -> Iterator[SQLiteStore]:
     store = SQLiteStore(tmp_path_factory.mktemp("alice") / "alice.sqlite")
-    summary = ingest_paths([ALICE], store, embedder, ChunkingSettings())
+    summary = ingest_paths([ALICE], store, embedder, IngestOptions())
     assert summary.count("ingested") == 1
     yield store
     store.close()

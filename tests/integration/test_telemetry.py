@@ -27,7 +27,7 @@ from tests.helpers.transcripts import Reply, Scripted, completion, scripted_serv
 from truthbase import accounts, telemetry
 from truthbase.config import ChunkingSettings, LLMSettings, QuotaSettings, Settings
 from truthbase.embed import Embedder, load_embedder
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 
@@ -63,7 +63,8 @@ def _ingest(tmp_path: Path, embedder: Embedder) -> Path:
     store = SQLiteStore(db)
     try:
         # Small chunks: one a fact, so that the reranker has candidates to order.
-        outcome = ingest_file(pdf, store, embedder, ChunkingSettings(max_chars=120))
+        options = IngestOptions(chunking=ChunkingSettings(max_chars=120))
+        outcome = ingest_file(pdf, store, embedder, options)
     finally:
         store.close()
     assert outcome.status == "ingested", outcome

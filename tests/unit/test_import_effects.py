@@ -50,7 +50,7 @@ def blas():
 
 before = blas()
 import truthbase, truthbase.api, truthbase.cli, truthbase.server.app, truthbase.mcp_server
-import truthbase.ingest_parallel, truthbase.worker, truthbase.modes
+import truthbase.ingest.pool, truthbase.ingest.worker, truthbase.modes
 print(json.dumps({"before": before, "after": blas(), "reads": _Watched.reads}))
 """
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from truthbase import ingest
-from truthbase.config import ChunkingSettings
 from truthbase.embed import Vectors
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.ingest import IngestOptions, write_document
+from truthbase.ingest import embedding as ingest
 from truthbase.model import ExtractedDocument, Unit
 from truthbase.store import SQLiteStore
 
@@ -60,8 +60,11 @@ def test_windows_are_embedded_in_groups_with_the_vectors_of_one_call() -> None:
 def test_a_document_reaches_the_embedder_in_groups(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "g.sqlite")
     embedder = Counting()
-    drafts = ingest.index_document(_book(30), store, embedder, ChunkingSettings())
-    assert len(drafts) > 0 and sum(embedder.calls) > ingest.EMBED_GROUP  # more than one group
+    indexed = ingest.index_document(_book(30), embedder, IngestOptions(), screen=None)
+    write_document(store, indexed)
+    assert (
+        len(indexed.chunks) > 0 and sum(embedder.calls) > ingest.EMBED_GROUP
+    )  # more than one group
     assert max(embedder.calls) <= ingest.EMBED_GROUP
     assert store.has_document("b" * 64)
     store.close()
@@ -70,7 +73,10 @@ def test_a_document_reaches_the_embedder_in_groups(tmp_path: Path) -> None:
 def test_a_failure_in_a_later_group_stores_nothing(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "f.sqlite")
     with pytest.raises(RuntimeError, match="mid-document"):
-        ingest.index_document(_book(30), store, Counting(fail_at=3), ChunkingSettings())
+        write_document(
+            store,
+            ingest.index_document(_book(30), Counting(fail_at=3), IngestOptions(), screen=None),
+        )
     assert not store.has_document("b" * 64)
     assert store.counts()["documents"] == 0
     store.close()

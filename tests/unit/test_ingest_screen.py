@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.canaries import CANARIES, HONEST
-from truthbase.ingest_screen import RULES, screen_texts
-from truthbase.records import ScreenResult
+from truthbase.ingest.screen import RULES, ScreenResult, screen_texts
 
 
 @pytest.mark.parametrize("name", sorted(CANARIES))

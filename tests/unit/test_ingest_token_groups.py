@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from truthbase import ingest
 from truthbase.embed import TokenVectors, Vectors
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.ingest import embedding as ingest
 
 
 class TokenHashing(HashingEmbedder):
@@ -35,7 +35,7 @@ class TokenHashing(HashingEmbedder):
 def test_grouped_chunks_match_one_call() -> None:
     texts = [f"chunk {i} " + "word " * (i % 17) + f"end{i}" for i in range(300)]
     grouped = TokenHashing()
-    vectors, signs = ingest._embed_chunks(grouped, texts, [0] * 300, 1, None)
+    vectors, signs = ingest._embed_chunks(grouped, texts)
     assert max(grouped.calls) <= ingest.TOKEN_GROUP and sum(grouped.calls) == 300
     whole = TokenHashing()
     want_vectors, want_tokens = whole.embed_with_tokens(texts)

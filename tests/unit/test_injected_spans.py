@@ -4,7 +4,7 @@ citation rule over them: a quote of injected text never supports a claim."""
 from __future__ import annotations
 
 from truthbase.cite.resolve import Support, citation_state
-from truthbase.ingest_screen import injected_spans, screen_texts
+from truthbase.ingest.screen import injected_spans, screen_texts
 
 
 def test_look_alike_delimiters_are_read_as_a_model_reads_them() -> None:

@@ -8,14 +8,9 @@ import numpy as np
 import pytest
 
 from truthbase.embed import TokenVectors, l2_normalize
+from truthbase.ingest import pack_signs
 from truthbase.records import token_sign_row_bytes
-from truthbase.retrieve.late import (
-    late_ranking,
-    late_scores,
-    pack_signs,
-    query_rows,
-    unpack_signs,
-)
+from truthbase.retrieve.late import late_ranking, late_scores, query_rows, unpack_signs
 
 
 def _random_tokens(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:

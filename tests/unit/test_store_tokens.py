@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from truthbase.ingest import pack_signs
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder, token_sign_row_bytes
-from truthbase.retrieve.late import pack_signs
 from truthbase.store import SQLiteStore
 from truthbase.store.sqlite import SCHEMA_VERSION
 

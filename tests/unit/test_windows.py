@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from truthbase.chunking import chunk_spans
-from truthbase.retrieve.windows import ChunkWindow, chunk_windows, context_text
+from truthbase.ingest.windows import ChunkWindow, chunk_windows, context_text
 from truthbase.store.sqlite.search import group_starts
 
 TEXT = (

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..embed import Embedder
 from ..geometry import span_line_rects
-from ..ingest_screen import injected_spans
+from ..ingest.screen import injected_spans
 from ..model import Unit
 from ..records import Citation, CitationState, Source
 from ..telemetry import span

@@ -1,8 +1,8 @@
 """The `truthbase` command line: a thin shell over the library.
 
 Settings are read here (environment, truthbase.toml, flags) and passed down. One module per
-command family: :mod:`.docs` (ingest, docs, search), :mod:`.eval` (eval retrieval, tune,
-answers), :mod:`.answer` (ask, verify), :mod:`.claims` (verify-claim),
+command family: :mod:`.ingest` (ingest), :mod:`.docs` (docs, search), :mod:`.eval` (eval
+retrieval, tune, answers), :mod:`.answer` (ask, verify), :mod:`.claims` (verify-claim),
 :mod:`.serve` (serve), :mod:`.mcp` (mcp), :mod:`.accounts` (users, tokens); :mod:`.common`
 holds what they share. A :class:`~truthbase.errors.TruthBaseError` from any command is shown
 by the root group (:class:`.common.TruthBaseGroup`) as one line on stderr with exit status 2.
@@ -21,8 +21,9 @@ from .accounts import tokens_group, users_group
 from .answer import ask_command, verify_command
 from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
-from .docs import docs, ingest, search_command
+from .docs import docs, search_command
 from .eval import eval_group
+from .ingest import ingest
 from .jobs import jobs_group, worker_command
 from .mcp import mcp_command
 from .segments import segments_group

@@ -1,168 +1,25 @@
-"""`ingest`, `docs` and `search`: building the index and looking into it."""
+"""`docs` and `search`: looking into the index (and completing older indexes' token signs)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..backfill import backfill_token_signs
 from ..config import DEFAULT_K
 from ..errors import InvalidInput
-from ..heap import fix_mmap_threshold
-from ..ingest import FileOutcome, ingest_paths
-from ..ingest_parallel import DEFAULT_WORKERS, ingest_paths_parallel
-from ..model import Visibility
+from ..ingest.backfill import backfill_token_signs
 from ..records import SearchHit
 from ..retrieve.hybrid import MODES, search
 from .common import AppContext, console, err_console, snippet
 
 
-@click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=False))
-@click.option(
-    "--segments",
-    "with_segments",
-    is_flag=True,
-    help="Also build each document's segment index (see `truthbase segments build`).",
-)
-@click.option(
-    "--private-to",
-    "private_to",
-    default=None,
-    metavar="USER",
-    help="New documents are USER's, private to them (default: shared, the operator's).",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=DEFAULT_WORKERS,
-    show_default=True,
-    help="Processes that extract and embed files in parallel (the index is written by this "
-    "one, one transaction per document); 1 ingests in this process.",
-)
-@click.pass_obj
-def ingest(
-    app: AppContext,
-    paths: tuple[Path, ...],
-    with_segments: bool,
-    private_to: str | None,
-    workers: int,
-) -> None:
-    """Ingest PDF and EPUB files, and folders of them (recursively).
-
-    Idempotent: a file whose bytes are already in the index is skipped. One transaction per
-    document: a failing file is reported with its reason and leaves the index as it was.
-    Exits 1 when any file failed. New documents are shared (every user sees them), the
-    operator's; `--private-to USER` makes them USER's own, seen by nobody else (but admins).
-    """
-    fix_mmap_threshold()  # an ingest process: before the embedder loads (see truthbase.heap)
-    with app.store() as store:
-        if private_to is not None and store.user(private_to) is None:
-            raise InvalidInput(f"no user {private_to!r}: add them first (truthbase users add)")
-        progress = Progress(
-            TextColumn("[bold]ingest"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=err_console,
-            transient=True,
-        )
-        task_ids: list[Any] = []
-        ocr_tasks: dict[Path, Any] = {}
-
-        def on_start(files: list[Path]) -> None:
-            task_ids.append(progress.add_task("", total=len(files)))
-
-        def on_ocr_page(file: Path, done: int, total: int) -> None:
-            # A second bar under the files' bar while a document's scanned pages are read.
-            if file not in ocr_tasks:
-                ocr_tasks[file] = progress.add_task(f"OCR {file.name}", total=total)
-            progress.update(ocr_tasks[file], completed=done)
-
-        def on_file(outcome: FileOutcome) -> None:
-            task = ocr_tasks.pop(outcome.path, None)
-            if task is not None:
-                progress.remove_task(task)
-            progress.update(task_ids[0], advance=1, description=outcome.path.name)
-
-        visibility: Visibility = "private" if private_to is not None else "shared"
-        with progress:
-            if workers > 1:
-                summary = ingest_paths_parallel(
-                    list(paths),
-                    store,
-                    app.settings.embedder,
-                    app.settings.chunking,
-                    workers=workers,
-                    ocr=app.settings.ocr,
-                    on_start=on_start,
-                    on_file=on_file,
-                    owner=private_to,
-                    visibility=visibility,
-                )
-            else:
-                summary = ingest_paths(
-                    list(paths),
-                    store,
-                    app.embedder,
-                    app.settings.chunking,
-                    ocr=app.settings.ocr,
-                    on_start=on_start,
-                    on_file=on_file,
-                    owner=private_to,
-                    visibility=visibility,
-                    on_ocr_page=on_ocr_page,
-                )
-        segment_rows: list[dict[str, Any]] = []
-        if with_segments:
-            from .segments import build_with_progress
-
-            done = [o.doc_id for o in summary.outcomes if o.status != "failed" and o.doc_id]
-            segment_rows = build_with_progress(app, store, done, None, rebuild=False)
-
-    table = Table(title="ingest summary", show_lines=False)
-    for column in ("file", "status", "pages", "chunks", "details"):
-        table.add_column(column, overflow="fold")
-    style = {"ingested": "green", "unchanged": "dim", "failed": "red"}
-    for o in summary.outcomes:
-        notes = []
-        if o.status == "failed":
-            notes.append(f"{o.reason}: {o.message}")
-        if o.ligature_words_repaired:
-            notes.append(f"{o.ligature_words_repaired} ligature words repaired")
-        if o.ocr_pages:
-            notes.append(f"{o.ocr_pages} page(s) read by OCR")
-        notes.extend(w for w in o.warnings if "OCR" in w)
-        details = "; ".join(notes)
-        table.add_row(
-            str(o.path),
-            f"[{style[o.status]}]{o.status}[/]",
-            str(o.pages) if o.pages else "",
-            str(o.chunks) if o.chunks else "",
-            details,
-        )
-    console.print(table)
-    console.print(
-        f"{summary.count('ingested')} ingested, {summary.count('unchanged')} unchanged, "
-        f"{summary.count('failed')} failed"
-    )
-    if segment_rows:
-        from .segments import print_build_rows
-
-        print_build_rows(segment_rows)
-    if summary.failed:
-        sys.exit(1)
-
-
 def add_token_signs(app: AppContext) -> None:
-    """`docs --add-token-signs`: the backfill (:mod:`truthbase.backfill`) with a progress bar."""
+    """`docs --add-token-signs`: the backfill (:mod:`truthbase.ingest.backfill`) with a
+    progress bar."""
     with app.store() as store:
         progress = Progress(
             TextColumn("[bold]token signs"),

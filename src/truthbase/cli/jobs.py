@@ -12,7 +12,6 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..config import data_folder
 from .common import AppContext, console
 
 
@@ -81,15 +80,9 @@ def worker_command(
     """Run ingest jobs from the index's queue until stopped (Ctrl-C, SIGTERM). On PostgreSQL,
     workers on any number of machines share the queue (each job claimed by one, with
     FOR UPDATE SKIP LOCKED); they need the same data folder (library.data_dir) as the server."""
-    from ..worker import WorkerOptions, work, worker_name
+    from ..ingest.worker import WorkerOptions, work, worker_name
 
-    settings = app.settings
-    options = WorkerOptions(
-        data_dir=data_folder(settings),
-        chunking=settings.chunking,
-        lease_s=settings.library.lease_s,
-        poll_s=settings.library.poll_s,
-    )
+    options = WorkerOptions.from_settings(app.settings)
     stop = threading.Event()
 
     def on_signal(*_: Any) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import InvalidInput
-from ..ingest import SUPPORTED_SUFFIXES, ingest_file
+from ..ingest import SUPPORTED_SUFFIXES, IngestOptions, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import Store
 from .golden import (
@@ -83,7 +83,7 @@ def prepare_corpus(
         if not path.is_file():
             prepared.skipped_documents[name] = f"missing file {path}"
             continue
-        outcome = ingest_file(path, store, embedder, chunking)
+        outcome = ingest_file(path, store, embedder, IngestOptions(chunking=chunking))
         if outcome.status == "failed" or outcome.doc_id is None:
             prepared.skipped_documents[name] = f"{outcome.reason}: {outcome.message}"
             prepared.failed_documents.add(name)

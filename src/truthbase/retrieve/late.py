@@ -27,15 +27,9 @@ from ..embed import TokenVectors, Vectors
 from ..records import token_sign_row_bytes
 
 
-def pack_signs(vectors: Vectors) -> bytes:
-    """Token vectors (n, dim) as their packed signs, row after row (positive: bit 1)."""
-    if vectors.ndim != 2 or vectors.shape[0] == 0:
-        raise ValueError(f"expected a non-empty (tokens, dim) matrix, got shape {vectors.shape}")
-    return np.packbits(vectors > 0, axis=1).tobytes()
-
-
 def unpack_signs(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
-    """Packed signs back to a (n, dim) matrix of +-1/sqrt(dim): rows of unit norm."""
+    """Packed signs (:func:`truthbase.ingest.pack_signs`, at ingest) back to a (n, dim)
+    matrix of +-1/sqrt(dim): rows of unit norm."""
     width = token_sign_row_bytes(dim)
     if not blob or len(blob) % width:
         raise ValueError(f"{len(blob)} bytes are not whole token rows of {width} bytes")

@@ -195,15 +195,9 @@ class _State:
 
     def start_workers(self) -> None:
         """The server's own ingest workers (``library.server_workers`` threads)."""
-        from ..config import data_folder
-        from ..worker import WorkerOptions, work, worker_name
+        from ..ingest.worker import WorkerOptions, work, worker_name
 
-        options = WorkerOptions(
-            data_dir=data_folder(self.settings),
-            chunking=self.settings.chunking,
-            lease_s=self.settings.library.lease_s,
-            poll_s=self.settings.library.poll_s,
-        )
+        options = WorkerOptions.from_settings(self.settings)
 
         def loop(n: int) -> None:
             work(

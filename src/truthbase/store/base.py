@@ -197,8 +197,8 @@ class QuotaCounters(Protocol):
 
 class Library(Protocol):
     """Managing documents: delete, rename, the users who hold a document besides its owner
-    (one document per content, :mod:`truthbase.worker`), and the prompt-injection screen's
-    verdicts (:mod:`truthbase.ingest_screen`)."""
+    (one document per content, :mod:`truthbase.ingest.worker`), and the prompt-injection screen's
+    verdicts (:mod:`truthbase.ingest.screen`)."""
 
     def delete_document(self, doc_id: str) -> str | None:
         """Remove the document and everything of it (units, chunks, full text, vectors, token

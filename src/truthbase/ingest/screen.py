@@ -54,8 +54,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from .records import ScreenHit, ScreenResult
-from .text.sentences import split_sentences
+from ..records import ScreenHit, ScreenResult
+from ..text.sentences import split_sentences
 
 __all__ = ["RULES", "SCREEN_VERSION", "injected_spans", "screen_texts"]
 

@@ -24,20 +24,22 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .config import ChunkingSettings
-from .embed import Embedder
-from .errors import TruthBaseError
-from .extract import ExtractionError, extract_path
-from .extract.sniff import HEAD_BYTES, probe, sniff_kind
-from .ingest import index_document
-from .ingest_screen import screen_texts
-from .jobs import Job
-from .model import DocumentInfo, Visibility
-from .store import Store, StoreError
-from .telemetry import span
+from ..config import Settings, data_folder
+from ..embed import Embedder
+from ..errors import TruthBaseError
+from ..extract import ExtractionError
+from ..extract.sniff import HEAD_BYTES, probe, sniff_kind
+from ..jobs import Job
+from ..model import DocumentInfo, DocumentKind, Visibility
+from ..store import Store, StoreError
+from ..telemetry import span
+from .events import PagesDone
+from .options import IngestOptions
+from .pipeline import write_document
+from .preparation import prepare
 
 __all__ = ["WorkerOptions", "resolve_job_file", "run_job", "work", "worker_name"]
 
@@ -48,12 +50,22 @@ Clock = Callable[[], float]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerOptions:
-    """What a worker needs besides its store and embedder."""
+    """What a worker needs besides its store and embedder: ``ingest`` is every job's
+    options (each job's owner and visibility replace the ones in it)."""
 
     data_dir: Path
-    chunking: ChunkingSettings
+    ingest: IngestOptions
     lease_s: float = 60.0
     poll_s: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WorkerOptions:
+        return cls(
+            data_dir=data_folder(settings),
+            ingest=IngestOptions.from_settings(settings),
+            lease_s=settings.library.lease_s,
+            poll_s=settings.library.poll_s,
+        )
 
 
 def worker_name(prefix: str = "worker") -> str:
@@ -152,8 +164,8 @@ def run_job(
     """Ingest one claimed job and record its end (done or failed with a reason)."""
     with _Lease(store, job, worker, options.lease_s, clock) as lease:
 
-        def progress(stage: str, done: int, total: int) -> None:
-            lease.update(stage, done, total)
+        def progress(event: PagesDone) -> None:
+            lease.update(event.stage, event.done, event.total)
             if lease.lost:
                 raise _LeaseLost
 
@@ -178,16 +190,8 @@ def run_job(
             store.finish_job(job.id, worker, clock(), doc_id=doc_id)
 
 
-def _ingest(
-    store: Store,
-    embedder: Embedder,
-    job: Job,
-    options: WorkerOptions,
-    progress: Callable[[str, int, int], None],
-) -> str:
-    existing = _take_existing(store, job)
-    if existing is not None:
-        return existing
+def _job_file(job: Job, options: WorkerOptions) -> tuple[Path, DocumentKind]:
+    """The job's file and its kind, by its content."""
     path = resolve_job_file(options.data_dir, job)
     try:
         with path.open("rb") as handle:
@@ -200,32 +204,33 @@ def _ingest(
         raise ExtractionError(
             "unsupported", f"{job.filename} is neither a PDF nor an EPUB (by its content)"
         )
-    pages = probe(path, kind)
-    progress("extract", 0, pages)
-    with span("extract", pages=pages):
-        document = extract_path(path)
-    document.path = str(path)
-    if document.sha256 != job.sha256:
-        raise ExtractionError("corrupt", f"{job.filename} changed on disk since it was queued")
-    current = store.document(document.sha256) if job.kind == "reingest" else None
-    if current is not None:
-        document.title = current.title  # a re-ingest keeps the name its owner gave it
-    progress("screen", 0, len(document.units))
-    with span("screen"):
-        screen = screen_texts([unit.text for unit in document.units])
+    return path, kind
+
+
+def _ingest(
+    store: Store,
+    embedder: Embedder,
+    job: Job,
+    options: WorkerOptions,
+    progress: Callable[[PagesDone], None],
+) -> str:
+    existing = _take_existing(store, job)
+    if existing is not None:
+        return existing
+    path, kind = _job_file(job, options)
+    progress(PagesDone(path=path, stage="extract", done=0, total=probe(path, kind)))
+    current = store.document(job.sha256) if job.kind == "reingest" else None
     owner, visibility = _access(job, current)
+    indexed = prepare(
+        path,
+        replace(options.ingest, owner=owner, visibility=visibility),
+        embedder,
+        doc_id=job.sha256,
+        title=current.title if current is not None else None,  # a re-ingest keeps its name
+        progress=progress,
+    )
     try:
-        index_document(
-            document,
-            store,
-            embedder,
-            options.chunking,
-            replace=current is not None,
-            progress=progress,
-            owner=owner,
-            visibility=visibility,
-            screen=screen,
-        )
+        write_document(store, indexed, replace=current is not None)
     except Exception:
         # Another worker wrote the same bytes meanwhile (two uploads of one file): one
         # document, and this job's uploader holds it too. Anything else is raised as it was.
@@ -233,7 +238,7 @@ def _ingest(
         if taken is None:
             raise
         return taken
-    return document.sha256
+    return indexed.document.sha256
 
 
 def _access(job: Job, current: DocumentInfo | None) -> tuple[str | None, Visibility]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .config import ChunkingSettings
-from .embed import Embedder, TokenEmbedder, check_compatible
-from .model import Chunk
-from .retrieve.late import pack_signs
-from .retrieve.windows import context_text, with_context
-from .store import Store
+from ..config import ChunkingSettings
+from ..embed import Embedder, TokenEmbedder, check_compatible
+from ..model import Chunk
+from ..store import Store
+from .embedding import pack_signs
+from .windows import context_text, with_context
 
 __all__ = ["BackfillReport", "backfill_token_signs"]
 
@@ -39,8 +39,9 @@ def _batches(ids: Sequence[int], size: int) -> Iterator[Sequence[int]]:
 
 
 def chunk_inputs(chunks: Sequence[Chunk], titles: dict[str, str], title_context: bool) -> list[str]:
-    """The texts ingest embeds for these chunks (see :func:`truthbase.ingest.index_document`):
-    ``titles`` maps document ids to their titles."""
+    """The texts ingest embeds for these chunks (see
+    :func:`truthbase.ingest.embedding.index_document`): ``titles`` maps document ids to
+    their titles."""
     return [
         context_text(titles[c.doc_id] if title_context else "", with_context(c.context, c.text))
         for c in chunks

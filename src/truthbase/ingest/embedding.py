@@ -1,0 +1,180 @@
+"""Chunk and embed one extracted document into the record the store writes
+(:class:`~truthbase.records.IndexedDocument`): its chunks, their sentence windows, the vectors
+of both and the packed signs of the chunks' token vectors. Pure but for the embedder."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..chunking import chunk_units
+from ..embed import Embedder, TokenEmbedder, Vectors
+from ..model import ChunkDraft, ExtractedDocument
+from ..records import IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
+from ..telemetry import start_span
+from ..text.language import assign_languages
+from .events import StageTimes
+from .options import IngestOptions
+from .windows import chunk_windows, context_text, with_context
+
+__all__ = ["EMBED_GROUP", "TOKEN_GROUP", "index_document", "pack_signs"]
+
+#: Texts given to the embedder at once by :func:`_embed_distinct`: a call holds the tokenizer's
+#: encodings of all its texts until it returns (34 MB for Pride and Prejudice's 4,988 windows in
+#: one call), and the bundled embedder's vectors do not depend on what a text is batched with.
+EMBED_GROUP = 256
+
+#: Chunks whose token vectors are held at once (their float32 token vectors, 1.5 KB a token:
+#: 128 chunks held 38 MB of the seed ingest's peak).
+TOKEN_GROUP = 32
+
+#: ``(texts embedded so far)``: how far the embedding of one document is.
+Meter = Callable[[int], None]
+
+
+def pack_signs(vectors: Vectors) -> bytes:
+    """Token vectors (n, dim) as their packed signs, row after row (positive: bit 1); read back
+    by :func:`truthbase.retrieve.late.unpack_signs`."""
+    if vectors.ndim != 2 or vectors.shape[0] == 0:
+        raise ValueError(f"expected a non-empty (tokens, dim) matrix, got shape {vectors.shape}")
+    return np.packbits(vectors > 0, axis=1).tobytes()
+
+
+def _embed_distinct(
+    embedder: Embedder, inputs: list[str], meter: Meter | None = None
+) -> npt.NDArray[np.float32]:
+    """Vectors of ``inputs``, each distinct text embedded once (overlapping chunks repeat
+    windows), in calls of :data:`EMBED_GROUP` texts at most."""
+    if not inputs:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    distinct = list(dict.fromkeys(inputs))
+    # Longest first, so that the embedder's own length batches stay as full as in one call.
+    order = sorted(range(len(distinct)), key=lambda i: len(distinct[i]), reverse=True)
+    embedded = np.empty((len(distinct), embedder.dim), dtype=np.float32)
+    for lo in range(0, len(order), EMBED_GROUP):
+        rows = order[lo : lo + EMBED_GROUP]
+        embedded[rows] = embedder.embed([distinct[i] for i in rows])
+        if meter is not None:
+            meter(len(rows))
+    row = {text: i for i, text in enumerate(distinct)}
+    return embedded[[row[text] for text in inputs]]
+
+
+def _embed_chunks(
+    embedder: Embedder, inputs: list[str], meter: Meter | None = None
+) -> tuple[npt.NDArray[np.float32], list[bytes] | None]:
+    """The chunks' vectors and packed token signs (None: no token data).
+
+    The chunks go longest first in groups of :data:`TOKEN_GROUP`: a group's float32 token
+    vectors (1.5 KB a token) are packed to signs before the next group is embedded, so a long
+    book never holds them all (Pride and Prejudice's were 300 MB), and the embedder still
+    batches texts of equal length together."""
+    assert isinstance(embedder, TokenEmbedder)
+    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]), reverse=True)
+    out = np.zeros((len(inputs), embedder.dim), dtype=np.float32)
+    packed: list[bytes] | None = [b""] * len(inputs)
+    for lo in range(0, len(order), TOKEN_GROUP):
+        rows = order[lo : lo + TOKEN_GROUP]
+        vectors, tokens = embedder.embed_with_tokens([inputs[i] for i in rows])
+        out[rows] = np.asarray(vectors, dtype=np.float32)
+        if packed is not None and tokens is not None and all(len(t.tokens) for t in tokens):
+            for row, token in zip(rows, tokens, strict=True):
+                packed[row] = pack_signs(token.vectors)
+        else:
+            packed = None
+        if meter is not None:
+            meter(len(rows))
+    return out, packed
+
+
+def _windows(
+    drafts: Sequence[ChunkDraft], texts: dict[int, str], options: IngestOptions
+) -> list[WindowDraft]:
+    return [
+        WindowDraft(chunk=w.chunk, start=w.start, end=w.end)
+        for w in chunk_windows(
+            [(d.start, d.end) for d in drafts],
+            [texts[d.unit] for d in drafts],
+            window_chars=options.chunking.window_chars,
+            overlap=options.chunking.window_overlap,
+        )
+    ]
+
+
+def index_document(
+    document: ExtractedDocument,
+    embedder: Embedder,
+    options: IngestOptions,
+    *,
+    screen: ScreenResult | None,
+    times: StageTimes | None = None,
+    on_pages: Callable[[int, int], None] | None = None,
+) -> IndexedDocument:
+    """Detect its languages, chunk, and embed (chunks and their sentence windows) one extracted
+    document, owned by ``options.owner`` with ``options.visibility``, with the screen's
+    verdict ``screen``. ``on_pages(done, total)`` hears the pages embedded (the share of the
+    document's texts embedded, in pages)."""
+    times = times if times is not None else StageTimes()
+    chunking = options.chunking
+    started = time.perf_counter()
+    chunk_span = start_span("chunk", units=len(document.units))
+    assign_languages(document)  # the full-text terms are stemmed in each unit's language
+    drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
+    texts = {unit.index: unit.text for unit in document.units}
+    windows = _windows(drafts, texts, options)
+    times.chunk = time.perf_counter() - started
+    chunk_span.set_attribute("truthbase.chunks", len(drafts))
+    chunk_span.end()
+
+    started = time.perf_counter()
+    embed_span = start_span("embed", chunks=len(drafts), windows=len(windows))
+    title = document.title if chunking.title_context else ""
+    # A table chunk's column names (its context) are embedded with it, before its rows.
+    chunk_inputs = [context_text(title, with_context(d.context, d.text)) for d in drafts]
+    window_inputs = [
+        context_text(
+            title,
+            with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
+        )
+        for w in windows
+    ]
+    meter = _meter(len(chunk_inputs) + len(set(window_inputs)), len(document.units), on_pages)
+    token_signs: list[bytes] | None = None
+    if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):
+        # The chunk vectors and their token vectors come from one forward pass.
+        chunk_vectors, token_signs = _embed_chunks(embedder, chunk_inputs, meter)
+        vectors = np.concatenate([chunk_vectors, _embed_distinct(embedder, window_inputs, meter)])
+    else:
+        vectors = _embed_distinct(embedder, chunk_inputs + window_inputs, meter)
+    times.embed = time.perf_counter() - started
+    embed_span.end()
+    return IndexedDocument(
+        document=document,
+        chunks=drafts,
+        vectors=vectors[: len(drafts)],
+        embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+        windows=windows,
+        window_vectors=vectors[len(drafts) :],
+        token_signs=token_signs,
+        owner=options.owner,
+        visibility=options.visibility,
+        screen=screen,
+    )
+
+
+def _meter(texts: int, pages: int, on_pages: Callable[[int, int], None] | None) -> Meter | None:
+    """Texts embedded, told as pages: ``on_pages(pages * done // texts, pages)``."""
+    if on_pages is None:
+        return None
+    report = on_pages
+    report(0, pages)
+    done = [0]
+
+    def advance(count: int) -> None:
+        done[0] += count
+        report(min(pages, pages * done[0] // max(1, texts)), pages)
+
+    return advance

@@ -1,0 +1,182 @@
+"""Ingestion: files and folders in, one transaction per document out.
+
+A failing file is reported with its specific reason and skipped; the others ingest. Re-ingesting
+the same bytes (by sha256) is a no-op, so a run started again after an interruption goes on with
+the documents not stored yet: the one it was working on left nothing (its write is one
+transaction, and nothing is written before it is whole).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..embed import Embedder
+from ..extract import ExtractionError, OcrEngine
+from ..heap import trim
+from ..records import IndexedDocument
+from ..store import Store, StoreError, StoreFull
+from ..telemetry import span
+from .events import (
+    DocumentDone,
+    FileOutcome,
+    IngestSummary,
+    OnEvent,
+    Progress,
+    StageTimes,
+)
+from .files import Planned, discover, plan, planned_run
+from .options import IngestOptions
+from .preparation import SharedOcrEngine, prepare
+
+__all__ = ["ingest_file", "ingest_paths", "prepare_file", "store_prepared", "write_document"]
+
+
+def prepare_file(
+    planned: Planned,
+    options: IngestOptions,
+    embedder: Embedder,
+    *,
+    engine: OcrEngine | None = None,
+    progress: Progress | None = None,
+) -> tuple[FileOutcome, IndexedDocument | None]:
+    """:func:`prepare` that never raises for a bad file: its outcome (``ingested`` until the
+    store says otherwise, or ``failed`` with the reason) and the document to write."""
+    path, times = planned.path, StageTimes()
+    try:
+        indexed = prepare(
+            path,
+            options,
+            embedder,
+            doc_id=planned.doc_id,
+            engine=engine,
+            progress=progress,
+            times=times,
+        )
+    except ExtractionError as exc:
+        return _failed(planned, exc.reason, str(exc)), None
+    except Exception as exc:  # one bad file must not stop the batch
+        return _failed(planned, "error", f"unexpected {type(exc).__name__}: {exc}"), None
+    report = indexed.document.report
+    outcome = FileOutcome(
+        path=path,
+        status="ingested",
+        doc_id=planned.doc_id,
+        pages=len(indexed.document.units),
+        chunks=len(indexed.chunks),
+        ligature_words_repaired=report.ligature_words_repaired,
+        ocr_pages=len(report.ocr_pages),
+        warnings=list(report.warnings),
+        times=times,
+    )
+    return outcome, indexed
+
+
+def _failed(planned: Planned, reason: str, message: str) -> FileOutcome:
+    return FileOutcome(
+        path=planned.path, status="failed", doc_id=planned.doc_id, reason=reason, message=message
+    )
+
+
+def write_document(store: Store, indexed: IndexedDocument, *, replace: bool = False) -> None:
+    """The store write of one prepared document: one transaction (``replace``: the document is
+    in the index already, a re-ingest, and its rows are replaced in the same one)."""
+    with span("store", replace=replace):
+        if replace:
+            store.add_document(indexed, replace=True)
+        else:
+            store.add_document(indexed)
+
+
+def store_prepared(
+    store: Store, outcome: FileOutcome, indexed: IndexedDocument | None
+) -> FileOutcome:
+    """Write a prepared document and complete its outcome (a store error fails the file; a
+    full store raises :class:`StoreFull`: every file after it would fail the same way)."""
+    if indexed is None:
+        return outcome
+    started = time.perf_counter()
+    try:
+        write_document(store, indexed)
+    except StoreFull:
+        raise
+    except StoreError as exc:
+        outcome.status, outcome.reason, outcome.message = "failed", "store", str(exc)
+    except Exception as exc:  # one bad file must not stop the batch
+        outcome.status, outcome.reason = "failed", "error"
+        outcome.message = f"unexpected {type(exc).__name__}: {exc}"
+    outcome.times.store = time.perf_counter() - started
+    return outcome
+
+
+def ingest_file(
+    path: Path,
+    store: Store,
+    embedder: Embedder,
+    options: IngestOptions | None = None,
+    *,
+    engine: OcrEngine | None = None,
+    progress: Progress | None = None,
+) -> FileOutcome:
+    """Prepare and store one file; never raises for a bad file. A file whose bytes the index
+    holds already is left as it is (its owner and visibility too)."""
+    (entry,) = plan([path], store)
+    if isinstance(entry, FileOutcome):
+        return entry
+    return _ingest_planned(entry, store, embedder, options or IngestOptions(), engine, progress)
+
+
+def _ingest_planned(
+    planned: Planned,
+    store: Store,
+    embedder: Embedder,
+    options: IngestOptions,
+    engine: OcrEngine | None,
+    progress: Progress | None,
+) -> FileOutcome:
+    with span("ingest", file=planned.path.name):
+        outcome, indexed = prepare_file(
+            planned, options, embedder, engine=engine, progress=progress
+        )
+        outcome = store_prepared(store, outcome, indexed)
+    del indexed
+    trim()  # the document is freed: its pages go back to the system, not to the next one's peak
+    return outcome
+
+
+def ingest_paths(
+    paths: Sequence[Path],
+    store: Store,
+    embedder: Embedder,
+    options: IngestOptions | None = None,
+    *,
+    on_event: OnEvent | None = None,
+) -> IngestSummary:
+    """Ingest every supported file under ``paths``, one transaction per document, in this
+    process; ``on_event`` hears the run's plan, each page stage and each file's outcome.
+
+    Scanned pages are OCR'd under ``options.ocr`` by one engine shared by all the files."""
+    options = options or IngestOptions()
+    files, missing = discover(paths)
+    entries = plan(files, store)
+    summary = IngestSummary()
+    emit: OnEvent = on_event or (lambda event: None)
+    emit(planned_run(files, entries))
+
+    def report(outcome: FileOutcome) -> None:
+        summary.outcomes.append(outcome)
+        emit(DocumentDone(outcome=outcome))
+
+    for outcome in missing:
+        report(outcome)
+    engine = SharedOcrEngine(options.ocr)
+    try:
+        for entry in entries:
+            if isinstance(entry, FileOutcome):
+                report(entry)
+                continue
+            report(_ingest_planned(entry, store, embedder, options, engine, emit))
+    finally:
+        engine.close()
+    return summary
