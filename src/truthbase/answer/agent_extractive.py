@@ -38,7 +38,7 @@ from ..embed import Embedder, embed_question_with
 from ..llm.client import ToolCall
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
-from ..store import Store
+from ..store import Searchable
 from ..text import idf_table, jaccard, terms, weighted_coverage
 from .agent_loop import FULL_TOOL, RELATED_TOOL, ToolRun, run_tool
 from .extractive import ExtractiveAnswerer, usable
@@ -256,7 +256,7 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: Embedder) 
 
 
 def hybrid_ranker(
-    store: Store,
+    store: Searchable,
     retrieval: RetrievalSettings,
     *,
     enough: int,

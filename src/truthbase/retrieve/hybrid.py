@@ -19,7 +19,7 @@ from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, emb
 from ..errors import InvalidInput
 from ..model import SearchHit
 from ..records import ArmHit
-from ..store import Store
+from ..store import Searchable, TokenSigns
 from ..telemetry import span
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query, query_languages
@@ -78,7 +78,7 @@ def arm_base(arm: str) -> str:
 
 
 def rank_arms(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,
@@ -147,7 +147,7 @@ def rank_arms(
     return arms
 
 
-def add_late(store: Store, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
+def add_late(store: TokenSigns, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
     """Add the late-interaction list (:data:`LATE_ARM`) to ``arms``: the chunks of every list so
     far, ranked by MaxSim against the question's token vectors. Chunks whose index has no token
     signs (documents ingested before they were stored, or with an embedder without token
@@ -160,7 +160,7 @@ def add_late(store: Store, question: TokenVectors, dim: int, arms: ArmRankings) 
 
 
 def add_feedback(
-    store: Store,
+    store: Searchable,
     query: str,
     arms: ArmRankings,
     settings: RetrievalSettings,
@@ -240,7 +240,7 @@ def fuse(
 
 
 def search(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,
@@ -259,7 +259,7 @@ def search(
 
 
 def _search(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,

@@ -32,9 +32,9 @@ from psycopg import sql
 
 from ...fulltext import term_string
 from ...lang import detect_document
-from ...records import IndexEmbedder
 from ..base import StoreError
-from .pool import Connection, Pool
+from ..sql import index_embedder
+from .pool import Connection, Pool, QmarkConnection
 
 __all__ = [
     "MIGRATIONS",
@@ -42,7 +42,6 @@ __all__ = [
     "WRITE_LOCK",
     "Hnsw",
     "ensure_hnsw",
-    "index_embedder",
     "migrate",
     "sql_text",
     "type_vectors",
@@ -133,7 +132,7 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (functions_sha,),
                     )
-                if index_embedder(conn) is not None and hnsw.enabled:
+                if index_embedder(QmarkConnection(conn)) is not None and hnsw.enabled:
                     ensure_hnsw(conn, hnsw)
         except psycopg.Error as exc:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
@@ -182,18 +181,6 @@ def _fill_terms(conn: Connection) -> None:
         "UPDATE truthbase.fts_stats SET n = (SELECT count(*) FROM truthbase.chunks), "
         "tokens = (SELECT coalesce(sum(ntok), 0) FROM truthbase.chunks)"
     )
-
-
-def index_embedder(conn: Connection) -> IndexEmbedder | None:
-    """The embedder recorded by the first document write."""
-    rows = dict(
-        conn.execute(
-            "SELECT key, value FROM truthbase.meta WHERE key IN ('embedder', 'embedding_dim')"
-        ).fetchall()
-    )
-    if "embedder" not in rows:
-        return None
-    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
 
 
 def type_vectors(conn: Connection, dim: int) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from ...fulltext import term_string
 from ...lang import detect_document
-from ...records import IndexEmbedder
 from ..base import StoreError, StoreFull
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
     "REBUILT_FROM",
     "SCHEMA_VERSION",
     "Database",
-    "index_embedder",
 ]
 
 SCHEMA_VERSION = 11  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
@@ -302,15 +300,3 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
         if "chunks_fts" in statement and "CREATE" in statement:
             conn.execute(statement)
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-
-
-def index_embedder(conn: sqlite3.Connection) -> IndexEmbedder | None:
-    """The embedder recorded by the first document write (the caller holds the lock)."""
-    rows = dict(
-        conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim')"
-        ).fetchall()
-    )
-    if "embedder" not in rows:
-        return None
-    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
