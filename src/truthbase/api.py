@@ -219,7 +219,7 @@ class Library:
             self.embedder,
             self.settings.chunking,
             ocr=self.settings.ocr,
-            owner=self.viewer.user,
+            owner=self.viewer.user_id,
             visibility=visibility,
         )
 

@@ -61,7 +61,8 @@ def ingest(
     """
     fix_mmap_threshold()  # an ingest process: before the embedder loads (see truthbase.heap)
     with app.store() as store:
-        if private_to is not None and store.user(private_to) is None:
+        owner = store.user(private_to) if private_to is not None else None
+        if private_to is not None and owner is None:
             raise InvalidInput(f"no user {private_to!r}: add them first (truthbase users add)")
         progress = Progress(
             TextColumn("[bold]ingest"),
@@ -102,7 +103,7 @@ def ingest(
                     ocr=app.settings.ocr,
                     on_start=on_start,
                     on_file=on_file,
-                    owner=private_to,
+                    owner=owner.id if owner is not None else None,
                     visibility=visibility,
                 )
             else:
@@ -114,7 +115,7 @@ def ingest(
                     ocr=app.settings.ocr,
                     on_start=on_start,
                     on_file=on_file,
-                    owner=private_to,
+                    owner=owner.id if owner is not None else None,
                     visibility=visibility,
                     on_ocr_page=on_ocr_page,
                 )

@@ -85,7 +85,9 @@ def section_unit(store: DocumentReader, doc_id: str, section: str) -> int | None
     return None
 
 
-def recheck(store: DocumentReader, doc_id: str, unit: int, start: int, end: int, quote: str) -> bool:
+def recheck(
+    store: DocumentReader, doc_id: str, unit: int, start: int, end: int, quote: str
+) -> bool:
     """The evaluation's own check of a citation: the quote is in the stored text at its span."""
     stored = store.unit(doc_id, unit)
     if stored is None or not 0 <= start < end <= len(stored.text) or not normalize(quote):

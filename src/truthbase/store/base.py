@@ -43,9 +43,9 @@ __all__ = [
     "Library",
     "QuotaCounters",
     "SearchArms",
+    "Searchable",
     "SegmentIndex",
     "SegmentStore",
-    "Searchable",
     "Store",
     "StoreError",
     "StoreFull",
@@ -114,9 +114,9 @@ class Documents(DocumentReader, Protocol):
         ...
 
     def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
-        """Set a document's owner and visibility (:mod:`truthbase.access` decides who may);
-        False when there is no such document. InvalidInput for a private document without an
-        owner."""
+        """Set a document's owner (a user id) and visibility (:mod:`truthbase.access` decides
+        who may); False when there is no such document. InvalidInput for a private document
+        without an owner."""
         ...
 
 
@@ -233,7 +233,8 @@ class Library(Protocol):
         ...
 
     def add_holder(self, doc_id: str, holder: str) -> None:
-        """``holder`` holds the document too (no-op when there is no such document)."""
+        """The user with id ``holder`` holds the document too (no-op when there is no such
+        document)."""
         ...
 
     def remove_holder(self, doc_id: str, holder: str) -> bool: ...
@@ -298,8 +299,10 @@ class Jobs(Protocol):
 
 
 class Accounts(Protocol):
-    """Users, their login sessions and their API tokens. Removing a user removes their
-    sessions and tokens (their documents stay, with their owner's name)."""
+    """Users, their login sessions and their API tokens. Documents, holders and jobs name a
+    user by their stable id (:attr:`~truthbase.records.UserRecord.id`), never by the name.
+    Removing a user removes their sessions, tokens and holds; the documents they own keep
+    their id (:func:`truthbase.accounts.remove_user` decides what becomes of them)."""
 
     def add_user(self, user: UserRecord) -> None:
         """InvalidInput when a user of that name exists."""
@@ -314,7 +317,7 @@ class Accounts(Protocol):
     def user_count(self) -> int: ...
 
     def remove_user(self, name: str) -> bool:
-        """False when there is no such user."""
+        """The user, their sessions, tokens and holds; False when there is no such user."""
         ...
 
     def set_password(self, name: str, password_hash: str) -> bool:

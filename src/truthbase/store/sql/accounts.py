@@ -1,5 +1,7 @@
 """Accounts, written once for both backends: the ``users``, ``sessions`` and ``api_tokens``
-tables. Removing a user removes their sessions and tokens (ON DELETE CASCADE)."""
+tables. Removing a user removes their sessions and tokens (ON DELETE CASCADE). Documents, holders
+and jobs name a user by their random id (:attr:`~truthbase.records.UserRecord.id`), never by
+the name, which a later user may be given."""
 
 from __future__ import annotations
 
@@ -9,13 +11,17 @@ from .dialect import Dialect
 
 __all__ = ["AccountRows"]
 
-_USER = "SELECT name, password_hash, admin, created_at FROM users"
+_USER = "SELECT name, password_hash, admin, created_at, id FROM users"
 _TOKEN = "SELECT id, secret_hash, user_name, name, created_at, revoked_at FROM api_tokens"
 
 
 def _user(row: tuple[object, ...]) -> UserRecord:
     return UserRecord(
-        name=str(row[0]), password_hash=str(row[1]), admin=bool(row[2]), created_at=str(row[3])
+        name=str(row[0]),
+        password_hash=str(row[1]),
+        admin=bool(row[2]),
+        created_at=str(row[3]),
+        id=str(row[4]),
     )
 
 
@@ -39,8 +45,9 @@ class AccountRows:
         try:
             with self._sql.write() as conn:
                 conn.execute(
-                    "INSERT INTO users(name, password_hash, admin, created_at) VALUES (?, ?, ?, ?)",
-                    (user.name, user.password_hash, user.admin, user.created_at),
+                    "INSERT INTO users(name, password_hash, admin, created_at, id) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (user.name, user.password_hash, user.admin, user.created_at, user.id),
                 )
         except self._sql.integrity_error as exc:
             raise InvalidInput(f"a user named {user.name!r} exists already") from exc
@@ -60,7 +67,13 @@ class AccountRows:
             return int(conn.execute("SELECT count(*) FROM users").fetchone()[0])
 
     def remove_user(self, name: str) -> bool:
-        with self._sql.write() as conn:  # sessions and tokens go with it (ON DELETE CASCADE)
+        """The user, their sessions and tokens (ON DELETE CASCADE) and their holds on others'
+        documents. What they own keeps their id, which no later user gets."""
+        with self._sql.write() as conn:
+            conn.execute(
+                "DELETE FROM document_holders WHERE holder = (SELECT id FROM users WHERE name = ?)",
+                (name,),
+            )
             return conn.execute("DELETE FROM users WHERE name = ?", (name,)).rowcount > 0
 
     def set_password(self, name: str, password_hash: str) -> bool:

@@ -44,7 +44,7 @@ def _document_columns(sql: Dialect) -> str:
         "d.extractor_version, d.owner, d.visibility, "
         f"(SELECT {holders} FROM document_holders h WHERE h.doc_id = d.id), "
         "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id), "
-        "d.language"
+        "d.language, (SELECT u.name FROM users u WHERE u.id = d.owner)"
     )
 
 
