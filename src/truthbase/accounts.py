@@ -21,7 +21,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from .errors import InvalidInput, NotFound
 from .quota import QuotaUsage, client_key_for
 from .records import ApiTokenRecord, SessionRecord, UserRecord, Viewer
-from .store import Store
+from .store import Accounts, Store
 from .store.codec import now_iso
 
 __all__ = [
@@ -87,7 +87,7 @@ def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> UserRecord:
+def add_user(store: Accounts, name: str, password: str, *, admin: bool = False) -> UserRecord:
     record = UserRecord(
         name=check_name(name),
         password_hash=hash_password(password),
@@ -164,13 +164,13 @@ def remove_user(
     )
 
 
-def set_password(store: Store, name: str, password: str) -> None:
+def set_password(store: Accounts, name: str, password: str) -> None:
     """A new password; every session of the user ends (API tokens stay: revoke them apart)."""
     if not store.set_password(name, hash_password(password)):
         raise NotFound(f"no user {name!r}")
 
 
-def authenticate(store: Store, name: str, password: str) -> UserRecord | None:
+def authenticate(store: Accounts, name: str, password: str) -> UserRecord | None:
     """The user when the password is theirs; None otherwise (also for an unknown name, after
     the same Argon2 work)."""
     user = store.user(name) if _NAME.match(name) else None
@@ -184,7 +184,7 @@ def authenticate(store: Store, name: str, password: str) -> UserRecord | None:
     return user
 
 
-def create_session(store: Store, user: str, now: float, lifetime_s: float) -> str:
+def create_session(store: Accounts, user: str, now: float, lifetime_s: float) -> str:
     """A new login session of ``user``; returns the session id (the cookie's, never stored)."""
     session_id = secrets.token_urlsafe(32)
     store.add_session(
@@ -195,7 +195,7 @@ def create_session(store: Store, user: str, now: float, lifetime_s: float) -> st
     return session_id
 
 
-def session_viewer(store: Store, session_id: str, now: float) -> Viewer | None:
+def session_viewer(store: Accounts, session_id: str, now: float) -> Viewer | None:
     """Who holds this session id: None when it is unknown or expired (an expired one is
     forgotten), or its user is gone."""
     digest = secret_hash(session_id)
@@ -208,7 +208,7 @@ def session_viewer(store: Store, session_id: str, now: float) -> Viewer | None:
     return viewer_of(store.user(session.user))
 
 
-def end_session(store: Store, session_id: str) -> None:
+def end_session(store: Accounts, session_id: str) -> None:
     store.remove_session(secret_hash(session_id))
 
 
@@ -220,7 +220,7 @@ class NewToken:
     secret: str
 
 
-def create_token(store: Store, user: str, name: str | None = None) -> NewToken:
+def create_token(store: Accounts, user: str, name: str | None = None) -> NewToken:
     if store.user(user) is None:
         raise NotFound(f"no user {user!r}: add them first (truthbase users add)")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -235,7 +235,7 @@ def create_token(store: Store, user: str, name: str | None = None) -> NewToken:
     return NewToken(record=record, secret=secret)
 
 
-def token_viewer(store: Store, secret: str) -> Viewer | None:
+def token_viewer(store: Accounts, secret: str) -> Viewer | None:
     """Who holds this API token: None when it is unknown or revoked, or its user is gone."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
@@ -245,7 +245,7 @@ def token_viewer(store: Store, secret: str) -> Viewer | None:
     return viewer_of(store.user(token.user))
 
 
-def revoke_token(store: Store, token_id: str) -> None:
+def revoke_token(store: Accounts, token_id: str) -> None:
     if not store.revoke_token(token_id, now_iso()):
         raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
 
