@@ -1,6 +1,7 @@
 """Who sees what: the one access policy. Callers ask it; they do not re-decide it.
 
-Every document has an owner (a user name, or None for the operator's CLI ingest) and a
+Every document has an owner (a user's stable id, never their name, which a later user may be
+given; or None for the operator's CLI ingest) and a
 visibility: ``shared`` documents are seen by every user, ``private`` ones by their owner and its
 holders alone (users who uploaded the same bytes: one document per content, each uploader holds
 it; :mod:`truthbase.ingest.worker`).
@@ -51,8 +52,8 @@ def may_see(viewer: Viewer, document: DocumentInfo) -> bool:
     """Shared documents, the viewer's own, and everything for those who see everything."""
     if sees_everything(viewer) or document.visibility == "shared":
         return True
-    return viewer.user is not None and (
-        document.owner == viewer.user or viewer.user in document.holders
+    return viewer.user_id is not None and (
+        document.owner == viewer.user_id or viewer.user_id in document.holders
     )
 
 
@@ -61,7 +62,7 @@ def may_manage(viewer: Viewer, document: DocumentInfo) -> bool:
     operator). A shared document of another user is readable, not manageable."""
     if sees_everything(viewer):
         return True
-    return document.owner is not None and document.owner == viewer.user
+    return document.owner is not None and document.owner == viewer.user_id
 
 
 def visible_ids(viewer: Viewer, documents: Iterable[DocumentInfo]) -> DocScope:

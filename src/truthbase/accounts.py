@@ -21,12 +21,13 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from .errors import InvalidInput, NotFound
 from .quota import QuotaUsage, client_key_for
 from .records import ApiTokenRecord, SessionRecord, UserRecord, Viewer
-from .store import Store
+from .store import Accounts, Store
 from .store.codec import now_iso
 
 __all__ = [
     "TOKEN_PREFIX",
     "NewToken",
+    "Removal",
     "UserUsage",
     "add_user",
     "authenticate",
@@ -35,6 +36,7 @@ __all__ = [
     "create_token",
     "end_session",
     "hash_password",
+    "remove_user",
     "revoke_token",
     "secret_hash",
     "session_viewer",
@@ -42,6 +44,7 @@ __all__ = [
     "token_viewer",
     "usage",
     "verify_password",
+    "viewer_of",
 ]
 
 #: API tokens start with this, so a leaked one is recognizable (secret scanners, logs).
@@ -84,7 +87,7 @@ def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> UserRecord:
+def add_user(store: Accounts, name: str, password: str, *, admin: bool = False) -> UserRecord:
     record = UserRecord(
         name=check_name(name),
         password_hash=hash_password(password),
@@ -95,13 +98,79 @@ def add_user(store: Store, name: str, password: str, *, admin: bool = False) -> 
     return record
 
 
-def set_password(store: Store, name: str, password: str) -> None:
+def viewer_of(user: UserRecord | None) -> Viewer | None:
+    """The viewer a signed-in ``user`` is (None for no user)."""
+    if user is None:
+        return None
+    return Viewer(user=user.name, admin=user.admin, user_id=user.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """What :func:`remove_user` did with the removed user's documents."""
+
+    transferred: int  # documents now the admin's (--transfer-to)
+    deleted: tuple[str, ...]  # stored paths of the private documents deleted (the caller
+    # removes an uploaded file)
+    inherited: int  # private documents others held: the first holder owns each now
+    kept: int  # documents left with the removed user's id (shared ones; nobody manages them
+    # but admins)
+
+
+def remove_user(
+    store: Store, name: str, *, transfer_to: str | None = None, delete_documents: bool = False
+) -> Removal:
+    """Remove user ``name`` (sessions, tokens and holds go with them) and say what becomes of
+    their documents: every one becomes admin ``transfer_to``'s, or (``delete_documents``) their
+    private ones are deleted, except those others hold, which the first holder inherits (as a
+    delete from the library does). Without either, InvalidInput when they own private
+    documents, and nothing is removed: those would be nobody's."""
+    user = store.user(name)
+    if user is None:
+        raise NotFound(f"no user {name!r}")
+    if transfer_to is not None and delete_documents:
+        raise InvalidInput("either --transfer-to or --delete-documents, not both")
+    owned = [d for d in store.list_documents() if d.owner == user.id]
+    private = [d for d in owned if d.visibility == "private"]
+    heir = store.user(transfer_to) if transfer_to is not None else None
+    if transfer_to is not None and (heir is None or not heir.admin or heir.id == user.id):
+        raise InvalidInput(f"--transfer-to needs another user who is an admin, not {transfer_to!r}")
+    if private and heir is None and not delete_documents:
+        raise InvalidInput(
+            f"{name} owns {len(private)} private documents: say what becomes of them with "
+            "--transfer-to ADMIN or --delete-documents"
+        )
+    if heir is not None:
+        for document in owned:
+            store.set_document_access(document.id, heir.id, document.visibility)
+            store.remove_holder(document.id, heir.id)  # the owner now, not a holder
+        store.remove_user(name)
+        return Removal(transferred=len(owned), deleted=(), inherited=0, kept=0)
+    deleted: list[str] = []
+    inherited = 0
+    for document in private:
+        holders = [h for h in document.holders if h != user.id]
+        if holders:
+            store.set_document_access(document.id, holders[0], "private")
+            store.remove_holder(document.id, holders[0])
+            inherited += 1
+        else:
+            path = store.delete_document(document.id)
+            if path is not None:
+                deleted.append(path)
+    store.remove_user(name)
+    return Removal(
+        transferred=0, deleted=tuple(deleted), inherited=inherited, kept=len(owned) - len(private)
+    )
+
+
+def set_password(store: Accounts, name: str, password: str) -> None:
     """A new password; every session of the user ends (API tokens stay: revoke them apart)."""
     if not store.set_password(name, hash_password(password)):
         raise NotFound(f"no user {name!r}")
 
 
-def authenticate(store: Store, name: str, password: str) -> UserRecord | None:
+def authenticate(store: Accounts, name: str, password: str) -> UserRecord | None:
     """The user when the password is theirs; None otherwise (also for an unknown name, after
     the same Argon2 work)."""
     user = store.user(name) if _NAME.match(name) else None
@@ -115,7 +184,7 @@ def authenticate(store: Store, name: str, password: str) -> UserRecord | None:
     return user
 
 
-def create_session(store: Store, user: str, now: float, lifetime_s: float) -> str:
+def create_session(store: Accounts, user: str, now: float, lifetime_s: float) -> str:
     """A new login session of ``user``; returns the session id (the cookie's, never stored)."""
     session_id = secrets.token_urlsafe(32)
     store.add_session(
@@ -126,7 +195,7 @@ def create_session(store: Store, user: str, now: float, lifetime_s: float) -> st
     return session_id
 
 
-def session_viewer(store: Store, session_id: str, now: float) -> Viewer | None:
+def session_viewer(store: Accounts, session_id: str, now: float) -> Viewer | None:
     """Who holds this session id: None when it is unknown or expired (an expired one is
     forgotten), or its user is gone."""
     digest = secret_hash(session_id)
@@ -136,11 +205,10 @@ def session_viewer(store: Store, session_id: str, now: float) -> Viewer | None:
     if session.expires_at <= now:
         store.remove_session(digest)
         return None
-    user = store.user(session.user)
-    return Viewer(user=user.name, admin=user.admin) if user is not None else None
+    return viewer_of(store.user(session.user))
 
 
-def end_session(store: Store, session_id: str) -> None:
+def end_session(store: Accounts, session_id: str) -> None:
     store.remove_session(secret_hash(session_id))
 
 
@@ -152,7 +220,7 @@ class NewToken:
     secret: str
 
 
-def create_token(store: Store, user: str, name: str | None = None) -> NewToken:
+def create_token(store: Accounts, user: str, name: str | None = None) -> NewToken:
     if store.user(user) is None:
         raise NotFound(f"no user {user!r}: add them first (truthbase users add)")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -167,18 +235,17 @@ def create_token(store: Store, user: str, name: str | None = None) -> NewToken:
     return NewToken(record=record, secret=secret)
 
 
-def token_viewer(store: Store, secret: str) -> Viewer | None:
+def token_viewer(store: Accounts, secret: str) -> Viewer | None:
     """Who holds this API token: None when it is unknown or revoked, or its user is gone."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
     token = store.token_by_hash(secret_hash(secret))
     if token is None or token.revoked:
         return None
-    user = store.user(token.user)
-    return Viewer(user=user.name, admin=user.admin) if user is not None else None
+    return viewer_of(store.user(token.user))
 
 
-def revoke_token(store: Store, token_id: str) -> None:
+def revoke_token(store: Accounts, token_id: str) -> None:
     if not store.revoke_token(token_id, now_iso()):
         raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
 
@@ -197,7 +264,7 @@ class UserUsage:
 
 def usage(store: Store, now: float) -> list[UserUsage]:
     """Every user's counted chats in the current windows and what they hold, by name."""
-    owned: dict[str, list[bool]] = {}
+    owned: dict[str, list[bool]] = {}  # by user id
     for document in store.list_documents():
         if document.owner is not None:
             owned.setdefault(document.owner, []).append(document.visibility == "private")
@@ -210,8 +277,8 @@ def usage(store: Store, now: float) -> list[UserUsage]:
             name=user.name,
             admin=user.admin,
             quota=store.quota_usage(client_key_for(user.name, ""), now),
-            documents=len(owned.get(user.name, [])),
-            private=sum(owned.get(user.name, [])),
+            documents=len(owned.get(user.id, [])),
+            private=sum(owned.get(user.id, [])),
             tokens=live.get(user.name, 0),
         )
         for user in store.users()

@@ -218,7 +218,7 @@ class Library:
             self.store,
             self.embedder,
             IngestOptions.from_settings(
-                self.settings, owner=self.viewer.user, visibility=visibility
+                self.settings, owner=self.viewer.user_id, visibility=visibility
             ),
         )
 

@@ -275,7 +275,7 @@ def document_json(info: DocumentInfo) -> dict[str, Any]:
         "pages": info.unit_count if info.kind == "pdf" else None,
         "chunks": info.chunk_count,
         "language": info.language,
-        "owner": info.owner,
+        "owner": info.owner_name,
         "visibility": info.visibility,
         "ingested_at": info.ingested_at,
         "contains_instructions": info.flagged,

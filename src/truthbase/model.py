@@ -224,8 +224,9 @@ class DocumentInfo:
     chunk_count: int
     ingested_at: str
     extractor_version: str
-    owner: str | None = None  # a user name; None: the operator (CLI ingest)
+    owner: str | None = None  # a user id; None: the operator (CLI ingest)
     visibility: Visibility = "shared"
-    holders: tuple[str, ...] = ()  # users who uploaded the same bytes (they hold it too)
+    holders: tuple[str, ...] = ()  # ids of users who uploaded the same bytes (they hold it too)
     flagged: bool = False  # the prompt-injection screen found instructions in its text
     language: str | None = None  # ISO 639-1; None: unknown (no letters, or an older index)
+    owner_name: str | None = None  # the owner's name, for people to read (None: no such user)

@@ -16,6 +16,7 @@ Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit inde
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -407,12 +408,14 @@ class IndexedDocument:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Viewer:
-    """Who asks: a signed-in user (``user``, with ``admin``), or, with ``user`` None, the
-    operator at the command line or the single local user of a server without accounts.
-    :mod:`truthbase.access` says what each may see; every read path takes one."""
+    """Who asks: a signed-in user (``user``, their name, with ``user_id``, their stable id, and
+    ``admin``), or, with ``user`` None, the operator at the command line or the single local
+    user of a server without accounts. :mod:`truthbase.access` says what each may see (by id:
+    a name may be given again to a new user); every read path takes one."""
 
     user: str | None = None
     admin: bool = False
+    user_id: str | None = None
 
     @property
     def local(self) -> bool:
@@ -426,12 +429,15 @@ OPERATOR = Viewer()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserRecord:
-    """An account: ``password_hash`` is Argon2id's encoded string (never the password)."""
+    """An account: ``password_hash`` is Argon2id's encoded string (never the password);
+    ``id`` is random and never reused, so what names the user by it (documents they own or
+    hold, their jobs) is never a later user's of the same name."""
 
     name: str
     password_hash: str
     admin: bool = False
     created_at: str = ""
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

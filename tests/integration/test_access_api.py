@@ -83,10 +83,12 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Lib
     store = SQLiteStore(db)
     try:
         settings = Settings(db=db)
+        _add_users(store)
+        ann = store.user("ann").id  # documents name their owner by the user's id
         ids = {}
         for name, path, owner in (
-            ("private_pdf", ROBUSTNESS / "pdfminer-pagelabels.pdf", "ann"),
-            ("private_epub", _tiny_epub(folder / "zebra.epub"), "ann"),
+            ("private_pdf", ROBUSTNESS / "pdfminer-pagelabels.pdf", ann),
+            ("private_epub", _tiny_epub(folder / "zebra.epub"), ann),
             ("shared_pdf", ROBUSTNESS / "pdfminer-jo.pdf", None),
         ):
             outcome = ingest_file(
@@ -100,7 +102,6 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Lib
             assert outcome.status == "ingested", outcome
             assert outcome.doc_id is not None
             ids[name] = outcome.doc_id
-        _add_users(store)
     finally:
         store.close()
     return Library(db=db, **ids)

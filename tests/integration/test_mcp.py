@@ -63,17 +63,19 @@ def index(seed_db: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Emb
     db = indexes.use_copy(seed_db, tmp_path_factory.mktemp("mcp") / "mcp.sqlite")
     store = SQLiteStore(db)
     try:
+        accounts.add_user(store, "ann", PASSWORD)
+        accounts.add_user(store, "bob", PASSWORD)
         outcome = ingest_file(
             ROBUSTNESS / "pdfminer-pagelabels.pdf",
             store,
             embedder,
-            IngestOptions(chunking=Settings(db=db).chunking, owner="ann", visibility="private"),
+            IngestOptions(
+                chunking=Settings(db=db).chunking, owner=store.user("ann").id, visibility="private"
+            ),
         )
         assert outcome.status == "ingested" and outcome.doc_id is not None, outcome
         unit = store.unit(outcome.doc_id, 0)
         assert unit is not None and unit.text.strip()
-        accounts.add_user(store, "ann", PASSWORD)
-        accounts.add_user(store, "bob", PASSWORD)
         ann = accounts.create_token(store, "ann").secret
         bob = accounts.create_token(store, "bob").secret
         seed_ids = {Path(d.path).name: d.id for d in store.list_documents() if d.owner is None}

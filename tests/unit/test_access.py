@@ -45,7 +45,11 @@ DOCS = [
     _doc("ann-shared", "ann", "shared"),
     _doc("bob-private", "bob", "private"),
 ]
-ANN, BOB, ADMIN = Viewer(user="ann"), Viewer(user="bob"), Viewer(user="root", admin=True)
+# Documents name their owner by the user's id (here the same string as the name, for
+# reading); the viewer carries both.
+ANN = Viewer(user="ann", user_id="ann")
+BOB = Viewer(user="bob", user_id="bob")
+ADMIN = Viewer(user="root", admin=True, user_id="root")
 
 
 def test_a_user_sees_shared_documents_and_their_own_and_nothing_else() -> None:
@@ -115,7 +119,7 @@ def test_a_version_6_index_gains_owner_visibility_and_the_account_tables(tmp_pat
     db = sqlite3.connect(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     db.close()
-    assert int(version) == SCHEMA_VERSION == 11
+    assert int(version) == SCHEMA_VERSION == 12
 
 
 def _doc_of(info: DocumentInfo, owner: str, visibility: Visibility) -> DocumentInfo:

@@ -39,7 +39,7 @@ from ..llm.client import ToolCall
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
 from ..segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
-from ..store import Store
+from ..store import Searchable
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from .agent_loop import ToolRun, run_tool
 from .extractive import ExtractiveAnswerer, usable
@@ -259,7 +259,7 @@ def rank_passages(question: str, sources: Sequence[Source], embedder: Embedder) 
 
 
 def hybrid_ranker(
-    store: Store,
+    store: Searchable,
     retrieval: RetrievalSettings,
     *,
     enough: int,

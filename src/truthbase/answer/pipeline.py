@@ -27,7 +27,7 @@ from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..records import SearchHit
 from ..retrieve.hybrid import search
-from ..store import Store
+from ..store import Searchable
 from ..telemetry import bind, span, traced
 from .base import Answerer
 from .extractive import ExtractiveAnswerer
@@ -73,7 +73,7 @@ class Retrieved:
 
 
 def retrieve(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     question: str,
     settings: RetrievalSettings,
@@ -168,7 +168,7 @@ def _rewrite_outcome(
 
 
 def _fuse_queries(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     question: str,
     queries: Sequence[str],
@@ -194,7 +194,7 @@ def _fuse_queries(
 
 
 def answer_question(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     question: str,
     retrieval: RetrievalSettings | None = None,
@@ -281,7 +281,7 @@ class AnswerError(TruthBaseError):
 
 
 def ask(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     question: str,
     retrieval: RetrievalSettings | None = None,

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import click
 from rich.table import Table
 
 from .. import accounts
-from ..errors import InvalidInput, NotFound
+from ..config import data_folder
+from ..errors import InvalidInput
 from .common import AppContext, console
 
 
@@ -80,15 +82,43 @@ def users_list(app: AppContext, as_json: bool) -> None:
 
 @users_group.command("remove")
 @click.argument("name")
+@click.option(
+    "--transfer-to",
+    metavar="ADMIN",
+    default=None,
+    help="Give every document NAME owns to this admin.",
+)
+@click.option(
+    "--delete-documents",
+    is_flag=True,
+    help="Delete NAME's private documents (one another user holds passes to that user).",
+)
 @click.pass_obj
-def users_remove(app: AppContext, name: str) -> None:
-    """Remove user NAME, their sessions and API tokens. Their documents stay, still theirs
-    (private ones are then seen by admins only)."""
+def users_remove(
+    app: AppContext, name: str, transfer_to: str | None, delete_documents: bool
+) -> None:
+    """Remove user NAME, their sessions, API tokens and holds. When NAME owns private documents,
+    say what becomes of them: --transfer-to ADMIN or --delete-documents (refused otherwise). A
+    user added later under the same name holds nothing of NAME's."""
     with app.store() as store:
-        if not store.remove_user(name):
-            raise NotFound(f"no user {name!r}")
-        kept = sum(1 for d in store.list_documents() if d.owner == name)
-    console.print(f"removed user {name}; {kept} documents keep them as owner", highlight=False)
+        removal = accounts.remove_user(
+            store, name, transfer_to=transfer_to, delete_documents=delete_documents
+        )
+    uploads = (data_folder(app.settings) / "uploads").resolve()
+    for path in removal.deleted:
+        stored = Path(path).resolve()
+        if uploads in stored.parents:  # only uploads: CLI-ingested files are the operator's
+            stored.unlink(missing_ok=True)
+    parts = [f"removed user {name}"]
+    if removal.transferred:
+        parts.append(f"{removal.transferred} documents now {transfer_to}'s")
+    if removal.deleted:
+        parts.append(f"{len(removal.deleted)} private documents deleted")
+    if removal.inherited:
+        parts.append(f"{removal.inherited} private documents passed to a holder")
+    if removal.kept:
+        parts.append(f"{removal.kept} shared documents stay (admins manage them)")
+    console.print("; ".join(parts), highlight=False)
 
 
 @users_group.command("passwd")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +163,13 @@ def _run(
     app: AppContext, paths: list[Path], options: IngestOptions, workers: int, on_event: OnEvent
 ) -> IngestSummary:
     with app.store() as store:
-        if options.owner is not None and store.user(options.owner) is None:
-            raise InvalidInput(f"no user {options.owner!r}: add them first (truthbase users add)")
+        if options.owner is not None:  # a user's name here; the index names users by their id
+            user = store.user(options.owner)
+            if user is None:
+                raise InvalidInput(
+                    f"no user {options.owner!r}: add them first (truthbase users add)"
+                )
+            options = replace(options, owner=user.id)
         if workers > 1:
             return ingest_paths_parallel(paths, store, options, workers=workers, on_event=on_event)
         return ingest_paths(paths, store, app.embedder, options, on_event=on_event)

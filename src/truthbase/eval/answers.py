@@ -24,7 +24,7 @@ from typing import Any
 from ..answer import Answer, Answerer, ask
 from ..config import RetrievalSettings
 from ..embed import Embedder
-from ..store import Store
+from ..store import DocumentReader, Searchable
 from ..text.matching import normalize, quote_in
 from .evidence import citation_holds, locate_evidence
 from .golden import CAPABILITY_TAGS, GoldenEvidence, GoldenQuestion, GoldenSet
@@ -56,7 +56,7 @@ class GoldenSpan:
 
 
 def golden_spans(
-    question: GoldenQuestion, prepared: PreparedCorpus, store: Store
+    question: GoldenQuestion, prepared: PreparedCorpus, store: DocumentReader
 ) -> tuple[list[GoldenSpan], list[str]]:
     """Where each evidence record lies in the stored text, and the records that were not found."""
     spans: list[GoldenSpan] = []
@@ -75,7 +75,7 @@ def golden_spans(
     return spans, missing
 
 
-def section_unit(store: Store, doc_id: str, section: str) -> int | None:
+def section_unit(store: DocumentReader, doc_id: str, section: str) -> int | None:
     """The unit index of an EPUB spine item named by its href (as golden sets name sections)."""
     info = store.document(doc_id)
     for index in range(info.unit_count if info is not None else 0):
@@ -85,7 +85,9 @@ def section_unit(store: Store, doc_id: str, section: str) -> int | None:
     return None
 
 
-def recheck(store: Store, doc_id: str, unit: int, start: int, end: int, quote: str) -> bool:
+def recheck(
+    store: DocumentReader, doc_id: str, unit: int, start: int, end: int, quote: str
+) -> bool:
     """The evaluation's own check of a citation: the quote is in the stored text at its span."""
     stored = store.unit(doc_id, unit)
     if stored is None or not 0 <= start < end <= len(stored.text) or not normalize(quote):
@@ -123,7 +125,7 @@ def _cells_held(question: GoldenQuestion, answer: Answer, spans: Sequence[Golden
 
 
 def _record(
-    question: GoldenQuestion, answer: Answer, spans: Sequence[GoldenSpan], store: Store
+    question: GoldenQuestion, answer: Answer, spans: Sequence[GoldenSpan], store: DocumentReader
 ) -> dict[str, Any]:
     citations = []
     for c in answer.citations:
@@ -249,7 +251,7 @@ def by_capability(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]
 def evaluate_answers(
     golden: GoldenSet,
     prepared: PreparedCorpus,
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     retrieval: RetrievalSettings,
     *,

@@ -45,7 +45,7 @@ from ..cite.support import (
     term_shape,
 )
 from ..embed import Embedder
-from ..store import Store
+from ..store import DocumentReader
 from ..text.matching import find_quote, normalize
 from ..text.sentences import split_sentences
 from ..text.vocabulary import terms
@@ -81,7 +81,7 @@ class _Document:
     sentences: tuple[tuple[int, str], ...]  # (unit, sentence)
 
 
-def _document(store: Store, doc_id: str) -> _Document:
+def _document(store: DocumentReader, doc_id: str) -> _Document:
     info = store.document(doc_id)
     counts: Counter[str] = Counter()
     sentences: list[tuple[int, str]] = []
@@ -314,7 +314,7 @@ def summarize_claims(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def evaluate_claims(
     golden: GoldenSet,
     prepared: PreparedCorpus,
-    store: Store,
+    store: DocumentReader,
     embedder: Embedder | None,
     *,
     on_question: Callable[[str], None] | None = None,

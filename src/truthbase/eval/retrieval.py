@@ -25,7 +25,7 @@ from ..embed import Embedder
 from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, IngestOptions, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
-from ..store import Store
+from ..store import DocumentReader, Searchable, Store
 from .golden import (
     CAPABILITY_TAGS,
     GoldenError,
@@ -101,7 +101,7 @@ class QuestionArms:
 class ChunkCache:
     """Stored chunks as the hit rule sees them, loaded once per id."""
 
-    def __init__(self, store: Store, names: Mapping[str, str]) -> None:
+    def __init__(self, store: DocumentReader, names: Mapping[str, str]) -> None:
         self._store = store
         self._names = names
         self._cache: dict[int, RetrievedChunk] = {}
@@ -169,7 +169,7 @@ def by_capability(by_tag: Mapping[str, Mapping[str, Mapping[str, float]]]) -> di
 
 def collect_arms(
     questions: Iterable[GoldenQuestion],
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     settings: RetrievalSettings,
 ) -> list[QuestionArms]:
@@ -221,7 +221,7 @@ def _summarize_by_kind(
 def evaluate_retrieval(
     golden: GoldenSet,
     prepared: PreparedCorpus,
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     settings: RetrievalSettings,
 ) -> dict[str, Any]:
@@ -337,7 +337,7 @@ def _folds(ids: Sequence[str], k: int, seed: int) -> list[set[str]]:
 def tune_retrieval(
     golden: GoldenSet,
     prepared: PreparedCorpus,
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     base: RetrievalSettings,
     *,

@@ -18,7 +18,7 @@ from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, embed_queries
 from ..errors import InvalidInput
 from ..records import ArmHit, SearchHit
-from ..store import Store
+from ..store import Searchable, TokenSigns
 from ..telemetry import span
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query, query_languages
@@ -77,7 +77,7 @@ def arm_base(arm: str) -> str:
 
 
 def rank_arms(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,
@@ -146,7 +146,7 @@ def rank_arms(
     return arms
 
 
-def add_late(store: Store, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
+def add_late(store: TokenSigns, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
     """Add the late-interaction list (:data:`LATE_ARM`) to ``arms``: the chunks of every list so
     far, ranked by MaxSim against the question's token vectors. Chunks whose index has no token
     signs (documents ingested before they were stored, or with an embedder without token
@@ -159,7 +159,7 @@ def add_late(store: Store, question: TokenVectors, dim: int, arms: ArmRankings) 
 
 
 def add_feedback(
-    store: Store,
+    store: Searchable,
     query: str,
     arms: ArmRankings,
     settings: RetrievalSettings,
@@ -239,7 +239,7 @@ def fuse(
 
 
 def search(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,
@@ -258,7 +258,7 @@ def search(
 
 
 def _search(
-    store: Store,
+    store: Searchable,
     embedder: Embedder,
     query: str,
     settings: RetrievalSettings,

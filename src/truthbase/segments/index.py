@@ -16,7 +16,7 @@ from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
 from ..records import FloatMatrix, Segment, StoredSegments
-from ..store import Store
+from ..store import SegmentStore
 from .build import build_segments, builder_id
 from .passages import strip_tags
 from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
@@ -59,7 +59,7 @@ def _summary_input(segment: Segment) -> str:
 
 
 def build_document_segments(
-    store: Store,
+    store: SegmentStore,
     doc_id: str,
     embedder: Embedder,
     settings: SegmentSettings,
@@ -116,7 +116,7 @@ def build_document_segments(
 
 
 def ensure_segments(
-    store: Store,
+    store: SegmentStore,
     doc_id: str,
     embedder: Embedder,
     settings: SegmentSettings,

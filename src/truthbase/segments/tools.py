@@ -37,7 +37,7 @@ from ..llm.prompts import build_select_messages
 from ..model import Unit
 from ..records import StoredSegments, ToolError, ToolOutput
 from ..retrieve.hybrid import search
-from ..store import Store
+from ..store import SegmentStore
 from .budget import best_passages, every_passage, fits, segment_passages
 from .index import ensure_segments, resolve_summarizer
 from .render import NO_DOCUMENTS, full_summaries, related_passages, summary_spans
@@ -146,7 +146,7 @@ class BookTools:
 
     def __init__(
         self,
-        store: Store,
+        store: SegmentStore,
         embedder: Embedder,
         segments: SegmentSettings,
         retrieval: RetrievalSettings,

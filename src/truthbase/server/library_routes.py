@@ -101,7 +101,7 @@ def _limits(settings: Settings) -> UploadLimits:
 def _visible_jobs(store: Store, viewer: Viewer) -> list[Job]:
     if sees_everything(viewer):
         return store.jobs()
-    return store.jobs(viewer.user, everyone=False)
+    return store.jobs(viewer.user_id, everyone=False)
 
 
 def _text_source(store: Store, info: DocumentInfo) -> str | None:
@@ -113,7 +113,7 @@ def _text_source(store: Store, info: DocumentInfo) -> str | None:
 def _shown_owner(viewer: Viewer, document: DocumentInfo) -> str | None:
     """A holder of someone else's private document sees it as their own: no other name."""
     if sees_everything(viewer) or document.visibility == "shared":
-        return document.owner
+        return document.owner_name
     return viewer.user
 
 
@@ -144,7 +144,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
                 contains_instructions=screen is not None,
                 instruction_hits=[h.to_json() for h in screen.hits[:5]] if screen else [],
                 can_manage=may_manage(viewer, d),
-                held=viewer.user is not None and viewer.user in d.holders,
+                held=viewer.user_id is not None and viewer.user_id in d.holders,
                 file_url=f"/api/documents/{d.id}/file",
             )
         )
@@ -167,7 +167,7 @@ def _queue_upload(
         received.temp.unlink(missing_ok=True)
         return store.add_job(
             JobDraft(
-                owner=viewer.user,
+                owner=viewer.user_id,
                 filename=received.filename,
                 file="",
                 sha256=received.sha256,
@@ -181,7 +181,7 @@ def _queue_upload(
         )
     relative, placed = place(data_dir, received)
     draft = JobDraft(
-        owner=viewer.user,
+        owner=viewer.user_id,
         filename=received.filename,
         file=relative,
         sha256=received.sha256,
@@ -224,7 +224,7 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
 
     def managed(viewer: Viewer, doc_id: str) -> DocumentInfo:
         info = require_visible(viewer, state.store.document(doc_id), doc_id)
-        if not (may_manage(viewer, info) or viewer.user in info.holders):
+        if not (may_manage(viewer, info) or viewer.user_id in info.holders):
             raise HTTPException(403, "only its owner or an admin may change this document")
         return info
 
@@ -290,7 +290,7 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
                 owner = (
                     info.owner
                     if info.owner is not None or body.visibility == "shared"
-                    else viewer.user
+                    else viewer.user_id
                 )
                 state.store.set_document_access(doc_id, owner, body.visibility)
             if body.title is not None:
@@ -312,9 +312,9 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
         def run() -> dict[str, Any]:
             info = managed(viewer, doc_id)
             if not may_manage(viewer, info):  # a holder lets go of their hold
-                state.store.remove_holder(doc_id, str(viewer.user))
+                state.store.remove_holder(doc_id, str(viewer.user_id))
                 return {"deleted": doc_id}
-            if info.holders and info.owner == viewer.user:
+            if info.holders and info.owner == viewer.user_id:
                 # The owner leaves; the holders keep their copy: the first one owns it now.
                 heir = info.holders[0]
                 state.store.set_document_access(doc_id, heir, info.visibility)
@@ -348,7 +348,7 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
             job = state.store.add_job(
                 JobDraft(
                     kind="reingest",
-                    owner=viewer.user,
+                    owner=viewer.user_id,
                     filename=path.name,
                     file=str(path.resolve()),
                     sha256=doc_id,

@@ -50,7 +50,7 @@ class DocumentOut(_Body):
             chunks=info.chunk_count,
             ingested_at=info.ingested_at,
             file_url=f"/api/documents/{info.id}/file",
-            owner=info.owner,
+            owner=info.owner_name,
             visibility=info.visibility,
             contains_instructions=info.flagged,
         )

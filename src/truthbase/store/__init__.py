@@ -7,14 +7,42 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Settings
-from .base import Store, StoreError, StoreFull
+from .base import (
+    Accounts,
+    AnswerLog,
+    DocumentReader,
+    Documents,
+    Jobs,
+    Library,
+    QuotaCounters,
+    Searchable,
+    SearchArms,
+    SegmentIndex,
+    SegmentStore,
+    Store,
+    StoreError,
+    StoreFull,
+    TokenSigns,
+)
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "Accounts",
+    "AnswerLog",
+    "DocumentReader",
+    "Documents",
+    "Jobs",
+    "Library",
+    "QuotaCounters",
     "SQLiteStore",
+    "SearchArms",
+    "Searchable",
+    "SegmentIndex",
+    "SegmentStore",
     "Store",
     "StoreError",
     "StoreFull",
+    "TokenSigns",
     "open_store",
 ]
 

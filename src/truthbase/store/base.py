@@ -5,8 +5,10 @@ documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:
 (late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
 and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
-sessions, API tokens). A caller that needs one of them takes a
-``Store`` and calls the method: there is no backend without it.
+sessions, API tokens). :class:`DocumentReader` is the read half of
+:class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
+:class:`SegmentStore` (what the segment tools use) combine the small ones. A caller takes the
+smallest Protocol that has what it calls; both backends are every one of them.
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ from ..records import (
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "DocumentReader",
     "Documents",
     "Jobs",
     "Library",
     "QuotaCounters",
     "SearchArms",
+    "Searchable",
     "SegmentIndex",
+    "SegmentStore",
     "Store",
     "StoreError",
     "StoreFull",
@@ -65,17 +70,10 @@ class StoreFull(StoreError):
     was rolled back whole, and every write after it would fail the same way, so a batch stops."""
 
 
-class Documents(Protocol):
-    """The documents of an index. Every write of one document is one transaction."""
+class DocumentReader(Protocol):
+    """The documents of an index as the stages after ingest read them."""
 
     def has_document(self, doc_id: str) -> bool: ...
-
-    def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
-        """Write the document, its units, chunks, full text, vectors (of chunks and of their
-        sentence windows), token signs and screen verdict in one transaction. StoreError when
-        the index was built with another embedder. ``replace``: the document is in the index
-        and its rows are replaced in the same transaction (a re-ingest; its holders stay)."""
-        ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
 
@@ -94,11 +92,6 @@ class Documents(Protocol):
 
     def index_embedder(self) -> IndexEmbedder | None: ...
 
-    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
-        """Set a document's owner and visibility (:mod:`truthbase.access` decides who may);
-        False when there is no such document. InvalidInput for a private document without an
-        owner."""
-
     def languages(self) -> list[str | None]:
         """The languages of the index's units and titles (ISO 639-1; None for unknown), sorted:
         the languages a question's full-text terms are made in (:mod:`truthbase.text.fulltext`)."""
@@ -106,6 +99,24 @@ class Documents(Protocol):
 
     def counts(self) -> dict[str, int]:
         """Rows of documents, units, chunks and token_chunks (chunks with token signs)."""
+        ...
+
+
+class Documents(DocumentReader, Protocol):
+    """The documents of an index, read and written. Every write of one document is one
+    transaction."""
+
+    def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
+        """Write the document, its units, chunks, full text, vectors (of chunks and of their
+        sentence windows), token signs and screen verdict in one transaction. StoreError when
+        the index was built with another embedder. ``replace``: the document is in the index
+        and its rows are replaced in the same transaction (a re-ingest; its holders stay)."""
+        ...
+
+    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+        """Set a document's owner (a user id) and visibility (:mod:`truthbase.access` decides
+        who may); False when there is no such document. InvalidInput for a private document
+        without an owner."""
         ...
 
 
@@ -180,6 +191,16 @@ class SegmentIndex(Protocol):
     def put_segments(self, doc_id: str, summarizer: str, stored: StoredSegments) -> None: ...
 
 
+class Searchable(DocumentReader, SearchArms, TokenSigns, Protocol):
+    """The index as retrieval and answering read it (:mod:`truthbase.retrieve`,
+    :mod:`truthbase.answer`): documents, units and chunks, the two arms, token signs."""
+
+
+class SegmentStore(Searchable, SegmentIndex, Protocol):
+    """The index as the segment tools (:mod:`truthbase.segments`) use it: what retrieval
+    reads, and the segment indexes they build and cache."""
+
+
 class QuotaCounters(Protocol):
     """Request counters (:mod:`truthbase.quota`), shared by every process using the index."""
 
@@ -212,7 +233,8 @@ class Library(Protocol):
         ...
 
     def add_holder(self, doc_id: str, holder: str) -> None:
-        """``holder`` holds the document too (no-op when there is no such document)."""
+        """The user with id ``holder`` holds the document too (no-op when there is no such
+        document)."""
         ...
 
     def remove_holder(self, doc_id: str, holder: str) -> bool: ...
@@ -277,8 +299,10 @@ class Jobs(Protocol):
 
 
 class Accounts(Protocol):
-    """Users, their login sessions and their API tokens. Removing a user removes their
-    sessions and tokens (their documents stay, with their owner's name)."""
+    """Users, their login sessions and their API tokens. Documents, holders and jobs name a
+    user by their stable id (:attr:`~truthbase.records.UserRecord.id`), never by the name.
+    Removing a user removes their sessions, tokens and holds; the documents they own keep
+    their id (:func:`truthbase.accounts.remove_user` decides what becomes of them)."""
 
     def add_user(self, user: UserRecord) -> None:
         """InvalidInput when a user of that name exists."""
@@ -293,7 +317,7 @@ class Accounts(Protocol):
     def user_count(self) -> int: ...
 
     def remove_user(self, name: str) -> bool:
-        """False when there is no such user."""
+        """The user, their sessions, tokens and holds; False when there is no such user."""
         ...
 
     def set_password(self, name: str, password_hash: str) -> bool:

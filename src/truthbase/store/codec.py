@@ -127,7 +127,7 @@ def document_row(
 def document_info(row: Sequence[Any]) -> DocumentInfo:
     """A document from (id, title, path, kind, unit_count, chunk_count, ingested_at,
     extractor_version, owner, visibility[, holders joined by U+001F, screen flagged[,
-    language]]), as both backends select it."""
+    language[, the owner's name]]]), as both backends select it."""
     holders = tuple(sorted(str(row[10]).split("\x1f"))) if len(row) > 10 and row[10] else ()
     return DocumentInfo(
         id=str(row[0]),
@@ -143,6 +143,7 @@ def document_info(row: Sequence[Any]) -> DocumentInfo:
         holders=holders,
         flagged=bool(row[11]) if len(row) > 11 and row[11] is not None else False,
         language=row[12] if len(row) > 12 and row[12] else None,
+        owner_name=str(row[13]) if len(row) > 13 and row[13] is not None else None,
     )
 
 

@@ -1,69 +1,35 @@
-"""Documents, units and chunks in PostgreSQL: the write of one document and the reads.
+"""The writes of documents in PostgreSQL, each of which touches the full text: adding one (its
+units, chunks, vectors, token signs, verdict), deleting one, renaming one. The reads and
+everything else both backends share are :mod:`truthbase.store.sql`'s.
 
-A document is written in one transaction under an advisory lock (:data:`.schema.WRITE_LOCK`),
-so concurrent writers serialize as SQLite's ``BEGIN IMMEDIATE`` makes them; the full text is a
-generated column of the chunks.
+A document write is one transaction under an advisory lock (:data:`.schema.WRITE_LOCK`), so
+concurrent writers serialize as SQLite's ``BEGIN IMMEDIATE`` makes them. The full text is a
+generated column of the chunks: a delete cascades from the document row to units, chunks (whose
+statement trigger takes their lexemes out of the full-text statistics), windows, token signs,
+segments, verdict and holders; a rename updates the chunks' title column (migration 7's update
+trigger keeps the statistics exact).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ...errors import InvalidInput
-from ...model import Chunk, DocumentInfo, Unit, Visibility
-from ...records import IndexedDocument, IndexEmbedder
+from ...records import IndexedDocument
+from ...text.fulltext import term_string
 from ..base import StoreError, check_same_embedder
 from ..codec import (
     UNIT_COLUMNS,
     chunk_terms,
     chunk_title_terms,
-    chunks_in_order,
-    document_info,
     document_row,
+    join_terms,
     rects_json,
-    unit_from_row,
     unit_rows,
     vector_literal,
 )
-from . import library
-from .pool import Pool
-from .schema import WRITE_LOCK, Hnsw, ensure_hnsw, index_embedder, type_vectors
+from ..sql import holders_of, index_embedder, restore_holders, write_screen
+from .pool import Connection, Pool, QmarkConnection
+from .schema import WRITE_LOCK, Hnsw, ensure_hnsw, type_vectors
 
-__all__ = [
-    "add_document",
-    "chunks",
-    "counts",
-    "document",
-    "get_index_embedder",
-    "has_document",
-    "languages",
-    "list_documents",
-    "set_document_access",
-    "unit",
-]
-
-_DOC_COLUMNS = (
-    "d.id, d.title, d.path, d.kind, d.unit_count, "
-    "(SELECT count(*) FROM truthbase.chunks c WHERE c.doc_id = d.id), d.ingested_at, "
-    "d.extractor_version, d.owner, d.visibility, "
-    "(SELECT string_agg(h.holder, chr(31)) FROM truthbase.document_holders h "
-    "WHERE h.doc_id = d.id), "
-    "(SELECT s.flagged FROM truthbase.document_screens s WHERE s.doc_id = d.id), "
-    "d.language"
-)
-#: counts()'s names and their tables
-_COUNTED = (
-    ("documents", "documents"),
-    ("units", "units"),
-    ("chunks", "chunks"),
-    ("token_chunks", "chunk_tokens"),
-)
-
-
-def has_document(pool: Pool, doc_id: str) -> bool:
-    with pool.connection() as conn:
-        row = conn.execute("SELECT 1 FROM truthbase.documents WHERE id = %s", (doc_id,))
-        return row.fetchone() is not None
+__all__ = ["add_document", "delete_document", "delete_rows", "rename_document"]
 
 
 def add_document(
@@ -76,14 +42,12 @@ def add_document(
     document, embedder, chunk_drafts = indexed.document, indexed.embedder, indexed.chunks
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        shared = QmarkConnection(conn)
         holders: list[tuple[str, str]] = []
         if replace:
-            holders = conn.execute(
-                "SELECT holder, added_at FROM truthbase.document_holders WHERE doc_id = %s",
-                (document.sha256,),
-            ).fetchall()
-            library.delete_rows(conn, document.sha256)
-        current = index_embedder(conn)
+            holders = holders_of(shared, document.sha256)
+            delete_rows(conn, document.sha256)
+        current = index_embedder(shared)
         if current is None:
             conn.execute(
                 "INSERT INTO truthbase.meta(key, value) VALUES ('embedder', %s), "
@@ -159,97 +123,49 @@ def add_document(
                     (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
                 )
         if indexed.screen is not None:
-            library.write_screen(conn, document.sha256, indexed.screen)
-        for holder, added_at in holders:
-            conn.execute(
-                "INSERT INTO truthbase.document_holders(doc_id, holder, added_at) "
-                "VALUES (%s, %s, %s)",
-                (document.sha256, holder, added_at),
-            )
+            write_screen(shared, document.sha256, indexed.screen)
+        restore_holders(shared, document.sha256, holders)
 
 
-def set_document_access(pool: Pool, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
-    """A document's owner and visibility; False when there is no such document."""
-    if visibility == "private" and owner is None:
-        raise InvalidInput("a private document needs an owner")
+def delete_rows(conn: Connection, doc_id: str) -> str | None:
+    """Everything of one document, in the caller's transaction (holding the write lock); its
+    stored path, or None when there was no such document."""
+    row = conn.execute(
+        "DELETE FROM truthbase.documents WHERE id = %s RETURNING path", (doc_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def delete_document(pool: Pool, doc_id: str) -> str | None:
     with pool.connection() as conn, conn.transaction():
-        cursor = conn.execute(
-            "UPDATE truthbase.documents SET owner = %s, visibility = %s WHERE id = %s",
-            (owner, visibility, doc_id),
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        return delete_rows(conn, doc_id)
+
+
+def rename_document(pool: Pool, doc_id: str, title: str) -> bool:
+    with pool.connection() as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        row = conn.execute(
+            "UPDATE truthbase.documents SET title = %s WHERE id = %s RETURNING language",
+            (title, doc_id),
+        ).fetchone()
+        if row is None:
+            return False
+        terms = term_string(title, row[0])
+        conn.execute(
+            "UPDATE truthbase.chunks SET title = %s, title_terms = %s WHERE doc_id = %s",
+            (title, terms, doc_id),
         )
-        return bool(cursor.rowcount > 0)
-
-
-def get_index_embedder(pool: Pool) -> IndexEmbedder | None:
-    with pool.connection() as conn:
-        return index_embedder(conn)
-
-
-def list_documents(pool: Pool) -> list[DocumentInfo]:
-    with pool.connection() as conn:
-        rows = conn.execute(
-            # COLLATE "C": byte order, as SQLite sorts, whatever the database's locale
-            f"SELECT {_DOC_COLUMNS} FROM truthbase.documents d "
-            f'ORDER BY d.title COLLATE "C", d.id COLLATE "C"'
+        # A table chunk's column names follow the title (store.codec.chunk_title_terms).
+        tables = conn.execute(
+            "SELECT c.id, c.context, coalesce(u.language, %s) FROM truthbase.chunks c "
+            "LEFT JOIN truthbase.units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+            "WHERE c.doc_id = %s AND c.context <> ''",
+            (row[0], doc_id),
         ).fetchall()
-    return [document_info(row) for row in rows]
-
-
-def document(pool: Pool, doc_id: str) -> DocumentInfo | None:
-    with pool.connection() as conn:
-        row = conn.execute(
-            f"SELECT {_DOC_COLUMNS} FROM truthbase.documents d WHERE d.id = %s", (doc_id,)
-        ).fetchone()
-    return document_info(row) if row else None
-
-
-def languages(pool: Pool) -> list[str | None]:
-    """The languages of the index's units and document titles (None: unknown), sorted."""
-    with pool.connection() as conn:
-        rows = conn.execute(
-            "SELECT language FROM truthbase.units UNION SELECT language FROM truthbase.documents"
-        ).fetchall()
-    return sorted({row[0] for row in rows}, key=lambda code: code or "")
-
-
-def unit(pool: Pool, doc_id: str, index: int) -> Unit | None:
-    with pool.connection() as conn:
-        row = conn.execute(
-            f"SELECT {UNIT_COLUMNS} FROM truthbase.units WHERE doc_id = %s AND idx = %s",
-            (doc_id, index),
-        ).fetchone()
-    return unit_from_row(row) if row is not None else None
-
-
-def chunks(pool: Pool, chunk_ids: Sequence[int]) -> list[Chunk]:
-    """The chunks with these ids, in the order asked (missing ids are left out)."""
-    if not chunk_ids:
-        return []
-    with pool.connection() as conn:
-        rows = conn.execute(
-            'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
-            "c.kind, c.context FROM truthbase.chunks c JOIN truthbase.units u "
-            "ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.id = ANY(%s)",
-            ([int(i) for i in chunk_ids],),
-        ).fetchall()
-    return chunks_in_order(rows, chunk_ids)
-
-
-def chunk_texts(pool: Pool, chunk_ids: Sequence[int]) -> dict[int, str]:
-    """The text of each chunk with one of these ids (missing ids are left out)."""
-    if not chunk_ids:
-        return {}
-    with pool.connection() as conn:
-        rows = conn.execute(
-            "SELECT id, text FROM truthbase.chunks WHERE id = ANY(%s)",
-            ([int(i) for i in chunk_ids],),
-        ).fetchall()
-    return {int(chunk_id): str(text) for chunk_id, text in rows}
-
-
-def counts(pool: Pool) -> dict[str, int]:
-    with pool.connection() as conn:
-        return {
-            name: int(conn.execute(f"SELECT count(*) FROM truthbase.{table}").fetchone()[0])
-            for name, table in _COUNTED
-        }
+        for chunk_id, context, language in tables:
+            conn.execute(
+                "UPDATE truthbase.chunks SET title_terms = %s WHERE id = %s",
+                (join_terms(terms, term_string(context, language)), chunk_id),
+            )
+    return True

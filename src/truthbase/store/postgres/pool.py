@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 import psycopg
 
 from ..base import StoreError, StoreUnavailable
+from ..sql import Cursor
 
-__all__ = ["Connection", "Pool"]
+__all__ = ["Connection", "Pool", "QmarkConnection"]
 
 Connection = Any  # psycopg.Connection[tuple[Any, ...]]
 
@@ -123,3 +125,25 @@ class Pool:
             conns, self._all, self._idle = self._all, [], []
         for conn in conns:
             conn.close()
+
+
+@lru_cache(maxsize=512)
+def _pyformat(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class QmarkConnection:
+    """A psycopg connection that takes the shared SQL's ``?`` placeholders."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
+        if not parameters:  # psycopg reads no placeholders (nor %%) without parameters
+            return self.conn.execute(sql)  # type: ignore[no-any-return]
+        return self.conn.execute(_pyformat(sql), parameters)  # type: ignore[no-any-return]
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(_pyformat(sql), list(rows))

@@ -12,7 +12,8 @@ exactly as SQLite's FTS5 (``porter unicode61 remove_diacritics 2``) does, 5 adds
 packed token signs (``chunk_tokens``), 6 the documents' owner and visibility and the accounts
 (users, sessions, API tokens), 7 ingest jobs, screen verdicts and document holders, 8 the
 languages and the full text over terms made in Python, 9 the units' text source and OCR record,
-10 the chunks' kind (text or table rows) and context (a table's column names).
+10 the chunks' kind (text or table rows) and context (a table's column names), 11 the
+users' stable ids (owners, holders and job owners name users by id).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -30,11 +31,11 @@ from importlib import resources
 import psycopg
 from psycopg import sql
 
-from ...records import IndexEmbedder
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError
-from .pool import Connection, Pool
+from ..sql import index_embedder
+from .pool import Connection, Pool, QmarkConnection
 
 __all__ = [
     "MIGRATIONS",
@@ -42,17 +43,16 @@ __all__ = [
     "WRITE_LOCK",
     "Hnsw",
     "ensure_hnsw",
-    "index_embedder",
     "migrate",
     "sql_text",
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
-# of the rows already stored).
+# of the rows already stored), 11 gives users ids and maps the names that stood for them.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -63,6 +63,7 @@ MIGRATIONS = {
     8: "migration_8.sql",
     9: "migration_9.sql",
     10: "migration_10.sql",
+    11: "migration_11.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01
@@ -133,7 +134,7 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (functions_sha,),
                     )
-                if index_embedder(conn) is not None and hnsw.enabled:
+                if index_embedder(QmarkConnection(conn)) is not None and hnsw.enabled:
                     ensure_hnsw(conn, hnsw)
         except psycopg.Error as exc:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
@@ -182,18 +183,6 @@ def _fill_terms(conn: Connection) -> None:
         "UPDATE truthbase.fts_stats SET n = (SELECT count(*) FROM truthbase.chunks), "
         "tokens = (SELECT coalesce(sum(ntok), 0) FROM truthbase.chunks)"
     )
-
-
-def index_embedder(conn: Connection) -> IndexEmbedder | None:
-    """The embedder recorded by the first document write."""
-    rows = dict(
-        conn.execute(
-            "SELECT key, value FROM truthbase.meta WHERE key IN ('embedder', 'embedding_dim')"
-        ).fetchall()
-    )
-    if "embedder" not in rows:
-        return None
-    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
 
 
 def type_vectors(conn: Connection, dim: int) -> None:

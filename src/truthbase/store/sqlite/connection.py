@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
-from ...records import IndexEmbedder
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError, StoreFull
@@ -30,17 +29,17 @@ __all__ = [
     "REBUILT_FROM",
     "SCHEMA_VERSION",
     "Database",
-    "index_embedder",
 ]
 
-SCHEMA_VERSION = 11  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 12  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
-# 11: chunk kind and context (tables kept as rows), the context indexed with the title
+# 11: chunk kind and context (tables kept as rows), the context indexed with the title;
+# 12: users get a stable id, and documents, holders and jobs name their user by it
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -204,6 +203,7 @@ class Database:
                 with self.transaction() as conn:
                     if version in REBUILT_FROM:
                         _to_version_9(conn)
+                    _to_version_12(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -304,13 +304,21 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
 
-def index_embedder(conn: sqlite3.Connection) -> IndexEmbedder | None:
-    """The embedder recorded by the first document write (the caller holds the lock)."""
-    rows = dict(
+#: Where a user's name stood for them before version 12, as (table, column).
+USER_COLUMNS = (("documents", "owner"), ("jobs", "owner"), ("document_holders", "holder"))
+
+
+def _to_version_12(conn: sqlite3.Connection) -> None:
+    """Schema 11 to 12 (or older), in the caller's transaction: every user gets a random id, and
+    each owner, holder and job owner that named a user names their id instead. A name with no
+    user left (removed before version 12) becomes ``removed:NAME``, which no user's id is, so a
+    user added later under that name holds none of it."""
+    _add_columns(conn, (("users", "id", "TEXT"),))
+    conn.execute("UPDATE users SET id = lower(hex(randomblob(16))) WHERE id IS NULL")
+    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_by_id ON users (id)")
+    for table, column in USER_COLUMNS:
         conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim')"
-        ).fetchall()
-    )
-    if "embedder" not in rows:
-        return None
-    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
+            f"UPDATE {table} SET {column} = coalesce("
+            f"(SELECT u.id FROM users u WHERE u.name = {table}.{column}), 'removed:' || {column}) "
+            f"WHERE {column} IS NOT NULL"
+        )

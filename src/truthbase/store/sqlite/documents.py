@@ -1,57 +1,36 @@
-"""Documents, units and chunks in SQLite: the write of one document and the reads."""
+"""The writes of documents in SQLite, each of which touches the full text: adding one (its
+units, chunks, FTS5 rows, vectors, token signs, verdict), deleting one, renaming one. The reads
+and everything else both backends share are :mod:`truthbase.store.sql`'s.
+
+Deleting a document is one transaction: its full-text rows first (the FTS5 table is an external
+content index of the chunks, so its rows are removed with FTS5's ``'delete'`` command while the
+chunk text is still there to name them), then the document row, whose foreign keys cascade to
+its units, chunks, sentence windows, token signs, segments, screen verdict and holders. Every
+write moves the index generation, so every dense search after the commit reloads its vectors.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
 
-from ...errors import InvalidInput
-from ...model import Chunk, DocumentInfo, Unit, Visibility
-from ...records import IndexedDocument, IndexEmbedder
+from ...records import IndexedDocument
+from ...text.fulltext import term_string
 from ..base import check_same_embedder
 from ..codec import (
     UNIT_COLUMNS,
     chunk_terms,
     chunk_title_terms,
-    chunks_in_order,
     context_terms,
-    document_info,
     document_row,
     rects_json,
     title_terms,
-    unit_from_row,
     unit_rows,
     vector_blob,
 )
-from . import library
-from .connection import Database, index_embedder
+from ..sql import holders_of, index_embedder, restore_holders, write_screen
+from .connection import Database
 
-__all__ = [
-    "add_document",
-    "chunks",
-    "counts",
-    "document",
-    "get_index_embedder",
-    "has_document",
-    "languages",
-    "list_documents",
-    "set_document_access",
-    "unit",
-]
-
-_DOC_COLUMNS = (
-    "d.id, d.title, d.path, d.kind, d.unit_count, "
-    "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, d.extractor_version, "
-    "d.owner, d.visibility, "
-    "(SELECT group_concat(h.holder, char(31)) FROM document_holders h WHERE h.doc_id = d.id), "
-    "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id), "
-    "d.language"
-)
-
-
-def has_document(db: Database, doc_id: str) -> bool:
-    with db.lock:
-        row = db.conn.execute("SELECT 1 FROM documents WHERE id=?", (doc_id,)).fetchone()
-    return row is not None
+__all__ = ["add_document", "delete_document", "delete_rows", "rename_document"]
 
 
 def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = False) -> None:
@@ -64,11 +43,8 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
     with db.transaction() as conn:
         holders: list[tuple[str, str]] = []
         if replace:
-            holders = conn.execute(
-                "SELECT holder, added_at FROM document_holders WHERE doc_id = ?",
-                (document.sha256,),
-            ).fetchall()
-            library.delete_rows(conn, document.sha256)
+            holders = holders_of(conn, document.sha256)
+            delete_rows(conn, document.sha256)
         current = index_embedder(conn)
         if current is None:
             conn.execute(
@@ -131,102 +107,55 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
                 [(i, bytes(b)) for i, b in zip(chunk_ids, indexed.token_signs, strict=True)],
             )
         if indexed.screen is not None:
-            library.write_screen(conn, document.sha256, indexed.screen)
-        conn.executemany(
-            "INSERT INTO document_holders(doc_id, holder, added_at) VALUES (?, ?, ?)",
-            [(document.sha256, holder, added) for holder, added in holders],
-        )
+            write_screen(conn, document.sha256, indexed.screen)
+        restore_holders(conn, document.sha256, holders)
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
 
 
-def set_document_access(
-    db: Database, doc_id: str, owner: str | None, visibility: Visibility
-) -> bool:
-    """A document's owner and visibility; False when there is no such document."""
-    if visibility == "private" and owner is None:
-        raise InvalidInput("a private document needs an owner")
+def _fts_rows(conn: sqlite3.Connection, doc_id: str, op: str | None) -> None:
+    """Remove (``op`` 'delete') or add (None) the document's rows of the full-text index, with
+    the title and text the index holds for them now."""
+    command = "'delete', " if op else ""
+    column = "chunks_fts, " if op else ""
+    conn.execute(
+        f"INSERT INTO chunks_fts({column}rowid, title, text) "
+        f"SELECT {command}v.id, v.title, v.text FROM chunks_fts_content v "
+        "JOIN chunks c ON c.id = v.id WHERE c.doc_id = ?",
+        (doc_id,),
+    )
+
+
+def delete_rows(conn: sqlite3.Connection, doc_id: str) -> str | None:
+    """Everything of one document, in the caller's transaction; its stored path, or None when
+    there was no such document."""
+    row = conn.execute("SELECT path FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    if row is None:
+        return None
+    _fts_rows(conn, doc_id, "delete")
+    conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+    return str(row[0])
+
+
+def delete_document(db: Database, doc_id: str) -> str | None:
     with db.transaction() as conn:
-        changed = conn.execute(
-            "UPDATE documents SET owner = ?, visibility = ? WHERE id = ?",
-            (owner, visibility, doc_id),
-        ).rowcount
-    return changed > 0
+        return delete_rows(conn, doc_id)
 
 
-def get_index_embedder(db: Database) -> IndexEmbedder | None:
-    with db.lock:
-        return index_embedder(db.conn)
-
-
-def list_documents(db: Database) -> list[DocumentInfo]:
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.title, d.id"
-        ).fetchall()
-    return [document_info(row) for row in rows]
-
-
-def document(db: Database, doc_id: str) -> DocumentInfo | None:
-    with db.lock:
-        row = db.conn.execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?", (doc_id,)
+def rename_document(db: Database, doc_id: str, title: str) -> bool:
+    """A new title, in the listing and in the full-text index's title column (its rows are
+    re-indexed in the same transaction); the stored vectors keep the title they were embedded
+    with."""
+    with db.transaction() as conn:
+        if conn.execute("SELECT 1 FROM documents WHERE id = ?", (doc_id,)).fetchone() is None:
+            return False
+        _fts_rows(conn, doc_id, "delete")
+        (language,) = conn.execute(
+            "SELECT language FROM documents WHERE id = ?", (doc_id,)
         ).fetchone()
-    return document_info(row) if row else None
-
-
-def languages(db: Database) -> list[str | None]:
-    """The languages of the index's units and document titles (None: unknown), sorted."""
-    with db.lock:
-        rows = db.conn.execute(
-            "SELECT language FROM units UNION SELECT language FROM documents"
-        ).fetchall()
-    return sorted({row[0] for row in rows}, key=lambda code: code or "")
-
-
-def unit(db: Database, doc_id: str, index: int) -> Unit | None:
-    with db.lock:
-        row = db.conn.execute(
-            f"SELECT {UNIT_COLUMNS} FROM units WHERE doc_id = ? AND idx = ?",
-            (doc_id, index),
-        ).fetchone()
-    return unit_from_row(row) if row is not None else None
-
-
-def chunks(db: Database, chunk_ids: Sequence[int]) -> list[Chunk]:
-    """The chunks with these ids, in the order asked (missing ids are left out)."""
-    if not chunk_ids:
-        return []
-    placeholders = ",".join("?" * len(chunk_ids))
-    with db.lock:
-        rows = db.conn.execute(
-            f'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
-            f"c.kind, c.context FROM chunks c "
-            f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
-            f"WHERE c.id IN ({placeholders})",
-            list(chunk_ids),
-        ).fetchall()
-    return chunks_in_order(rows, chunk_ids)
-
-
-def chunk_texts(db: Database, chunk_ids: Sequence[int]) -> dict[int, str]:
-    """The text of each chunk with one of these ids (missing ids are left out)."""
-    if not chunk_ids:
-        return {}
-    placeholders = ",".join("?" * len(chunk_ids))
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT id, text FROM chunks WHERE id IN ({placeholders})", list(chunk_ids)
-        ).fetchall()
-    return {int(chunk_id): str(text) for chunk_id, text in rows}
-
-
-def counts(db: Database) -> dict[str, int]:
-    with db.lock:
-        result = {
-            table: int(db.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for table in ("documents", "units", "chunks")
-        }
-        result["token_chunks"] = int(
-            db.conn.execute("SELECT count(*) FROM chunk_tokens").fetchone()[0]
+        conn.execute(
+            "UPDATE documents SET title = ?, title_terms = ? WHERE id = ?",
+            (title, term_string(title, language), doc_id),
         )
-    return result
+        _fts_rows(conn, doc_id, None)
+    return True

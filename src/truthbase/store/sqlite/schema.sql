@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS documents (
     report            TEXT NOT NULL,             -- JSON: what extraction repaired
     toc               TEXT,                      -- JSON: EPUB table of contents
     metadata          TEXT,                      -- JSON: EPUB dc:* metadata
-    owner             TEXT,                      -- user name; NULL: the operator (CLI)
+    owner             TEXT,                      -- user id; NULL: the operator (CLI)
     visibility        TEXT NOT NULL DEFAULT 'shared'
                       CHECK (visibility IN ('private', 'shared')),
     language          TEXT,                      -- ISO 639-1 (truthbase.text.language); NULL: unknown
@@ -128,7 +128,8 @@ CREATE TABLE IF NOT EXISTS users (
     name          TEXT PRIMARY KEY,
     password_hash TEXT NOT NULL,                 -- Argon2id encoded string
     admin         INTEGER NOT NULL DEFAULT 0,
-    created_at    TEXT NOT NULL
+    created_at    TEXT NOT NULL,
+    id            TEXT NOT NULL UNIQUE           -- stable: documents, holders and jobs name it
 );
 
 CREATE TABLE IF NOT EXISTS sessions (
@@ -154,7 +155,7 @@ CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_name);
 CREATE TABLE IF NOT EXISTS jobs (
     id           INTEGER PRIMARY KEY,
     kind         TEXT NOT NULL CHECK (kind IN ('ingest', 'reingest')),
-    owner        TEXT,                           -- the uploader; NULL: the local user
+    owner        TEXT,                           -- the uploader's user id; NULL: the local user
     filename     TEXT NOT NULL,                  -- as uploaded, for display only
     file         TEXT NOT NULL,                  -- uploads/ab/<sha>.<kind> (data folder) or a
                                                  -- re-ingested document's stored path
@@ -191,7 +192,7 @@ CREATE TABLE IF NOT EXISTS document_screens (
 -- hold it as its owner does, without anyone telling them it was there.
 CREATE TABLE IF NOT EXISTS document_holders (
     doc_id   TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    holder   TEXT NOT NULL,
+    holder   TEXT NOT NULL,                      -- a user id
     added_at TEXT NOT NULL,
     PRIMARY KEY (doc_id, holder)
 );

@@ -1,0 +1,48 @@
+"""The SQL both backends share, written once over a small :class:`~.dialect.Dialect`.
+
+One module per concept, each a class of methods over ``self._sql`` (the backend's dialect):
+:mod:`.documents` (the reads of documents, units and chunks; owner and visibility),
+:mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
+:mod:`.accounts` (users, sessions, API tokens), :mod:`.answers` (the answer log and the
+segment index) and :mod:`.tokens` (token signs). :class:`SharedRows` combines them; a backend's
+store (:class:`~truthbase.store.sqlite.SQLiteStore`,
+:class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
+schema and its migrations, the write of a document, delete and rename (the full text), the two
+search arms and the quota counters.
+"""
+
+from __future__ import annotations
+
+from .accounts import AccountRows
+from .answers import AnswerRows, SegmentRows
+from .dialect import Connection, Cursor, Dialect, batches
+from .documents import DocumentRows, index_embedder
+from .jobs import JobRows, check_limits
+from .library import LibraryRows, holders_of, restore_holders, write_screen
+from .tokens import TokenRows
+
+__all__ = [
+    "AccountRows",
+    "AnswerRows",
+    "Connection",
+    "Cursor",
+    "Dialect",
+    "DocumentRows",
+    "JobRows",
+    "LibraryRows",
+    "SegmentRows",
+    "SharedRows",
+    "TokenRows",
+    "batches",
+    "check_limits",
+    "holders_of",
+    "index_embedder",
+    "restore_holders",
+    "write_screen",
+]
+
+
+class SharedRows(
+    DocumentRows, LibraryRows, JobRows, AccountRows, AnswerRows, SegmentRows, TokenRows
+):
+    """Every method both backends share, over the backend's dialect (``_sql``)."""

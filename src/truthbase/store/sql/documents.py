@@ -1,0 +1,137 @@
+"""The documents of an index as both backends read them: the listing, one document, units,
+chunks, counts, the recorded embedder, and a document's owner and visibility. The write of a
+document (full text, vectors) is each backend's own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...errors import InvalidInput
+from ...model import Chunk, DocumentInfo, Unit, Visibility
+from ...records import IndexEmbedder
+from ..codec import UNIT_COLUMNS, chunks_in_order, document_info, unit_from_row
+from .dialect import Connection, Dialect, batches
+
+__all__ = ["DocumentRows", "index_embedder"]
+
+#: counts()'s names and their tables
+_COUNTED = (
+    ("documents", "documents"),
+    ("units", "units"),
+    ("chunks", "chunks"),
+    ("token_chunks", "chunk_tokens"),
+)
+
+
+def index_embedder(conn: Connection) -> IndexEmbedder | None:
+    """The embedder recorded by the first document write."""
+    rows = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim')"
+        ).fetchall()
+    )
+    if "embedder" not in rows:
+        return None
+    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
+
+
+def _document_columns(sql: Dialect) -> str:
+    holders = sql.group_concat("h.holder")
+    return (
+        "d.id, d.title, d.path, d.kind, d.unit_count, "
+        "(SELECT count(*) FROM chunks c WHERE c.doc_id = d.id), d.ingested_at, "
+        "d.extractor_version, d.owner, d.visibility, "
+        f"(SELECT {holders} FROM document_holders h WHERE h.doc_id = d.id), "
+        "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id), "
+        "d.language, (SELECT u.name FROM users u WHERE u.id = d.owner)"
+    )
+
+
+class DocumentRows:
+    """The reads of :class:`~truthbase.store.base.Documents` over :attr:`_sql`."""
+
+    _sql: Dialect
+
+    def has_document(self, doc_id: str) -> bool:
+        with self._sql.read() as conn:
+            row = conn.execute("SELECT 1 FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        return row is not None
+
+    def list_documents(self) -> list[DocumentInfo]:
+        order = self._sql.byte_order
+        with self._sql.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_document_columns(self._sql)} FROM documents d "
+                f"ORDER BY d.title{order}, d.id{order}"
+            ).fetchall()
+        return [document_info(row) for row in rows]
+
+    def document(self, doc_id: str) -> DocumentInfo | None:
+        with self._sql.read() as conn:
+            row = conn.execute(
+                f"SELECT {_document_columns(self._sql)} FROM documents d WHERE d.id = ?",
+                (doc_id,),
+            ).fetchone()
+        return document_info(row) if row else None
+
+    def unit(self, doc_id: str, index: int) -> Unit | None:
+        with self._sql.read() as conn:
+            row = conn.execute(
+                f"SELECT {UNIT_COLUMNS} FROM units WHERE doc_id = ? AND idx = ?", (doc_id, index)
+            ).fetchone()
+        return unit_from_row(row) if row is not None else None
+
+    def chunks(self, chunk_ids: Sequence[int]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked (missing ids are left out)."""
+        rows: list[Any] = []
+        with self._sql.read() as conn:
+            for batch in batches(self._sql, chunk_ids):
+                among, params = self._sql.ids_in("c.id", batch)
+                rows += conn.execute(
+                    'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+                    "c.kind, c.context FROM chunks c "
+                    f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE {among}",
+                    params,
+                ).fetchall()
+        return chunks_in_order(rows, chunk_ids)
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """The text of each chunk with one of these ids (missing ids are left out)."""
+        texts: dict[int, str] = {}
+        with self._sql.read() as conn:
+            for batch in batches(self._sql, chunk_ids):
+                among, params = self._sql.ids_in("id", batch)
+                rows = conn.execute(f"SELECT id, text FROM chunks WHERE {among}", params)
+                texts.update((int(chunk_id), str(text)) for chunk_id, text in rows.fetchall())
+        return texts
+
+    def index_embedder(self) -> IndexEmbedder | None:
+        with self._sql.read() as conn:
+            return index_embedder(conn)
+
+    def languages(self) -> list[str | None]:
+        """The languages of the index's units and document titles (None: unknown), sorted."""
+        with self._sql.read() as conn:
+            rows = conn.execute(
+                "SELECT language FROM units UNION SELECT language FROM documents"
+            ).fetchall()
+        return sorted({row[0] for row in rows}, key=lambda code: code or "")
+
+    def counts(self) -> dict[str, int]:
+        with self._sql.read() as conn:
+            return {
+                name: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                for name, table in _COUNTED
+            }
+
+    def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:
+        """A document's owner and visibility; False when there is no such document."""
+        if visibility == "private" and owner is None:
+            raise InvalidInput("a private document needs an owner")
+        with self._sql.write() as conn:
+            cursor = conn.execute(
+                "UPDATE documents SET owner = ?, visibility = ? WHERE id = ?",
+                (owner, visibility, doc_id),
+            )
+            return cursor.rowcount > 0

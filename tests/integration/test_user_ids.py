@@ -1,0 +1,243 @@
+"""Users are named by a stable id wherever the index records them (a document's owner, its
+holders, a job's owner), on both backends: a user added later under a removed user's name holds
+nothing of the removed user's; ``users remove`` says what becomes of the private documents; and
+an index made before the ids opens with its owners mapped to them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tests.helpers.pg_server import Backend
+from truthbase import accounts
+from truthbase.access import may_manage, visible_ids
+from truthbase.cli import cli
+from truthbase.errors import InvalidInput
+from truthbase.model import ChunkDraft, ExtractedDocument, Unit, Visibility
+from truthbase.records import IndexedDocument, IndexEmbedder, Viewer
+from truthbase.store import SQLiteStore, Store
+
+EMBEDDER = IndexEmbedder("m", 4)
+#: The code of the main branch before user ids (the old schema), for the migration test.
+OLD_SOURCES = Path(os.environ.get("TRUTHBASE_OLD_SOURCES", "/work/main/src"))
+
+
+def _add(store: Store, sha: str, owner: str | None, visibility: Visibility) -> str:
+    text = f"document {sha[:4]} text"
+    document = ExtractedDocument(
+        sha256=sha,
+        title=f"Doc {sha[:4]}",
+        path=f"/{sha}.pdf",
+        kind="pdf",
+        units=[Unit(index=0, text=text, boxes=[None] * len(text))],
+        extractor_version="t",
+    )
+    chunk = ChunkDraft(unit=0, start=0, end=len(text), text=text, rects=())
+    vectors = np.eye(1, 4, dtype=np.float32)
+    store.add_document(
+        IndexedDocument(
+            document=document,
+            chunks=[chunk],
+            vectors=vectors,
+            embedder=EMBEDDER,
+            owner=owner,
+            visibility=visibility,
+        )
+    )
+    return sha
+
+
+def _viewer(store: Store, name: str) -> Viewer:
+    """Who a signed-in ``name`` is, as the server finds them (a session)."""
+    now = time.time()
+    viewer = accounts.session_viewer(store, accounts.create_session(store, name, now, 60.0), now)
+    assert viewer is not None
+    return viewer
+
+
+def _recorded(viewer: Viewer) -> str:
+    """What the doors record as this user's ownership: their id (the main branch before ids
+    recorded the name, which is what made the removed user's documents a new user's)."""
+    return str(getattr(viewer, "user_id", None) or viewer.user)
+
+
+def test_a_new_user_under_a_removed_users_name_sees_nothing_of_theirs(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        accounts.add_user(store, "ann", "password-of-ann")
+        accounts.add_user(store, "bob", "password-of-bob")
+        ann, bob = _viewer(store, "ann"), _viewer(store, "bob")
+        private = _add(store, "a" * 64, _recorded(bob), "private")
+        shared = _add(store, "b" * 64, _recorded(bob), "shared")
+        held = _add(store, "c" * 64, _recorded(ann), "private")
+        store.add_holder(held, _recorded(bob))
+        assert visible_ids(bob, store.list_documents()) == {private, shared, held}
+
+        assert store.remove_user("bob")  # the documents stay, as they were
+        accounts.add_user(store, "bob", "another-password")
+        newcomer = _viewer(store, "bob")
+        documents = store.list_documents()
+        assert visible_ids(newcomer, documents) == {shared}  # shared with everyone, no more
+        assert not any(may_manage(newcomer, d) for d in documents)
+        assert visible_ids(ann, documents) == {shared, held}
+    finally:
+        store.close()
+
+
+def _two_users_and_bobs_documents(store: Store) -> tuple[Viewer, Viewer, Viewer, list[str]]:
+    accounts.add_user(store, "root", "password-of-root", admin=True)
+    accounts.add_user(store, "ann", "password-of-ann")
+    accounts.add_user(store, "bob", "password-of-bob")
+    root, ann, bob = (_viewer(store, n) for n in ("root", "ann", "bob"))
+    docs = [
+        _add(store, "a" * 64, bob.user_id, "private"),
+        _add(store, "b" * 64, bob.user_id, "shared"),
+        _add(store, "c" * 64, bob.user_id, "private"),  # ann holds it too
+    ]
+    store.add_holder(docs[2], str(ann.user_id))
+    return root, ann, bob, docs
+
+
+def test_removing_a_user_with_private_documents_needs_a_decision(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        _, _, bob, _ = _two_users_and_bobs_documents(store)
+        with pytest.raises(InvalidInput, match="owns 2 private documents"):
+            accounts.remove_user(store, "bob")
+        with pytest.raises(InvalidInput, match="admin"):
+            accounts.remove_user(store, "bob", transfer_to="ann")  # not an admin
+        assert store.user("bob") is not None  # refused: nothing was removed
+        assert {d.owner for d in store.list_documents()} == {bob.user_id}
+    finally:
+        store.close()
+
+
+def test_transfer_gives_every_document_to_the_admin(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        root, ann, _, docs = _two_users_and_bobs_documents(store)
+        removal = accounts.remove_user(store, "bob", transfer_to="root")
+        assert removal.transferred == 3 and store.user("bob") is None
+        documents = store.list_documents()
+        assert {d.owner for d in documents} == {root.user_id}
+        assert {d.owner_name for d in documents} == {"root"}
+        assert all(may_manage(root, d) for d in documents)
+        assert visible_ids(ann, documents) == {docs[1], docs[2]}  # her hold stays
+    finally:
+        store.close()
+
+
+def test_delete_removes_private_documents_and_a_holder_inherits(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        _, ann, bob, docs = _two_users_and_bobs_documents(store)
+        removal = accounts.remove_user(store, "bob", delete_documents=True)
+        assert removal.deleted == (f"/{docs[0]}.pdf",) and removal.inherited == 1
+        assert removal.kept == 1
+        documents = {d.id: d for d in store.list_documents()}
+        assert set(documents) == {docs[1], docs[2]}
+        assert documents[docs[2]].owner == ann.user_id and documents[docs[2]].holders == ()
+        assert documents[docs[1]].owner == bob.user_id  # shared: stays, admins manage it
+        assert documents[docs[1]].owner_name is None
+    finally:
+        store.close()
+
+
+def test_the_cli_refuses_to_remove_without_a_decision(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    store = SQLiteStore(db)
+    try:
+        _, _, _, docs = _two_users_and_bobs_documents(store)
+    finally:
+        store.close()
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["--db", str(db), "users", "remove", "bob"])
+    assert refused.exit_code == 2
+    assert "--transfer-to ADMIN or --delete-documents" in refused.output
+    done = runner.invoke(cli, ["--db", str(db), "users", "remove", "bob", "--delete-documents"])
+    assert done.exit_code == 0, done.output
+    assert "1 private documents deleted" in done.output
+    store = SQLiteStore(db)
+    try:
+        assert store.user("bob") is None and not store.has_document(docs[0])
+    finally:
+        store.close()
+
+
+_OLD_INDEX = """
+import sys
+import numpy as np
+from truthbase import accounts
+from truthbase.model import ChunkDraft, ExtractedDocument, Unit
+from truthbase.records import IndexedDocument, IndexEmbedder
+from truthbase.jobs import JobDraft, UploadLimits
+
+kind, location = sys.argv[1], sys.argv[2]
+if kind == "sqlite":
+    from pathlib import Path
+    from truthbase.store import SQLiteStore
+    store = SQLiteStore(Path(location))
+else:
+    from truthbase.store.postgres import PostgresStore
+    store = PostgresStore(location)
+for name in ("ann", "bob", "carl"):
+    accounts.add_user(store, name, "password-of-" + name)
+for sha, owner in (("a" * 64, "bob"), ("b" * 64, "ann"), ("c" * 64, "carl")):
+    text = "document " + sha[:4]
+    store.add_document(IndexedDocument(
+        document=ExtractedDocument(
+            sha256=sha, title="Doc " + sha[:4], path="/" + sha + ".pdf", kind="pdf",
+            units=[Unit(index=0, text=text, boxes=[None] * len(text))], extractor_version="t",
+        ),
+        chunks=[ChunkDraft(unit=0, start=0, end=len(text), text=text, rects=())],
+        vectors=np.eye(1, 4, dtype=np.float32),
+        embedder=IndexEmbedder("m", 4),
+        owner=owner,
+        visibility="private",
+    ))
+store.add_holder("b" * 64, "bob")
+store.add_job(JobDraft(owner="bob", filename="x.pdf", file="x", sha256="d" * 64, size=1), 0.0,
+              UploadLimits())
+store.remove_user("carl")  # before ids: carl's document keeps the name
+store.close()
+"""
+
+
+def test_an_index_made_before_user_ids_maps_its_owners_to_them(backend: Backend) -> None:
+    if not (OLD_SOURCES / "truthbase" / "store").is_dir():
+        pytest.skip(f"no old sources at {OLD_SOURCES}")
+    old = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_OLD_INDEX), backend.kind, backend.location],
+        env={**os.environ, "PYTHONPATH": str(OLD_SOURCES)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert old.returncode == 0, old.stderr
+    store = backend.open()
+    try:
+        users = {u.name: u for u in store.users()}
+        assert set(users) == {"ann", "bob"} and all(len(u.id) == 32 for u in users.values())
+        bob = _viewer(store, "bob")
+        assert bob.user_id == users["bob"].id
+        documents = {d.id: d for d in store.list_documents()}
+        assert documents["a" * 64].owner == users["bob"].id
+        assert documents["a" * 64].owner_name == "bob"
+        assert documents["b" * 64].holders == (users["bob"].id,)
+        assert visible_ids(bob, documents.values()) == {"a" * 64, "b" * 64}
+        assert [j.owner for j in store.jobs()] == [users["bob"].id]
+        # carl was removed before the ids: a new carl holds nothing of the old one's
+        assert documents["c" * 64].owner == "removed:carl"
+        accounts.add_user(store, "carl", "password-of-carl")
+        assert visible_ids(_viewer(store, "carl"), documents.values()) == frozenset()
+    finally:
+        store.close()
