@@ -45,14 +45,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 import numpy as np
 
 from ..embed import Embedder
 from ..sentences import split_sentences
-from ..text import QUERY_STOP_WORDS, idf_table, terms, weighted_coverage
-from ..textmatch import normalize
+from ..text import QUERY_STOP_WORDS, idf_table, weighted_coverage
+from .align import align, normal, stems
+from .lexicon import Lexicon, load_lexicon
+from .model import Reason, SupportCheck
+from .vetoes import antonym_reasons, number_scope_reasons, role_reasons, scope_reasons
 
 __all__ = [
     "MIN_COSINE",
@@ -91,42 +93,6 @@ NEGATION_SCOPE_TERMS = 5
 #: negation ("never produces X", "X or not").
 _VERBATIM_LOOKBEHIND = 3
 _VERBATIM_LOOKAHEAD = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Reason:
-    """Why a claim is not supported: a short code and a sentence for a person."""
-
-    code: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
-
-    def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SupportCheck:
-    """The verdict of :func:`check_support`: supported exactly when there is no reason."""
-
-    supported: bool
-    score: float
-    reasons: tuple[Reason, ...] = ()
-    verbatim: bool = False
-    coverage: float = 0.0
-    cosine: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "supported": self.supported,
-            "score": round(self.score, 4),
-            "verbatim": self.verbatim,
-            "coverage": round(self.coverage, 4),
-            "cosine": None if self.cosine is None else round(self.cosine, 4),
-            "reasons": [r.to_json() for r in self.reasons],
-        }
 
 
 # -- tokens ---------------------------------------------------------------------------------
@@ -276,20 +242,44 @@ def numbers(text: str) -> list[tuple[str, str]]:
     return found
 
 
+#: Number words that are mostly not counts ("one of the", "zero-shot").
+_NOT_COUNTS = frozenset({"one", "zero"})
+
+
+def _derived(value: str, have: set[str]) -> bool:
+    """``value`` is the difference or the sum of two numbers of the quote (a light inference:
+    "55.7% vs 53.9%" gives "1.8 points"); a percentage's complement to 100 is not."""
+    try:
+        wanted = Decimal(value.rstrip("%"))
+        known = [Decimal(v.rstrip("%")) for v in have]
+    except InvalidOperation:
+        return False
+    return any(wanted in (abs(a - b), a + b) for i, a in enumerate(known) for b in known[i + 1 :])
+
+
 def _number_reasons(claim: str, quote: str) -> list[Reason]:
-    have = {v for v, _ in numbers(quote)}
+    found = numbers(quote)
+    have = {v for v, _ in found}
     plain = {v.rstrip("%") for v in have}
     reasons: list[Reason] = []
     seen: set[str] = set()
     for value, written in numbers(claim):
-        if value in seen:
+        if value in seen or written.casefold() in _NOT_COUNTS:
             continue
         seen.add(value)
-        if value.endswith("%"):
-            if value not in have:
-                reasons.append(Reason("number_missing", f'"{written}" is not in the quote'))
-        elif value not in plain:
-            reasons.append(Reason("number_missing", f'"{written}" is not in the quote'))
+        missing = value not in have if value.endswith("%") else value not in plain
+        if missing and value.endswith("%"):
+            missing = _canonical(Decimal(value[:-1]) / 100) not in plain  # 28% and 0.28
+        if missing and not _derived(value, plain):
+            page = ", ".join(w for _, w in found[:3])
+            reasons.append(
+                Reason(
+                    "number_missing",
+                    f'"{written}" is not in the quote',
+                    claim_says=written,
+                    page_says=page,
+                )
+            )
     return reasons
 
 
@@ -310,7 +300,7 @@ def _is_cue(word: str) -> bool:
 
 def negations(text: str) -> list[Negation]:
     """The negation cues of ``text`` with their scopes (see the module doc)."""
-    norm = normalize(text)
+    norm = normal(text)
     tokens = _tokens(norm)
     found: list[Negation] = []
     for k, (word, _, end) in enumerate(tokens):
@@ -321,10 +311,10 @@ def negations(text: str) -> list[Negation]:
             continue
         stop = _CLAUSE_END.search(norm, end)
         clause = norm[end : stop.start() if stop else len(norm)]
-        scope = [t for t in terms(clause) if len(t) > 1 and not _is_cue(t)]
+        scope = [t for t in stems(clause) if len(t) > 1 and not _is_cue(t)]
         if not scope:  # "correct or not?": what comes before it in its clause, nearest first
             before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
-            scope = [t for t in reversed(terms(before)) if len(t) > 1 and not _is_cue(t)]
+            scope = [t for t in reversed(stems(before)) if len(t) > 1 and not _is_cue(t)]
         found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS])))
     return found
 
@@ -337,23 +327,48 @@ def _scopes_agree(a: Negation, b: Negation) -> bool:
     return a.scope[0] in b.scope or b.scope[0] in a.scope
 
 
+#: Words that negate by their meaning ("lack", "absent"): a quote's "without retrieval tokens"
+#: and a claim's "lack any retrieval tokens" agree.
+IMPLICIT_NEGATIONS = frozenset(
+    """
+    lack lacks lacking lacked absent absence missing fail fails failed avoid avoids avoided
+    omit omits omitted free exclude excludes excluded neither longer instead rather unable
+    impossible fehlt fehlen ohne
+    """.split()  # noqa: SIM905
+)
+
+
 def _negation_reasons(claim: str, quote: str) -> list[Reason]:
+    """A claim negation about words the quote states un-negated; a quote negation about words
+    the claim states un-negated (see the module doc). A claim negation whose words the quote
+    does not have is a paraphrase ("tend not to make full use" of "underutilize"), left to the
+    coverage."""
     reasons: list[Reason] = []
     in_claim, in_quote = negations(claim), negations(quote)
-    claim_terms = set(terms(claim))
+    claim_terms = set(stems(claim))
+    quote_terms = set(stems(quote))
+    implicit = bool(IMPLICIT_NEGATIONS & set(normal(claim).split()))
     for neg in in_claim:
-        if not any(_scopes_agree(neg, q) for q in in_quote):
+        about_quote = any(t in quote_terms for t in neg.scope[:2])
+        if about_quote and not any(_scopes_agree(neg, q) for q in in_quote):
             reasons.append(
-                Reason("negation_missing", f'the claim says "{neg.cue}", the quote does not')
+                Reason(
+                    "negation_missing",
+                    f'the claim says "{neg.cue}", the quote does not',
+                    claim_says=" ".join((neg.cue, *neg.scope[:2])),
+                    page_says=" ".join(neg.scope[:2]),
+                )
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
-        if talked_about and not any(_scopes_agree(neg, c) for c in in_claim):
+        if talked_about and not implicit and not any(_scopes_agree(neg, c) for c in in_claim):
             what = " ".join(neg.scope[:3])
             reasons.append(
                 Reason(
                     "negation_dropped",
                     f'the quote says "{neg.cue}" about "{what}", the claim does not',
+                    claim_says=neg.scope[0],
+                    page_says=f"{neg.cue} {what}",
                 )
             )
     return reasons
@@ -379,9 +394,21 @@ def _negated_part(claim_norm: str, quote_norm: str) -> str | None:
 # -- named terms ----------------------------------------------------------------------------
 
 
+#: German function words: in a text that has several, every noun is capitalized, so a
+#: capital letter does not make a name.
+_GERMAN = frozenset("der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split())
+
+
+def capitalizes_nouns(text: str) -> bool:
+    """``text`` reads as German (at least three distinct German function words)."""
+    return len(_GERMAN & set(normal(text).split())) >= 3
+
+
 def named_terms(text: str) -> list[str]:
-    """Acronyms, capitalized words that do not start a sentence, and tokens with digits."""
+    """Acronyms, capitalized words that do not start a sentence, and tokens with digits (in
+    German, where every noun is capitalized, acronyms and tokens with digits only)."""
     found: list[str] = []
+    german = capitalizes_nouns(text)
     tokens = _tokens(text)
     for k, (token, start, _) in enumerate(tokens):
         bare = re.sub(r"['’]s$", "", token)
@@ -394,7 +421,7 @@ def named_terms(text: str) -> list[str]:
         )
         with_digits = any(c.isdigit() for c in bare) and bool(letters)
         acronym = len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2
-        name = len(letters) >= 2 and bare[0].isupper() and not initial
+        name = len(letters) >= 2 and bare[0].isupper() and not initial and not german
         if (with_digits or acronym or name) and bare.casefold() not in _TITLES:
             found.append(bare)
     return found
@@ -402,36 +429,46 @@ def named_terms(text: str) -> list[str]:
 
 def term_present(term: str, haystack: str) -> bool:
     """The term as a whole word (a plural or possessive "s" allowed) in normalized text."""
-    for form in {normalize(term), normalize(term).rstrip("s")}:
+    for form in {normal(term), normal(term).rstrip("s")}:
         if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
             return True
     return False
 
 
-def _term_reasons(claim: str, quote: str, context: str) -> list[Reason]:
-    haystack = normalize(quote) + "\n" + normalize(context)
+def _term_reasons(claim: str, quote: str, context: str, document: str = "") -> list[Reason]:
+    haystack = normal(quote) + "\n" + normal(context)
+    if document:
+        haystack += "\n" + normal(document)  # "the CSF says", "the RAPTOR authors"
     reasons: list[Reason] = []
     seen: set[str] = set()
-    quote_norm = normalize(quote)
-    claim_norm = normalize(claim)
+    quote_norm = normal(quote)
+    claim_norm = normal(claim)
     dropped = [t for t in named_terms(quote) if not term_present(t, claim_norm)]
     for term in named_terms(claim):
-        key = normalize(term)
+        key = normal(term)
         if key in seen:
             continue
         seen.add(key)
+        instead = next((t for t in dropped if term_shape(t) == term_shape(term)), None)
         if not term_present(term, haystack):
-            reasons.append(Reason("term_missing", f'"{term}" is not in the quote or its context'))
-        elif not term_present(term, quote_norm):
-            # Only in the context: a substitution when a quote term of its shape is left out.
-            instead = next((t for t in dropped if term_shape(t) == term_shape(term)), None)
-            if instead is not None:
-                reasons.append(
-                    Reason(
-                        "term_substituted",
-                        f'the claim has "{term}" where the quote has "{instead}"',
-                    )
+            reasons.append(
+                Reason(
+                    "term_missing",
+                    f'"{term}" is not in the quote or its context',
+                    claim_says=term,
+                    page_says=instead or "",
                 )
+            )
+        elif not term_present(term, quote_norm) and instead is not None:
+            # Only in the context: a substitution when a quote term of its shape is left out.
+            reasons.append(
+                Reason(
+                    "term_substituted",
+                    f'the claim has "{term}" where the quote has "{instead}"',
+                    claim_says=term,
+                    page_says=instead,
+                )
+            )
     return reasons
 
 
@@ -454,7 +491,7 @@ def _coverage_terms(text: str) -> list[str]:
     """Content terms without numbers and negation cues (their own checks compare those)."""
     return [
         t
-        for t in terms(text)
+        for t in stems(text)
         if not any(c.isdigit() for c in t)
         and _number_word_parts(t) is None
         and t not in _ORDINALS
@@ -469,7 +506,7 @@ def coverage(claim: str, quote: str, context: str = "") -> float:
     wanted = _coverage_terms(claim)
     if not wanted:
         return 1.0
-    passages = [terms(s) for s in _sentences(quote) + _sentences(context)]
+    passages = [stems(s) for s in _sentences(quote) + _sentences(context)]
     idf, unseen = idf_table(passages)
     have: set[str] = set()
     for p in passages:
@@ -480,14 +517,46 @@ def coverage(claim: str, quote: str, context: str = "") -> float:
 # -- the entry point ------------------------------------------------------------------------
 
 
+def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexicon) -> list[Reason]:
+    """Every check no score overrides, in the order of the module doc."""
+    reasons: list[Reason] = []
+    reasons += _number_reasons(claim, quote)
+    reasons += _negation_reasons(claim, quote)
+    reasons += _term_reasons(claim, quote, context, document)
+    reasons += antonym_reasons(claim, quote, context, lexicon)
+    reasons += scope_reasons(claim, quote, context)
+    shared = [t for t in named_terms(claim) if term_present(t, normal(quote))]
+    shared_numbers = sorted({v for v, _ in numbers(claim)} & {v for v, _ in numbers(quote)})
+    reasons += role_reasons(claim, quote, shared + [w for _, w in numbers(claim)], lexicon)
+    reasons += number_scope_reasons(claim, quote, shared_numbers)
+    return reasons
+
+
+def _ignored_words(claim: str) -> frozenset[str]:
+    """Claim words the coverage leaves to the number and negation checks."""
+    return frozenset(
+        w
+        for w in normal(claim).split()
+        if _number_word_parts(w) is not None or w in _ORDINALS or _is_cue(w)
+    )
+
+
 def check_support(
-    claim: str, quote: str, *, context: str = "", embedder: Embedder | None = None
+    claim: str,
+    quote: str,
+    *,
+    context: str = "",
+    embedder: Embedder | None = None,
+    document: str = "",
+    lexicon: Lexicon | None = None,
 ) -> SupportCheck:
     """Whether ``quote`` (with ``context``, the source text around it) supports ``claim``.
 
-    Supported exactly when no check names a reason; see the module doc for the checks.
+    ``document``: text that names the cited document and its authors (its title, first page),
+    for claims that name it where the quote says "we". Supported exactly when no check names a
+    reason; see the module doc for the checks.
     """
-    claim_norm, quote_norm = normalize(claim), normalize(quote)
+    claim_norm, quote_norm = normal(claim), normal(quote)
     if not claim_norm:
         return SupportCheck(
             supported=False, score=0.0, reasons=(Reason("empty_claim", "the claim is empty"),)
@@ -501,19 +570,24 @@ def check_support(
         cue = _negated_part(body, quote_norm)
         if cue is None:
             return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
-        reason = Reason("negation_dropped", f'the quote says "{cue}" right next to the claim')
+        reason = Reason(
+            "negation_dropped",
+            f'the quote says "{cue}" right next to the claim',
+            claim_says="",
+            page_says=cue,
+        )
         return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
-    reasons: list[Reason] = []
-    reasons += _number_reasons(claim, quote)
-    reasons += _negation_reasons(claim, quote)
-    reasons += _term_reasons(claim, quote, context)
-    covered = coverage(claim, quote, context)
+    words = lexicon if lexicon is not None else load_lexicon()
+    reasons = _vetoes(claim, quote, context, document, words)
+    alignment = align(claim, quote, context, words, document=document, ignore=_ignored_words(claim))
+    covered = alignment.coverage
     if covered < MIN_COVERAGE:
         reasons.append(
             Reason(
                 "low_coverage",
                 f"{covered:.0%} of the claim's content words are in the quote or its context "
                 f"(at least {MIN_COVERAGE:.0%} needed)",
+                claim_says=" ".join(alignment.unaligned[:6]),
             )
         )
     cosine: float | None = None
