@@ -177,7 +177,14 @@ def test_empty_inputs_have_reasons() -> None:
 def test_to_json() -> None:
     payload = check_support("The plant produces 99 units every day.", QUOTE).to_json()
     assert payload["supported"] is False
-    assert payload["reasons"] == [{"code": "number_missing", "message": '"99" is not in the quote'}]
+    assert payload["reasons"] == [
+        {
+            "code": "number_missing",
+            "message": '"99" is not in the quote',
+            "claim_says": "99",
+            "page_says": "forty two",
+        }
+    ]
 
 
 def test_context_around_takes_a_sentence_each_side() -> None:

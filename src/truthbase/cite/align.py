@@ -14,6 +14,10 @@ quote or context when one of these holds, in order:
    first page) are aligned, and where the quote says "we", "our", "this document", so are the
    words that name any document or authors ("the authors", "the paper").
 
+4. **contextual token vectors**: with an embedder that keeps token vectors (the bundled one
+   does, for late interaction), a word the above leave out earns part of its weight by how
+   alike its vector is to the nearest word of the quote (:data:`TOKEN_FLOOR`).
+
 The coverage is the idf-weighted share of aligned words, the idf over the sentences of quote
 and context (as the citation aligner weighs them). Unaligned words are returned, for reasons.
 """
@@ -25,8 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
+from ..embed import Embedder, TokenEmbedder, TokenVectors
 from ..sentences import split_sentences
-from ..text import SUPPORT_STOP_WORDS, WORD, idf_table, stem, terms
+from ..text import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, WORD, idf_table, stem, terms
 from ..textmatch import normalize
 from .lexicon import Lexicon
 
@@ -44,6 +51,12 @@ __all__ = [
 
 #: Shared leading letters that make two long words one term (derived forms WordNet misses).
 PREFIX = 6
+#: A claim word the lexicon does not align earns part of its weight from the best cosine of its
+#: contextual vector (the embedder's word pieces, averaged) to a word of the quote (BERTScore's
+#: greedy matching): nothing at :data:`TOKEN_FLOOR` or below, all of it at 1, linear between.
+#: MiniLM gives unrelated words of one topic 0.3-0.6 ("harmful" / "negative" 0.47), so the
+#: floor sits at the top of that band.
+TOKEN_FLOOR = 0.55
 #: Words with which a passage speaks of itself or its authors.
 SELF_REFERENCE = re.compile(
     r"\b(?:we|our|us|this (?:document|paper|publication|report|framework|work|guide|section|"
@@ -114,10 +127,53 @@ def _content_words(text: str) -> tuple[str, ...]:
         w
         for w in WORD.findall(normal(text))
         if w not in SUPPORT_STOP_WORDS
+        and w not in QUERY_STOP_WORDS
         and w not in FRAMING
         and not any(c.isdigit() for c in w)
         and len(w) > 1
     )
+
+
+def _word_vectors(tokens: TokenVectors) -> tuple[list[str], np.ndarray]:
+    """Whole words from word pieces ("##" continues a word), each the mean of its pieces."""
+    words: list[str] = []
+    groups: list[list[int]] = []
+    for k, piece in enumerate(tokens.tokens):
+        if piece.startswith("##") and groups:
+            words[-1] += piece[2:]
+            groups[-1].append(k)
+        else:
+            words.append(piece)
+            groups.append([k])
+    if not groups:
+        return [], np.zeros((0, 1), dtype=np.float32)
+    vectors = np.stack([tokens.vectors[g].mean(axis=0) for g in groups])
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    return words, vectors
+
+
+def token_similarities(claim: str, passage: str, embedder: Embedder | None) -> dict[str, float]:
+    """Each claim word's best cosine to a word of ``passage`` with the embedder's contextual
+    token vectors (empty when the embedder keeps none)."""
+    if embedder is None or not hasattr(embedder, "embed_with_tokens"):
+        return {}
+    token_embedder: TokenEmbedder = embedder  # type: ignore[assignment]
+    _, tokens = token_embedder.embed_with_tokens([claim, passage])
+    if not tokens or len(tokens) < 2:
+        return {}
+    claim_words, claim_vectors = _word_vectors(tokens[0])
+    _, passage_vectors = _word_vectors(tokens[1])
+    if not claim_words or passage_vectors.shape[0] == 0:
+        return {}
+    best = (claim_vectors @ passage_vectors.T).max(axis=1)
+    out: dict[str, float] = {}
+    for word, value in zip(claim_words, best, strict=True):
+        out[word] = max(out.get(word, 0.0), float(value))
+    return out
+
+
+def _soft(similarity: float) -> float:
+    return max(0.0, (similarity - TOKEN_FLOOR) / (1.0 - TOKEN_FLOOR))
 
 
 def passage_lemmas(words: Sequence[str], lexicon: Lexicon) -> set[str]:
@@ -140,6 +196,7 @@ def align(
     *,
     document: str = "",
     ignore: frozenset[str] = frozenset(),
+    embedder: Embedder | None = None,
 ) -> Alignment:
     """The alignment of ``claim`` to ``quote`` and ``context`` (see the module doc); words in
     ``ignore`` (numbers and cues another check compares) are left out."""
@@ -154,8 +211,10 @@ def align(
     for lemma in lemmas:
         inverse.update(lexicon.related(lemma))
     speaks_of_itself = bool(SELF_REFERENCE.search(normal(quote)))
-    named = {normal(w) for w in _NAME.findall(document)}
+    named = {part for name in _NAME.findall(document) for part in content_words(name)}
+    similar = token_similarities(claim, quote, embedder)
     aligned: list[bool] = []
+    credit: list[float] = []
     for k, w in enumerate(words):
         own = lexicon.lemmas(w)
         pair = lexicon.lemmas(f"{w}_{words[k + 1]}") if k + 1 < len(words) else frozenset()
@@ -169,12 +228,13 @@ def align(
             or (speaks_of_itself and w in _DOCUMENT_WORDS)
         )
         aligned.append(hit)
+        credit.append(1.0 if hit else _soft(similar.get(w, 0.0)))
     sentences = [normal(quote[s:e]) for s, e in split_sentences(quote)] or [normal(quote)]
     sentences += [normal(context[s:e]) for s, e in split_sentences(context)]
     idf, unseen = idf_table([[stem(w) for w in content_words(s)] for s in sentences])
     weights = [idf.get(stem(w), unseen) for w in words]
     total = sum(weights)
-    found = sum(wt for wt, hit in zip(weights, aligned, strict=True) if hit)
+    found = sum(wt * c for wt, c in zip(weights, credit, strict=True))
     return Alignment(
         found / total if total > 0 else 1.0,
         tuple(words),

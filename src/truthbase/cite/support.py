@@ -54,7 +54,14 @@ from ..text import QUERY_STOP_WORDS, idf_table, weighted_coverage
 from .align import align, normal, stems
 from .lexicon import Lexicon, load_lexicon
 from .model import Reason, SupportCheck
-from .vetoes import antonym_reasons, number_scope_reasons, role_reasons, scope_reasons
+from .vetoes import (
+    antonym_reasons,
+    binding_reasons,
+    cause_reasons,
+    number_scope_reasons,
+    role_reasons,
+    scope_reasons,
+)
 
 __all__ = [
     "MIN_COSINE",
@@ -349,7 +356,7 @@ def _negation_reasons(claim: str, quote: str) -> list[Reason]:
     quote_terms = set(stems(quote))
     implicit = bool(IMPLICIT_NEGATIONS & set(normal(claim).split()))
     for neg in in_claim:
-        about_quote = any(t in quote_terms for t in neg.scope[:2])
+        about_quote = any(t in quote_terms for t in neg.scope[:4])
         if about_quote and not any(_scopes_agree(neg, q) for q in in_quote):
             reasons.append(
                 Reason(
@@ -361,7 +368,7 @@ def _negation_reasons(claim: str, quote: str) -> list[Reason]:
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
-        if talked_about and not implicit and not any(_scopes_agree(neg, c) for c in in_claim):
+        if talked_about and not implicit and not in_claim:
             what = " ".join(neg.scope[:3])
             reasons.append(
                 Reason(
@@ -396,7 +403,9 @@ def _negated_part(claim_norm: str, quote_norm: str) -> str | None:
 
 #: German function words: in a text that has several, every noun is capitalized, so a
 #: capital letter does not make a name.
-_GERMAN = frozenset("der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split())
+_GERMAN = frozenset(
+    "der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split()
+)
 
 
 def capitalizes_nouns(text: str) -> bool:
@@ -421,6 +430,7 @@ def named_terms(text: str) -> list[str]:
         )
         with_digits = any(c.isdigit() for c in bare) and bool(letters)
         acronym = len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2
+        acronym = acronym or bool(re.fullmatch(r"[a-z]-[a-z]{3,}", bare))  # k-means, n-gram
         name = len(letters) >= 2 and bare[0].isupper() and not initial and not german
         if (with_digits or acronym or name) and bare.casefold() not in _TITLES:
             found.append(bare)
@@ -428,17 +438,34 @@ def named_terms(text: str) -> list[str]:
 
 
 def term_present(term: str, haystack: str) -> bool:
-    """The term as a whole word (a plural or possessive "s" allowed) in normalized text."""
-    for form in {normal(term), normal(term).rstrip("s")}:
+    """The term as a whole word (a plural or possessive "s" allowed) in normalized text; a
+    hyphenated term also with a space for its hyphen ("2000-token", "2000 tokens") or by its
+    name part alone ("BERT-derived"); an acronym also spelled out ("IP", "intellectual
+    property")."""
+    norm = normal(term)
+    forms = {norm, norm.rstrip("s"), norm.replace("-", " ")}
+    head, _, rest = term.partition("-")
+    if rest.islower() and rest.isalpha() and not head.islower():
+        forms.add(normal(head))  # BERT-derived, AI-community: the name is what must be there
+    for form in forms:
         if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
             return True
-    return False
+    return _spelled_out(term, haystack)
+
+
+def _spelled_out(term: str, haystack: str) -> bool:
+    """An acronym of two to six capitals whose letters start consecutive words of the text."""
+    if not re.fullmatch(r"[A-Z]{2,6}", term):
+        return False
+    initials = r"\s+".join(rf"{c.casefold()}[^\W_]*" for c in term)
+    return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack) is not None
 
 
 def _term_reasons(claim: str, quote: str, context: str, document: str = "") -> list[Reason]:
     haystack = normal(quote) + "\n" + normal(context)
     if document:
         haystack += "\n" + normal(document)  # "the CSF says", "the RAPTOR authors"
+    own_names = normal(document)
     reasons: list[Reason] = []
     seen: set[str] = set()
     quote_norm = normal(quote)
@@ -459,7 +486,11 @@ def _term_reasons(claim: str, quote: str, context: str, document: str = "") -> l
                     page_says=instead or "",
                 )
             )
-        elif not term_present(term, quote_norm) and instead is not None:
+        elif (
+            not term_present(term, quote_norm)
+            and instead is not None
+            and not (own_names and term_present(term, own_names))
+        ):
             # Only in the context: a substitution when a quote term of its shape is left out.
             reasons.append(
                 Reason(
@@ -529,6 +560,9 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     shared_numbers = sorted({v for v, _ in numbers(claim)} & {v for v, _ in numbers(quote)})
     reasons += role_reasons(claim, quote, shared + [w for _, w in numbers(claim)], lexicon)
     reasons += number_scope_reasons(claim, quote, shared_numbers)
+    reasons += cause_reasons(claim, quote, context)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        reasons += binding_reasons(claim, quote, shared)
     return reasons
 
 

@@ -24,12 +24,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .align import content_words, normal, passage_lemmas
+from ..text import SUPPORT_STOP_WORDS
+from .align import FRAMING, PREFIX, content_words, normal, passage_lemmas
 from .lexicon import Lexicon
 from .model import Reason
 
 __all__ = [
     "EXCLUSIVE",
+    "binding_reasons",
+    "cause_reasons",
     "HEDGES",
     "OPPOSITES",
     "UNIVERSAL",
@@ -40,31 +43,51 @@ __all__ = [
 ]
 
 # fmt: off
-#: Directional opposites WordNet does not list as antonyms: any word of one side against any of
-#: the other.
+#: Directional opposites WordNet does not list as antonyms: any word of one side against any
+#: word of the other.
+_OPPOSITE_SIDES = (
+    ("before prior earlier preceding ahead precede",
+     "after once following later subsequent follow afterwards"),
+    ("increase raise rise grow improve gain higher more larger greater up",
+     "decrease reduce lower fall shrink drop decline worsen degrade loss fewer less smaller down"),
+    ("first", "last"), ("positive", "negative"), ("above over upper top", "below under bottom"),
+    ("maximum", "minimum"), ("hard", "soft"), ("include", "exclude"), ("input", "output"),
+    ("early", "late"), ("vor vorher", "nach nachher"),
+    ("höher größer mehr", "niedriger kleiner weniger"), ("offen", "abgeschlossen"),
+    ("erhöhen", "senken"),
+)
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(a.split()), frozenset(b.split()))
-    for a, b in (
-        ("before prior earlier preceding ahead precede", "after once following later subsequent follow afterwards"),
-        ("first", "last"),
-        ("increase raise rise grow improve gain higher more larger greater up", "decrease reduce lower fall shrink drop decline worsen degrade loss fewer less smaller down"),
-        ("positive", "negative"), ("above over upper top", "below under lower bottom"),
-        ("maximum", "minimum"), ("hard", "soft"), ("include", "exclude"), ("input", "output"),
-        ("early", "late"), ("vor vorher", "nach nachher"), ("höher größer mehr", "niedriger kleiner weniger"),
-        ("offen", "abgeschlossen"), ("erhöhen", "senken"),
-    )
+    (frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITE_SIDES
 )
 #: Claim words that make it exclusive: the quote must say so too.
-EXCLUSIVE = frozenset(["only", "solely", "exclusively", "sole", "alone", "nur", "ausschließlich", "allein", "einzig"])
+EXCLUSIVE = frozenset(
+    "only solely exclusively sole alone nur ausschließlich allein einzig".split()  # noqa: SIM905
+)
 #: Claim words that make it universal.
 UNIVERSAL = frozenset(
-    ["all", "every", "always", "entire", "whole", "any", "never", "none", "everything", "alle", "jede", "jeder", "jedes", "jedem", "jeden", "immer", "stets", "sämtliche", "gesamte", "gesamten"]
+    """
+    all every always entire whole complete everything alle jede jeder jedes jedem jeden immer
+    stets sämtliche gesamte gesamten
+    """.split()  # noqa: SIM905
 )
-#: Modal words of obligation: a claim's "must" needs one in the passage.
-OBLIGATION = frozenset(["must", "required", "requires", "require", "mandatory", "obligated", "shall", "muss", "müssen"])
+#: Words after "only" or "all" that make it no quantifier: "only a third", "only roughly",
+#: "all their children".
+_NOT_QUANTIFIED = frozenset(
+    "a an about approximately roughly around nearly almost their its these those of".split()  # noqa: SIM905
+)
+#: Modal words of obligation: a claim's "must" is a veto where the quote has a weaker modal.
+OBLIGATION = frozenset("must shall muss müssen".split())  # noqa: SIM905
+#: Weaker modals than an obligation.
+WEAK_MODALS = frozenset(
+    "may might can could should kann können darf dürfen sollte".split()  # noqa: SIM905
+)
 #: Hedges: a quote that has one about the claim's words needs one in the claim.
 HEDGES = frozenset(
-    ["may", "might", "can", "could", "often", "most", "some", "many", "typically", "generally", "usually", "tend", "tends", "likely", "possibly", "sometimes", "several", "frequently", "mainly", "mostly", "largely", "partly", "partially", "kann", "können", "meist", "oft", "häufig", "manche", "einige"]
+    """
+    may might can could often most some many typically generally usually tend tends likely
+    possibly sometimes several frequently mainly mostly largely partly partially kann können
+    meist oft häufig manche einige
+    """.split()  # noqa: SIM905
 )
 #: Words that give a relation its direction (lemmas): a swap of roles around them matters.
 DIRECTIONAL = frozenset(
@@ -75,6 +98,9 @@ DIRECTIONAL = frozenset(
     """.split()  # noqa: SIM905
 )
 # fmt: on
+#: Content words either side of two opposite words that must share one for them to clash: the
+#: opposites are about the same thing ("raises MAUVE" / "lower MAUVE").
+NEIGHBOURS = 4
 _PASSIVE = re.compile(r"\b(?:by|von|durch)\b")
 _WORDS = re.compile(r"[^\W_]+(?:[.\-'][^\W_]+)*")
 
@@ -89,37 +115,59 @@ def _opposites(lemma: str, lexicon: Lexicon) -> set[str]:
     return found
 
 
+def _side_of(lemma: str) -> set[str]:
+    """``lemma`` and the words on its side of :data:`OPPOSITES`."""
+    same = {lemma}
+    for a, b in OPPOSITES:
+        if lemma in a:
+            same |= a
+        elif lemma in b:
+            same |= b
+    return same
+
+
+def _window(words: Sequence[str], k: int, lexicon: Lexicon) -> set[str]:
+    near = list(words[max(0, k - NEIGHBOURS) : k]) + list(words[k + 1 : k + 1 + NEIGHBOURS])
+    found: set[str] = set()
+    for w in near:
+        found |= lexicon.lemmas(w) | {w, w[:PREFIX]}
+    return found
+
+
 def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> list[Reason]:
-    """A claim word whose opposite is in the quote, the word itself not (see the module doc)."""
-    quote_words = content_words(quote) + [w for w in normal(quote).split() if w in _DIR_WORDS]
-    claim_words = content_words(claim) + [w for w in normal(claim).split() if w in _DIR_WORDS]
-    passage = passage_lemmas(quote_words + content_words(context), lexicon)
-    by_lemma: dict[str, str] = {}
-    for w in quote_words:
-        for lemma in lexicon.lemmas(w) | {w}:
-            by_lemma.setdefault(lemma, w)
+    """A claim word whose opposite the quote has about the same thing (a content word shared
+    within :data:`NEIGHBOURS` of both), where the claim has nothing on the quote's side."""
+    quote_words = [w for w in _WORDS.findall(normal(quote))]
+    claim_words = [w for w in _WORDS.findall(normal(claim))]
+    claim_lemmas = passage_lemmas(claim_words, lexicon)
     reasons: list[Reason] = []
-    for word in dict.fromkeys(claim_words):
-        own = lexicon.lemmas(word) | {word}
-        if own & passage:
-            continue
-        for lemma in own:
-            if lexicon.related(lemma) & passage and not _opposites(lemma, lexicon) & passage:
-                break
-            clash = next((o for o in sorted(_opposites(lemma, lexicon)) if o in by_lemma), None)
-            if clash is not None:
-                reasons.append(
-                    Reason(
-                        "antonym",
-                        f'the claim says "{word}" where the quote says "{by_lemma[clash]}"',
-                        claim_says=word,
-                        page_says=by_lemma[clash],
+    for i, word in enumerate(claim_words):
+        for lemma in lexicon.lemmas(word) | {word}:
+            opposite = _opposites(lemma, lexicon)
+            for j, theirs in enumerate(quote_words):
+                if not (lexicon.lemmas(theirs) | {theirs}) & opposite:
+                    continue
+                agree = set()
+                for q in lexicon.lemmas(theirs) | {theirs}:
+                    agree |= _side_of(q) | set(lexicon.related(q))
+                if agree & claim_lemmas:
+                    continue  # the claim says the quote's side somewhere too
+                shared = _window(claim_words, i, lexicon) & _window(quote_words, j, lexicon)
+                if shared - _FUNCTION:
+                    reasons.append(
+                        Reason(
+                            "antonym",
+                            f'the claim says "{word}" where the quote says "{theirs}"',
+                            claim_says=word,
+                            page_says=theirs,
+                        )
                     )
-                )
-                break
-        else:
-            continue
+                    return reasons
     return reasons
+
+
+#: Words a shared neighbourhood does not count.
+_FUNCTION = SUPPORT_STOP_WORDS | FRAMING
 
 
 _DIR_WORDS = frozenset(w for pair in OPPOSITES for side in pair for w in side)
@@ -129,48 +177,52 @@ def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
     return next((w for w in words if w in wanted), None)
 
 
+def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
+    for k, w in enumerate(words):
+        following = words[k + 1] if k + 1 < len(words) else ""
+        if w in group and following not in _NOT_QUANTIFIED and not following.isdigit():
+            return w
+    return None
+
+
 def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
-    """Exclusive, universal or obligation words the passage lacks; a hedge the claim drops."""
-    claim_tokens = normal(claim).split()
-    claim_words = [w.strip(".,;:!?()\"'") for w in claim_tokens]
+    """Exclusive or universal words the quote lacks, an obligation where the quote has a weaker
+    modal, a hedge the claim drops (see the module doc)."""
+    claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
     quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
-    passage = set(quote_words) | {w.strip(".,;:!?()\"'") for w in normal(context).split()}
-    reasons: list[Reason] = []
-    for group, code in ((EXCLUSIVE, "scope_widened"), (UNIVERSAL, "scope_widened")):
-        word = _first(claim_words, group)
-        if word is not None and not group & passage:
-            reasons.append(
+    have = set(quote_words)
+    for group in (EXCLUSIVE, UNIVERSAL):
+        word = _quantifier(claim_words, group)
+        if word is not None and not group & have:
+            return [
                 Reason(
-                    code,
+                    "scope_widened",
                     f'the claim says "{word}", the quote has no such word',
                     claim_says=word,
                     page_says=_first(quote_words, HEDGES) or "",
                 )
-            )
-            return reasons
+            ]
     word = _first(claim_words, OBLIGATION)
-    if word is not None and not OBLIGATION & passage:
-        weak = _first(quote_words, HEDGES | frozenset({"should"}))
-        reasons.append(
+    weak = _first(quote_words, WEAK_MODALS)
+    if word is not None and weak is not None and not OBLIGATION & have:
+        return [
             Reason(
                 "modality",
-                f'the claim says "{word}" where the quote says "{weak or "nothing as strong"}"',
+                f'the claim says "{word}" where the quote says "{weak}"',
                 claim_says=word,
-                page_says=weak or "",
+                page_says=weak,
             )
-        )
-        return reasons
+        ]
     hedge = _hedge_about(quote_words, set(content_words(claim)))
-    if hedge is not None and not HEDGES & set(claim_words) and not EXCLUSIVE & set(claim_words):
-        reasons.append(
+    if hedge is not None and not (HEDGES | EXCLUSIVE) & set(claim_words):
+        return [
             Reason(
                 "hedge_dropped",
                 f'the quote says "{hedge}", the claim states it without a hedge',
-                claim_says="",
                 page_says=hedge,
             )
-        )
-    return reasons
+        ]
+    return []
 
 
 def _hedge_about(quote_words: Sequence[str], claim_words: set[str]) -> str | None:
@@ -230,6 +282,73 @@ def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
         for lemma in lemmas:
             found.update(lexicon.related(lemma) & DIRECTIONAL)
     return found
+
+
+#: Words that state a cause or a consequence: a claim's "because" needs one in the passage.
+_CAUSAL = re.compile(
+    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|so that|leads? to|"
+    r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt)\b"
+)
+
+
+def cause_reasons(claim: str, quote: str, context: str) -> list[Reason]:
+    """A cause the claim gives where neither quote nor context states any (an added fact: "...
+    because NIST lacks the authority")."""
+    said = _CAUSAL.search(normal(claim))
+    if said is None or _CAUSAL.search(normal(quote)) or _CAUSAL.search(normal(context)):
+        return []
+    return [
+        Reason(
+            "cause_added",
+            f'the claim says "{said.group()}", the quote gives no cause',
+            claim_says=said.group(),
+        )
+    ]
+
+
+def binding_reasons(claim: str, quote: str, named: Sequence[str]) -> list[Reason]:
+    """A number the claim gives to another named term than the quote does: "CoLT5 XL's 55.7%"
+    where no named term near 55.7 in the quote is CoLT5 XL. Only a possessive right before the
+    number binds on the claim's side (the reading nobody disputes); on the quote's side any
+    shared named term :data:`BINDING_REACH` tokens before it or :data:`BINDING_AFTER` after."""
+    names = {n.casefold() for n in named}
+    claim_tokens = [t.casefold() for t in _WORDS.findall(normal(claim))]
+    quote_tokens = [t.casefold() for t in _WORDS.findall(normal(quote))]
+    for k, token in enumerate(claim_tokens):
+        if not re.fullmatch(r"\d+(?:[.,]\d+)?", token) or token not in quote_tokens:
+            continue
+        owner = next(
+            (
+                t[:-2]
+                for t in claim_tokens[max(0, k - 2) : k]
+                if t.endswith("'s") and t[:-2] in names
+            ),
+            None,
+        )
+        if owner is None:
+            continue
+        at = quote_tokens.index(token)
+        near = {
+            t.removesuffix("'s")
+            for t in quote_tokens[max(0, at - BINDING_REACH) : at + 1 + BINDING_AFTER]
+        }
+        holders = sorted(near & names)
+        if owner not in near and holders:
+            return [
+                Reason(
+                    "roles_swapped",
+                    f'the claim gives {token} to "{owner}", the quote to "{holders[0]}"',
+                    claim_says=f"{owner} {token}",
+                    page_says=f"{holders[0]} {token}",
+                )
+            ]
+    return []
+
+
+#: Tokens before and after a number of the quote among which its named term is found (a
+#: subject comes before its number: "RAPTOR ... with a 55.7% F-1 score").
+BINDING_REACH = 8
+BINDING_AFTER = 3
 
 
 _EACH = re.compile(r"\b(?:each|per|every|apiece|jeweils|pro|je)\b")
