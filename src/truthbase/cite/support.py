@@ -404,7 +404,7 @@ def _negated_part(claim_norm: str, quote_norm: str) -> str | None:
 #: German function words: in a text that has several, every noun is capitalized, so a
 #: capital letter does not make a name.
 _GERMAN = frozenset(
-    "der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split()
+    "der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split()  # noqa: SIM905
 )
 
 

@@ -31,12 +31,12 @@ from .model import Reason
 
 __all__ = [
     "EXCLUSIVE",
-    "binding_reasons",
-    "cause_reasons",
     "HEDGES",
     "OPPOSITES",
     "UNIVERSAL",
     "antonym_reasons",
+    "binding_reasons",
+    "cause_reasons",
     "number_scope_reasons",
     "role_reasons",
     "scope_reasons",
