@@ -13,6 +13,7 @@ from ..eval.claim_set import (
     evaluate_claim_set,
     load_claim_set,
     locate_items,
+    store_pages,
 )
 from ..ingest import ingest_file
 from .common import AppContext, console, err_console, run_metadata
@@ -25,21 +26,15 @@ def run_claim_set(app: AppContext, path: Path, corpus_root: Path | None) -> dict
     documents, items = load_claim_set(path)
     root = corpus_root if corpus_root is not None else path.absolute().parent.parent
     with app.store() as store:
-        doc_ids: dict[str, str] = {}
         with err_console.status("ingesting the claim set's documents") as status:
             for name, relative in documents.items():
                 status.update(f"ingesting {name}")
                 outcome = ingest_file(root / relative, store, app.embedder, app.settings.chunking)
                 if outcome.doc_id is None:
                     err_console.print(f"[yellow]missing document[/] {name}: {outcome.message}")
-                    continue
-                doc_ids[name] = outcome.doc_id
 
-        def page_text(doc: str, page: int) -> str | None:
-            unit = store.unit(doc_ids[doc], page - 1) if doc in doc_ids else None
-            return unit.text if unit is not None else None
-
-        located, missing = locate_items(items, page_text)
+        page_text, names = store_pages([store], documents)
+        located, missing = locate_items(items, page_text, names)
         with err_console.status("checking claims") as status:
             report = evaluate_claim_set(
                 located, app.embedder, on_item=lambda i: status.update(f"checking {i}")

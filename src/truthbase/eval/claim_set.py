@@ -26,6 +26,7 @@ from typing import Any
 from ..cite.support import SupportCheck, check_support, context_around
 from ..embed import Embedder
 from ..errors import InvalidInput
+from ..store.base import Documents
 from ..textmatch import find_quote
 
 __all__ = [
@@ -34,10 +35,12 @@ __all__ = [
     "ClaimItem",
     "LocatedItem",
     "cross_validate_threshold",
+    "document_names",
     "evaluate_claim_set",
     "fit_threshold",
     "load_claim_set",
     "locate_items",
+    "store_pages",
     "summarize_claim_set",
 ]
 
@@ -66,6 +69,7 @@ class LocatedItem:
     item: ClaimItem
     quote: str
     context: str
+    document: str = ""  # text that names the cited document (:func:`document_names`)
 
 
 def load_claim_set(path: Path) -> tuple[dict[str, str], list[ClaimItem]]:
@@ -96,11 +100,23 @@ def load_claim_set(path: Path) -> tuple[dict[str, str], list[ClaimItem]]:
     return documents, items
 
 
+#: Characters of a document's first page that name it (title, authors), after its title.
+NAMING_CHARS = 300
+
+
+def document_names(title: str, first_page: str) -> str:
+    """The text that names a document, for claims that name it ("the RAPTOR authors"): its
+    title and the head of its first page (title and authors, before the abstract)."""
+    return f"{title}\n{first_page[:NAMING_CHARS]}"
+
+
 def locate_items(
-    items: Sequence[ClaimItem], page_text: Callable[[str, int], str | None]
+    items: Sequence[ClaimItem],
+    page_text: Callable[[str, int], str | None],
+    names: Mapping[str, str] | None = None,
 ) -> tuple[list[LocatedItem], list[str]]:
     """The items whose quote is on its page (``page_text(doc, page)``: the stored unit text),
-    and the ids of those whose quote is not."""
+    and the ids of those whose quote is not; ``names``: each document's naming text."""
     located: list[LocatedItem] = []
     missing: list[str] = []
     for item in items:
@@ -112,7 +128,12 @@ def locate_items(
         start, end = found[0][0], found[-1][1]
         quote = text[start:end] if len(found) == 1 else item.quote
         located.append(
-            LocatedItem(item=item, quote=quote, context=context_around(text, start, end))
+            LocatedItem(
+                item=item,
+                quote=quote,
+                context=context_around(text, start, end),
+                document=(names or {}).get(item.doc, ""),
+            )
         )
     return located, missing
 
@@ -139,6 +160,31 @@ def summarize_claim_set(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "unsupported_claims": len(bad),
         "by_kind": by_kind,
     }
+
+
+def store_pages(
+    stores: Sequence[Documents], files: Mapping[str, str]
+) -> tuple[Callable[[str, int], str | None], dict[str, str]]:
+    """``page_text`` over the documents of ``stores`` whose file name is a claim set's document
+    path's (``files``: name -> path), and each found document's naming text."""
+    where: dict[str, tuple[Documents, str]] = {}
+    names: dict[str, str] = {}
+    for store in stores:
+        for info in store.list_documents():
+            for name, path in files.items():
+                if name not in where and Path(info.path).name == Path(path).name:
+                    where[name] = (store, info.id)
+                    first = store.unit(info.id, 0)
+                    names[name] = document_names(info.title, first.text if first else "")
+
+    def page_text(doc: str, page: int) -> str | None:
+        if doc not in where:
+            return None
+        store, doc_id = where[doc]
+        unit = store.unit(doc_id, page - 1)
+        return unit.text if unit is not None else None
+
+    return page_text, names
 
 
 # -- thresholds ------------------------------------------------------------------------------
@@ -245,7 +291,13 @@ def evaluate_claim_set(
         if on_item is not None:
             on_item(entry.item.id)
         for claim, label, kind in entry.item.claims:
-            check = check_support(claim, entry.quote, context=entry.context, embedder=embedder)
+            check = check_support(
+                claim,
+                entry.quote,
+                context=entry.context,
+                embedder=embedder,
+                document=entry.document,
+            )
             records.append(_record(entry, claim, label, kind, check))
     return {
         **summarize_claim_set(records),
