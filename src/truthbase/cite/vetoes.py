@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..text import SUPPORT_STOP_WORDS
 from .align import FRAMING, PREFIX, content_words, normal, passage_lemmas
@@ -105,14 +106,19 @@ _PASSIVE = re.compile(r"\b(?:by|von|durch)\b")
 _WORDS = re.compile(r"[^\W_]+(?:[.\-'][^\W_]+)*")
 
 
-def _opposites(lemma: str, lexicon: Lexicon) -> set[str]:
+def _opposites(lemma: str, lexicon: Lexicon) -> frozenset[str]:
+    return _opposites_of(lemma, lexicon)
+
+
+@lru_cache(maxsize=16384)
+def _opposites_of(lemma: str, lexicon: Lexicon) -> frozenset[str]:
     found = set(lexicon.antonyms(lemma))
     for a, b in OPPOSITES:
         if lemma in a:
             found |= b - a
         elif lemma in b:
             found |= a - b
-    return found
+    return frozenset(found)
 
 
 def _side_of(lemma: str) -> set[str]:
@@ -140,15 +146,19 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
     quote_words = [w for w in _WORDS.findall(normal(quote))]
     claim_words = [w for w in _WORDS.findall(normal(claim))]
     claim_lemmas = passage_lemmas(claim_words, lexicon)
+    quote_lemmas = [lexicon.lemmas(w) | {w} for w in quote_words]
+    every_quote_lemma = set().union(*quote_lemmas) if quote_lemmas else set()
     reasons: list[Reason] = []
     for i, word in enumerate(claim_words):
         for lemma in lexicon.lemmas(word) | {word}:
             opposite = _opposites(lemma, lexicon)
+            if not opposite & every_quote_lemma:
+                continue
             for j, theirs in enumerate(quote_words):
-                if not (lexicon.lemmas(theirs) | {theirs}) & opposite:
+                if not quote_lemmas[j] & opposite:
                     continue
-                agree = set()
-                for q in lexicon.lemmas(theirs) | {theirs}:
+                agree: set[str] = set()
+                for q in quote_lemmas[j]:
                     agree |= _side_of(q) | set(lexicon.related(q))
                 if agree & claim_lemmas:
                     continue  # the claim says the quote's side somewhere too
