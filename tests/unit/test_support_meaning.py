@@ -122,6 +122,20 @@ def test_specifics_added_a_cause_the_page_does_not_give() -> None:
     assert reason(claim, quote, "cause_added")["claim_says"] == "because"
 
 
+# -- the conflict shown to the reader ------------------------------------------------------------
+
+
+def test_a_reason_as_text_names_both_sides() -> None:
+    """Every output that shows reasons as text (ask --json, the API, MCP, verify-claim) gets
+    the two sides of the conflict."""
+    check = check_support(
+        "The critic agrees with GPT-4 85% of the time.",
+        "The critic agrees with GPT-4 87% of the time.",
+    )
+    assert str(check.reasons[0]).endswith("(the answer says 85% · the page says 87%)")
+    assert check.reasons[0].to_json()["page_says"] == "87%"
+
+
 # -- the lexicon ----------------------------------------------------------------------------------
 
 

@@ -46,7 +46,10 @@ _DETACH = {
 
 
 class Lexicon(Protocol):
-    """What the support checks ask of a lexical resource."""
+    """What the support checks ask of a lexical resource (hashable: answers are memoized per
+    lexicon)."""
+
+    def __hash__(self) -> int: ...
 
     def lemmas(self, word: str) -> frozenset[str]:
         """The dictionary forms of ``word`` in any part of speech (empty: an unknown word)."""

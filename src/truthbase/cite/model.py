@@ -27,7 +27,20 @@ class Reason:
     page_says: str = field(default="", kw_only=True)
 
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+        """One line for every output that shows reasons as text (ask --json, the API, MCP,
+        verify-claim): the two sides of the conflict after the message, when the check has
+        them ("the answer says 85% · the page says 87%")."""
+        return f"{self.code}: {self.message}{self.conflict_text()}"
+
+    def conflict_text(self) -> str:
+        if not (self.claim_says or self.page_says):
+            return ""
+        sides = []
+        if self.claim_says:
+            sides.append(f"the answer says {self.claim_says}")
+        if self.page_says:
+            sides.append(f"the page says {self.page_says}")
+        return " (" + " · ".join(sides) + ")"
 
     def to_json(self) -> dict[str, str]:
         out = {"code": self.code, "message": self.message}

@@ -75,6 +75,7 @@ __all__ = [
     "check_support",
     "context_around",
     "coverage",
+    "document_names",
     "named_terms",
     "negations",
     "numbers",
@@ -246,8 +247,9 @@ def numbers(text: str) -> list[tuple[str, str]]:
             value = str(_number_words_value(words))
         if value is not None:
             end = tokens[last].end()
-            if _PERCENT_AFTER.match(text, end):
+            if percent := _PERCENT_AFTER.match(text, end):
                 value += "%"
+                end = percent.end()
             found.append((value, text[m.start() : end]))
         i = last + 1
     return found
@@ -268,6 +270,18 @@ def _derived(value: str, have: set[str]) -> bool:
     return any(wanted in (abs(a - b), a + b) for i, a in enumerate(known) for b in known[i + 1 :])
 
 
+def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
+    """The quote's numbers (as written) a reader compares ``value`` with: those of its kind
+    (percentage or not), nearest in value first, two at most."""
+    same = [(v, w) for v, w in found if v.endswith("%") == value.endswith("%")] or list(found)
+    try:
+        wanted = Decimal(value.rstrip("%"))
+        same.sort(key=lambda vw: abs(Decimal(vw[0].rstrip("%")) - wanted))
+    except InvalidOperation:
+        pass
+    return list(dict.fromkeys(w for _, w in same))[:2]
+
+
 def _number_reasons(claim: str, quote: str) -> list[Reason]:
     found = numbers(quote)
     have = {v for v, _ in found}
@@ -282,7 +296,7 @@ def _number_reasons(claim: str, quote: str) -> list[Reason]:
         if missing and value.endswith("%"):
             missing = _canonical(Decimal(value[:-1]) / 100) not in plain  # 28% and 0.28
         if missing and not _derived(value, plain):
-            page = ", ".join(w for _, w in found[:3])
+            page = ", ".join(_nearest_numbers(value, found))
             reasons.append(
                 Reason(
                     "number_missing",
@@ -650,6 +664,16 @@ def check_support(
         coverage=covered,
         cosine=cosine,
     )
+
+
+#: Characters of a document's first page that name it (title, authors), after its title.
+NAMING_CHARS = 300
+
+
+def document_names(title: str, first_page: str) -> str:
+    """The text that names a document, for claims that name it ("the RAPTOR authors", "NIST"):
+    its title and the head of its first page (title and authors, before the abstract)."""
+    return f"{title}\n{first_page[:NAMING_CHARS]}"
 
 
 def reasons_text(reasons: Iterable[Reason]) -> str:

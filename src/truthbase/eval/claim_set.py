@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cite.support import SupportCheck, check_support, context_around
+from ..cite.support import SupportCheck, check_support, context_around, document_names
 from ..embed import Embedder
 from ..errors import InvalidInput
 from ..store.base import Documents
@@ -35,7 +35,6 @@ __all__ = [
     "ClaimItem",
     "LocatedItem",
     "cross_validate_threshold",
-    "document_names",
     "evaluate_claim_set",
     "fit_threshold",
     "load_claim_set",
@@ -98,16 +97,6 @@ def load_claim_set(path: Path) -> tuple[dict[str, str], list[ClaimItem]]:
             )
         )
     return documents, items
-
-
-#: Characters of a document's first page that name it (title, authors), after its title.
-NAMING_CHARS = 300
-
-
-def document_names(title: str, first_page: str) -> str:
-    """The text that names a document, for claims that name it ("the RAPTOR authors"): its
-    title and the head of its first page (title and authors, before the abstract)."""
-    return f"{title}\n{first_page[:NAMING_CHARS]}"
 
 
 def locate_items(
