@@ -260,14 +260,16 @@ _NOT_COUNTS = frozenset({"one", "zero"})
 
 
 def _derived(value: str, have: set[str]) -> bool:
-    """``value`` is the difference or the sum of two numbers of the quote (a light inference:
-    "55.7% vs 53.9%" gives "1.8 points"); a percentage's complement to 100 is not."""
+    """``value`` is the difference of two decimal numbers of the quote (a light inference:
+    "55.7% vs 53.9%" gives "1.8 points"); whole numbers are left out (1 + 4 makes any "5" a
+    sum), and so is a percentage's complement to 100."""
     try:
         wanted = Decimal(value.rstrip("%"))
         known = [Decimal(v.rstrip("%")) for v in have]
     except InvalidOperation:
         return False
-    return any(wanted in (abs(a - b), a + b) for i, a in enumerate(known) for b in known[i + 1 :])
+    decimals = [k for k in known if k != k.to_integral_value()]
+    return any(wanted == abs(a - b) for i, a in enumerate(decimals) for b in decimals[i + 1 :])
 
 
 def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
@@ -386,7 +388,8 @@ def _negation_reasons(claim: str, quote: str) -> list[Reason]:
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
-        if talked_about and not implicit and not in_claim:
+        agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)
+        if talked_about and not implicit and not agreed:
             what = " ".join(neg.scope[:3])
             reasons.append(
                 Reason(

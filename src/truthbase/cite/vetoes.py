@@ -150,7 +150,10 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
     every_quote_lemma = set().union(*quote_lemmas) if quote_lemmas else set()
     reasons: list[Reason] = []
     for i, word in enumerate(claim_words):
-        for lemma in lexicon.lemmas(word) | {word}:
+        own = lexicon.lemmas(word) | {word}
+        if own & every_quote_lemma:
+            continue  # the quote says it too: its opposite elsewhere is about something else
+        for lemma in own:
             opposite = _opposites(lemma, lexicon)
             if not opposite & every_quote_lemma:
                 continue
