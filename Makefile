@@ -76,6 +76,7 @@ test: lint typecheck docs unit
 
 bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/claims_bench.py
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
 	$(BIN)/python benchmarks/fuzz_bench.py --seconds $(FUZZ_SECONDS)
 	$(BIN)/python benchmarks/canary_bench.py --modes naive,llm,agent --agent-only override,fake-tag,delimiter --json docs/evals/canaries.json --md docs/evals/canaries.md

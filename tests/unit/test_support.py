@@ -40,7 +40,10 @@ def test_hostile_number_is_not_supported() -> None:
     check = check_support("The plant produces ninety nine units every day.", QUOTE)
     assert not check.supported
     assert [r.code for r in check.reasons] == ["number_missing"]
-    assert str(check.reasons[0]) == 'number_missing: "ninety nine" is not in the quote'
+    assert str(check.reasons[0]) == (
+        'number_missing: "ninety nine" is not in the quote'
+        " (the answer says ninety nine · the page says forty two)"
+    )
 
 
 def test_number_words_equal_digits() -> None:
@@ -177,7 +180,14 @@ def test_empty_inputs_have_reasons() -> None:
 def test_to_json() -> None:
     payload = check_support("The plant produces 99 units every day.", QUOTE).to_json()
     assert payload["supported"] is False
-    assert payload["reasons"] == [{"code": "number_missing", "message": '"99" is not in the quote'}]
+    assert payload["reasons"] == [
+        {
+            "code": "number_missing",
+            "message": '"99" is not in the quote',
+            "claim_says": "99",
+            "page_says": "forty two",
+        }
+    ]
 
 
 def test_context_around_takes_a_sentence_each_side() -> None:

@@ -19,7 +19,7 @@ from ..geometry import span_line_rects
 from ..model import Rect
 from ..store.base import Documents
 from ..text.matching import find_quote, normalize
-from .support import Reason, SupportCheck, check_support, context_around
+from .support import Reason, SupportCheck, check_support, context_around, document_names
 
 __all__ = ["ClaimState", "ClaimVerdict", "resolve_document", "verify_claim"]
 
@@ -120,8 +120,15 @@ def verify_claim(
             doc_id=full_id, unit=unit, quote=quote, claim=claim, state="unverified", found=False
         )
     start, end = found[0][0], found[-1][1]
+    first = store.unit(full_id, 0)
     check = check_support(
-        claim, quote, context=context_around(stored.text, start, end), embedder=embedder
+        claim,
+        quote,
+        context=context_around(stored.text, start, end),
+        embedder=embedder,
+        document=document_names(
+            info.title if info is not None else "", first.text if first else ""
+        ),
     )
     return ClaimVerdict(
         doc_id=full_id,

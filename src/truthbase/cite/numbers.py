@@ -1,0 +1,204 @@
+"""Numbers in claims and quotes: what the number check of :mod:`.support` compares.
+
+"2,048" and "2048" are one number; "42 %", "42%" and "42 percent" are one percentage; number
+words ("forty two", "two thousand") equal their digits; the ordinals "third" .. "twentieth" and
+"3rd" equal their numbers. A claim's number must be in the quote (a percentage as a percentage,
+or as its fraction: 28% and 0.28), or be the difference of two decimals of the quote (a light
+inference: 55.7 and 53.9 give 1.8); "one" and "zero" are mostly not counts ("one of the",
+"zero-shot"). A failure names the claim's number and the quote's nearest ones of its kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+
+from .model import Reason
+
+__all__ = [
+    "NUMBER_WORDS",
+    "ORDINAL_WORDS",
+    "TOKEN",
+    "number_reasons",
+    "number_word_parts",
+    "numbers",
+]
+
+#: A token of the checks: a word with inner apostrophes, hyphens or periods kept ("can't",
+#: "GPT-4", "GV.OC-03", "2,048"), as written (before normalization).
+TOKEN = re.compile(r"[^\W_]+(?:['’.,\-][^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per cent\b|prozent\b)", re.IGNORECASE)
+
+# fmt: off
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_ORDINALS = {
+    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+    "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+    "twentieth": 20,
+}
+# fmt: on
+#: Number words and their values, in counting order (units, tens, scales).
+NUMBER_WORDS: dict[str, int] = {**_UNITS, **_TENS, **_SCALES}
+#: Ordinal words that count as numbers ("first" and "second" do not: see the module doc).
+ORDINAL_WORDS: dict[str, int] = dict(_ORDINALS)
+
+
+def _canonical(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _parse_digits(raw: str) -> str | None:
+    groups = re.split(r"[.,]", raw)
+    seps = re.findall(r"[.,]", raw)
+    if not seps:
+        digits = raw
+    elif all(s == "," for s in seps) and all(len(g) == 3 for g in groups[1:]):
+        digits = "".join(groups)  # 2,048 / 145,619: thousands
+    elif len(seps) == 1:
+        digits = groups[0] + "." + groups[1]  # 4.5 and 4,5: a decimal
+    elif all(s == "." for s in seps) and all(len(g) == 3 for g in groups[1:]):
+        digits = "".join(groups)  # 1.000.000: German thousands
+    else:
+        return None  # a version, a section number: compared by its parts
+    try:
+        return _canonical(Decimal(digits))
+    except InvalidOperation:
+        return None
+
+
+def number_word_parts(token: str) -> list[str] | None:
+    parts = token.casefold().split("-")
+    if all(p in _UNITS or p in _TENS or p in _SCALES for p in parts):
+        return parts
+    return None
+
+
+def _number_words_value(parts: Sequence[str]) -> int:
+    total, current = 0, 0
+    for p in parts:
+        if p in _SCALES and _SCALES[p] < 1000:
+            current = max(current, 1) * _SCALES[p]
+        elif p in _SCALES:
+            total, current = total + max(current, 1) * _SCALES[p], 0
+        else:
+            current += _UNITS.get(p, 0) + _TENS.get(p, 0)
+    return total + current
+
+
+def numbers(text: str) -> list[tuple[str, str]]:
+    """The numbers of ``text`` as (canonical value, as written); a percentage's value ends in %.
+
+    Digits, number words and their compounds, and the ordinals of the module doc.
+    """
+    found: list[tuple[str, str]] = []
+    tokens = list(TOKEN.finditer(text))
+    i = 0
+    while i < len(tokens):
+        m = tokens[i]
+        token = m.group()
+        lower = token.casefold()
+        last = i
+        value: str | None = None
+        if _NUMBER.fullmatch(token):
+            value = _parse_digits(token)
+            if value is None:  # 1.2.3: its parts
+                found.extend((_canonical(Decimal(p)), p) for p in re.split(r"[.,]", token))
+            elif i + 1 < len(tokens) and tokens[i + 1].group().casefold() in _SCALES:
+                value = _canonical(Decimal(value) * _SCALES[tokens[i + 1].group().casefold()])
+                last = i + 1  # 4 million
+        elif re.fullmatch(r"\d+(?:st|nd|rd|th)", lower):
+            value = str(int(lower[:-2]))
+        elif lower in _ORDINALS:
+            value = str(_ORDINALS[lower])
+        elif re.search(r"\d", token):  # GPT-4, GV.OC-03, 2-7B: the digit runs inside
+            for part in _NUMBER.findall(token):
+                parsed = _parse_digits(part)
+                if parsed is not None:
+                    found.append((parsed, part))
+        elif (parts := number_word_parts(token)) is not None:
+            words = list(parts)
+            while last + 1 < len(tokens):
+                gap = text[tokens[last].end() : tokens[last + 1].start()]
+                more = number_word_parts(tokens[last + 1].group())
+                if more is None or gap.strip() not in ("", "-"):
+                    break
+                words += more
+                last += 1
+            value = str(_number_words_value(words))
+        if value is not None:
+            end = tokens[last].end()
+            if percent := _PERCENT_AFTER.match(text, end):
+                value += "%"
+                end = percent.end()
+            found.append((value, text[m.start() : end]))
+        i = last + 1
+    return found
+
+
+#: Number words that are mostly not counts ("one of the", "zero-shot").
+_NOT_COUNTS = frozenset({"one", "zero"})
+
+
+def _derived(value: str, have: set[str]) -> bool:
+    """``value`` is the difference of two decimal numbers of the quote (a light inference:
+    "55.7% vs 53.9%" gives "1.8 points"); whole numbers are left out (1 + 4 makes any "5" a
+    sum), and so is a percentage's complement to 100."""
+    try:
+        wanted = Decimal(value.rstrip("%"))
+        known = [Decimal(v.rstrip("%")) for v in have]
+    except InvalidOperation:
+        return False
+    decimals = [k for k in known if k != k.to_integral_value()]
+    return any(wanted == abs(a - b) for i, a in enumerate(decimals) for b in decimals[i + 1 :])
+
+
+def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
+    """The quote's numbers (as written) a reader compares ``value`` with: those of its kind
+    (percentage or not), nearest in value first, two at most."""
+    same = [(v, w) for v, w in found if v.endswith("%") == value.endswith("%")] or list(found)
+    try:
+        wanted = Decimal(value.rstrip("%"))
+        same.sort(key=lambda vw: abs(Decimal(vw[0].rstrip("%")) - wanted))
+    except InvalidOperation:
+        pass
+    return list(dict.fromkeys(w for _, w in same))[:2]
+
+
+def number_reasons(claim: str, quote: str) -> list[Reason]:
+    found = numbers(quote)
+    have = {v for v, _ in found}
+    plain = {v.rstrip("%") for v in have}
+    reasons: list[Reason] = []
+    seen: set[str] = set()
+    for value, written in numbers(claim):
+        if value in seen or written.casefold() in _NOT_COUNTS:
+            continue
+        seen.add(value)
+        missing = value not in have if value.endswith("%") else value not in plain
+        if missing and value.endswith("%"):
+            missing = _canonical(Decimal(value[:-1]) / 100) not in plain  # 28% and 0.28
+        if missing and not _derived(value, plain):
+            page = ", ".join(_nearest_numbers(value, found))
+            reasons.append(
+                Reason(
+                    "number_missing",
+                    f'"{written}" is not in the quote',
+                    claim_says=written,
+                    page_says=page,
+                )
+            )
+    return reasons

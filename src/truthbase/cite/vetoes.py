@@ -1,0 +1,399 @@
+"""Vetoes for the slips language models make: each a named reason with the two sides.
+
+A veto is a check no score overrides; :func:`truthbase.cite.support.check_support` runs these
+after its number, negation and named-term checks. Each returns reasons carrying the claim's
+words and the page's words that conflict, so the reader sees "the answer says after · the page
+says before".
+
+- ``antonym`` (polarity): a claim word whose opposite (WordNet's antonyms, and the directional
+  pairs of :data:`OPPOSITES`: before/after, increase/decrease, higher/lower, ...) is in the quote
+  while the word itself, or a synonym, is not.
+- ``scope_widened`` and ``hedge_dropped`` (quantifier and modality scope): the claim says
+  "only", "all", "every", "always", "must" where the quote and its context have no such word; or
+  the quote hedges ("most", "may", "can", "often", "tend") the words the claim takes over while
+  the claim has no hedge at all.
+- ``roles_swapped`` (relation): two named terms or numbers that claim and quote share stand in
+  opposite order around a directional word ("outperforms", "higher than", "before") that both
+  have, with no passive "by" to turn the order round.
+- ``number_scope``: "each"/"per" on one side and "in total"/"altogether" on the other, next to
+  the same number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from ..text.vocabulary import SUPPORT_STOP_WORDS
+from .align import FRAMING, PREFIX, content_words, normal, passage_lemmas
+from .lexicon import Lexicon
+from .model import Reason
+
+__all__ = [
+    "EXCLUSIVE",
+    "HEDGES",
+    "OPPOSITES",
+    "UNIVERSAL",
+    "antonym_reasons",
+    "binding_reasons",
+    "cause_reasons",
+    "number_scope_reasons",
+    "role_reasons",
+    "scope_reasons",
+]
+
+# fmt: off
+#: Directional opposites WordNet does not list as antonyms: any word of one side against any
+#: word of the other.
+_OPPOSITE_SIDES = (
+    ("before prior earlier preceding ahead precede",
+     "after once following later subsequent follow afterwards"),
+    ("increase raise rise grow improve gain higher more larger greater up",
+     "decrease reduce lower fall shrink drop decline worsen degrade loss fewer less smaller down"),
+    ("first", "last"), ("positive", "negative"), ("above over upper top", "below under bottom"),
+    ("maximum", "minimum"), ("hard", "soft"), ("include", "exclude"), ("input", "output"),
+    ("early", "late"), ("vor vorher", "nach nachher"),
+    ("höher größer mehr", "niedriger kleiner weniger"), ("offen", "abgeschlossen"),
+    ("erhöhen", "senken"),
+)
+OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITE_SIDES
+)
+#: Claim words that make it exclusive: the quote must say so too.
+EXCLUSIVE = frozenset(
+    "only solely exclusively sole alone nur ausschließlich allein einzig".split()  # noqa: SIM905
+)
+#: Claim words that make it universal.
+UNIVERSAL = frozenset(
+    """
+    all every always entire whole complete everything alle jede jeder jedes jedem jeden immer
+    stets sämtliche gesamte gesamten
+    """.split()  # noqa: SIM905
+)
+#: Words after "only" or "all" that make it no quantifier: "only a third", "only roughly",
+#: "all their children".
+_NOT_QUANTIFIED = frozenset(
+    "a an about approximately roughly around nearly almost their its these those of".split()  # noqa: SIM905
+)
+#: Modal words of obligation: a claim's "must" is a veto where the quote has a weaker modal.
+OBLIGATION = frozenset("must shall muss müssen".split())  # noqa: SIM905
+#: Weaker modals than an obligation.
+WEAK_MODALS = frozenset(
+    "may might can could should kann können darf dürfen sollte".split()  # noqa: SIM905
+)
+#: Hedges: a quote that has one about the claim's words needs one in the claim.
+HEDGES = frozenset(
+    """
+    may might can could often most some many typically generally usually tend tends likely
+    possibly sometimes several frequently mainly mostly largely partly partially kann können
+    meist oft häufig manche einige
+    """.split()  # noqa: SIM905
+)
+#: Words that give a relation its direction (lemmas): a swap of roles around them matters.
+DIRECTIONAL = frozenset(
+    """
+    outperform surpass exceed beat better worse higher lower larger smaller more less than
+    before after precede follow cause lead result produce contain include subset imply
+    greater fewer above below outscore top trail
+    """.split()  # noqa: SIM905
+)
+# fmt: on
+#: Content words either side of two opposite words that must share one for them to clash: the
+#: opposites are about the same thing ("raises MAUVE" / "lower MAUVE").
+NEIGHBOURS = 4
+_PASSIVE = re.compile(r"\b(?:by|von|durch)\b")
+_WORDS = re.compile(r"[^\W_]+(?:[.\-'][^\W_]+)*")
+
+
+def _opposites(lemma: str, lexicon: Lexicon) -> frozenset[str]:
+    return _opposites_of(lemma, lexicon)
+
+
+@lru_cache(maxsize=16384)
+def _opposites_of(lemma: str, lexicon: Lexicon) -> frozenset[str]:
+    found = set(lexicon.antonyms(lemma))
+    for a, b in OPPOSITES:
+        if lemma in a:
+            found |= b - a
+        elif lemma in b:
+            found |= a - b
+    return frozenset(found)
+
+
+def _side_of(lemma: str) -> set[str]:
+    """``lemma`` and the words on its side of :data:`OPPOSITES`."""
+    same = {lemma}
+    for a, b in OPPOSITES:
+        if lemma in a:
+            same |= a
+        elif lemma in b:
+            same |= b
+    return same
+
+
+def _window(words: Sequence[str], k: int, lexicon: Lexicon) -> set[str]:
+    near = list(words[max(0, k - NEIGHBOURS) : k]) + list(words[k + 1 : k + 1 + NEIGHBOURS])
+    found: set[str] = set()
+    for w in near:
+        found |= lexicon.lemmas(w) | {w, w[:PREFIX]}
+    return found
+
+
+def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> list[Reason]:
+    """A claim word whose opposite the quote has about the same thing (a content word shared
+    within :data:`NEIGHBOURS` of both), where the claim has nothing on the quote's side."""
+    quote_words = [w for w in _WORDS.findall(normal(quote))]
+    claim_words = [w for w in _WORDS.findall(normal(claim))]
+    claim_lemmas = passage_lemmas(claim_words, lexicon)
+    quote_lemmas = [lexicon.lemmas(w) | {w} for w in quote_words]
+    every_quote_lemma = set().union(*quote_lemmas) if quote_lemmas else set()
+    reasons: list[Reason] = []
+    for i, word in enumerate(claim_words):
+        own = lexicon.lemmas(word) | {word}
+        if own & every_quote_lemma:
+            continue  # the quote says it too: its opposite elsewhere is about something else
+        for lemma in own:
+            opposite = _opposites(lemma, lexicon)
+            if not opposite & every_quote_lemma:
+                continue
+            for j, theirs in enumerate(quote_words):
+                if not quote_lemmas[j] & opposite:
+                    continue
+                agree: set[str] = set()
+                for q in quote_lemmas[j]:
+                    agree |= _side_of(q) | set(lexicon.related(q))
+                if agree & claim_lemmas:
+                    continue  # the claim says the quote's side somewhere too
+                shared = _window(claim_words, i, lexicon) & _window(quote_words, j, lexicon)
+                if shared - _FUNCTION:
+                    reasons.append(
+                        Reason(
+                            "antonym",
+                            f'the claim says "{word}" where the quote says "{theirs}"',
+                            claim_says=word,
+                            page_says=theirs,
+                        )
+                    )
+                    return reasons
+    return reasons
+
+
+#: Words a shared neighbourhood does not count.
+_FUNCTION = SUPPORT_STOP_WORDS | FRAMING
+
+
+_DIR_WORDS = frozenset(w for pair in OPPOSITES for side in pair for w in side)
+
+
+def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
+    return next((w for w in words if w in wanted), None)
+
+
+def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
+    for k, w in enumerate(words):
+        following = words[k + 1] if k + 1 < len(words) else ""
+        if w in group and following not in _NOT_QUANTIFIED and not following.isdigit():
+            return w
+    return None
+
+
+def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
+    """Exclusive or universal words the quote lacks, an obligation where the quote has a weaker
+    modal, a hedge the claim drops (see the module doc)."""
+    claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
+    quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
+    have = set(quote_words)
+    for group in (EXCLUSIVE, UNIVERSAL):
+        word = _quantifier(claim_words, group)
+        if word is not None and not group & have:
+            return [
+                Reason(
+                    "scope_widened",
+                    f'the claim says "{word}", the quote has no such word',
+                    claim_says=word,
+                    page_says=_first(quote_words, HEDGES) or "",
+                )
+            ]
+    word = _first(claim_words, OBLIGATION)
+    weak = _first(quote_words, WEAK_MODALS)
+    if word is not None and weak is not None and not OBLIGATION & have:
+        return [
+            Reason(
+                "modality",
+                f'the claim says "{word}" where the quote says "{weak}"',
+                claim_says=word,
+                page_says=weak,
+            )
+        ]
+    hedge = _hedge_about(quote_words, set(content_words(claim)))
+    if hedge is not None and not (HEDGES | EXCLUSIVE) & set(claim_words):
+        return [
+            Reason(
+                "hedge_dropped",
+                f'the quote says "{hedge}", the claim states it without a hedge',
+                page_says=hedge,
+            )
+        ]
+    return []
+
+
+def _hedge_about(quote_words: Sequence[str], claim_words: set[str]) -> str | None:
+    """A hedge of the quote whose next content word the claim has."""
+    for k, word in enumerate(quote_words):
+        if word not in HEDGES or word in ("can", "could", "several", "many", "some"):
+            continue
+        following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
+        if any(w in claim_words for w in following):
+            return word
+    return None
+
+
+def _anchors(text: str, named: Sequence[str], values: Sequence[str]) -> list[tuple[str, int]]:
+    """(anchor, token position) of the named terms and numbers in ``text``."""
+    tokens = [t.casefold() for t in _WORDS.findall(text)]
+    wanted = {n.casefold() for n in named} | {v.casefold() for v in values}
+    return [(t, k) for k, t in enumerate(tokens) if t in wanted]
+
+
+def role_reasons(claim: str, quote: str, shared: Sequence[str], lexicon: Lexicon) -> list[Reason]:
+    """Two shared anchors in opposite order around a directional word both sides have."""
+    claim_tokens = [t.casefold() for t in _WORDS.findall(claim)]
+    quote_tokens = [t.casefold() for t in _WORDS.findall(quote)]
+    claim_at = {a: k for a, k in reversed(_anchors(claim, shared, ()))}
+    quote_at = {a: k for a, k in reversed(_anchors(quote, shared, ()))}
+    common = [a for a in claim_at if a in quote_at]
+    for i, a in enumerate(common):
+        for b in common[i + 1 :]:
+            if a == b or (claim_at[a] < claim_at[b]) == (quote_at[a] < quote_at[b]):
+                continue
+            c_lo, c_hi = sorted((claim_at[a], claim_at[b]))
+            q_lo, q_hi = sorted((quote_at[a], quote_at[b]))
+            c_dir = _directional(claim_tokens[c_lo:c_hi], lexicon)
+            q_dir = _directional(quote_tokens[q_lo:q_hi], lexicon)
+            passive = _PASSIVE.search(" ".join(claim_tokens[c_lo:c_hi])) or _PASSIVE.search(
+                " ".join(quote_tokens[q_lo:q_hi])
+            )
+            if c_dir and q_dir and c_dir & q_dir and not passive:
+                word = sorted(c_dir & q_dir)[0]
+                return [
+                    Reason(
+                        "roles_swapped",
+                        f'the claim puts "{a}" and "{b}" the other way round around "{word}"',
+                        claim_says=" ".join(claim_tokens[c_lo : c_hi + 1]),
+                        page_says=" ".join(quote_tokens[q_lo : q_hi + 1]),
+                    )
+                ]
+    return []
+
+
+def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
+    found: set[str] = set()
+    for t in tokens:
+        lemmas = lexicon.lemmas(t) | {t}
+        found.update(lemmas & DIRECTIONAL)
+        for lemma in lemmas:
+            found.update(lexicon.related(lemma) & DIRECTIONAL)
+    return found
+
+
+#: Words that state a cause or a consequence: a claim's "because" needs one in the passage.
+_CAUSAL = re.compile(
+    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|so that|leads? to|"
+    r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt)\b"
+)
+
+
+def cause_reasons(claim: str, quote: str, context: str) -> list[Reason]:
+    """A cause the claim gives where neither quote nor context states any (an added fact: "...
+    because NIST lacks the authority")."""
+    said = _CAUSAL.search(normal(claim))
+    if said is None or _CAUSAL.search(normal(quote)) or _CAUSAL.search(normal(context)):
+        return []
+    return [
+        Reason(
+            "cause_added",
+            f'the claim says "{said.group()}", the quote gives no cause',
+            claim_says=said.group(),
+        )
+    ]
+
+
+def binding_reasons(claim: str, quote: str, named: Sequence[str]) -> list[Reason]:
+    """A number the claim gives to another named term than the quote does: "CoLT5 XL's 55.7%"
+    where no named term near 55.7 in the quote is CoLT5 XL. Only a possessive right before the
+    number binds on the claim's side (the reading nobody disputes); on the quote's side any
+    shared named term :data:`BINDING_REACH` tokens before it or :data:`BINDING_AFTER` after."""
+    names = {n.casefold() for n in named}
+    claim_tokens = [t.casefold() for t in _WORDS.findall(normal(claim))]
+    quote_tokens = [t.casefold() for t in _WORDS.findall(normal(quote))]
+    for k, token in enumerate(claim_tokens):
+        if not re.fullmatch(r"\d+(?:[.,]\d+)?", token) or token not in quote_tokens:
+            continue
+        owner = next(
+            (
+                t[:-2]
+                for t in claim_tokens[max(0, k - 2) : k]
+                if t.endswith("'s") and t[:-2] in names
+            ),
+            None,
+        )
+        if owner is None:
+            continue
+        at = quote_tokens.index(token)
+        near = {
+            t.removesuffix("'s")
+            for t in quote_tokens[max(0, at - BINDING_REACH) : at + 1 + BINDING_AFTER]
+        }
+        holders = sorted(near & names)
+        if owner not in near and holders:
+            return [
+                Reason(
+                    "roles_swapped",
+                    f'the claim gives {token} to "{owner}", the quote to "{holders[0]}"',
+                    claim_says=f"{owner} {token}",
+                    page_says=f"{holders[0]} {token}",
+                )
+            ]
+    return []
+
+
+#: Tokens before and after a number of the quote among which its named term is found (a
+#: subject comes before its number: "RAPTOR ... with a 55.7% F-1 score").
+BINDING_REACH = 8
+BINDING_AFTER = 3
+
+
+_EACH = re.compile(r"\b(?:each|per|every|apiece|jeweils|pro|je)\b")
+_TOTAL = re.compile(r"\b(?:in total|total|altogether|combined|overall|all together|insgesamt)\b")
+
+
+def number_scope_reasons(claim: str, quote: str, shared_numbers: Sequence[str]) -> list[Reason]:
+    """ "Each"/"per" on one side, "in total" on the other, within a few words of a shared number."""
+    reasons: list[Reason] = []
+    claim_norm, quote_norm = normal(claim), normal(quote)
+    for value in shared_numbers:
+        c, q = _near(claim_norm, value), _near(quote_norm, value)
+        if c is None or q is None:
+            continue
+        for mine, theirs in ((_TOTAL, _EACH), (_EACH, _TOTAL)):
+            said, page = mine.search(c), theirs.search(q)
+            if said and page and not mine.search(q):
+                reasons.append(
+                    Reason(
+                        "number_scope",
+                        f'the claim says "{said.group()} {value}" where the quote says '
+                        f'"{page.group()}"',
+                        claim_says=f"{said.group()} {value}",
+                        page_says=page.group(),
+                    )
+                )
+                return reasons
+    return reasons
+
+
+def _near(text: str, value: str) -> str | None:
+    at = re.search(rf"(?<![\d.,]){re.escape(value)}(?![\d])", text)
+    if at is None:
+        return None
+    return text[max(0, at.start() - 40) : at.end() + 40]

@@ -1,0 +1,84 @@
+"""The realistic claim benchmark's pure parts: reading a claim set, the shares per kind, and the
+threshold fitted and cross-validated by item folds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.corpus import SHARED
+from truthbase.errors import InvalidInput
+from truthbase.eval.claim_set import (
+    cross_validate_threshold,
+    fit_threshold,
+    load_claim_set,
+    locate_items,
+    summarize_claim_set,
+)
+
+CLAIMS = SHARED / "golden" / "claims-dev.json"
+
+
+def record(item: str, kind: str, label: bool, coverage: float, vetoed: bool = False) -> dict:
+    return {
+        "item": item,
+        "kind": kind,
+        "label": label,
+        "coverage": coverage,
+        "vetoed": vetoed,
+        "supported": not vetoed and coverage >= 0.5,
+    }
+
+
+def test_the_dev_set_reads() -> None:
+    if not CLAIMS.is_file():
+        pytest.skip("shared/golden/claims-dev.json is not beside the checkout")
+    documents, items = load_claim_set(CLAIMS)
+    assert "raptor" in documents
+    assert sum(len(i.claims) for i in items) == 180
+
+
+def test_a_claim_set_of_another_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps({"version": 2, "documents": {}, "items": []}))
+    with pytest.raises(InvalidInput):
+        load_claim_set(path)
+
+
+def test_items_whose_quote_is_not_on_the_page_are_listed(tmp_path: Path) -> None:
+    path = tmp_path / "claims.json"
+    item = {"id": "x1", "doc": "d", "page": 1, "quote": "the quote is here", "claims": []}
+    path.write_text(
+        json.dumps({"version": 1, "documents": {"d": {"path": "d.pdf"}}, "items": [item]})
+    )
+    _, items = load_claim_set(path)
+    located, missing = locate_items(items, lambda doc, page: "Elsewhere. The quote is here. Then.")
+    assert [e.item.id for e in located] == ["x1"] and not missing
+    assert located[0].context.startswith("Elsewhere.")
+    _, missing = locate_items(items, lambda doc, page: "Nothing of it.")
+    assert missing == ["x1"]
+
+
+def test_shares_per_kind() -> None:
+    rows = [
+        record("a", "paraphrase", True, 0.9),
+        record("a", "paraphrase", True, 0.1),
+        record("a", "number", False, 0.9, vetoed=True),
+        record("b", "scope", False, 0.9),
+    ]
+    summary = summarize_claim_set(rows)
+    assert summary["kept"] == 0.5 and summary["caught"] == 0.5
+    assert summary["by_kind"]["number"] == {"n": 1, "caught": 1.0}
+    assert summary["by_kind"]["relation"]["n"] == 0
+
+
+def test_the_threshold_is_fitted_between_the_scores_and_cross_validated() -> None:
+    rows = [record(f"i{k}", "paraphrase", True, 0.8) for k in range(10)]
+    rows += [record(f"i{k}", "added-fact", False, 0.2) for k in range(10)]
+    threshold = fit_threshold(rows)
+    assert 0.2 < threshold < 0.8
+    cv = cross_validate_threshold(rows, folds=5, seeds=(0, 1))
+    assert cv["cv_kept"] == 1.0 and cv["cv_caught"] == 1.0
+    assert cv["folds"] == 5 and cv["seeds"] == [0, 1]
