@@ -128,11 +128,13 @@ def settings(
     from truthbase.store.postgres import PostgresStore
 
     url = copy_into_postgres(library.db)  # documents, not accounts
-    store = PostgresStore(url)
+    store, source = PostgresStore(url), SQLiteStore(library.db)
     try:
-        _add_users(store)
+        for user in source.users():  # with their ids, which the copied documents name
+            store.add_user(user)
     finally:
         store.close()
+        source.close()
     yield Settings(db=folder / "unused.sqlite", database_url=url, auth=auth, server=server)
     shared_server().drop_database(url)
 
