@@ -2,12 +2,13 @@
 
 Built on the official MCP Python SDK's low-level :class:`mcp.server.Server`, so that every tool's
 JSON schema and description are written here, for a model, and every error is ours to phrase.
-The tools are a thin shell over the Python API (:class:`truthbase.api.Library`): ``search``,
+The tools are a thin shell over the application service (:class:`truthbase.app.Service`,
+whose policy every door shares): ``search``,
 ``ask``, ``get_passage``, ``verify_claim`` (the one :func:`truthbase.cite.verify.verify_claim`
 the CLI runs) and ``list_documents``; each document's metadata is a resource
 (``truthbase://documents/{id}``).
 
-Who asks decides what they see (:mod:`truthbase.access`, through the library's viewer):
+Who asks decides what they see (:mod:`truthbase.access`, through the service's viewer):
 
 * over stdio the caller is whoever started the process: the operator, who sees every document,
   as at the command line;
@@ -16,10 +17,11 @@ Who asks decides what they see (:mod:`truthbase.access`, through the library's v
   valid one the request is answered 401 before MCP sees it, and each tool call acts as the
   token's user, re-checked on each call (a revoked token stops at once). An index without users
   on a loopback address serves the single local user, as ``truthbase serve`` does
-  (:func:`truthbase.server.auth.accounts_required` decides for both).
+  (:func:`truthbase.app.viewers.accounts_required` decides for both).
 
-``ask`` over HTTP is admitted by the chat quota (``quota.*``) before any model call, counted as
-``POST /api/chat`` counts it (:func:`admit_ask`).
+Over HTTP the caller has an address, so ``ask`` is counted against the chat quota and ``search``
+against the search quota before they run, as the web app counts them (:mod:`truthbase.app`);
+over stdio nothing is counted, as at the command line.
 
 Errors: a :class:`~truthbase.errors.TruthBaseError` (an unknown or hidden document, a span out of
 range, a bad argument) is an MCP tool error whose text is its message; anything else is a bug,
@@ -30,8 +32,8 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -41,23 +43,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .accounts import token_viewer
-from .answer.model import CitationsEvent, DoneEvent, ErrorEvent, SourcesEvent
-from .api import Library, viewer_url
+from .app import QuotaExceeded, Service, viewer_url
+from .app.admission import client_address
+from .app.viewers import accounts_required, bearer_viewer
 from .errors import InvalidInput, TruthBaseError
 from .model import DocumentInfo, SearchHit
-from .quota import client_key_for, retry_after_header
+from .quota import Admission, retry_after_header
 from .records import OPERATOR, Viewer
-from .server.auth import accounts_required
-from .server.hardening import ERROR_MESSAGE, privileged, redact_event
-from .server.quota import client_key, quota_limits
 
 __all__ = [
     "RESOURCE_PREFIX",
     "TOOLS",
     "McpAuthError",
     "TokenGate",
-    "admit_ask",
     "create_server",
     "http_app",
     "run_stdio",
@@ -314,77 +312,82 @@ def _hit_json(
 # -- the tools -----------------------------------------------------------------------------------
 
 
-def _search(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call: the service as the caller may use it, and the caller's address (None over
+    stdio: not counted against a quota)."""
+
+    service: Service
+    address: str | None = None
+
+
+def _search(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
+    service = call.service
     query = _text(args, "query") or ""
     k = _int(args, "k", default=8, low=1, high=50)
-    hits = library.search(query, k=k, doc=_text(args, "doc", required=False))
-    kinds = {d.id: d.kind for d in library.documents()}
-    base = library.settings.server.base_url
+    doc = _text(args, "doc", required=False)
+    hits = service.search(query, k=k, doc=doc, address=call.address)
+    kinds = {d.id: d.kind for d in service.documents()}
+    base = service.settings.server.base_url
     return {
         "query": query,
         "results": [_hit_json(h, i, kinds, base) for i, h in enumerate(hits, 1)],
     }
 
 
-def _ask(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
-    question = _text(args, "question") or ""
-    mode = _text(args, "mode", required=False)
-    doc = _text(args, "doc", required=False)
+def _ask(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
+    service = call.service
+    plan = service.plan_answer(
+        _text(args, "question") or "",
+        mode=_text(args, "mode", required=False),
+        doc=_text(args, "doc", required=False),
+    )
+    service.admit_answer(plan, call.address)
     sources: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
-    # As on the web app (server.hardening): agent mode may be for admins only, and only an
-    # admin (or the operator over stdio) sees model endpoints and provider errors.
-    shown_all = privileged(library.viewer)
-    if mode == "agent" and library.settings.server.agent_mode == "admins" and not shown_all:
-        raise InvalidInput("agent mode is for admins here (server.agent_mode)")
-    for event in library.ask(question, mode=mode, doc=doc):
-        if isinstance(event, ErrorEvent):
-            if not shown_all:
-                logger.warning("ask failed at %s (hidden): %s", event.stage, event.message)
-            message = event.message if shown_all else ERROR_MESSAGE
-            raise InvalidInput(f"the answer failed at {event.stage}: {message}")
-        if isinstance(event, SourcesEvent):
+    for event in service.answer(plan):
+        kind, data = service.shown(event)  # what this caller may see of it
+        if kind == "error":
+            raise InvalidInput(f"the answer failed at {data['stage']}: {data['message']}")
+        if kind == "sources":
             sources = [
-                {k: v for k, v in s.to_json().items() if k not in ("rects", "chunk_id")}
-                for s in event.sources
+                {k: v for k, v in s.items() if k not in ("rects", "chunk_id")}
+                for s in data["sources"]
             ]
-        elif isinstance(event, CitationsEvent):
-            citations = [
-                {k: v for k, v in c.to_json().items() if k != "rects"} for c in event.citations
-            ]
-        elif isinstance(event, DoneEvent):
-            answer = event.answer
-            out = {
-                "answer": answer.text,
-                "refused": answer.refused,
-                "outcome": answer.outcome,
-                "answerer": answer.answerer,
+        elif kind == "citations":
+            citations = [{k: v for k, v in c.items() if k != "rects"} for c in data["citations"]]
+        elif kind == "done":
+            answer = data["answer"]
+            return {
+                "answer": answer["text"],
+                "refused": answer["refused"],
+                "outcome": answer["outcome"],
+                "answerer": answer["answerer"],
                 "citations": citations,
                 "sources": sources,
-                "problems": list(answer.problems),
-                "answer_id": answer.id,
+                "problems": answer["problems"],
+                "answer_id": answer["id"],
             }
-            return out if shown_all else redact_event("done", out)
     raise InvalidInput("the answer stream ended without an answer")
 
 
-def _get_passage(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
+def _get_passage(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
     doc = _text(args, "doc") or ""
     unit, start, end = (_int(args, n) for n in ("unit", "start", "end"))
     if unit is None or start is None or end is None:
         raise InvalidInput("get_passage needs doc, unit, start and end")
-    passage = library.passage(doc, unit, start, end)
+    passage = call.service.passage(doc, unit, start, end)
     row = passage.to_json()
-    base = library.settings.server.base_url
+    base = call.service.settings.server.base_url
     if base:
         row["viewer_url"] = viewer_url(base, passage.kind, passage.doc_id, unit, start, end)
     return row
 
 
-def _verify_claim(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
+def _verify_claim(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
     from .cite.tags import format_tag
 
-    verdict = library.verify_claim(
+    verdict = call.service.verify_claim(
         _text(args, "doc") or "",
         _text(args, "quote") or "",
         _text(args, "claim") or "",
@@ -397,11 +400,11 @@ def _verify_claim(library: Library, args: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _list_documents(library: Library, _: Mapping[str, Any]) -> dict[str, Any]:
-    return {"documents": [document_json(d) for d in library.documents()]}
+def _list_documents(call: Call, _: Mapping[str, Any]) -> dict[str, Any]:
+    return {"documents": [document_json(d) for d in call.service.documents()]}
 
 
-_HANDLERS: dict[str, Callable[[Library, Mapping[str, Any]], dict[str, Any]]] = {
+_HANDLERS: dict[str, Callable[[Call, Mapping[str, Any]], dict[str, Any]]] = {
     "search": _search,
     "ask": _ask,
     "get_passage": _get_passage,
@@ -417,15 +420,21 @@ def _error(message: str) -> types.CallToolResult:
     )
 
 
-def call_tool(library: Library, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
-    """Run tool ``name`` on ``library`` (already the caller's view): its JSON result, or a tool
-    error with a clear message (never a traceback). Sync: the store and embedder block."""
+def call_tool(
+    service: Service, name: str, arguments: Mapping[str, Any], *, address: str | None = None
+) -> types.CallToolResult:
+    """Run tool ``name`` on ``service`` (already the caller's view; ``address``: the caller's,
+    over HTTP): its JSON result, or a tool error with a clear message (never a traceback).
+    Sync: the store and embedder block."""
     handler = _HANDLERS.get(name)
     if handler is None:
         return _error(f"no tool {name!r}: the tools are {', '.join(_HANDLERS)}")
     try:
         _check_names(name, arguments, _SCHEMAS[name])
-        result = handler(library, arguments)
+        result = handler(Call(service, address), arguments)
+    except QuotaExceeded as exc:
+        wait = retry_after_header(Admission(admitted=False, retry_after_s=exc.retry_after_s))
+        return _error(f"quota exceeded: try again in {wait} s")
     except TruthBaseError as exc:
         return _error(f"{type(exc).__name__}: {exc}")
     except Exception:
@@ -440,17 +449,13 @@ def call_tool(library: Library, name: str, arguments: Mapping[str, Any]) -> type
 # -- who asks ------------------------------------------------------------------------------------
 
 
-def viewer_for(library: Library, host: str, headers: Mapping[str, str] | None) -> Viewer:
+def viewer_for(service: Service, host: str, headers: Mapping[str, str] | None) -> Viewer:
     """The viewer of one request: the operator over stdio (no headers); over HTTP the local user
     when the index needs no accounts on ``host``, else the user of the bearer token
     (McpAuthError without a valid one)."""
-    if headers is None:
+    if headers is None or not accounts_required(service.store, host):
         return OPERATOR
-    store = library.store
-    if not accounts_required(store, host):
-        return OPERATOR
-    scheme, _, credentials = headers.get("authorization", "").partition(" ")
-    viewer = token_viewer(store, credentials.strip()) if scheme.lower() == "bearer" else None
+    viewer = bearer_viewer(service.store, headers.get("authorization", ""))
     if viewer is None:
         raise McpAuthError(
             "login required: send Authorization: Bearer TOKEN (truthbase tokens create --user NAME)"
@@ -463,25 +468,15 @@ def _headers(ctx: ServerRequestContext[Any]) -> Mapping[str, str] | None:
     return request.headers if isinstance(request, Request) else None
 
 
-def admit_ask(library: Library, request: Request, arguments: Mapping[str, Any]) -> str | None:
-    """The chat quota (``quota.*``) for an ``ask`` over HTTP, counted as ``POST /api/chat``
-    counts it (per user, or per client address for the local user; agent mode against
-    ``quota.agent_per_day``), before any model call: None when admitted, else why not. Over
-    stdio the operator is not counted, as ``truthbase ask`` is not."""
-    settings = library.settings
-    limits = quota_limits(settings.quota).for_request(arguments.get("mode") == "agent")
-    if limits.unlimited:
-        return None
-    address = client_key(request, settings.quota.client_header, settings.auth.trusted_proxies)
-    key = client_key_for(library.viewer.user, address)
-    admission = library.store.try_admit(key, time.time(), limits)
-    if admission.admitted:
-        return None
-    return f"quota exceeded: try again in {retry_after_header(admission)} s"
+def address_of(service: Service, request: Request) -> str:
+    """The caller's address, through the trusted proxies only (as the web app finds it)."""
+    peer = request.client.host if request.client is not None else "unknown"
+    quota, auth = service.settings.quota, service.settings.auth
+    return client_address(peer, request.headers, quota.client_header, auth.trusted_proxies)
 
 
-def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
-    """The MCP server over ``library``; ``host`` is what the HTTP transport binds (it decides,
+def create_server(service: Service, *, host: str = "127.0.0.1") -> Server[Any]:
+    """The MCP server over ``service``; ``host`` is what the HTTP transport binds (it decides,
     with the users of the index, whether requests need a token)."""
 
     async def list_tools(
@@ -497,15 +492,11 @@ def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
 
         def run() -> types.CallToolResult:
             try:
-                viewer = viewer_for(library, host, request.headers if request else None)
+                viewer = viewer_for(service, host, request.headers if request else None)
             except McpAuthError as exc:
                 return _error(str(exc))
-            view = library.for_viewer(viewer)
-            if params.name == "ask" and request is not None:
-                refused = admit_ask(view, request, arguments)
-                if refused is not None:
-                    return _error(refused)
-            return call_tool(view, params.name, arguments)
+            address = address_of(service, request) if request is not None else None
+            return call_tool(service.for_viewer(viewer), params.name, arguments, address=address)
 
         return await anyio.to_thread.run_sync(run)
 
@@ -515,7 +506,7 @@ def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
         headers = _headers(ctx)
 
         def run() -> list[DocumentInfo]:
-            return library.for_viewer(viewer_for(library, host, headers)).documents()
+            return service.for_viewer(viewer_for(service, host, headers)).documents()
 
         documents = await anyio.to_thread.run_sync(run)
         return types.ListResourcesResult(
@@ -539,7 +530,7 @@ def create_server(library: Library, *, host: str = "127.0.0.1") -> Server[Any]:
         def run() -> DocumentInfo:
             if not uri.startswith(RESOURCE_PREFIX):
                 raise InvalidInput(f"no resource {uri}: documents are {RESOURCE_PREFIX}ID")
-            view = library.for_viewer(viewer_for(library, host, headers))
+            view = service.for_viewer(viewer_for(service, host, headers))
             return view.document(uri.removeprefix(RESOURCE_PREFIX))
 
         try:
@@ -585,11 +576,11 @@ def _version() -> str:
 # -- transports ----------------------------------------------------------------------------------
 
 
-async def run_stdio(library: Library) -> None:
-    """Serve ``library`` over stdin/stdout until the client closes it."""
+async def run_stdio(service: Service) -> None:
+    """Serve ``service`` over stdin/stdout until the client closes it."""
     from mcp.server.stdio import stdio_server
 
-    server = create_server(library)
+    server = create_server(service)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -598,16 +589,16 @@ class TokenGate:
     """ASGI middleware of the HTTP transport: once the index has users (or on a non-loopback
     host), a request without a valid API token is answered 401 before the MCP layer runs."""
 
-    def __init__(self, app: ASGIApp, library: Library, host: str) -> None:
+    def __init__(self, app: ASGIApp, service: Service, host: str) -> None:
         self.app = app
-        self.library = library
+        self.service = service
         self.host = host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = Request(scope).headers
             try:
-                await anyio.to_thread.run_sync(viewer_for, self.library, self.host, headers)
+                await anyio.to_thread.run_sync(viewer_for, self.service, self.host, headers)
             except McpAuthError as exc:
                 response = JSONResponse(
                     {"detail": str(exc)},
@@ -619,8 +610,8 @@ class TokenGate:
         await self.app(scope, receive, send)
 
 
-def http_app(library: Library, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
+def http_app(service: Service, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
     """The streamable HTTP app (the MCP endpoint at ``path``) behind :class:`TokenGate`."""
-    server = create_server(library, host=host)
+    server = create_server(service, host=host)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
-    return TokenGate(app, library, host)
+    return TokenGate(app, service, host)

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from truthbase.app import service as app_service
 from truthbase.config import EmbedderSettings, Settings
 from truthbase.geometry import span_line_rects
 from truthbase.server import ROUTES, create_app
-from truthbase.server import app as server_app
 from truthbase.store import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,7 +237,7 @@ def test_a_bug_in_the_chat_stream_is_logged_and_shown_as_internal_error(
         raise KeyError("secret detail of a bug")
         yield  # a generator, as answer_events
 
-    monkeypatch.setattr(server_app, "answer_events", broken)
+    monkeypatch.setattr(app_service, "answer_events", broken)
     with caplog.at_level(logging.ERROR, logger="truthbase.server"):
         response = client.post("/api/chat", json={"question": "anything"})
     assert response.status_code == 200  # the stream had started

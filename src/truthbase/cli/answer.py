@@ -7,7 +7,6 @@ import sys
 
 import click
 
-from ..errors import InvalidInput
 from .common import AppContext, console, err_console, snippet
 
 
@@ -34,7 +33,7 @@ from .common import AppContext, console, err_console, snippet
     "doc_id",
     default=None,
     metavar="ID",
-    help="Agent mode: read only this document (its id, or a unique prefix of it).",
+    help="Answer only from this document (its id, or a unique prefix of at least 4 characters).",
 )
 @click.pass_obj
 def ask_command(
@@ -58,35 +57,22 @@ def ask_command(
     from ..answer import (
         Answer,
         AnswerError,
-        CitationsEvent,
         DoneEvent,
         ErrorEvent,
-        SourcesEvent,
         TokenEvent,
-        record_answer,
     )
-    from ..cite.verify import resolve_document
-    from ..modes import answer_events, resolve_chat_mode
+    from ..app import Service
 
-    chosen = resolve_chat_mode(mode, app.settings.llm)
-    if doc_id is not None and chosen != "agent":
-        raise InvalidInput("--doc scopes the book tools of --mode agent")
     final: Answer | None = None
     with app.store() as store:
-        scope = resolve_document(store, doc_id) if doc_id is not None else None
-        events = answer_events(
-            store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
-        )
-        for event in events:
+        service = Service(store, app.settings, lambda: app.embedder)
+        for event in service.ask(question, mode=mode, k=k, doc=doc_id):
             if isinstance(event, ErrorEvent):
                 raise AnswerError(event.message, event.stage)
             elif isinstance(event, TokenEvent) and not as_json:
                 click.echo(event.text, nl=False)
-            elif isinstance(event, SourcesEvent | CitationsEvent):
-                pass
             elif isinstance(event, DoneEvent):
-                final = event.answer
-                record_answer(store, final)
+                final = event.answer  # recorded by the service
         kinds = {d.id: d.kind for d in store.list_documents()}
     if final is None:
         raise AnswerError("the answer stream ended without an answer", "answer")

@@ -28,8 +28,8 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
     import anyio
 
     from ..api import Library
+    from ..app.viewers import is_loopback
     from ..mcp_server import http_app, run_stdio
-    from ..server.auth import is_loopback
 
     if app.settings.database_url is None and not app.settings.db.exists():
         raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from ..accounts import usage
 from ..config import Settings
 from ..store import Store
-from .auth import viewer_of
+from .deps import viewer_of
 
 __all__ = ["add_admin_routes"]
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
-import os
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -32,40 +30,34 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..access import may_see, require_visible, visible_ids
-from ..answer import DoneEvent, record_answer
+from ..access import may_see
+from ..app import AnswerPlan, Conflict, Forbidden, QuotaExceeded, Service
+from ..app.redaction import redact_paths
 from ..config import Settings
-from ..embed import Embedder, load_embedder
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..geometry import span_line_rects
-from ..modes import answer_events, resolve_chat_mode
-from ..quota import QuotaLimits, client_key_for, retry_after_header
-from ..records import OPERATOR, Viewer
-from ..retrieve.hybrid import search
-from ..store import Store, StoreError, open_store
-from ..telemetry import span as trace_span
+from ..quota import Admission, retry_after_header
+from ..records import Viewer
+from ..store import StoreError
 from .admin import add_admin_routes
-from .auth import AuthGate, add_auth_routes, load_secret_key, secret_key_path, viewer_of
+from .auth import AuthGate, add_auth_routes
+from .chat_limits import ChatStream, Slots
+from .deps import viewer_of
 from .epub_routes import add_epub_routes
-from .files import FileState, file_key, hash_matches, redact_paths
-from .hardening import (
-    BodyLimit,
-    ChatStream,
-    HostCheck,
-    SecurityHeaders,
-    Slots,
-    allowed_hosts,
-    privileged,
-    redact_event,
-)
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES, add_library_routes
+from .middleware import (
+    BodyLimit,
+    HostCheck,
+    SecurityHeaders,
+    UnexpectedErrors,
+    allowed_hosts,
+)
 from .observe import METRICS_ROUTE, Observe, add_metrics_route
 from .openapi_errors import declare_error_responses
 from .pages import mount_web, page
-from .quota import client_key, quota_limits
+from .quota import request_address
 from .schemas import (
     MAX_INDEX,
     ChatIn,
@@ -76,6 +68,7 @@ from .schemas import (
     SearchOut,
     SpanOut,
 )
+from .state import AppState
 
 # Browsers refuse ES modules served with a non-JavaScript type; some systems lack this mapping.
 mimetypes.add_type("text/javascript", ".mjs")
@@ -108,8 +101,6 @@ ROUTES = (
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
 
-#: The body of a 500: nothing of the exception reaches the client (it is in the log).
-INTERNAL_ERROR = "internal error"
 
 logger = logging.getLogger(__name__)
 
@@ -120,38 +111,15 @@ def error_status(exc: TruthBaseError) -> int:
     for every other input, setting or file the request cannot be served with."""
     if isinstance(exc, NotFound):
         return 404
+    if isinstance(exc, Forbidden):
+        return 403
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, QuotaExceeded):
+        return 429
     if isinstance(exc, Unavailable | StoreError):
         return 503
     return 400
-
-
-class _UnexpectedErrors:
-    """ASGI middleware for what no handler took (not an HTTPException, not a TruthBaseError):
-    a bug. Logged with its traceback and answered 500 ``{"detail": "internal error"}``; when the
-    response has already started it is re-raised for the server to log and close."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, receive, watched)
-        except Exception:
-            if started:
-                raise
-            logger.exception("unexpected error in %s %s", scope.get("method"), scope.get("path"))
-            response = JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
-            await response(scope, receive, send)
 
 
 def default_web_dir() -> Path:
@@ -166,177 +134,22 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-class _State:
-    """The open index and the (lazily loaded) embedder of one app."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._store: Store | None = None
-        self._embedder: Embedder | None = None
-        self._lock = threading.Lock()
-        self._file_checks: dict[tuple[str, int, int, int, int], bool] = {}
-        self._key: bytes | None = None
-        self._workers: list[threading.Thread] = []
-        self._stop_workers = threading.Event()
-        self._wake_workers = threading.Event()
-
-    def key(self) -> bytes:
-        """The session cookies' signing key (read, or created, on first use)."""
-        with self._lock:
-            if self._key is None:
-                self._key = load_secret_key(secret_key_path(self.settings))
-            return self._key
-
-    def open(self) -> None:
-        self._store = open_store(self.settings)
-
-    def start_workers(self) -> None:
-        """The server's own ingest workers (``library.server_workers`` threads)."""
-        from ..config import data_folder
-        from ..worker import WorkerOptions, work, worker_name
-
-        options = WorkerOptions(
-            data_dir=data_folder(self.settings),
-            chunking=self.settings.chunking,
-            lease_s=self.settings.library.lease_s,
-            poll_s=self.settings.library.poll_s,
-        )
-
-        def loop(n: int) -> None:
-            work(
-                self.store,
-                self.embedder,
-                options,
-                worker=f"{worker_name('server')}-{n}",
-                stop=self._stop_workers,
-                wake=self._wake_workers,
-            )
-
-        for n in range(self.settings.library.server_workers):
-            thread = threading.Thread(target=loop, args=(n,), daemon=True, name=f"ingest-{n}")
-            thread.start()
-            self._workers.append(thread)
-
-    def wake_workers(self) -> None:
-        self._wake_workers.set()
-
-    def stop_workers(self) -> None:
-        self._stop_workers.set()
-        self._wake_workers.set()
-        for thread in self._workers:
-            thread.join(timeout=30)
-        self._workers = []
-
-    def close(self) -> None:
-        self.stop_workers()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the app's store is not open (is the lifespan running?)")
-        return self._store
-
-    def embedder(self) -> Embedder:
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = load_embedder(self.settings.embedder)
-            return self._embedder
-
-    def file_state(self, doc_id: str, path: Path) -> FileState:
-        """ "ok" when ``path`` is a regular file, reached through no link, whose bytes still hash
-        to the document id (cached per file identity); "gone" when nothing is there; "changed"
-        otherwise (other bytes, a link, not a regular file)."""
-        key = file_key(path)
-        if key is None:
-            return "changed" if os.path.lexists(path) else "gone"
-        with self._lock:
-            cached = self._file_checks.get(key)
-        if cached is None:
-            cached = hash_matches(path, doc_id)
-            with self._lock:
-                self._file_checks[key] = cached
-        return "ok" if cached else "changed"
-
-    def file_matches_index(self, doc_id: str, path: Path) -> bool:
-        """Whether the file is still the one ingested (see :meth:`file_state`)."""
-        return self.file_state(doc_id, path) == "ok"
-
-
 def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def _answer_events(
-    state: _State,
-    question: str,
-    mode: str | None = None,
-    doc: str | None = None,
-    viewer: Viewer | None = None,
-    cancelled: threading.Event | None = None,
-) -> Iterator[bytes]:
-    """The chat's server-sent events; runs in the thread pool one step at a time. ``mode`` as
-    for `truthbase ask` (None or "auto": llm when one is configured; the route has already
-    refused a mode that cannot run); ``doc`` scopes agent mode's book tools to one document;
-    sources come from what ``viewer`` may see; only an admin sees model endpoints and provider
-    errors (:func:`~.hardening.redact_event`). ``cancelled`` set (the client went away) stops
-    agent mode before its next model call."""
-    for kind, data in _raw_events(state, question, mode, doc, viewer, cancelled):
-        if viewer is None or not privileged(viewer):
-            data = redact_event(kind, data)
-        yield _sse(kind, data)
-
-
-def _raw_events(
-    state: _State,
-    question: str,
-    mode: str | None,
-    doc: str | None,
-    viewer: Viewer | None,
-    cancelled: threading.Event | None,
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    chosen = resolve_chat_mode(mode, state.settings.llm)
-    try:
-        embedder = state.embedder()
-    except Exception as exc:
-        yield _error_event("embedder", exc)
-        return
-    events = answer_events(
-        state.store,
-        embedder,
-        question,
-        state.settings,
-        mode=chosen,
-        k=state.settings.server.sources,
-        doc_id=doc if chosen == "agent" else None,
-        viewer=viewer if viewer is not None else OPERATOR,
-        cancelled=cancelled.is_set if cancelled is not None else None,
-    )
-    try:
-        for event in events:
-            if isinstance(event, DoneEvent):
-                record_answer(state.store, event.answer)  # for `truthbase verify`
-            yield event.kind, event.to_json()
-    except Exception as exc:
-        yield _error_event("answer", exc)
-
-
-def _error_event(stage: str, exc: Exception) -> tuple[str, dict[str, Any]]:
-    """The chat stream's ``error`` event for ``exc``: a TruthBaseError says what it is; any
-    other exception is a bug, logged with its traceback and shown as "internal error"."""
-    if isinstance(exc, TruthBaseError):
-        message = redact_paths(f"{type(exc).__name__}: {exc}")
-    else:
-        logger.error("unexpected error in the chat stream (%s)", stage, exc_info=exc)
-        message = INTERNAL_ERROR
-    return "error", {"type": "error", "stage": stage, "message": message}
+def _chat_events(service: Service, plan: AnswerPlan, cancelled: threading.Event) -> Iterator[bytes]:
+    """The chat's server-sent events; runs in the thread pool one step at a time. The service
+    records the answer and decides what the viewer is shown of each event (only an admin sees
+    model endpoints and provider errors). ``cancelled`` set (the client went away) stops agent
+    mode before its next model call."""
+    for event in service.answer(plan, cancelled=cancelled.is_set):
+        yield _sse(*service.shown(event))
 
 
 def create_app(settings: Settings) -> FastAPI:
     """The app over ``settings.db``; the index is opened at startup and closed at shutdown."""
-    state = _State(settings)
+    state = AppState(settings)
     web_dir = settings.server.web_dir or default_web_dir()
 
     @asynccontextmanager
@@ -366,14 +179,19 @@ def create_app(settings: Settings) -> FastAPI:
     if hosts is not None:
         app.add_middleware(HostCheck, hosts=hosts)
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(_UnexpectedErrors)
+    app.add_middleware(UnexpectedErrors)
     # Outermost: the request id and the request's span cover the gate and the 500s too.
     app.add_middleware(Observe)
     slots = Slots(settings.server.max_concurrent_chats, settings.server.max_concurrent_agent)
 
     @app.exception_handler(TruthBaseError)
     async def truthbase_error(_: Request, exc: TruthBaseError) -> JSONResponse:
-        return JSONResponse({"detail": redact_paths(str(exc))}, status_code=error_status(exc))
+        headers = None
+        if isinstance(exc, QuotaExceeded):
+            wait = Admission(admitted=False, retry_after_s=exc.retry_after_s)
+            headers = {"Retry-After": retry_after_header(wait)}
+        detail = redact_paths(str(exc))
+        return JSONResponse({"detail": detail}, status_code=error_status(exc), headers=headers)
 
     app.add_exception_handler(RequestValidationError, invalid_request)
 
@@ -384,26 +202,13 @@ def create_app(settings: Settings) -> FastAPI:
             exc.detail = redact_paths(exc.detail)
         return await http_exception_handler(request, exc)
 
+    def service(request: Request) -> Service:
+        """The application service as this request's viewer may use it."""
+        return Service(state.store, settings, state.embedder, viewer_of(request))
+
     def visible(request: Request, doc_id: str) -> Any:
         """The document when the caller may see it; 404 (NotFound) as for a missing one."""
-        return require_visible(viewer_of(request), state.store.document(doc_id), doc_id)
-
-    async def _admit(request: Request, viewer: Viewer, limits: QuotaLimits, kind: str = "") -> None:
-        """Count the request against ``limits`` (keyed by user, or by client address through
-        the trusted proxies only): 429 with Retry-After when refused. ``kind`` keeps the
-        counters of another route (``search:``) apart from the chat's."""
-        if limits.unlimited:  # the default: no counting at all
-            return
-        address = client_key(request, settings.quota.client_header, settings.auth.trusted_proxies)
-        key = kind + client_key_for(viewer.user, address)
-        with trace_span("quota"):
-            admission = await run_in_threadpool(state.store.try_admit, key, time.time(), limits)
-        if not admission.admitted:
-            raise HTTPException(
-                429,
-                "quota exceeded: try again later",
-                headers={"Retry-After": retry_after_header(admission)},
-            )
+        return service(request).visible(doc_id)
 
     @app.get("/healthz", response_model=HealthOut, tags=["meta"])
     async def healthz(request: Request) -> HealthOut:
@@ -451,11 +256,6 @@ def create_app(settings: Settings) -> FastAPI:
             },
         )
 
-    search_limits = QuotaLimits(
-        per_minute=settings.quota.search_per_client_per_minute,
-        per_day=settings.quota.search_per_client_per_day,
-    )
-
     @app.get("/api/search", response_model=SearchOut, tags=["search"])
     async def search_route(
         request: Request,
@@ -464,19 +264,9 @@ def create_app(settings: Settings) -> FastAPI:
     ) -> SearchOut:
         """Hybrid search (full text + dense, fused): ranked chunks with their rects, from the
         documents the caller may see (filtered inside each retrieval arm)."""
-        viewer = viewer_of(request)
-        await _admit(request, viewer, search_limits, "search:")
-
-        def run() -> SearchOut:
-            scope = None if viewer.local else visible_ids(viewer, state.store.list_documents())
-            result = search(
-                state.store, state.embedder(), q, settings.retrieval, k=k, doc_ids=scope
-            )
-            return SearchOut(
-                query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(result.hits, 1)]
-            )
-
-        return await run_in_threadpool(run)
+        address = request_address(request, settings)
+        hits = await run_in_threadpool(service(request).search, q, k=k, address=address)
+        return SearchOut(query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(hits, 1)])
 
     @app.get("/api/spans", response_model=SpanOut, tags=["documents"])
     async def span(
@@ -550,12 +340,15 @@ def create_app(settings: Settings) -> FastAPI:
         when the process already runs ``server.max_concurrent_chats`` chats
         (``max_concurrent_agent`` in agent mode). A client that goes away stops agent mode
         before its next model call."""
-        viewer = viewer_of(request)
-        chosen = resolve_chat_mode(body.mode, settings.llm)  # InvalidInput: 400
-        agent = chosen == "agent"
-        if agent and settings.server.agent_mode == "admins" and not privileged(viewer):
-            raise HTTPException(403, "agent mode is for admins here (server.agent_mode)")
-        release = slots.take(agent)
+        chat = service(request)
+        plan = await run_in_threadpool(
+            chat.plan_answer,
+            body.question,
+            mode=body.mode,
+            doc=body.doc,
+            k=settings.server.sources,
+        )  # 400 for a mode that cannot run, 403 for agent mode, 404 for a hidden doc
+        release = slots.take(plan.mode == "agent")
         if release is None:
             raise HTTPException(
                 503,
@@ -563,15 +356,15 @@ def create_app(settings: Settings) -> FastAPI:
                 headers={"Retry-After": str(Slots.RETRY_AFTER_S)},
             )
         try:
-            await _admit(request, viewer, quota_limits(settings.quota).for_request(agent))
+            address = request_address(request, settings)
+            await run_in_threadpool(chat.admit_answer, plan, address)
         except BaseException:
             release()
             raise
         gone = threading.Event()
 
         async def stream() -> AsyncIterator[bytes]:
-            events = _answer_events(state, body.question, body.mode, body.doc, viewer, gone)
-            async for chunk in iterate_in_threadpool(events):
+            async for chunk in iterate_in_threadpool(_chat_events(chat, plan, gone)):
                 if gone.is_set():
                     break
                 yield chunk

@@ -24,14 +24,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import json
-import os
 import re
-import secrets
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -41,19 +37,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..accounts import authenticate, create_session, end_session, session_viewer, token_viewer
+from ..app.viewers import accounts_required
 from ..config import AuthSettings, Settings
 from ..records import OPERATOR, Viewer
 from ..store import Store
+from .deps import viewer_of
 
 __all__ = [
     "COOKIE",
     "AuthGate",
-    "accounts_required",
     "add_auth_routes",
-    "is_loopback",
-    "load_secret_key",
-    "secret_key_path",
-    "viewer_of",
 ]
 
 COOKIE = "truthbase_session"
@@ -62,52 +55,6 @@ COOKIE = "truthbase_session"
 _OPEN = ("/login", "/healthz", "/metrics")
 _OPEN_PREFIXES = ("/css/", "/js/")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (what `serve` binds) is reachable from this machine only."""
-    if host.strip("[]").lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a name: it may resolve to anything
-
-
-def accounts_required(store: Store, host: str) -> bool:
-    """Logins are required once a user exists, or whenever the server is not loopback-only."""
-    return not is_loopback(host) or store.user_count() > 0
-
-
-def secret_key_path(settings: Settings) -> Path:
-    """``auth.secret_key_file``, else secret.key in the index's data folder (the same folder
-    uploads use: ``<db stem>-data/`` beside the SQLite file, ``./truthbase-data`` on
-    PostgreSQL)."""
-    if settings.auth.secret_key_file is not None:
-        return settings.auth.secret_key_file
-    folder = (
-        Path("truthbase-data")
-        if settings.database_url
-        else settings.db.parent / f"{settings.db.stem}-data"
-    )
-    return folder / "secret.key"
-
-
-def load_secret_key(path: Path) -> bytes:
-    """The signing key in ``path``, created (32 random bytes, hex, mode 0600) when missing."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it first: read theirs
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
-    key = path.read_text("utf-8").strip()
-    if len(key) < 32:
-        raise ValueError(f"the secret key in {path} is too short (at least 32 characters)")
-    return key.encode("utf-8")
 
 
 def _signature(key: bytes, value: str) -> str:
@@ -124,12 +71,6 @@ def unsign(key: bytes, cookie: str) -> str | None:
     if not session_id or not hmac.compare_digest(signature, _signature(key, session_id)):
         return None
     return session_id
-
-
-def viewer_of(request: Request) -> Viewer:
-    """The viewer the gate found for this request (the operator when no gate ran)."""
-    viewer = getattr(request.state, "viewer", None)
-    return viewer if isinstance(viewer, Viewer) else OPERATOR
 
 
 def _is_open(path: str) -> bool:

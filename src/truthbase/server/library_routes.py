@@ -22,15 +22,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from ..access import may_manage, may_see, require_visible, sees_everything
+from ..access import may_manage, may_see, sees_everything
+from ..app.lifecycle import visible_jobs
 from ..config import Settings, data_folder
 from ..library import Job, JobDraft, LimitExceeded, UploadLimits
 from ..model import DocumentInfo
-from ..records import OPERATOR, Viewer
+from ..records import Viewer
 from ..store import Store
-from .uploads import ReceivedFile, discard, place, receive_files, uploads_dir
+from .deps import service_of, viewer_of
+from .uploads import ReceivedFile, discard, place, receive_files
 
-__all__ = ["LIBRARY_ROUTES", "add_library_routes", "viewer_of"]
+__all__ = ["LIBRARY_ROUTES", "add_library_routes"]
 
 LIBRARY_ROUTES = (
     "GET /library",
@@ -50,13 +52,6 @@ _BODY_SLACK = 64 * 1024
 _EVENTS_POLL_S = 0.5
 #: Seconds between keep-alive comments on an idle event stream.
 _KEEPALIVE_S = 15.0
-
-
-def viewer_of(request: Request) -> Viewer:
-    """The authenticated viewer (``request.state.viewer``, set by the login layer), else the
-    single local user."""
-    viewer = getattr(request.state, "viewer", None)
-    return viewer if isinstance(viewer, Viewer) else OPERATOR
 
 
 class LibraryDocumentOut(BaseModel):
@@ -98,12 +93,6 @@ def _limits(settings: Settings) -> UploadLimits:
     )
 
 
-def _visible_jobs(store: Store, viewer: Viewer) -> list[Job]:
-    if sees_everything(viewer):
-        return store.jobs()
-    return store.jobs(viewer.user, everyone=False)
-
-
 def _text_source(store: Store, info: DocumentInfo) -> str | None:
     if info.kind == "epub":
         return "epub"
@@ -122,7 +111,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
     flagged = store.flagged_documents()
     running = {
         j.sha256: j.state
-        for j in reversed(_visible_jobs(store, viewer))
+        for j in reversed(visible_jobs(store, viewer))
         if j.state in ("queued", "running")
     }
     rows = []
@@ -222,12 +211,6 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
     settings: Settings = state.settings
     data_dir = data_folder(settings)
 
-    def managed(viewer: Viewer, doc_id: str) -> DocumentInfo:
-        info = require_visible(viewer, state.store.document(doc_id), doc_id)
-        if not (may_manage(viewer, info) or viewer.user in info.holders):
-            raise HTTPException(403, "only its owner or an admin may change this document")
-        return info
-
     @app.get("/api/library", response_model=list[LibraryDocumentOut], tags=["library"])
     async def library(request: Request) -> list[LibraryDocumentOut]:
         """The documents the viewer may see, with owner, visibility, status and the
@@ -280,22 +263,12 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
         request: Request,
     ) -> LibraryDocumentOut:
         """Rename a document and/or change its visibility (its owner or an admin)."""
-        viewer = viewer_of(request)
+        service = service_of(request)
 
         def run() -> LibraryDocumentOut:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):
-                raise HTTPException(403, "only its owner or an admin may change this document")
-            if body.visibility is not None and body.visibility != info.visibility:
-                owner = (
-                    info.owner
-                    if info.owner is not None or body.visibility == "shared"
-                    else viewer.user
-                )
-                state.store.set_document_access(doc_id, owner, body.visibility)
-            if body.title is not None:
-                state.store.rename_document(doc_id, body.title.strip())
-            return next(r for r in _library_rows(state.store, viewer) if r.id == doc_id)
+            service.change_document(doc_id, title=body.title, visibility=body.visibility)
+            rows = _library_rows(service.store, service.viewer)
+            return next(r for r in rows if r.id == doc_id)
 
         return await run_in_threadpool(run)
 
@@ -307,28 +280,8 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
         file, in one transaction; stored answers that cited it keep their text. One document
         per content: a user who holds another's private document lets go of their hold, and an
         owner whose document others hold leaves it to them (the first holder owns it)."""
-        viewer = viewer_of(request)
-
-        def run() -> dict[str, Any]:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):  # a holder lets go of their hold
-                state.store.remove_holder(doc_id, str(viewer.user))
-                return {"deleted": doc_id}
-            if info.holders and info.owner == viewer.user:
-                # The owner leaves; the holders keep their copy: the first one owns it now.
-                heir = info.holders[0]
-                state.store.set_document_access(doc_id, heir, info.visibility)
-                state.store.remove_holder(doc_id, heir)
-                return {"deleted": doc_id}
-            path = state.store.delete_document(doc_id)
-            if path is not None:
-                root = uploads_dir(data_dir).resolve()
-                stored = Path(path).resolve()
-                if root in stored.parents:  # only uploads: CLI-ingested files are the user's
-                    stored.unlink(missing_ok=True)
-            return {"deleted": doc_id}
-
-        return await run_in_threadpool(run)
+        await run_in_threadpool(service_of(request).delete_document, doc_id)
+        return {"deleted": doc_id}
 
     @app.post("/api/documents/{doc_id}/reingest", status_code=202, tags=["library"])
     async def reingest(
@@ -336,39 +289,15 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
     ) -> dict[str, Any]:
         """Ingest a document again from its stored file (a new extractor, new settings): a
         job that replaces it in one transaction, keeping its title, owner and visibility."""
-        viewer = viewer_of(request)
-
-        def run() -> dict[str, Any]:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):
-                raise HTTPException(403, "only its owner or an admin may re-ingest this document")
-            path = Path(info.path)
-            if not path.is_file():
-                raise HTTPException(409, "the document's file is gone; upload it again")
-            job = state.store.add_job(
-                JobDraft(
-                    kind="reingest",
-                    owner=viewer.user,
-                    filename=path.name,
-                    file=str(path.resolve()),
-                    sha256=doc_id,
-                    size=path.stat().st_size,
-                    max_attempts=settings.library.max_attempts,
-                ),
-                time.time(),
-                UploadLimits(),
-            )
-            return {"jobs": [job.to_json()]}
-
-        result = await run_in_threadpool(run)
+        job = await run_in_threadpool(service_of(request).reingest_document, doc_id)
         state.wake_workers()
-        return result
+        return {"jobs": [job.to_json()]}
 
     @app.get("/api/jobs", tags=["library"])
     async def jobs(request: Request) -> dict[str, Any]:
         """The viewer's ingest jobs (an admin's or the local user's: everyone's), newest
         first."""
-        listed = await run_in_threadpool(_visible_jobs, state.store, viewer_of(request))
+        listed = await run_in_threadpool(service_of(request).jobs)
         return {"jobs": [j.to_json() for j in listed]}
 
     @app.get(
@@ -386,7 +315,7 @@ def add_library_routes(app: FastAPI, state: Any) -> None:
             last: str | None = None
             quiet = 0.0
             while not await request.is_disconnected():
-                listed = await run_in_threadpool(_visible_jobs, state.store, viewer)
+                listed = await run_in_threadpool(visible_jobs, state.store, viewer)
                 body = json.dumps({"type": "jobs", "jobs": [j.to_json() for j in listed]})
                 if body != last:
                     last, quiet = body, 0.0

@@ -30,10 +30,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..app.viewers import is_loopback
 from ..records import Viewer
 from ..store import Store
 from ..telemetry import JOB_QUEUE, REGISTRY, REQUEST_ID, observe_request, tracer
-from .auth import is_loopback
 
 __all__ = ["METRICS_ROUTE", "Observe", "add_metrics_route"]
 
