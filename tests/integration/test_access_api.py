@@ -228,10 +228,16 @@ def test_a_second_user_gets_404_for_the_first_users_private_documents(
     seen = client.get("/api/search", params={"q": SECRET_QUESTION, "k": 20}, headers=bob).json()
     assert seen["results"] and not {r["doc_id"] for r in seen["results"]} & private
 
+    for mode in ("auto", "agent"):
+        # A hidden document as the chat's doc is not found, exactly as one that does not exist.
+        hidden = {"question": SECRET_QUESTION, "mode": mode, "doc": library.private_epub}
+        refused = client.post("/api/chat", json=hidden, headers=bob)
+        absent = client.post("/api/chat", json={**hidden, "doc": "f" * 64}, headers=bob)
+        assert refused.status_code == absent.status_code == 404
+        assert refused.json()["detail"] == absent.json()["detail"].replace("f" * 64, hidden["doc"])
     for body in (
         {"question": SECRET_QUESTION},
         {"question": SECRET_QUESTION, "mode": "agent"},
-        {"question": SECRET_QUESTION, "mode": "agent", "doc": library.private_epub},
     ):
         response = client.post("/api/chat", json=body, headers=bob)
         assert response.status_code == 200

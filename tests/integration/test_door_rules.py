@@ -204,7 +204,13 @@ def test_doc_keeps_every_mode_to_one_document_on_every_door(
         mcp = json.loads(_text(_mcp(library, index, "root", "ask", {**body, "doc": doc[:12]})))
         cli_run = CliRunner().invoke(
             cli,
-            ["--db", str(index.db), "ask", "--mode", "extractive", "--doc", doc[:12], "--json"],
+            [
+                *("--db", str(index.db), "ask", "--mode", "extractive"),
+                "--doc",
+                doc[:12],
+                "--json",
+                QUESTION,
+            ],
         )
         assert cli_run.exit_code == 0, cli_run.output
         answered = json.loads(cli_run.stdout[cli_run.stdout.index("{") :])
