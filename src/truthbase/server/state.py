@@ -1,5 +1,6 @@
 """What one app holds while it runs: the open index, the embedder, the session cookies' key,
-the server's own ingest workers and the cache of file checks."""
+the chat slots, the server's own ingest workers, the web folder and the caches of file checks
+and book layouts. The routes reach it through their dependencies (:mod:`.deps`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..store import Store, open_store
+from .books import BookCache
+from .chat_limits import Slots
 from .files import FileState, file_key, hash_matches
 
 __all__ = ["AppState", "load_secret_key", "secret_key_path"]
@@ -51,8 +54,13 @@ class AppState:
     """The open index, the (lazily loaded) embedder, the session key and the ingest workers of
     one app: what its routes depend on (:mod:`.deps`)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, web_dir: Path) -> None:
         self.settings = settings
+        self.web_dir = web_dir
+        self.slots = Slots(
+            settings.server.max_concurrent_chats, settings.server.max_concurrent_agent
+        )
+        self.books = BookCache(self, self.file_matches_index)
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
