@@ -33,7 +33,7 @@ from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settin
 from truthbase.embed import Embedder
 from truthbase.errors import Unavailable
 from truthbase.ingest import ingest_file
-from truthbase.mcp_server import call_tool, viewer_for
+from truthbase.mcp import call_tool, viewer_for
 from truthbase.records import Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore

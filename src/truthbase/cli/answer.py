@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import AppContext, console, err_console, snippet
+
+if TYPE_CHECKING:
+    from ..answer import Answer
 
 
 @click.command(name="ask")
@@ -54,13 +58,7 @@ def ask_command(
     an LLM, or when the model fails, the extractive agent answers from the same tools. Every
     answer is stored for `truthbase verify`.
     """
-    from ..answer import (
-        Answer,
-        AnswerError,
-        DoneEvent,
-        ErrorEvent,
-        TokenEvent,
-    )
+    from ..answer import AnswerError, DoneEvent, ErrorEvent, TokenEvent
     from ..app import Service
 
     final: Answer | None = None
@@ -79,6 +77,11 @@ def ask_command(
     if as_json:
         click.echo(json.dumps(final.to_json(), indent=2))
         return
+    _print_answer(final, kinds)
+
+
+def _print_answer(final: Answer, kinds: dict[str, str]) -> None:
+    """The sources, citations, problems and timings of an answer whose text was streamed."""
     click.echo()
     cited = {c.n for c in final.citations}
     if final.outcome == "weak":

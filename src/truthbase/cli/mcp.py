@@ -1,4 +1,4 @@
-"""`mcp`: the index as a Model Context Protocol server (:mod:`truthbase.mcp_server`)."""
+"""`mcp`: the index as a Model Context Protocol server (:mod:`truthbase.mcp`)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
 
     from ..api import Library
     from ..app.viewers import is_loopback
-    from ..mcp_server import http_app, run_stdio
+    from ..mcp import http_app, run_stdio
 
     if app.settings.database_url is None and not app.settings.db.exists():
         raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")

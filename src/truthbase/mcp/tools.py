@@ -1,31 +1,10 @@
-"""``truthbase mcp``: the index as a Model Context Protocol server, for agents.
-
-Built on the official MCP Python SDK's low-level :class:`mcp.server.Server`, so that every tool's
-JSON schema and description are written here, for a model, and every error is ours to phrase.
-The tools are a thin shell over the application service (:class:`truthbase.app.Service`,
-whose policy every door shares): ``search``,
-``ask``, ``get_passage``, ``verify_claim`` (the one :func:`truthbase.cite.verify.verify_claim`
-the CLI runs) and ``list_documents``; each document's metadata is a resource
-(``truthbase://documents/{id}``).
-
-Who asks decides what they see (:mod:`truthbase.access`, through the service's viewer):
-
-* over stdio the caller is whoever started the process: the operator, who sees every document,
-  as at the command line;
-* over streamable HTTP (``--http``, 127.0.0.1 by default) an index with users needs an API token
-  (``truthbase tokens create``) as ``Authorization: Bearer TOKEN`` on every request: without a
-  valid one the request is answered 401 before MCP sees it, and each tool call acts as the
-  token's user, re-checked on each call (a revoked token stops at once). An index without users
-  on a loopback address serves the single local user, as ``truthbase serve`` does
-  (:func:`truthbase.app.viewers.accounts_required` decides for both).
-
-Over HTTP the caller has an address, so ``ask`` is counted against the chat quota and ``search``
-against the search quota before they run, as the web app counts them (:mod:`truthbase.app`);
-over stdio nothing is counted, as at the command line.
+"""The MCP tools as a model sees them (:data:`TOOLS`: names, descriptions, JSON schemas) and
+the one entry point that runs one (:func:`call_tool`): each translates its arguments into a
+call of the application service (:class:`truthbase.app.Service`) and its result into JSON.
 
 Errors: a :class:`~truthbase.errors.TruthBaseError` (an unknown or hidden document, a span out of
-range, a bad argument) is an MCP tool error whose text is its message; anything else is a bug,
-logged with its traceback and answered as the tool error ``internal error``.
+range, a bad argument) is an MCP tool error whose text is its message; a spent quota says when to
+retry; anything else is a bug, logged with its traceback and answered as ``internal error``.
 """
 
 from __future__ import annotations
@@ -36,30 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import mcp_types as types
-from mcp.server import Server, ServerRequestContext
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .app import QuotaExceeded, Service, viewer_url
-from .app.admission import client_address
-from .app.viewers import accounts_required, bearer_viewer
-from .errors import InvalidInput, TruthBaseError
-from .model import DocumentInfo, SearchHit
-from .quota import Admission, retry_after_header
-from .records import OPERATOR, Viewer
+from ..app import QuotaExceeded, Service, viewer_url
+from ..cite.tags import format_tag
+from ..errors import InvalidInput, TruthBaseError
+from ..model import DocumentInfo, SearchHit
+from ..quota import Admission, retry_after_header
 
-__all__ = [
-    "RESOURCE_PREFIX",
-    "TOOLS",
-    "McpAuthError",
-    "TokenGate",
-    "create_server",
-    "http_app",
-    "run_stdio",
-]
+__all__ = ["RESOURCE_PREFIX", "TOOLS", "Call", "call_tool", "document_json", "tool_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -216,10 +180,6 @@ TOOLS: tuple[types.Tool, ...] = (
 )
 
 
-class McpAuthError(TruthBaseError):
-    """An HTTP request without a valid API token to an index that has users."""
-
-
 # -- arguments -----------------------------------------------------------------------------------
 
 
@@ -283,8 +243,6 @@ def document_json(info: DocumentInfo) -> dict[str, Any]:
 def _hit_json(
     hit: SearchHit, rank: int, kinds: Mapping[str, str], base_url: str | None
 ) -> dict[str, Any]:
-    from .cite.tags import format_tag
-
     c = hit.chunk
     row: dict[str, Any] = {
         "rank": rank,
@@ -385,8 +343,6 @@ def _get_passage(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _verify_claim(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
-    from .cite.tags import format_tag
-
     verdict = call.service.verify_claim(
         _text(args, "doc") or "",
         _text(args, "quote") or "",
@@ -414,7 +370,7 @@ _HANDLERS: dict[str, Callable[[Call, Mapping[str, Any]], dict[str, Any]]] = {
 _SCHEMAS = {tool.name: tool.input_schema for tool in TOOLS}
 
 
-def _error(message: str) -> types.CallToolResult:
+def tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
@@ -428,190 +384,19 @@ def call_tool(
     Sync: the store and embedder block."""
     handler = _HANDLERS.get(name)
     if handler is None:
-        return _error(f"no tool {name!r}: the tools are {', '.join(_HANDLERS)}")
+        return tool_error(f"no tool {name!r}: the tools are {', '.join(_HANDLERS)}")
     try:
         _check_names(name, arguments, _SCHEMAS[name])
         result = handler(Call(service, address), arguments)
     except QuotaExceeded as exc:
         wait = retry_after_header(Admission(admitted=False, retry_after_s=exc.retry_after_s))
-        return _error(f"quota exceeded: try again in {wait} s")
+        return tool_error(f"quota exceeded: try again in {wait} s")
     except TruthBaseError as exc:
-        return _error(f"{type(exc).__name__}: {exc}")
+        return tool_error(f"{type(exc).__name__}: {exc}")
     except Exception:
         logger.exception("unexpected error in MCP tool %s", name)
-        return _error("internal error")
+        return tool_error("internal error")
     text = json.dumps(result, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=result
     )
-
-
-# -- who asks ------------------------------------------------------------------------------------
-
-
-def viewer_for(service: Service, host: str, headers: Mapping[str, str] | None) -> Viewer:
-    """The viewer of one request: the operator over stdio (no headers); over HTTP the local user
-    when the index needs no accounts on ``host``, else the user of the bearer token
-    (McpAuthError without a valid one)."""
-    if headers is None or not accounts_required(service.store, host):
-        return OPERATOR
-    viewer = bearer_viewer(service.store, headers.get("authorization", ""))
-    if viewer is None:
-        raise McpAuthError(
-            "login required: send Authorization: Bearer TOKEN (truthbase tokens create --user NAME)"
-        )
-    return viewer
-
-
-def _headers(ctx: ServerRequestContext[Any]) -> Mapping[str, str] | None:
-    request = ctx.request
-    return request.headers if isinstance(request, Request) else None
-
-
-def address_of(service: Service, request: Request) -> str:
-    """The caller's address, through the trusted proxies only (as the web app finds it)."""
-    peer = request.client.host if request.client is not None else "unknown"
-    quota, auth = service.settings.quota, service.settings.auth
-    return client_address(peer, request.headers, quota.client_header, auth.trusted_proxies)
-
-
-def create_server(service: Service, *, host: str = "127.0.0.1") -> Server[Any]:
-    """The MCP server over ``service``; ``host`` is what the HTTP transport binds (it decides,
-    with the users of the index, whether requests need a token)."""
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(TOOLS))
-
-    async def tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        request = ctx.request if isinstance(ctx.request, Request) else None
-        arguments = params.arguments or {}
-
-        def run() -> types.CallToolResult:
-            try:
-                viewer = viewer_for(service, host, request.headers if request else None)
-            except McpAuthError as exc:
-                return _error(str(exc))
-            address = address_of(service, request) if request is not None else None
-            return call_tool(service.for_viewer(viewer), params.name, arguments, address=address)
-
-        return await anyio.to_thread.run_sync(run)
-
-    async def list_resources(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        headers = _headers(ctx)
-
-        def run() -> list[DocumentInfo]:
-            return service.for_viewer(viewer_for(service, host, headers)).documents()
-
-        documents = await anyio.to_thread.run_sync(run)
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=RESOURCE_PREFIX + d.id,
-                    name=d.title,
-                    description=f"{d.kind.upper()} metadata: {d.title} ({d.unit_count} units)",
-                    mime_type="application/json",
-                )
-                for d in documents
-            ]
-        )
-
-    async def read_resource(
-        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        headers = _headers(ctx)
-        uri = str(params.uri)
-
-        def run() -> DocumentInfo:
-            if not uri.startswith(RESOURCE_PREFIX):
-                raise InvalidInput(f"no resource {uri}: documents are {RESOURCE_PREFIX}ID")
-            view = service.for_viewer(viewer_for(service, host, headers))
-            return view.document(uri.removeprefix(RESOURCE_PREFIX))
-
-        try:
-            info = await anyio.to_thread.run_sync(run)
-        except TruthBaseError as exc:
-            from mcp.shared.exceptions import MCPError
-
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        return types.ReadResourceResult(
-            contents=[
-                types.TextResourceContents(
-                    uri=uri,
-                    text=json.dumps(document_json(info), ensure_ascii=False),
-                    mime_type="application/json",
-                )
-            ]
-        )
-
-    return Server(
-        "truthbase",
-        version=_version(),
-        instructions=(
-            "TruthBase holds the user's PDFs and EPUB books. Find evidence with search, read "
-            "around it with get_passage, answer with ask (citations carry a verified state), "
-            "and check any quote you cite with verify_claim before you rely on it."
-        ),
-        on_list_tools=list_tools,
-        on_call_tool=tool,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-    )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("truthbase")
-    except PackageNotFoundError:  # pragma: no cover - a bare source tree
-        return "0+unknown"
-
-
-# -- transports ----------------------------------------------------------------------------------
-
-
-async def run_stdio(service: Service) -> None:
-    """Serve ``service`` over stdin/stdout until the client closes it."""
-    from mcp.server.stdio import stdio_server
-
-    server = create_server(service)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-class TokenGate:
-    """ASGI middleware of the HTTP transport: once the index has users (or on a non-loopback
-    host), a request without a valid API token is answered 401 before the MCP layer runs."""
-
-    def __init__(self, app: ASGIApp, service: Service, host: str) -> None:
-        self.app = app
-        self.service = service
-        self.host = host
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = Request(scope).headers
-            try:
-                await anyio.to_thread.run_sync(viewer_for, self.service, self.host, headers)
-            except McpAuthError as exc:
-                response = JSONResponse(
-                    {"detail": str(exc)},
-                    status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="truthbase"'},
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(service: Service, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
-    """The streamable HTTP app (the MCP endpoint at ``path``) behind :class:`TokenGate`."""
-    server = create_server(service, host=host)
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
-    return TokenGate(app, service, host)
