@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import click
@@ -80,7 +81,7 @@ def ask_command(
     _print_answer(final, kinds)
 
 
-def _print_answer(final: Answer, kinds: dict[str, str]) -> None:
+def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
     """The sources, citations, problems and timings of an answer whose text was streamed."""
     click.echo()
     cited = {c.n for c in final.citations}
