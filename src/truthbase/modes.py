@@ -10,7 +10,8 @@ rules of that choice are :func:`truthbase.answer.policy.resolve_chat_mode` (re-e
 
 This module assembles the answerers from the settings tree, so it sits above both the answer
 stage (which knows the loop only through the :class:`~truthbase.records.Toolbox` Protocol) and
-the segments stage (which implements the tools); the CLI, the server and the benchmarks call it.
+the segments stage (which implements the tools); the application service
+(:class:`truthbase.app.Service`, every door's) and the benchmarks call it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Who is asking, as far as it is not HTTP: whether an index needs accounts on a host, and the
 user of an API token. The web app's gate (:mod:`truthbase.server.auth`) and the MCP server's
-(:mod:`truthbase.mcp_server`) both ask here, so the two decide alike."""
+(:mod:`truthbase.mcp`) both ask here, so the two decide alike."""
 
 from __future__ import annotations
 
