@@ -10,14 +10,15 @@ rules of that choice are :func:`truthbase.answer.policy.resolve_chat_mode` (re-e
 
 This module assembles the answerers from the settings tree, so it sits above both the answer
 stage (which knows the loop only through the :class:`~truthbase.records.Toolbox` Protocol) and
-the segments stage (which implements the tools); the CLI, the server and the benchmarks call it.
+the segments stage (which implements the tools); the application service
+(:class:`truthbase.app.Service`, every door's) and the benchmarks call it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from .access import DocScope, narrow, visible_ids
+from .access import DocScope, narrow
 from .answer.agent import Agent, agent_events
 from .answer.agent_extractive import hybrid_ranker
 from .answer.extractive import ExtractiveAnswerer
@@ -29,7 +30,7 @@ from .config import Settings
 from .embed import Embedder
 from .llm.chain import load_chat_model
 from .llm.client import ChatModel
-from .records import CHAT_MODES, OPERATOR, ChatMode, ResolvedMode, Viewer
+from .records import CHAT_MODES, ChatMode, ResolvedMode
 from .segments.tools import BookTools
 from .store import Store
 from .telemetry import traced
@@ -107,24 +108,23 @@ def answer_events(
     question: str,
     settings: Settings,
     *,
-    mode: str | None = None,
+    mode: ResolvedMode,
     k: int | None = None,
-    doc_id: str | None = None,
-    viewer: Viewer = OPERATOR,
+    doc_ids: DocScope = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Iterator[Event]:
-    """The events of one answer in ``mode`` (see :func:`resolve_chat_mode`); ``k`` is the
-    pipeline's number of sources (None: ``retrieval.k``), ``doc_id`` keeps the sources (and
-    the agent's book tools) to one document. Sources come only from the documents ``viewer``
-    may see (:mod:`truthbase.access`), in every mode. ``cancelled`` stops agent mode before its
-    next model call (the other modes stream, and stop when their consumer does)."""
-    chosen = resolve_chat_mode(mode, settings.llm)
+    """The events of one answer in ``mode`` (already resolved, once, by the caller:
+    :func:`resolve_chat_mode`); ``k`` is the pipeline's number of sources (None:
+    ``retrieval.k``); sources (and the agent's book tools) come only from ``doc_ids`` (None:
+    every document), the scope the application layer decided (:mod:`truthbase.app`).
+    ``cancelled`` stops agent mode before its next model call (the other modes stream, and
+    stop when their consumer does)."""
     # One span for the whole answer; its stages' spans (retrieve, generate, resolve, model
     # calls) nest under it.
     yield from traced(
         "answer",
-        _mode_events(store, embedder, question, settings, chosen, k, doc_id, viewer, cancelled),
-        mode=chosen,
+        _mode_events(store, embedder, question, settings, mode, k, doc_ids, cancelled),
+        mode=mode,
     )
 
 
@@ -135,15 +135,11 @@ def _mode_events(
     settings: Settings,
     chosen: ResolvedMode,
     k: int | None,
-    doc_id: str | None,
-    viewer: Viewer,
+    scope: DocScope,
     cancelled: Callable[[], bool] | None,
 ) -> Iterator[Event]:
-    scope = visible_ids(viewer, store.list_documents()) if not viewer.local else None
     if chosen == "agent":
-        agent = agent_for(
-            settings, store, embedder, doc_id=doc_id, doc_ids=scope, cancelled=cancelled
-        )
+        agent = agent_for(settings, store, embedder, doc_ids=scope, cancelled=cancelled)
         yield from agent_events(store, embedder, question, agent)
         return
     yield from answer_question(
@@ -154,5 +150,5 @@ def _mode_events(
         answerer=answerer_for(settings.llm, settings.extractive, embedder, chosen),
         k=k,
         stages=stages_for(settings.llm, chosen),
-        doc_ids=narrow(scope, doc_id),
+        doc_ids=scope,
     )

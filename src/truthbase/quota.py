@@ -6,10 +6,11 @@ local mode only, an address (``ip:ADDR``): :func:`client_key_for`. The store
 counts (``Store.try_admit``, atomically and all or nothing on both backends: either every counter
 that has a limit goes up by one, or none does and the caller gets the seconds to wait, the
 ``Retry-After``). Windows are fixed UTC buckets: the minute ``floor(now / 60)`` and the day
-``floor(now / 86400)``. The server (:mod:`truthbase.server.quota`) names the client and makes
-the call before any model call of ``POST /api/chat``, answering 429 when refused.
+``floor(now / 86400)``. The application (:mod:`truthbase.app.admission`) names the client and
+makes the call before any model call of an answer that comes over a network (``POST /api/chat``,
+MCP's ``ask`` over HTTP); the doors answer a refusal (429 with ``Retry-After``, a tool error).
 
-This module imports nothing of TruthBase (the ground floor): the store and the server use it.
+This module imports nothing of TruthBase (the ground floor): the store and the application use it.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from tests.helpers.corpus import ROBUSTNESS
+from tests.helpers.routes import served_routes
 from truthbase import accounts
 from truthbase.cli import cli
 from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settings
@@ -168,7 +169,7 @@ def _concrete(path: str) -> str:
 
 
 def test_every_api_route_answers_401_without_a_login(client: TestClient) -> None:
-    routes = [r for r in client.app.routes if isinstance(r, APIRoute)]  # type: ignore[attr-defined]
+    routes = [r for r in served_routes(client.app.routes) if isinstance(r, APIRoute)]  # type: ignore[attr-defined]
     checked = 0
     for route in routes:
         if not route.path.startswith("/api/"):
@@ -231,10 +232,16 @@ def test_a_second_user_gets_404_for_the_first_users_private_documents(
     seen = client.get("/api/search", params={"q": SECRET_QUESTION, "k": 20}, headers=bob).json()
     assert seen["results"] and not {r["doc_id"] for r in seen["results"]} & private
 
+    for mode in ("auto", "agent"):
+        # A hidden document as the chat's doc is not found, exactly as one that does not exist.
+        hidden = {"question": SECRET_QUESTION, "mode": mode, "doc": library.private_epub}
+        refused = client.post("/api/chat", json=hidden, headers=bob)
+        absent = client.post("/api/chat", json={**hidden, "doc": "f" * 64}, headers=bob)
+        assert refused.status_code == absent.status_code == 404
+        assert refused.json()["detail"] == absent.json()["detail"].replace("f" * 64, hidden["doc"])
     for body in (
         {"question": SECRET_QUESTION},
         {"question": SECRET_QUESTION, "mode": "agent"},
-        {"question": SECRET_QUESTION, "mode": "agent", "doc": library.private_epub},
     ):
         response = client.post("/api/chat", json=body, headers=bob)
         assert response.status_code == 200

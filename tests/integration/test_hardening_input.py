@@ -17,11 +17,11 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.canaries import text_pdf
 from tests.helpers.epub_books import simple_book
+from truthbase.app.redaction import redact_paths
 from truthbase.config import ServerSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.server import create_app
-from truthbase.server.files import redact_paths
 from truthbase.store import SQLiteStore
 
 pytestmark = pytest.mark.slow

@@ -166,7 +166,7 @@ def test_chat_answers_429_with_retry_after_before_any_model_call(
         model_calls.append("embedder")
         raise RuntimeError("no model in this test")  # the stream reports it as an error event
 
-    monkeypatch.setattr("truthbase.server.app._State.embedder", fake_embedder)
+    monkeypatch.setattr("truthbase.server.state.AppState.embedder", fake_embedder)
 
     async def run() -> list[httpx.Response]:
         async with app.router.lifespan_context(app):

@@ -17,10 +17,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.helpers.routes import served_routes
+from truthbase.app import service as app_service
 from truthbase.config import EmbedderSettings, Settings
 from truthbase.geometry import span_line_rects
 from truthbase.server import ROUTES, create_app
-from truthbase.server import app as server_app
 from truthbase.store import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,11 +145,12 @@ def test_every_route_is_in_the_guide(client: TestClient) -> None:
         assert f"`{route}" in guide, f"{route} is not in docs/web-app.md's route table"
     served = {
         f"{method} {route.path}"  # type: ignore[attr-defined]
-        for route in client.app.routes  # type: ignore[attr-defined]
+        for route in served_routes(client.app.routes)  # type: ignore[attr-defined]
         for method in getattr(route, "methods", None) or ()
         if method != "HEAD" and not route.path.startswith(("/openapi", "/docs/", "/redoc"))  # type: ignore[attr-defined]
     }
     assert served <= set(ROUTES) | {"GET /pdfjs/{rest:path}"}, served - set(ROUTES)
+    assert {"GET /api/documents", "POST /api/chat", "DELETE /api/documents/{doc_id}"} <= served
 
 
 def test_serve_prints_the_url_and_serves(seed_db: Path) -> None:
@@ -237,7 +239,7 @@ def test_a_bug_in_the_chat_stream_is_logged_and_shown_as_internal_error(
         raise KeyError("secret detail of a bug")
         yield  # a generator, as answer_events
 
-    monkeypatch.setattr(server_app, "answer_events", broken)
+    monkeypatch.setattr(app_service, "answer_events", broken)
     with caplog.at_level(logging.ERROR, logger="truthbase.server"):
         response = client.post("/api/chat", json={"question": "anything"})
     assert response.status_code == 200  # the stream had started

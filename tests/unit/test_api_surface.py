@@ -11,8 +11,9 @@ from typing import Any, cast
 import pytest
 
 import truthbase
-from truthbase import api, mcp_server
+from truthbase import api
 from truthbase.errors import NotFound
+from truthbase.mcp import tools as mcp_tools
 
 
 def test_the_api_module_exports_what_it_means_to() -> None:
@@ -54,9 +55,9 @@ def test_viewer_urls_open_the_span() -> None:
 
 
 def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
-    names = [t.name for t in mcp_server.TOOLS]
+    names = [t.name for t in mcp_tools.TOOLS]
     assert names == ["search", "ask", "get_passage", "verify_claim", "list_documents"]
-    for tool in mcp_server.TOOLS:
+    for tool in mcp_tools.TOOLS:
         assert tool.input_schema["type"] == "object" and tool.description
         assert tool.input_schema.get("additionalProperties") is False
 
@@ -70,14 +71,14 @@ def test_a_tool_error_has_a_message_and_a_bug_no_traceback(
     def missing(library: object, args: object) -> dict[str, object]:
         raise NotFound("no document abcd")
 
-    monkeypatch.setitem(mcp_server._HANDLERS, "list_documents", broken)
-    monkeypatch.setitem(mcp_server._HANDLERS, "search", missing)
-    bug = mcp_server.call_tool(cast(Any, None), "list_documents", {})
+    monkeypatch.setitem(mcp_tools._HANDLERS, "list_documents", broken)
+    monkeypatch.setitem(mcp_tools._HANDLERS, "search", missing)
+    bug = mcp_tools.call_tool(cast(Any, None), "list_documents", {})
     assert bug.is_error and bug.content[0].text == "internal error"
     assert "secret internals" in caplog.text  # logged, with its traceback, not sent
-    error = mcp_server.call_tool(cast(Any, None), "search", {"query": "q"})
+    error = mcp_tools.call_tool(cast(Any, None), "search", {"query": "q"})
     assert error.is_error and error.content[0].text == "NotFound: no document abcd"
-    unknown = mcp_server.call_tool(cast(Any, None), "search", {"query": "q", "kk": 1})
+    unknown = mcp_tools.call_tool(cast(Any, None), "search", {"query": "q", "kk": 1})
     assert "search takes no argument 'kk'" in unknown.content[0].text
-    nothing = mcp_server.call_tool(cast(Any, None), "delete_everything", {})
+    nothing = mcp_tools.call_tool(cast(Any, None), "delete_everything", {})
     assert nothing.is_error and "no tool 'delete_everything'" in nothing.content[0].text

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
+from truthbase.app.redaction import ERROR_MESSAGE, HIDDEN, redact_event
 from truthbase.config import ServerSettings
-from truthbase.server.hardening import (
-    ERROR_MESSAGE,
-    HIDDEN,
-    HostCheck,
-    Slots,
-    allowed_hosts,
-    host_name,
-    redact_event,
-)
+from truthbase.server.chat_limits import Slots
+from truthbase.server.middleware import HostCheck, allowed_hosts, host_name
 
 
 async def _app(scope: Scope, receive: Receive, send: Send) -> None:  # pragma: no cover

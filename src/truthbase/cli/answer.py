@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InvalidInput
 from ..records import CHAT_MODES
 from .common import AppContext, console, err_console, snippet
+
+if TYPE_CHECKING:
+    from ..answer import Answer
 
 
 @click.command(name="ask")
@@ -35,7 +39,7 @@ from .common import AppContext, console, err_console, snippet
     "doc_id",
     default=None,
     metavar="ID",
-    help="Agent mode: read only this document (its id, or a unique prefix of it).",
+    help="Answer only from this document (its id, or a unique prefix of at least 4 characters).",
 )
 @click.pass_obj
 def ask_command(
@@ -56,44 +60,30 @@ def ask_command(
     an LLM, or when the model fails, the extractive agent answers from the same tools. Every
     answer is stored for `truthbase verify`.
     """
-    from ..answer import (
-        Answer,
-        AnswerError,
-        CitationsEvent,
-        DoneEvent,
-        ErrorEvent,
-        SourcesEvent,
-        TokenEvent,
-        record_answer,
-    )
-    from ..cite.verify import resolve_document
-    from ..modes import answer_events, resolve_chat_mode
+    from ..answer import AnswerError, DoneEvent, ErrorEvent, TokenEvent
+    from ..app import Service
 
-    chosen = resolve_chat_mode(mode, app.settings.llm)
-    if doc_id is not None and chosen != "agent":
-        raise InvalidInput("--doc scopes the book tools of --mode agent")
     final: Answer | None = None
     with app.store() as store:
-        scope = resolve_document(store, doc_id) if doc_id is not None else None
-        events = answer_events(
-            store, app.embedder, question, app.settings, mode=chosen, k=k, doc_id=scope
-        )
-        for event in events:
+        service = Service(store, app.settings, lambda: app.embedder)
+        for event in service.ask(question, mode=mode, k=k, doc=doc_id):
             if isinstance(event, ErrorEvent):
                 raise AnswerError(event.message, event.stage)
             elif isinstance(event, TokenEvent) and not as_json:
                 click.echo(event.text, nl=False)
-            elif isinstance(event, SourcesEvent | CitationsEvent):
-                pass
             elif isinstance(event, DoneEvent):
-                final = event.answer
-                record_answer(store, final)
+                final = event.answer  # recorded by the service
         kinds = {d.id: d.kind for d in store.list_documents()}
     if final is None:
         raise AnswerError("the answer stream ended without an answer", "answer")
     if as_json:
         click.echo(json.dumps(final.to_json(), indent=2))
         return
+    _print_answer(final, kinds)
+
+
+def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
+    """The sources, citations, problems and timings of an answer whose text was streamed."""
     click.echo()
     cited = {c.n for c in final.citations}
     if final.outcome == "weak":

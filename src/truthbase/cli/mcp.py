@@ -1,4 +1,4 @@
-"""`mcp`: the index as a Model Context Protocol server (:mod:`truthbase.mcp_server`)."""
+"""`mcp`: the index as a Model Context Protocol server (:mod:`truthbase.mcp`)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
     import anyio
 
     from ..api import Library
-    from ..mcp_server import http_app, run_stdio
-    from ..server.auth import is_loopback
+    from ..app.viewers import is_loopback
+    from ..mcp import http_app, run_stdio
 
     if app.settings.database_url is None and not app.settings.db.exists():
         raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")

@@ -24,7 +24,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     port = port if port is not None else server_settings.port
     if app.settings.database_url is None and not app.settings.db.exists():
         raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
-    from ..server.auth import is_loopback
+    from ..app.viewers import is_loopback
 
     with app.store() as store:  # fail here, with a message (a StoreError), not in the startup
         users = store.user_count()

@@ -24,36 +24,30 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import json
-import os
 import re
-import secrets
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..access import sees_everything
 from ..accounts import authenticate, create_session, end_session, session_viewer, token_viewer
-from ..config import AuthSettings, Settings
+from ..app.viewers import accounts_required
+from ..config import AuthSettings
 from ..records import OPERATOR, Viewer
-from ..store import Store
+from .deps import CurrentState, CurrentViewer
+from .pages import page
+from .state import AppState
 
 __all__ = [
     "COOKIE",
     "AuthGate",
-    "accounts_required",
-    "add_auth_routes",
-    "is_loopback",
-    "load_secret_key",
-    "secret_key_path",
-    "viewer_of",
+    "router",
 ]
 
 COOKIE = "truthbase_session"
@@ -62,52 +56,6 @@ COOKIE = "truthbase_session"
 _OPEN = ("/login", "/healthz", "/metrics")
 _OPEN_PREFIXES = ("/css/", "/js/")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (what `serve` binds) is reachable from this machine only."""
-    if host.strip("[]").lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a name: it may resolve to anything
-
-
-def accounts_required(store: Store, host: str) -> bool:
-    """Logins are required once a user exists, or whenever the server is not loopback-only."""
-    return not is_loopback(host) or store.user_count() > 0
-
-
-def secret_key_path(settings: Settings) -> Path:
-    """``auth.secret_key_file``, else secret.key in the index's data folder (the same folder
-    uploads use: ``<db stem>-data/`` beside the SQLite file, ``./truthbase-data`` on
-    PostgreSQL)."""
-    if settings.auth.secret_key_file is not None:
-        return settings.auth.secret_key_file
-    folder = (
-        Path("truthbase-data")
-        if settings.database_url
-        else settings.db.parent / f"{settings.db.stem}-data"
-    )
-    return folder / "secret.key"
-
-
-def load_secret_key(path: Path) -> bytes:
-    """The signing key in ``path``, created (32 random bytes, hex, mode 0600) when missing."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it first: read theirs
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
-    key = path.read_text("utf-8").strip()
-    if len(key) < 32:
-        raise ValueError(f"the secret key in {path} is too short (at least 32 characters)")
-    return key.encode("utf-8")
 
 
 def _signature(key: bytes, value: str) -> str:
@@ -124,12 +72,6 @@ def unsign(key: bytes, cookie: str) -> str | None:
     if not session_id or not hmac.compare_digest(signature, _signature(key, session_id)):
         return None
     return session_id
-
-
-def viewer_of(request: Request) -> Viewer:
-    """The viewer the gate found for this request (the operator when no gate ran)."""
-    viewer = getattr(request.state, "viewer", None)
-    return viewer if isinstance(viewer, Viewer) else OPERATOR
 
 
 def _is_open(path: str) -> bool:
@@ -155,22 +97,14 @@ class AuthGate:
     it on ``request.state.viewer``, and refuses what needs a login and has none, and cross-site
     unsafe requests."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        store: Callable[[], Store],
-        settings: Settings,
-        key: Callable[[], bytes],
-    ) -> None:
+    def __init__(self, app: ASGIApp, state: AppState) -> None:
         self.app = app
-        self.store = store
-        self.settings = settings
-        self.key = key
+        self.state = state
 
     def _find(self, scope: Scope) -> tuple[Viewer | None, str, bool]:
         """(viewer, how: "token" | "session" | "local" | "", accounts required); sync."""
-        store = self.store()
-        required = accounts_required(store, self.settings.server.host)
+        store = self.state.store
+        required = accounts_required(store, self.state.settings.server.host)
         if not required:
             return OPERATOR, "local", False
         request = Request(scope)
@@ -180,7 +114,7 @@ class AuthGate:
             return token_viewer(store, credentials.strip()), "token", True
         cookie = request.cookies.get(COOKIE)
         if cookie:
-            session_id = unsign(self.key(), cookie)
+            session_id = unsign(self.state.key(), cookie)
             if session_id is not None:
                 viewer = session_viewer(store, session_id, time.time())
                 if viewer is not None:
@@ -283,78 +217,78 @@ _LOGIN_OPENAPI: dict[str, Any] = {
 }
 
 
-def add_auth_routes(
-    app: FastAPI,
-    store: Callable[[], Store],
-    settings: Settings,
-    key: Callable[[], bytes],
-    page: Callable[[str], HTMLResponse],
-) -> None:
-    """``GET /login`` (the page), ``POST /login``, ``POST /logout`` and ``GET /api/me``."""
-    auth = settings.auth
+router = APIRouter()
 
-    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
-    async def login_page(request: Request) -> Response:
-        """The login page; a signed-in user goes straight on."""
-        if viewer_of(request).user is not None:
-            return RedirectResponse(_safe_next(request.query_params.get("next")), 303)
-        return page("login.html")
 
-    @app.post("/login", tags=["auth"], openapi_extra=_LOGIN_OPENAPI)
-    async def login(request: Request) -> Response:
-        """Sign in with ``{"name": ..., "password": ...}`` (JSON or a form): sets the session
-        cookie. 401 for a wrong name or password (the same answer for both)."""
-        name, password, nxt, is_form = await _credentials(request)
-        user = await run_in_threadpool(authenticate, store(), name, password)
-        if user is None:
-            if is_form:
-                return RedirectResponse("/login?failed=1", 303)
-            raise HTTPException(401, "wrong name or password")
-        now = time.time()
-        session_id = await run_in_threadpool(
-            create_session, store(), user.name, now, auth.session_lifetime_s
-        )
-        target = _safe_next(nxt)
-        response: Response = (
-            RedirectResponse(target, 303)
-            if is_form
-            else JSONResponse({"user": user.name, "admin": user.admin, "next": target})
-        )
-        response.set_cookie(
-            COOKIE,
-            sign(key(), session_id),
-            max_age=auth.session_lifetime_s,
-            path="/",
-            secure=_cookie_secure(auth, request),
-            httponly=True,
-            samesite="strict",
-        )
-        return response
+@router.get("/login", response_class=HTMLResponse, include_in_schema=False)
+async def login_page(request: Request, state: CurrentState, viewer: CurrentViewer) -> Response:
+    """The login page; a signed-in user goes straight on."""
+    if viewer.user is not None:
+        return RedirectResponse(_safe_next(request.query_params.get("next")), 303)
+    return page(state.web_dir, "login.html")
 
-    @app.post("/logout", tags=["auth"], responses={303: {"description": "To the login page."}})
-    async def logout(request: Request) -> Response:
-        """End this session (the cookie is cleared); then the login page."""
-        cookie = request.cookies.get(COOKIE)
-        session_id = unsign(key(), cookie) if cookie else None
-        if session_id is not None:
-            await run_in_threadpool(end_session, store(), session_id)
-        wants_json = "application/json" in request.headers.get("accept", "")
-        response: Response = (
-            JSONResponse({"user": None}) if wants_json else RedirectResponse("/login", 303)
-        )
-        response.delete_cookie(
-            COOKIE, path="/", secure=_cookie_secure(auth, request), httponly=True, samesite="strict"
-        )
-        return response
 
-    @app.get("/api/me", tags=["auth"])
-    async def me(request: Request) -> dict[str, Any]:
-        """Who is asking: ``user`` (None for the single local user), ``admin``, and ``mode``:
-        ``local`` (no accounts: every document, said on the page) or ``accounts``."""
-        viewer = viewer_of(request)
-        local = not getattr(request.state, "accounts", False)
-        return {
-            "user": viewer.user,
-            "admin": viewer.admin or viewer.local,
-            "mode": "local" if local else "accounts",
-        }
+@router.post("/login", tags=["auth"], openapi_extra=_LOGIN_OPENAPI)
+async def login(request: Request, state: CurrentState) -> Response:
+    """Sign in with ``{"name": ..., "password": ...}`` (JSON or a form): sets the session
+    cookie. 401 for a wrong name or password (the same answer for both)."""
+    name, password, nxt, is_form = await _credentials(request)
+    auth = state.settings.auth
+    user = await run_in_threadpool(authenticate, state.store, name, password)
+    if user is None:
+        if is_form:
+            return RedirectResponse("/login?failed=1", 303)
+        raise HTTPException(401, "wrong name or password")
+    now = time.time()
+    session_id = await run_in_threadpool(
+        create_session, state.store, user.name, now, auth.session_lifetime_s
+    )
+    target = _safe_next(nxt)
+    response: Response = (
+        RedirectResponse(target, 303)
+        if is_form
+        else JSONResponse({"user": user.name, "admin": user.admin, "next": target})
+    )
+    response.set_cookie(
+        COOKIE,
+        sign(state.key(), session_id),
+        max_age=auth.session_lifetime_s,
+        path="/",
+        secure=_cookie_secure(auth, request),
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+@router.post("/logout", tags=["auth"], responses={303: {"description": "To the login page."}})
+async def logout(request: Request, state: CurrentState) -> Response:
+    """End this session (the cookie is cleared); then the login page."""
+    cookie = request.cookies.get(COOKIE)
+    session_id = unsign(state.key(), cookie) if cookie else None
+    if session_id is not None:
+        await run_in_threadpool(end_session, state.store, session_id)
+    wants_json = "application/json" in request.headers.get("accept", "")
+    response: Response = (
+        JSONResponse({"user": None}) if wants_json else RedirectResponse("/login", 303)
+    )
+    response.delete_cookie(
+        COOKIE,
+        path="/",
+        secure=_cookie_secure(state.settings.auth, request),
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+@router.get("/api/me", tags=["auth"])
+async def me(request: Request, viewer: CurrentViewer) -> dict[str, Any]:
+    """Who is asking: ``user`` (None for the single local user), ``admin``, and ``mode``:
+    ``local`` (no accounts: every document, said on the page) or ``accounts``."""
+    local = not getattr(request.state, "accounts", False)
+    return {
+        "user": viewer.user,
+        "admin": sees_everything(viewer),
+        "mode": "local" if local else "accounts",
+    }

@@ -6,29 +6,21 @@ exact path, reached through no symbolic link, whose bytes hash to the id: a file
 ingest (by other bytes, or by a link to anything, say an HTML page) is refused, not served under
 the document's media type.
 
-Messages to clients never name a server path (:func:`redact_paths`): paths go to the log.
+Messages to clients never name a server path
+(:func:`truthbase.app.redaction.redact_paths`): paths go to the log.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["FileState", "file_key", "hash_matches", "redact_paths"]
+__all__ = ["FileState", "file_key", "hash_matches"]
 
 FileState = Literal["ok", "gone", "changed"]
-
-#: What replaces a server path in a message to a client.
-REDACTED = "<path>"
-
-# An absolute POSIX path: "/" then a first component (checked against the root's entries, so
-# that a route like /api/search stays), then anything up to whitespace, a quote or a bracket.
-_ABSOLUTE = re.compile(r"""(?<![\w/.:~-])/([\w.@+-]+)(?:/[^\s'"<>()\[\],;:]*)?""")
 
 
 def file_key(path: Path) -> tuple[str, int, int, int, int] | None:
@@ -56,18 +48,3 @@ def hash_matches(path: Path, doc_id: str) -> bool:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest() == doc_id
-
-
-@cache
-def _root_entries() -> frozenset[str]:
-    try:
-        return frozenset(os.listdir("/"))
-    except OSError:  # pragma: no cover - no readable root
-        return frozenset()
-
-
-def redact_paths(message: str) -> str:
-    """``message`` with every absolute server path (one under an entry of ``/``) replaced by
-    ``<path>``."""
-    roots = _root_entries()
-    return _ABSOLUTE.sub(lambda m: REDACTED if m.group(1) in roots else m.group(0), message)

@@ -16,21 +16,23 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from ..access import may_manage, may_see, require_visible, sees_everything
+from ..access import may_manage, may_see, sees_everything
+from ..app.lifecycle import visible_jobs
 from ..config import Settings, data_folder
 from ..jobs import Job, JobDraft, LimitExceeded, UploadLimits
 from ..model import DocumentInfo
-from ..records import OPERATOR, Viewer
+from ..records import Viewer
 from ..store import Store
-from .uploads import ReceivedFile, discard, place, receive_files, uploads_dir
+from .deps import CurrentService, CurrentState, CurrentViewer
+from .uploads import ReceivedFile, discard, place, receive_files
 
-__all__ = ["LIBRARY_ROUTES", "add_library_routes", "viewer_of"]
+__all__ = ["LIBRARY_ROUTES", "router"]
 
 LIBRARY_ROUTES = (
     "GET /library",
@@ -50,13 +52,6 @@ _BODY_SLACK = 64 * 1024
 _EVENTS_POLL_S = 0.5
 #: Seconds between keep-alive comments on an idle event stream.
 _KEEPALIVE_S = 15.0
-
-
-def viewer_of(request: Request) -> Viewer:
-    """The authenticated viewer (``request.state.viewer``, set by the login layer), else the
-    single local user."""
-    viewer = getattr(request.state, "viewer", None)
-    return viewer if isinstance(viewer, Viewer) else OPERATOR
 
 
 class LibraryDocumentOut(BaseModel):
@@ -98,12 +93,6 @@ def _limits(settings: Settings) -> UploadLimits:
     )
 
 
-def _visible_jobs(store: Store, viewer: Viewer) -> list[Job]:
-    if sees_everything(viewer):
-        return store.jobs()
-    return store.jobs(viewer.user_id, everyone=False)
-
-
 def _text_source(store: Store, info: DocumentInfo) -> str | None:
     if info.kind == "epub":
         return "epub"
@@ -122,7 +111,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
     flagged = store.flagged_documents()
     running = {
         j.sha256: j.state
-        for j in reversed(_visible_jobs(store, viewer))
+        for j in reversed(visible_jobs(store, viewer))
         if j.state in ("queued", "running")
     }
     rows = []
@@ -217,188 +206,132 @@ _UPLOAD_OPENAPI: dict[str, Any] = {
 }
 
 
-def add_library_routes(app: FastAPI, state: Any) -> None:
-    """The routes of :data:`LIBRARY_ROUTES` over ``state`` (the app's ``_State``)."""
-    settings: Settings = state.settings
-    data_dir = data_folder(settings)
+router = APIRouter()
 
-    def managed(viewer: Viewer, doc_id: str) -> DocumentInfo:
-        info = require_visible(viewer, state.store.document(doc_id), doc_id)
-        if not (may_manage(viewer, info) or viewer.user_id in info.holders):
-            raise HTTPException(403, "only its owner or an admin may change this document")
-        return info
 
-    @app.get("/api/library", response_model=list[LibraryDocumentOut], tags=["library"])
-    async def library(request: Request) -> list[LibraryDocumentOut]:
-        """The documents the viewer may see, with owner, visibility, status and the
-        prompt-injection flag."""
-        return await run_in_threadpool(_library_rows, state.store, viewer_of(request))
+@router.get("/api/library", response_model=list[LibraryDocumentOut], tags=["library"])
+async def library(state: CurrentState, viewer: CurrentViewer) -> list[LibraryDocumentOut]:
+    """The documents the viewer may see, with owner, visibility, status and the
+    prompt-injection flag."""
+    return await run_in_threadpool(_library_rows, state.store, viewer)
 
-    @app.post("/api/documents", status_code=202, tags=["library"], openapi_extra=_UPLOAD_OPENAPI)
-    async def upload(request: Request) -> JSONResponse:
-        """Upload PDF or EPUB files (``multipart/form-data``, one or more file fields, an
-        optional ``visibility`` field: private (default for users) or shared). Each file
-        becomes an ingest job; 202 with the jobs. 413 for a file over the size limit or the
-        bytes a user may hold, 429 past the uploads per day."""
-        viewer = viewer_of(request)
-        limit = settings.library.max_file_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit * 20 + _BODY_SLACK:
-            raise HTTPException(413, f"the upload is larger than the limit of {limit} bytes a file")
+
+@router.post("/api/documents", status_code=202, tags=["library"], openapi_extra=_UPLOAD_OPENAPI)
+async def upload(request: Request, state: CurrentState, viewer: CurrentViewer) -> JSONResponse:
+    """Upload PDF or EPUB files (``multipart/form-data``, one or more file fields, an
+    optional ``visibility`` field: private (default for users) or shared). Each file
+    becomes an ingest job; 202 with the jobs. 413 for a file over the size limit or the
+    bytes a user may hold, 429 past the uploads per day."""
+    settings, data_dir = state.settings, data_folder(state.settings)
+    limit = settings.library.max_file_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit * 20 + _BODY_SLACK:
+        raise HTTPException(413, f"the upload is larger than the limit of {limit} bytes a file")
+    try:
+        received = await receive_files(
+            request.headers.get("content-type"), request.stream(), data_dir, limit
+        )
+    except LimitExceeded as exc:
+        raise HTTPException(413, str(exc)) from exc
+    visibility = received.fields.get("visibility") or None
+    if visibility not in (None, "private", "shared"):
+        for f in received.files:
+            f.temp.unlink(missing_ok=True)
+        raise HTTPException(422, "visibility must be private or shared")
+    queued: list[dict[str, Any]] = []
+    for index, file in enumerate(received.files):
         try:
-            received = await receive_files(
-                request.headers.get("content-type"), request.stream(), data_dir, limit
+            job = await run_in_threadpool(
+                _queue_upload, state.store, settings, data_dir, viewer, file, visibility
             )
         except LimitExceeded as exc:
-            raise HTTPException(413, str(exc)) from exc
-        visibility = received.fields.get("visibility") or None
-        if visibility not in (None, "private", "shared"):
-            for f in received.files:
-                f.temp.unlink(missing_ok=True)
-            raise HTTPException(422, "visibility must be private or shared")
-        queued: list[dict[str, Any]] = []
-        for index, file in enumerate(received.files):
-            try:
-                job = await run_in_threadpool(
-                    _queue_upload, state.store, settings, data_dir, viewer, file, visibility
-                )
-            except LimitExceeded as exc:
-                for rest in received.files[index + 1 :]:
-                    rest.temp.unlink(missing_ok=True)
-                status = 429 if exc.limit == "files_per_day" else 413
-                return JSONResponse(
-                    {"detail": str(exc), "limit": exc.limit, "jobs": queued}, status_code=status
-                )
-            queued.append(job.to_json())
-        state.wake_workers()
-        return JSONResponse({"jobs": queued}, status_code=202)
-
-    @app.patch("/api/documents/{doc_id}", tags=["library"])
-    async def change(
-        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
-        body: DocumentPatch,
-        request: Request,
-    ) -> LibraryDocumentOut:
-        """Rename a document and/or change its visibility (its owner or an admin)."""
-        viewer = viewer_of(request)
-
-        def run() -> LibraryDocumentOut:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):
-                raise HTTPException(403, "only its owner or an admin may change this document")
-            if body.visibility is not None and body.visibility != info.visibility:
-                owner = (
-                    info.owner
-                    if info.owner is not None or body.visibility == "shared"
-                    else viewer.user_id
-                )
-                state.store.set_document_access(doc_id, owner, body.visibility)
-            if body.title is not None:
-                state.store.rename_document(doc_id, body.title.strip())
-            return next(r for r in _library_rows(state.store, viewer) if r.id == doc_id)
-
-        return await run_in_threadpool(run)
-
-    @app.delete("/api/documents/{doc_id}", tags=["library"])
-    async def delete(
-        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
-    ) -> dict[str, Any]:
-        """Delete a document: its units, chunks, vectors, token signs, segments and uploaded
-        file, in one transaction; stored answers that cited it keep their text. One document
-        per content: a user who holds another's private document lets go of their hold, and an
-        owner whose document others hold leaves it to them (the first holder owns it)."""
-        viewer = viewer_of(request)
-
-        def run() -> dict[str, Any]:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):  # a holder lets go of their hold
-                state.store.remove_holder(doc_id, str(viewer.user_id))
-                return {"deleted": doc_id}
-            if info.holders and info.owner == viewer.user_id:
-                # The owner leaves; the holders keep their copy: the first one owns it now.
-                heir = info.holders[0]
-                state.store.set_document_access(doc_id, heir, info.visibility)
-                state.store.remove_holder(doc_id, heir)
-                return {"deleted": doc_id}
-            path = state.store.delete_document(doc_id)
-            if path is not None:
-                root = uploads_dir(data_dir).resolve()
-                stored = Path(path).resolve()
-                if root in stored.parents:  # only uploads: CLI-ingested files are the user's
-                    stored.unlink(missing_ok=True)
-            return {"deleted": doc_id}
-
-        return await run_in_threadpool(run)
-
-    @app.post("/api/documents/{doc_id}/reingest", status_code=202, tags=["library"])
-    async def reingest(
-        doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], request: Request
-    ) -> dict[str, Any]:
-        """Ingest a document again from its stored file (a new extractor, new settings): a
-        job that replaces it in one transaction, keeping its title, owner and visibility."""
-        viewer = viewer_of(request)
-
-        def run() -> dict[str, Any]:
-            info = managed(viewer, doc_id)
-            if not may_manage(viewer, info):
-                raise HTTPException(403, "only its owner or an admin may re-ingest this document")
-            path = Path(info.path)
-            if not path.is_file():
-                raise HTTPException(409, "the document's file is gone; upload it again")
-            job = state.store.add_job(
-                JobDraft(
-                    kind="reingest",
-                    owner=viewer.user_id,
-                    filename=path.name,
-                    file=str(path.resolve()),
-                    sha256=doc_id,
-                    size=path.stat().st_size,
-                    max_attempts=settings.library.max_attempts,
-                ),
-                time.time(),
-                UploadLimits(),
+            for rest in received.files[index + 1 :]:
+                rest.temp.unlink(missing_ok=True)
+            status = 429 if exc.limit == "files_per_day" else 413
+            return JSONResponse(
+                {"detail": str(exc), "limit": exc.limit, "jobs": queued}, status_code=status
             )
-            return {"jobs": [job.to_json()]}
+        queued.append(job.to_json())
+    state.wake_workers()
+    return JSONResponse({"jobs": queued}, status_code=202)
 
-        result = await run_in_threadpool(run)
-        state.wake_workers()
-        return result
 
-    @app.get("/api/jobs", tags=["library"])
-    async def jobs(request: Request) -> dict[str, Any]:
-        """The viewer's ingest jobs (an admin's or the local user's: everyone's), newest
-        first."""
-        listed = await run_in_threadpool(_visible_jobs, state.store, viewer_of(request))
-        return {"jobs": [j.to_json() for j in listed]}
+@router.patch("/api/documents/{doc_id}", tags=["library"])
+async def change(
+    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    body: DocumentPatch,
+    service: CurrentService,
+) -> LibraryDocumentOut:
+    """Rename a document and/or change its visibility (its owner or an admin)."""
 
-    @app.get(
-        "/api/jobs/events",
-        tags=["library"],
-        response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}}},
+    def run() -> LibraryDocumentOut:
+        service.change_document(doc_id, title=body.title, visibility=body.visibility)
+        rows = _library_rows(service.store, service.viewer)
+        return next(r for r in rows if r.id == doc_id)
+
+    return await run_in_threadpool(run)
+
+
+@router.delete("/api/documents/{doc_id}", tags=["library"])
+async def delete(
+    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], service: CurrentService
+) -> dict[str, Any]:
+    """Delete a document: its units, chunks, vectors, token signs, segments and uploaded
+    file, in one transaction; stored answers that cited it keep their text. One document
+    per content: a user who holds another's private document lets go of their hold, and an
+    owner whose document others hold leaves it to them (the first holder owns it)."""
+    await run_in_threadpool(service.delete_document, doc_id)
+    return {"deleted": doc_id}
+
+
+@router.post("/api/documents/{doc_id}/reingest", status_code=202, tags=["library"])
+async def reingest(
+    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    service: CurrentService,
+    state: CurrentState,
+) -> dict[str, Any]:
+    """Ingest a document again from its stored file (a new extractor, new settings): a
+    job that replaces it in one transaction, keeping its title, owner and visibility."""
+    job = await run_in_threadpool(service.reingest_document, doc_id)
+    state.wake_workers()
+    return {"jobs": [job.to_json()]}
+
+
+@router.get("/api/jobs", tags=["library"])
+async def jobs(service: CurrentService) -> dict[str, Any]:
+    """The viewer's ingest jobs (an admin's or the local user's: everyone's), newest
+    first."""
+    listed = await run_in_threadpool(service.jobs)
+    return {"jobs": [j.to_json() for j in listed]}
+
+
+@router.get(
+    "/api/jobs/events",
+    tags=["library"],
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def job_events(request: Request, service: CurrentService) -> StreamingResponse:
+    """Server-sent events: a ``jobs`` event with the viewer's jobs now, then one whenever
+    any of them changes (state, stage, pages), from whichever worker."""
+
+    async def stream() -> AsyncIterator[bytes]:
+        last: str | None = None
+        quiet = 0.0
+        while not await request.is_disconnected():
+            listed = await run_in_threadpool(service.jobs)
+            body = json.dumps({"type": "jobs", "jobs": [j.to_json() for j in listed]})
+            if body != last:
+                last, quiet = body, 0.0
+                yield f"event: jobs\ndata: {body}\n\n".encode()
+            elif quiet >= _KEEPALIVE_S:
+                quiet = 0.0
+                yield b": keep-alive\n\n"
+            await asyncio.sleep(_EVENTS_POLL_S)
+            quiet += _EVENTS_POLL_S
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-    async def job_events(request: Request) -> StreamingResponse:
-        """Server-sent events: a ``jobs`` event with the viewer's jobs now, then one whenever
-        any of them changes (state, stage, pages), from whichever worker."""
-        viewer = viewer_of(request)
-
-        async def stream() -> AsyncIterator[bytes]:
-            last: str | None = None
-            quiet = 0.0
-            while not await request.is_disconnected():
-                listed = await run_in_threadpool(_visible_jobs, state.store, viewer)
-                body = json.dumps({"type": "jobs", "jobs": [j.to_json() for j in listed]})
-                if body != last:
-                    last, quiet = body, 0.0
-                    yield f"event: jobs\ndata: {body}\n\n".encode()
-                elif quiet >= _KEEPALIVE_S:
-                    quiet = 0.0
-                    yield b": keep-alive\n\n"
-                await asyncio.sleep(_EVENTS_POLL_S)
-                quiet += _EVENTS_POLL_S
-
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )

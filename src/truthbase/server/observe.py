@@ -23,19 +23,21 @@ import time
 import uuid
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from opentelemetry.trace import SpanKind
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..access import sees_everything
+from ..app.viewers import is_loopback
 from ..records import Viewer
 from ..store import Store
 from ..telemetry import JOB_QUEUE, REGISTRY, REQUEST_ID, observe_request, tracer
-from .auth import is_loopback
+from .deps import CurrentState
 
-__all__ = ["METRICS_ROUTE", "Observe", "add_metrics_route"]
+__all__ = ["METRICS_ROUTE", "Observe", "metrics_router"]
 
 METRICS_ROUTE = "GET /metrics"
 
@@ -120,7 +122,7 @@ def _proxied(request: Request) -> bool:
 def may_scrape(request: Request) -> bool:
     """An admin (or the single local user), or a loopback client through no proxy."""
     viewer: Any = getattr(request.state, "viewer", None)
-    if isinstance(viewer, Viewer) and (viewer.admin or viewer.local):
+    if isinstance(viewer, Viewer) and sees_everything(viewer):
         return True
     client = request.client.host if request.client else ""
     return is_loopback(client) and not _proxied(request)
@@ -135,16 +137,17 @@ def queue_depth(store: Store) -> dict[str, int]:
     return depth
 
 
-def add_metrics_route(app: FastAPI, store: Any) -> None:
-    """``GET /metrics``; ``store`` gives the open store (called at each scrape)."""
+#: ``GET /metrics``, included when ``telemetry.metrics`` is on.
+metrics_router = APIRouter()
 
-    @app.get("/metrics", include_in_schema=False)
-    async def metrics(request: Request) -> Response:
-        """Prometheus metrics: requests and latency per route, stage latency, model tokens,
-        the ingest job queue."""
-        if not may_scrape(request):
-            raise HTTPException(403, "metrics: admins or loopback clients only")
-        depth = await run_in_threadpool(queue_depth, store())
-        for state, count in depth.items():
-            JOB_QUEUE.labels(state).set(count)
-        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+@metrics_router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request, state: CurrentState) -> Response:
+    """Prometheus metrics: requests and latency per route, stage latency, model tokens,
+    the ingest job queue."""
+    if not may_scrape(request):
+        raise HTTPException(403, "metrics: admins or loopback clients only")
+    depth = await run_in_threadpool(queue_depth, state.store)
+    for job_state, count in depth.items():
+        JOB_QUEUE.labels(job_state).set(count)
+    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

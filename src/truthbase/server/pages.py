@@ -2,7 +2,7 @@
 reader and /docs (Swagger UI), with pdf.js and swagger-ui-dist from ``web/node_modules``.
 
 Pages are served uncached and carry the security headers the app's middleware adds
-(:mod:`.hardening`); the reader page has its own stricter policy (:data:`.reader.READER_PAGE_CSP`).
+(:mod:`.middleware`); the reader page has its own stricter policy (:data:`.reader.READER_PAGE_CSP`).
 """
 
 from __future__ import annotations

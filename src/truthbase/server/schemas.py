@@ -202,7 +202,8 @@ class ChatIn(BaseModel):
     doc: str | None = Field(
         default=None,
         pattern=r"^[0-9a-f]{64}$",
-        description="Agent mode: read only this document (its id).",
+        description="Answer only from this document (its id), in every mode; one the caller "
+        "may not see is 404, as one that does not exist.",
     )
 
     @field_validator("question")

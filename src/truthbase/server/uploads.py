@@ -25,6 +25,7 @@ from typing import IO
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from ..app.lifecycle import uploads_dir
 from ..errors import InvalidInput
 from ..extract.sniff import HEAD_BYTES, sniff_kind
 from ..jobs import LimitExceeded
@@ -36,10 +37,6 @@ __all__ = ["ReceivedFile", "Upload", "discard", "place", "receive_files", "uploa
 _FIELD_LIMIT = 1024
 #: Files one request may carry.
 MAX_FILES = 20
-
-
-def uploads_dir(data_dir: Path) -> Path:
-    return data_dir / "uploads"
 
 
 @dataclass(slots=True, kw_only=True)

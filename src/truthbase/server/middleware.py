@@ -1,5 +1,5 @@
-"""The HTTP-level defences of the app, each a small ASGI middleware or helper over the
-``server`` settings:
+"""The middleware of the app: its HTTP-level defences, each a small ASGI middleware or a
+helper over the ``server`` settings:
 
 - :class:`BodyLimit`: a request body over ``server.max_body_bytes`` is answered 413 before any
   handler parses it (by its ``Content-Length`` at once, or as soon as a chunked body passes the
@@ -9,44 +9,35 @@
 - :class:`SecurityHeaders`: every response gets ``X-Content-Type-Options: nosniff`` and a
   ``Referrer-Policy``; every HTML page a Content-Security-Policy with ``frame-ancestors 'none'``
   unless its route set its own.
-- :class:`Slots`: the chats (and agent-mode chats) one process runs at once; beyond
-  ``server.max_concurrent_chats`` / ``max_concurrent_agent`` a chat is refused with 503 and
-  ``Retry-After`` at once, without waiting for a slot.
-- :class:`ChatStream`: the chat's event stream, which notices the client going away even while
-  the answer is busy between events (so agent mode stops before its next model call) and gives
-  its slot back however it ends.
-- :func:`privileged` and :func:`redact_event`: who may use agent mode and see the model's
-  endpoints; what non-admins see of an answer's events: no internal URLs, no
-  provider error strings (they go to the log).
+- :class:`UnexpectedErrors`: what no handler took is a bug: logged with its traceback and
+  answered 500 ``{"detail": "internal error"}``.
+
+The chat's own limits are :mod:`.chat_limits`; what a viewer is shown of an answer is the
+application's (:mod:`truthbase.app.redaction`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import threading
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..app.redaction import INTERNAL_ERROR
+from ..app.viewers import is_loopback
 from ..config import ServerSettings
-from ..records import Viewer
 
 __all__ = [
     "PAGE_CSP",
     "BodyLimit",
-    "ChatStream",
     "HostCheck",
     "SecurityHeaders",
-    "Slots",
+    "UnexpectedErrors",
     "allowed_hosts",
-    "privileged",
-    "redact_event",
+    "host_name",
 ]
 
 logger = logging.getLogger(__name__)
@@ -128,8 +119,6 @@ def allowed_hosts(settings: ServerSettings) -> list[str] | None:
     cookie is bound to the name the user signed in at), any."""
     if settings.allowed_hosts is not None:
         return [h.strip().strip("[]").lower() for h in settings.allowed_hosts]
-    from .auth import is_loopback
-
     if not is_loopback(settings.host):
         return None
     return sorted({*_LOOPBACK_NAMES, settings.host.strip("[]").lower()})
@@ -199,124 +188,30 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-class Slots:
-    """At most ``chats`` chats at once, of which at most ``agent`` in agent mode; taking a slot
-    never waits (the caller answers 503 when it gets none)."""
+class UnexpectedErrors:
+    """ASGI middleware for what no handler took (not an HTTPException, not a TruthBaseError):
+    a bug. Logged with its traceback and answered 500 ``{"detail": "internal error"}``; when the
+    response has already started it is re-raised for the server to log and close."""
 
-    #: The ``Retry-After`` of a chat refused for want of a slot (seconds).
-    RETRY_AFTER_S = 2
-
-    def __init__(self, chats: int, agent: int) -> None:
-        self.chats = chats
-        self.agent = agent
-        self._lock = threading.Lock()
-        self._running = 0
-        self._agents = 0
-
-    def take(self, agent: bool) -> Callable[[], None] | None:
-        """A slot's release function, or None when every slot (of the kind) is taken."""
-        with self._lock:
-            if self._running >= self.chats or (agent and self._agents >= self.agent):
-                return None
-            self._running += 1
-            self._agents += agent
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            with self._lock:
-                if released:
-                    return
-                released = True
-                self._running -= 1
-                self._agents -= agent
-
-        return release
-
-
-_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s\"'<>)\]]+", re.IGNORECASE)
-#: Keys whose values are provider error strings (model failures, fallback reasons from them).
-_PROVIDER_KEYS = frozenset({"error", "failed", "failures", "model_failures"})
-HIDDEN = "[hidden]"
-ERROR_MESSAGE = "the answer could not be completed (the server log has the details)"
-
-
-def _redact(value: Any) -> Any:
-    if isinstance(value, str):
-        return _URL.sub(HIDDEN, value)
-    if isinstance(value, dict):
-        return {k: (_hide(v) if k in _PROVIDER_KEYS else _redact(v)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact(v) for v in value]
-    return value
-
-
-def _hide(value: Any) -> Any:
-    """A provider error value as a non-admin sees it: its shape kept, its text hidden."""
-    if isinstance(value, str):
-        return HIDDEN
-    if isinstance(value, dict):
-        return {k: (_hide(v) if k == "error" else _redact(v)) for k, v in value.items()}
-    if isinstance(value, Iterable) and not isinstance(value, bytes):
-        return [_hide(v) for v in value]
-    return value
-
-
-def privileged(viewer: Viewer) -> bool:
-    """An admin, or the local user of a server without accounts (who runs it, reads its log
-    and is shown as admin by /api/me): may use agent mode under ``server.agent_mode =
-    "admins"`` and sees model endpoints and provider errors."""
-    return viewer.admin or viewer.local
-
-
-def redact_event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    """An event's data as a non-admin gets it: URLs (the model endpoints in ``answerer``,
-    ``info`` and problems) and provider error strings hidden; an ``error`` event's message
-    replaced by a general one, the original logged."""
-    if kind == "error":
-        logger.warning(
-            "chat error at %s (hidden from the client): %s", data.get("stage"), data.get("message")
-        )
-        return {**data, "message": ERROR_MESSAGE}
-    redacted: dict[str, Any] = _redact(data)
-    return redacted
-
-
-class ChatStream(StreamingResponse):
-    """A streaming response that tells the producer when the client goes away: ``gone`` is
-    set on ``http.disconnect`` (even while the producer is busy in a worker thread between two
-    events, when nothing is being sent), and ``release`` runs however the response ends."""
-
-    def __init__(
-        self,
-        content: AsyncIterable[bytes],
-        *,
-        gone: threading.Event,
-        release: Callable[[], None],
-        headers: Mapping[str, str] | None = None,
-        media_type: str | None = None,
-    ) -> None:
-        super().__init__(content, headers=headers, media_type=media_type)
-        self.gone = gone
-        self.release = release
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            async with anyio.create_task_group() as group:
-
-                async def produce() -> None:
-                    try:
-                        await self.stream_response(send)
-                    except OSError:  # the client went away mid-send
-                        self.gone.set()
-                    group.cancel_scope.cancel()
-
-                group.start_soon(produce)
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        self.gone.set()
-                        group.cancel_scope.cancel()
-                        break
-        finally:
-            self.release()
+            await self.app(scope, receive, watched)
+        except Exception:
+            if started:
+                raise
+            logger.exception("unexpected error in %s %s", scope.get("method"), scope.get("path"))
+            response = JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
+            await response(scope, receive, send)

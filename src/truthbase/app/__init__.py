@@ -1,0 +1,27 @@
+"""The application layer: every use case with its policy, above the stages and below the doors.
+
+:class:`~.service.Service` is the one door the web app, the CLI, the MCP server and the Python
+API (:class:`truthbase.api.Library` is a Service) go through; each only translates requests
+and responses. Its parts: :mod:`.admission` (quotas), :mod:`.redaction` (what a viewer is
+shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.passages`,
+:mod:`.viewers` (accounts and API tokens), :mod:`.errors` (the refusals doors translate).
+"""
+
+from __future__ import annotations
+
+from .errors import Conflict, Forbidden, QuotaExceeded
+from .passages import Passage, viewer_url
+from .service import AGENT_REFUSED, AnswerPlan, SearchMode, Service, agent_allowed
+
+__all__ = [
+    "AGENT_REFUSED",
+    "AnswerPlan",
+    "Conflict",
+    "Forbidden",
+    "Passage",
+    "QuotaExceeded",
+    "SearchMode",
+    "Service",
+    "agent_allowed",
+    "viewer_url",
+]

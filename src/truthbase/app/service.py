@@ -1,0 +1,311 @@
+"""The application service: every use case of TruthBase, with its policy, for one viewer.
+
+The doors (the web app's routes, the CLI's commands, the MCP tools, the Python API) only
+translate requests and responses: what an answer may read, who may use agent mode, when a
+request is counted against the quota, that an answer is recorded, what a viewer is shown of
+its events, and who may rename, share, re-ingest or delete a document are decided here once.
+
+* Reads go through :mod:`truthbase.access`: a document the viewer may not see is NotFound,
+  exactly as a missing one, on every door.
+* ``doc`` (an id or a unique prefix of at least 4 characters) narrows an answer's sources, or a
+  search, to one document in every mode.
+* Agent mode is for those who see everything when ``server.agent_mode`` is ``admins``
+  (:class:`~.errors.Forbidden` otherwise).
+* A request that comes over a network (its door passes the client's address) is counted
+  against the quota before any model call (:mod:`.admission`); one that does not is not.
+* A finished answer is recorded (for ``truthbase verify``) before its ``done`` event is given.
+* :meth:`Service.shown` is an event as the viewer is shown it (:mod:`.redaction`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, Self
+
+from ..access import DocScope, narrow, require_visible, sees_everything, visible_ids
+from ..answer import DoneEvent, record_answer
+from ..answer.model import Event
+from ..answer.policy import resolve_chat_mode
+from ..cite.verify import ClaimVerdict
+from ..cite.verify import verify_claim as _verify_claim
+from ..config import ServerSettings, Settings, data_folder
+from ..embed import Embedder
+from ..errors import InvalidInput, NotFound
+from ..jobs import Job
+from ..model import DocumentInfo
+from ..modes import answer_events
+from ..records import OPERATOR, ResolvedMode, SearchHit, Viewer
+from ..retrieve.hybrid import search as _search
+from ..store import Store
+from . import lifecycle
+from .admission import SEARCH, admit, chat_limits, search_limits
+from .errors import Forbidden
+from .passages import Passage, read_passage
+from .redaction import failure_event, shown_event
+
+__all__ = ["AGENT_REFUSED", "AnswerPlan", "SearchMode", "Service", "agent_allowed"]
+
+#: The retrieval arms a search can use: both fused, or one alone.
+SearchMode = Literal["hybrid", "fts", "dense"]
+
+AGENT_REFUSED = "agent mode is for admins here (server.agent_mode)"
+
+
+def agent_allowed(viewer: Viewer, settings: ServerSettings) -> bool:
+    """Whether ``viewer`` may ask in agent mode: everyone, or (``server.agent_mode = "admins"``)
+    only those who see everything (admins, the operator, the local user)."""
+    return settings.agent_mode != "admins" or sees_everything(viewer)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerPlan:
+    """One answer, decided before anything runs: the question, the mode (resolved once), the
+    documents its sources may come from, and how many sources (None: ``retrieval.k``)."""
+
+    question: str
+    mode: ResolvedMode
+    scope: DocScope
+    k: int | None = None
+
+
+class Service:
+    """The use cases over one open index, as ``viewer`` may run them.
+
+    ``embedder`` gives the embedder (loaded on first use by whoever owns it). A service is
+    cheap: the web app makes one per request (:meth:`for_viewer` copies one)."""
+
+    def __init__(
+        self,
+        store: Store | None,
+        settings: Settings,
+        embedder: Callable[[], Embedder],
+        viewer: Viewer = OPERATOR,
+    ) -> None:
+        self._store = store
+        self.settings: Settings = settings
+        self._embedder_of = embedder
+        self.viewer: Viewer = viewer
+
+    def for_viewer(self, viewer: Viewer) -> Self:
+        """This service as ``viewer`` may run it, over the same open index."""
+        view = copy.copy(self)
+        view.viewer = viewer
+        return view
+
+    @property
+    def store(self) -> Store:
+        """The open store (SQLite or PostgreSQL)."""
+        if self._store is None:
+            raise InvalidInput("this library is closed")
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of the settings (loaded on first use), or the one passed in."""
+        return self._embedder_of()
+
+    # -- documents --------------------------------------------------------------------------
+
+    def documents(self) -> list[DocumentInfo]:
+        """The documents this viewer may see."""
+        documents = self.store.list_documents()
+        scope = visible_ids(self.viewer, documents)
+        return [d for d in documents if scope is None or d.id in scope]
+
+    def document(self, doc: str) -> DocumentInfo:
+        """The visible document whose id is ``doc`` or starts with it (at least 4 characters);
+        NotFound when there is none (or only hidden ones), InvalidInput when several match."""
+        wanted = doc.strip().lower()
+        if len(wanted) < 4:
+            raise InvalidInput(f"document id {doc!r}: give at least 4 characters of it")
+        matches = [d for d in self.documents() if d.id.startswith(wanted)]
+        if not matches:
+            raise NotFound(f"no document {doc}")
+        if len(matches) > 1:
+            raise InvalidInput(f"{len(matches)} document ids start with {doc!r}; give more of it")
+        return require_visible(self.viewer, matches[0], matches[0].id)
+
+    def visible(self, doc_id: str) -> DocumentInfo:
+        """The document of the full id ``doc_id`` when the viewer may see it; NotFound (as for
+        a missing one) otherwise."""
+        return require_visible(self.viewer, self.store.document(doc_id), doc_id)
+
+    def scope(self, doc: str | None = None) -> DocScope:
+        """The documents a read may touch (None: all, for those who see everything, without
+        listing them), narrowed to ``doc`` (an id or a unique prefix) when given."""
+        everything = sees_everything(self.viewer)
+        scope = None if everything else visible_ids(self.viewer, self.store.list_documents())
+        return narrow(scope, self.document(doc).id if doc is not None else None)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        doc: str | None = None,
+        mode: SearchMode = "hybrid",
+        address: str | None = None,
+    ) -> list[SearchHit]:
+        """The ``k`` best chunks for ``query`` (default ``retrieval.k``) among the documents the
+        viewer may see (only ``doc``'s when given), best first; counted against the search
+        quota when it comes from ``address``."""
+        if not query.strip():
+            raise InvalidInput("the query is empty")
+        admit(self.store, self.viewer, address, search_limits(self.settings.quota), SEARCH)
+        result = _search(
+            self.store,
+            self.embedder,
+            query,
+            self.settings.retrieval,
+            k=k,
+            mode=mode,
+            doc_ids=self.scope(doc),
+        )
+        return list(result.hits)
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def plan_answer(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        doc: str | None = None,
+        k: int | None = None,
+    ) -> AnswerPlan:
+        """The answer to run, or why not: InvalidInput for an empty question or a mode the
+        settings cannot run (``llm`` without an LLM), Forbidden for agent mode where it is not
+        the viewer's, NotFound for a ``doc`` the viewer cannot see."""
+        if not question.strip():
+            raise InvalidInput("the question is empty")
+        chosen = resolve_chat_mode(mode, self.settings.llm)
+        if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
+            raise Forbidden(AGENT_REFUSED)
+        return AnswerPlan(question, chosen, self.scope(doc), k)
+
+    def admit_answer(self, plan: AnswerPlan, address: str | None) -> None:
+        """Count the answer against the chat quota when it comes from ``address`` (agent mode
+        also against ``quota.agent_per_day``); QuotaExceeded when refused."""
+        limits = chat_limits(self.settings.quota, agent=plan.mode == "agent")
+        admit(self.store, self.viewer, address, limits)
+
+    def answer(
+        self,
+        plan: AnswerPlan,
+        *,
+        record: bool = True,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[Event]:
+        """The events of ``plan``'s answer: sources, tokens, citations, then done or error (a
+        failure is an ``error`` event, :func:`.redaction.failure_event`). With ``record`` the
+        finished answer is stored (for ``truthbase verify``) before its ``done`` event;
+        ``cancelled`` stops agent mode before its next model call."""
+        try:
+            embedder = self.embedder  # loaded first, so that its failure is the embedder's
+        except Exception as exc:
+            yield failure_event("embedder", exc)
+            return
+        events = answer_events(
+            self.store,
+            embedder,
+            plan.question,
+            self.settings,
+            mode=plan.mode,
+            k=plan.k,
+            doc_ids=plan.scope,
+            cancelled=cancelled,
+        )
+        try:
+            for event in events:
+                if record and isinstance(event, DoneEvent):
+                    record_answer(self.store, event.answer)
+                yield event
+        except Exception as exc:
+            yield failure_event("answer", exc)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        mode: str | None = None,
+        doc: str | None = None,
+        k: int | None = None,
+        record: bool = True,
+    ) -> Iterator[Event]:
+        """The events of one answer, as the server streams them: a ``SourcesEvent`` first, then
+        ``TokenEvent``s, then a ``CitationsEvent``, then a ``DoneEvent`` (its ``answer`` is the
+        whole answer) or an ``ErrorEvent``. ``mode``: ``auto`` (None), ``extractive``, ``llm``
+        or ``agent``; ``doc`` keeps the sources (and agent mode's book tools) to one document;
+        ``k`` sources (default ``retrieval.k``). With ``record`` the answer is stored for
+        ``truthbase verify``. Not counted against any quota (no network client)."""
+        plan = self.plan_answer(question, mode=mode, doc=doc, k=k)
+        yield from self.answer(plan, record=record)
+
+    def shown(self, event: Event) -> tuple[str, dict[str, Any]]:
+        """An event's kind and data as this viewer is shown them (:mod:`.redaction`)."""
+        return event.kind, shown_event(self.viewer, event.kind, event.to_json())
+
+    # -- passages and claims ----------------------------------------------------------------
+
+    def passage(self, doc: str, unit: int, start: int, end: int) -> Passage:
+        """The span ``[start, end)`` of unit ``unit`` (0-based) of ``doc``: its text, page,
+        rects and position tag. InvalidInput for a unit or span out of range."""
+        return read_passage(self.store, self.document(doc), unit, start, end)
+
+    def verify_claim(
+        self,
+        doc: str,
+        quote: str,
+        claim: str,
+        *,
+        page: int | None = None,
+        unit: int | None = None,
+    ) -> ClaimVerdict:
+        """Whether ``quote`` is on the page (``page``, 1-based, PDFs) or unit (``unit``,
+        0-based) of ``doc`` and supports ``claim``: the verdict's ``state`` is ``supported``,
+        ``quote_only`` or ``unverified``, with where the quote is and each failed check
+        (:func:`truthbase.cite.verify.verify_claim`, as ``truthbase verify-claim``)."""
+        if (page is None) == (unit is None):
+            raise InvalidInput("give exactly one of page (PDF, 1-based) and unit (0-based)")
+        info = self.document(doc)
+        if page is not None:
+            if info.kind == "epub":
+                raise InvalidInput("an EPUB has sections, not pages: give unit (0-based)")
+            if page < 1:
+                raise InvalidInput(f"page {page}: pages count from 1")
+            unit = page - 1
+        assert unit is not None
+        return _verify_claim(self.store, info.id, unit, quote, claim, self.embedder)
+
+    # -- the document lifecycle -------------------------------------------------------------
+
+    def change_document(
+        self,
+        doc_id: str,
+        *,
+        title: str | None = None,
+        visibility: Literal["private", "shared"] | None = None,
+    ) -> None:
+        """Rename a document and/or change its visibility (its owner or an admin)."""
+        lifecycle.change_document(
+            self.store, self.viewer, doc_id, title=title, visibility=visibility
+        )
+
+    def delete_document(self, doc_id: str) -> lifecycle.Deletion:
+        """Delete a document, or let go of the viewer's hold on it, or leave it to its first
+        holder (:func:`.lifecycle.delete_document`)."""
+        data_dir = data_folder(self.settings)
+        return lifecycle.delete_document(self.store, self.viewer, doc_id, data_dir)
+
+    def reingest_document(self, doc_id: str) -> Job:
+        """A job that ingests the document again from its stored file."""
+        attempts = self.settings.library.max_attempts
+        return lifecycle.reingest_document(self.store, self.viewer, doc_id, attempts)
+
+    def jobs(self) -> list[Job]:
+        """The viewer's ingest jobs (everyone's for those who see everything), newest first."""
+        return lifecycle.visible_jobs(self.store, self.viewer)

@@ -1,0 +1,37 @@
+"""Who is asking, as far as it is not HTTP: whether an index needs accounts on a host, and the
+user of an API token. The web app's gate (:mod:`truthbase.server.auth`) and the MCP server's
+(:mod:`truthbase.mcp`) both ask here, so the two decide alike."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ..accounts import token_viewer
+from ..records import Viewer
+from ..store import Store
+
+__all__ = ["accounts_required", "bearer_viewer", "is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (what `serve` binds) is reachable from this machine only."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def accounts_required(store: Store, host: str) -> bool:
+    """Logins are required once a user exists, or whenever the server is not loopback-only."""
+    return not is_loopback(host) or store.user_count() > 0
+
+
+def bearer_viewer(store: Store, authorization: str) -> Viewer | None:
+    """The user of an ``Authorization: Bearer TOKEN`` header value; None without a valid,
+    unrevoked token (or with another scheme)."""
+    scheme, _, credentials = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        return None
+    return token_viewer(store, credentials.strip())

@@ -1,0 +1,211 @@
+"""The MCP server: who asks, the handlers of the protocol, and the two transports (stdio, and
+streamable HTTP behind :class:`TokenGate`). The tools themselves are :mod:`.tools`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..app import Service
+from ..app.admission import client_address
+from ..app.viewers import accounts_required, bearer_viewer
+from ..errors import InvalidInput, TruthBaseError
+from ..model import DocumentInfo
+from ..records import OPERATOR, Viewer
+from .tools import RESOURCE_PREFIX, TOOLS, call_tool, document_json, tool_error
+
+__all__ = [
+    "McpAuthError",
+    "TokenGate",
+    "address_of",
+    "create_server",
+    "http_app",
+    "run_stdio",
+    "viewer_for",
+]
+
+INSTRUCTIONS = (
+    "TruthBase holds the user's PDFs and EPUB books. Find evidence with search, read "
+    "around it with get_passage, answer with ask (citations carry a verified state), "
+    "and check any quote you cite with verify_claim before you rely on it."
+)
+
+
+class McpAuthError(TruthBaseError):
+    """An HTTP request without a valid API token to an index that has users."""
+
+
+# -- who asks ------------------------------------------------------------------------------------
+
+
+def viewer_for(service: Service, host: str, headers: Mapping[str, str] | None) -> Viewer:
+    """The viewer of one request: the operator over stdio (no headers); over HTTP the local user
+    when the index needs no accounts on ``host``, else the user of the bearer token
+    (McpAuthError without a valid one)."""
+    if headers is None or not accounts_required(service.store, host):
+        return OPERATOR
+    viewer = bearer_viewer(service.store, headers.get("authorization", ""))
+    if viewer is None:
+        raise McpAuthError(
+            "login required: send Authorization: Bearer TOKEN (truthbase tokens create --user NAME)"
+        )
+    return viewer
+
+
+def _headers(ctx: ServerRequestContext[Any]) -> Mapping[str, str] | None:
+    request = ctx.request
+    return request.headers if isinstance(request, Request) else None
+
+
+def address_of(service: Service, request: Request) -> str:
+    """The caller's address, through the trusted proxies only (as the web app finds it)."""
+    peer = request.client.host if request.client is not None else "unknown"
+    quota, auth = service.settings.quota, service.settings.auth
+    return client_address(peer, request.headers, quota.client_header, auth.trusted_proxies)
+
+
+@dataclass(frozen=True, slots=True)
+class _Handlers:
+    """The protocol's handlers over ``service``; ``host`` is what the HTTP transport binds."""
+
+    service: Service
+    host: str
+
+    def _view(self, headers: Mapping[str, str] | None) -> Service:
+        return self.service.for_viewer(viewer_for(self.service, self.host, headers))
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(TOOLS))
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        arguments = params.arguments or {}
+
+        def run() -> types.CallToolResult:
+            try:
+                view = self._view(request.headers if request else None)
+            except McpAuthError as exc:
+                return tool_error(str(exc))
+            address = address_of(self.service, request) if request is not None else None
+            return call_tool(view, params.name, arguments, address=address)
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        headers = _headers(ctx)
+        documents = await anyio.to_thread.run_sync(lambda: self._view(headers).documents())
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=RESOURCE_PREFIX + d.id,
+                    name=d.title,
+                    description=f"{d.kind.upper()} metadata: {d.title} ({d.unit_count} units)",
+                    mime_type="application/json",
+                )
+                for d in documents
+            ]
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        headers = _headers(ctx)
+        uri = str(params.uri)
+
+        def run() -> DocumentInfo:
+            if not uri.startswith(RESOURCE_PREFIX):
+                raise InvalidInput(f"no resource {uri}: documents are {RESOURCE_PREFIX}ID")
+            return self._view(headers).document(uri.removeprefix(RESOURCE_PREFIX))
+
+        try:
+            info = await anyio.to_thread.run_sync(run)
+        except TruthBaseError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        text = json.dumps(document_json(info), ensure_ascii=False)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type="application/json")]
+        )
+
+
+def create_server(service: Service, *, host: str = "127.0.0.1") -> Server[Any]:
+    """The MCP server over ``service``; ``host`` is what the HTTP transport binds (it decides,
+    with the users of the index, whether requests need a token)."""
+    handlers = _Handlers(service, host)
+    return Server(
+        "truthbase",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_read_resource=handlers.read_resource,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("truthbase")
+    except PackageNotFoundError:  # pragma: no cover - a bare source tree
+        return "0+unknown"
+
+
+# -- transports ----------------------------------------------------------------------------------
+
+
+async def run_stdio(service: Service) -> None:
+    """Serve ``service`` over stdin/stdout until the client closes it."""
+    from mcp.server.stdio import stdio_server
+
+    server = create_server(service)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class TokenGate:
+    """ASGI middleware of the HTTP transport: once the index has users (or on a non-loopback
+    host), a request without a valid API token is answered 401 before the MCP layer runs."""
+
+    def __init__(self, app: ASGIApp, service: Service, host: str) -> None:
+        self.app = app
+        self.service = service
+        self.host = host
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Request(scope).headers
+            try:
+                await anyio.to_thread.run_sync(viewer_for, self.service, self.host, headers)
+            except McpAuthError as exc:
+                response = JSONResponse(
+                    {"detail": str(exc)},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="truthbase"'},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(service: Service, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
+    """The streamable HTTP app (the MCP endpoint at ``path``) behind :class:`TokenGate`."""
+    server = create_server(service, host=host)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    return TokenGate(app, service, host)
