@@ -212,6 +212,17 @@ def reference_app() -> Any:
         return create_app(Settings(db=Path(folder) / "reference.sqlite"))
 
 
+def _served(routes: Any) -> Any:
+    """Every route, an included router's routes in its place: FastAPI keeps an included
+    ``APIRouter`` as one entry of ``app.routes`` (its routes under ``original_router``)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _served(inner.routes)
+        else:
+            yield route
+
+
 def walk_routes(app: Any) -> list[RouteDoc]:
     """Every method and path the app answers: the OpenAPI operations, then the rest."""
     routes: list[RouteDoc] = []
@@ -229,7 +240,7 @@ def walk_routes(app: Any) -> list[RouteDoc]:
                         True,
                     )
                 )
-    for route in app.routes:
+    for route in _served(app.routes):
         methods = sorted(getattr(route, "methods", None) or ())
         if getattr(route, "include_in_schema", True) and methods:
             continue  # an OpenAPI operation: listed above

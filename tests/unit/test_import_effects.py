@@ -49,7 +49,7 @@ def blas():
                   if i["user_api"] == "blas")
 
 before = blas()
-import truthbase, truthbase.api, truthbase.cli, truthbase.server.app, truthbase.mcp_server
+import truthbase, truthbase.api, truthbase.cli, truthbase.server.app, truthbase.mcp.server
 import truthbase.ingest.pool, truthbase.ingest.worker, truthbase.modes
 print(json.dumps({"before": before, "after": blas(), "reads": _Watched.reads}))
 """
