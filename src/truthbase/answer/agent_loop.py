@@ -285,6 +285,101 @@ def _ask(
     return model.complete_tools(messages, tools, timeout, tool_choice=tool_choice), model.name, []
 
 
+@dataclass(slots=True, kw_only=True)
+class _Conversation:
+    """What the steps of one turn share: the messages so far, the tools and the window they
+    are measured against, and the runs, whose sources are numbered across all the calls of
+    the turn (``next_n``: the next one's number), so ``[n]`` resolves against every one."""
+
+    toolbox: Toolbox
+    limits: AgentSettings
+    window: tuple[int, int] | None
+    messages: list[ToolMessage]
+    tools: Sequence[Mapping[str, Any]]
+    runs: list[ToolRun] = field(default_factory=list)
+    next_n: int = 1
+
+    def add(self, run: ToolRun) -> None:
+        """Record ``run`` and append its result to the messages."""
+        self.runs.append(run)
+        self.next_n += len(run.sources)
+        self.messages.append(_tool_message(run, self.limits.tool_results_as))
+
+
+def _window_full(
+    window: tuple[int, int] | None,
+    messages: Sequence[ToolMessage],
+    tools: Sequence[Mapping[str, Any]],
+    runs: Sequence[ToolRun],
+    share: float,
+) -> bool:
+    """Whether the tools have filled the window: no room left for another result of the size
+    the window allows one (a small model otherwise spends its step on a call that cannot run
+    and gives up)."""
+    room_left = _room(window, messages, tools, 1) if runs else None
+    return room_left is not None and room_left < max(
+        MIN_TOOL_CHARS, _room(window, [], [], 1, share) or 0
+    )
+
+
+def _ask_step(
+    model: ToolCallingModel,
+    messages: Sequence[ToolMessage],
+    tools: Sequence[Mapping[str, Any]],
+    timeout: float,
+    choice: ToolChoice,
+    *,
+    step: int,
+    runs: Sequence[ToolRun],
+    failures: Sequence[Failure],
+) -> tuple[AssistantTurn, str, list[Failure]]:
+    """One model call of the loop. A model error raises :class:`AgentFailed`, except an empty
+    reply to an "auto" step (what llama.cpp's server returns when the model wanted to write):
+    that comes back as an empty turn, no call and no answer, for the loop to handle."""
+    try:
+        return _ask(model, messages, tools, timeout, choice)
+    except LLMError as exc:
+        if isinstance(exc, AllModelsFailed):
+            failed = exc.failures
+        else:
+            timed_out, empty = isinstance(exc, LLMTimeout), isinstance(exc, EmptyReply)
+            failed = [Failure(model.name, str(exc), timed_out=timed_out, empty=empty)]
+        if not (choice == "auto" and failed and all(f.empty for f in failed)):
+            raise AgentFailed(
+                f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
+            ) from exc
+        # An "auto" step that wrote nothing: no call, no answer (handled by the loop).
+        return AssistantTurn("", ()), model.name, []
+
+
+def _run_calls(conv: _Conversation, calls: Sequence[ToolCall], step: int) -> None:
+    """Run the model's calls of one step in order, each result appended to the messages as it
+    comes (the next call's room counts it); past ``max_tool_calls`` a call is refused, and one
+    that finds no room is not run (the model is told either way)."""
+    limits = conv.limits
+    allowed = min(len(calls), limits.max_tool_calls)
+    for i, call in enumerate(calls):
+        room = _room(conv.window, conv.messages, conv.tools, allowed - i, limits.tool_result_share)
+        if i >= limits.max_tool_calls:
+            run = _refused_call(call, step, limits.max_tool_calls)
+        elif room is not None and room < MIN_TOOL_CHARS:
+            run = _no_room_call(call, step)
+        else:
+            run = run_tool(conv.toolbox, call, step=step, first_n=conv.next_n, max_chars=room)
+        conv.add(run)
+
+
+def _read_for_model(conv: _Conversation, question: str, step: int) -> None:
+    """Book first, when the model was asked to call the tool and still did not: the loop calls
+    it with the question itself (``forced``), as if the model had, and shows the result."""
+    arguments = json.dumps({"question": question}, ensure_ascii=False)
+    call = ToolCall(id=f"call-book-first-{step}", name=RELATED_SEGMENTS, arguments=arguments)
+    conv.messages.append(AssistantTurn("", (call,)).to_message())
+    room = _room(conv.window, conv.messages, conv.tools, 1, conv.limits.tool_result_share)
+    run = run_tool(conv.toolbox, call, step=step, first_n=conv.next_n, forced=True, max_chars=room)
+    conv.add(run)
+
+
 def run_agent(
     model: ToolCallingModel,
     toolbox: Toolbox,
@@ -305,31 +400,22 @@ def run_agent(
     runs: list[ToolRun] = []
     failures: list[Failure] = []
     deadline = clock() + limits.total_timeout_s
-    next_n = 1
     window = window_of(model)
+    conv = _Conversation(
+        toolbox=toolbox, limits=limits, window=window, messages=messages, tools=tools, runs=runs
+    )
 
     must_read = False  # the model answered without reading: the next step names the tool
     answer_now = False  # it wrote a tool's name as its text after reading: ask for the answer
     names = [str(t.get("function", {}).get("name", "")) for t in tools]
     reminded = False  # the question was repeated after the tool results (once)
 
-    def add_run(run: ToolRun) -> None:
-        nonlocal next_n
-        runs.append(run)
-        next_n += len(run.sources)
-
     for step in range(1, limits.max_steps + 1):
         remaining = deadline - clock()
         if remaining <= 0:
             raise AgentFailed("timeout", steps=step - 1, runs=runs, failures=failures)
         last = step == limits.max_steps
-        # Once the tools have filled the window (no room left for another result of the size
-        # the window allows one), the model is asked for its answer (text only): a small model
-        # otherwise spends its step on a call that cannot run and gives up.
-        room_left = _room(window, messages, tools, 1) if runs else None
-        full = room_left is not None and room_left < max(
-            MIN_TOOL_CHARS, _room(window, [], [], 1, limits.tool_result_share) or 0
-        )
+        full = _window_full(window, messages, tools, runs, limits.tool_result_share)
         text_only = last or full or answer_now
         # "auto" said outright: llama.cpp's chatml-function-calling format reads a missing
         # tool_choice as "none" and never lets the model call a tool.
@@ -339,36 +425,14 @@ def run_agent(
         if text_only and runs and not reminded:
             messages.append(dict(answer_now_message(question)))
             reminded = True
-        try:
-            turn, answered_by, failed = _ask(
-                model, messages, tools, min(limits.timeout_s, remaining), choice
-            )
-        except LLMError as exc:
-            if isinstance(exc, AllModelsFailed):
-                failed = exc.failures
-            else:
-                timed_out, empty = isinstance(exc, LLMTimeout), isinstance(exc, EmptyReply)
-                failed = [Failure(model.name, str(exc), timed_out=timed_out, empty=empty)]
-            if not (choice == "auto" and failed and all(f.empty for f in failed)):
-                raise AgentFailed(
-                    f"model error: {exc}", steps=step, runs=runs, failures=[*failures, *failed]
-                ) from exc
-            # An "auto" step that wrote nothing: no call, no answer (handled below).
-            turn, answered_by, failed = AssistantTurn("", ()), model.name, []
+        timeout = min(limits.timeout_s, remaining)
+        turn, answered_by, failed = _ask_step(
+            model, messages, tools, timeout, choice, step=step, runs=runs, failures=failures
+        )
         failures.extend(failed)
         if turn.tool_calls and not text_only:
             messages.append(turn.to_message())
-            allowed = min(len(turn.tool_calls), limits.max_tool_calls)
-            for i, call in enumerate(turn.tool_calls):
-                room = _room(window, messages, tools, allowed - i, limits.tool_result_share)
-                if i >= limits.max_tool_calls:
-                    run = _refused_call(call, step, limits.max_tool_calls)
-                elif room is not None and room < MIN_TOOL_CHARS:
-                    run = _no_room_call(call, step)
-                else:
-                    run = run_tool(toolbox, call, step=step, first_n=next_n, max_chars=room)
-                add_run(run)
-                messages.append(_tool_message(run, limits.tool_results_as))
+            _run_calls(conv, turn.tool_calls, step)
             continue
         # No call and no answer: an empty reply, or a tool's name written as the text.
         silent = not turn.text.strip() or names_a_tool(turn.text, names)
@@ -386,15 +450,7 @@ def run_agent(
                 must_read = True  # book first: the next step has the model call the tool
                 continue
             # It still did not call it: read for it and ask again.
-            arguments = json.dumps({"question": question}, ensure_ascii=False)
-            call = ToolCall(
-                id=f"call-book-first-{step}", name=RELATED_SEGMENTS, arguments=arguments
-            )
-            messages.append(AssistantTurn("", (call,)).to_message())
-            room = _room(window, messages, tools, 1, limits.tool_result_share)
-            run = run_tool(toolbox, call, step=step, first_n=next_n, forced=True, max_chars=room)
-            add_run(run)
-            messages.append(_tool_message(run, limits.tool_results_as))
+            _read_for_model(conv, question, step)
             continue
         return AgentRun(text=turn.text, model=answered_by, steps=step, runs=runs, failures=failures)
     raise AgentFailed(
