@@ -12,7 +12,9 @@ trigger keeps the statistics exact).
 
 from __future__ import annotations
 
-from ...records import IndexedDocument
+from typing import Any
+
+from ...records import IndexedDocument, IndexEmbedder
 from ...text.fulltext import term_string
 from ..base import StoreError, check_same_embedder
 from ..codec import (
@@ -31,6 +33,8 @@ from .schema import WRITE_LOCK, Hnsw, ensure_hnsw, type_vectors
 
 __all__ = ["add_document", "delete_document", "delete_rows", "rename_document"]
 
+PgCursor = Any  # psycopg.Cursor[tuple[Any, ...]], as pool.Connection is psycopg's Connection
+
 
 def add_document(
     pool: Pool, hnsw: Hnsw, indexed: IndexedDocument, *, replace: bool = False
@@ -39,7 +43,7 @@ def add_document(
     signs and the screen verdict, in one transaction. The first document types the vector
     columns (and builds the HNSW indexes when ``hnsw.enabled``). ``replace``: the document's
     current rows go in the same transaction (a re-ingest; its holders stay)."""
-    document, embedder, chunk_drafts = indexed.document, indexed.embedder, indexed.chunks
+    document = indexed.document
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
         shared = QmarkConnection(conn)
@@ -47,18 +51,7 @@ def add_document(
         if replace:
             holders = holders_of(shared, document.sha256)
             delete_rows(conn, document.sha256)
-        current = index_embedder(shared)
-        if current is None:
-            conn.execute(
-                "INSERT INTO truthbase.meta(key, value) VALUES ('embedder', %s), "
-                "('embedding_dim', %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (embedder.model_id, str(embedder.dim)),
-            )
-            type_vectors(conn, embedder.dim)
-            if hnsw.enabled:
-                ensure_hnsw(conn, hnsw)
-        else:
-            check_same_embedder(current, embedder)
+        _claim_embedder(conn, shared, hnsw, indexed.embedder)
         conn.execute(
             "INSERT INTO truthbase.documents(id, title, path, kind, unit_count, ingested_at, "
             "extractor_version, report, toc, metadata, owner, visibility, language) "
@@ -73,58 +66,88 @@ def add_document(
                     f"VALUES ({', '.join(['%s'] * len(rows[0]))})",
                     rows,
                 )
-            chunk_ids: list[int] = []
-            if chunk_drafts:
-                # One statement for all the chunks: the generated full-text columns' SQL
-                # functions are set up once per statement (~2 ms), not once per chunk, and
-                # the statistics trigger runs once. Ids come from the identity in insertion
-                # order (ORDER BY the chunk's position; the write lock keeps other writers
-                # out), so sorted ids are the chunks' ids in order.
-                rows = cur.execute(
-                    'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
-                    "rects, vector, terms, title_terms, kind, context) "
-                    'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
-                    "c.vector::vector, c.terms, c.title_terms, c.kind, c.context "
-                    "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
-                    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
-                    'WITH ORDINALITY c(unit, start, "end", text, rects, vector, terms, '
-                    "title_terms, kind, context, i) ORDER BY c.i RETURNING id",
-                    (
-                        document.sha256,
-                        document.title,
-                        [chunk.unit for chunk in chunk_drafts],
-                        [chunk.start for chunk in chunk_drafts],
-                        [chunk.end for chunk in chunk_drafts],
-                        [chunk.text for chunk in chunk_drafts],
-                        [rects_json(chunk.rects) for chunk in chunk_drafts],
-                        [vector_literal(vector) for vector in indexed.vectors],
-                        [chunk_terms(document, chunk) for chunk in chunk_drafts],
-                        [chunk_title_terms(document, chunk) for chunk in chunk_drafts],
-                        [chunk.kind for chunk in chunk_drafts],
-                        [chunk.context for chunk in chunk_drafts],
-                    ),
-                ).fetchall()
-                chunk_ids = sorted(int(row[0]) for row in rows)
-                if len(chunk_ids) != len(chunk_drafts):
-                    raise StoreError("the chunks were not all written")
-            if indexed.windows and indexed.window_vectors is not None:
-                cur.executemany(
-                    'INSERT INTO truthbase.windows(chunk_id, start, "end", vector) '
-                    "VALUES (%s, %s, %s, %s::vector)",
-                    [
-                        (chunk_ids[w.chunk], w.start, w.end, vector_literal(vector))
-                        for w, vector in zip(indexed.windows, indexed.window_vectors, strict=True)
-                    ],
-                )
-            if indexed.token_signs is not None and chunk_ids:
-                cur.execute(
-                    "INSERT INTO truthbase.chunk_tokens(chunk_id, signs) "
-                    "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
-                    (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
-                )
+            chunk_ids = _insert_chunks(cur, indexed) if indexed.chunks else []
+            _insert_chunk_extras(cur, indexed, chunk_ids)
         if indexed.screen is not None:
             write_screen(shared, document.sha256, indexed.screen)
         restore_holders(shared, document.sha256, holders)
+
+
+def _claim_embedder(
+    conn: Connection, shared: QmarkConnection, hnsw: Hnsw, embedder: IndexEmbedder
+) -> None:
+    """Vectors of one index come from one embedder: the first document's names it and types
+    the vector columns (building the HNSW indexes when enabled); a later one must match."""
+    current = index_embedder(shared)
+    if current is None:
+        conn.execute(
+            "INSERT INTO truthbase.meta(key, value) VALUES ('embedder', %s), "
+            "('embedding_dim', %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (embedder.model_id, str(embedder.dim)),
+        )
+        type_vectors(conn, embedder.dim)
+        if hnsw.enabled:
+            ensure_hnsw(conn, hnsw)
+    else:
+        check_same_embedder(current, embedder)
+
+
+def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
+    """Insert the document's chunks (there is at least one); their ids, in chunk order.
+
+    One statement for all the chunks: the generated full-text columns' SQL functions are set
+    up once per statement (~2 ms), not once per chunk, and the statistics trigger runs once.
+    Ids come from the identity in insertion order (ORDER BY the chunk's position; the write
+    lock keeps other writers out), so sorted ids are the chunks' ids in order."""
+    document, chunk_drafts = indexed.document, indexed.chunks
+    rows = cur.execute(
+        'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
+        "rects, vector, terms, title_terms, kind, context) "
+        'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
+        "c.vector::vector, c.terms, c.title_terms, c.kind, c.context "
+        "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
+        "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+        'WITH ORDINALITY c(unit, start, "end", text, rects, vector, terms, '
+        "title_terms, kind, context, i) ORDER BY c.i RETURNING id",
+        (
+            document.sha256,
+            document.title,
+            [chunk.unit for chunk in chunk_drafts],
+            [chunk.start for chunk in chunk_drafts],
+            [chunk.end for chunk in chunk_drafts],
+            [chunk.text for chunk in chunk_drafts],
+            [rects_json(chunk.rects) for chunk in chunk_drafts],
+            [vector_literal(vector) for vector in indexed.vectors],
+            [chunk_terms(document, chunk) for chunk in chunk_drafts],
+            [chunk_title_terms(document, chunk) for chunk in chunk_drafts],
+            [chunk.kind for chunk in chunk_drafts],
+            [chunk.context for chunk in chunk_drafts],
+        ),
+    ).fetchall()
+    chunk_ids = sorted(int(row[0]) for row in rows)
+    if len(chunk_ids) != len(chunk_drafts):
+        raise StoreError("the chunks were not all written")
+    return chunk_ids
+
+
+def _insert_chunk_extras(cur: PgCursor, indexed: IndexedDocument, chunk_ids: list[int]) -> None:
+    """What hangs off the chunks by their ids: the sentence windows' vectors and the chunks'
+    token signs."""
+    if indexed.windows and indexed.window_vectors is not None:
+        cur.executemany(
+            'INSERT INTO truthbase.windows(chunk_id, start, "end", vector) '
+            "VALUES (%s, %s, %s, %s::vector)",
+            [
+                (chunk_ids[w.chunk], w.start, w.end, vector_literal(vector))
+                for w, vector in zip(indexed.windows, indexed.window_vectors, strict=True)
+            ],
+        )
+    if indexed.token_signs is not None and chunk_ids:
+        cur.execute(
+            "INSERT INTO truthbase.chunk_tokens(chunk_id, signs) "
+            "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
+            (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
+        )
 
 
 def delete_rows(conn: Connection, doc_id: str) -> str | None:
