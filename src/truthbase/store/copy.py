@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,86 +56,111 @@ def _copy(
         "d.rowid"
     ).fetchall()
     for row in documents:
-        doc_id, title, path, kind, unit_count, version, report, toc, metadata = row[:9]
-        owner, language = row[9], row[11]
-        visibility: Visibility = "private" if row[10] == "private" else "shared"
-        if target.has_document(doc_id):
+        if target.has_document(row[0]):
             continue
-        units: list[Unit] = []
-        for index in range(int(unit_count)):
-            unit = store.unit(doc_id, index)
-            if unit is None:
-                raise StoreError(f"document {doc_id} lacks unit {index}")
-            units.append(unit)
-        report_data = json.loads(report)
-        document = ExtractedDocument(
-            sha256=doc_id,
-            title=title,
-            path=path,
-            kind="epub" if kind == "epub" else "pdf",
-            units=units,
-            extractor_version=version,
-            report=ExtractionReport(**report_data),
-            toc=[TocEntry(**entry) for entry in json.loads(toc)] if toc else [],
-            metadata=json.loads(metadata) if metadata else {},
-            language=language,
-        )
-        rows = db.execute(
-            'SELECT id, unit, start, "end", text, rects, vector, kind, context FROM chunks '
-            "WHERE doc_id = ? ORDER BY id",
-            (doc_id,),
-        ).fetchall()
-        position = {row[0]: i for i, row in enumerate(rows)}
-        chunks = [
-            ChunkDraft(
-                unit=r[1],
-                start=r[2],
-                end=r[3],
-                text=r[4],
-                rects=rects_from_json(r[5]),
-                kind="table" if r[7] == "table" else "text",
-                context=r[8],
-            )
-            for r in rows
-        ]
-        vectors = _matrix([r[6] for r in rows], embedder.dim)
-        window_rows = db.execute(
-            'SELECT w.chunk_id, w.start, w."end", w.vector FROM windows w '
-            "JOIN chunks c ON c.id = w.chunk_id WHERE c.doc_id = ? ORDER BY w.id",
-            (doc_id,),
-        ).fetchall()
-        windows = [WindowDraft(chunk=position[r[0]], start=r[1], end=r[2]) for r in window_rows]
-        window_vectors = _matrix([r[3] for r in window_rows], embedder.dim)
-        # Opening the source as SQLiteStore brought it to the current schema: the table exists.
-        signs = dict(
-            db.execute(
-                "SELECT t.chunk_id, t.signs FROM chunk_tokens t "
-                "JOIN chunks c ON c.id = t.chunk_id WHERE c.doc_id = ?",
-                (doc_id,),
-            ).fetchall()
-        )
-        token_signs: list[bytes] | None = None
-        if signs:  # a document is written with token data for every chunk or for none
-            if len(signs) != len(rows):
-                raise StoreError(
-                    f"document {doc_id} has token signs for {len(signs)} of {len(rows)} chunks"
-                )
-            token_signs = [bytes(signs[r[0]]) for r in rows]
-        target.add_document(
-            IndexedDocument(
-                document=document,
-                chunks=chunks,
-                vectors=vectors,
-                embedder=embedder,
-                windows=windows,
-                window_vectors=window_vectors,
-                token_signs=token_signs,
-                owner=owner,
-                visibility=visibility,
-            )
-        )
+        document = _read_document(store, row)
+        owner = row[9]
+        visibility: Visibility = "private" if row[10] == "private" else "shared"
+        target.add_document(_read_indexed(db, document, embedder, owner, visibility))
         copied += 1
     return copied
+
+
+def _read_document(store: SQLiteStore, row: Sequence[Any]) -> ExtractedDocument:
+    """The document of a row of the query in :func:`_copy`, with all its units (read through
+    the store, which knows their boxes, geometry and EPUB reader data)."""
+    doc_id, title, path, kind, unit_count, version, report, toc, metadata = row[:9]
+    language = row[11]
+    units: list[Unit] = []
+    for index in range(int(unit_count)):
+        unit = store.unit(doc_id, index)
+        if unit is None:
+            raise StoreError(f"document {doc_id} lacks unit {index}")
+        units.append(unit)
+    report_data = json.loads(report)
+    return ExtractedDocument(
+        sha256=doc_id,
+        title=title,
+        path=path,
+        kind="epub" if kind == "epub" else "pdf",
+        units=units,
+        extractor_version=version,
+        report=ExtractionReport(**report_data),
+        toc=[TocEntry(**entry) for entry in json.loads(toc)] if toc else [],
+        metadata=json.loads(metadata) if metadata else {},
+        language=language,
+    )
+
+
+def _read_indexed(
+    db: sqlite3.Connection,
+    document: ExtractedDocument,
+    embedder: IndexEmbedder,
+    owner: str | None,
+    visibility: Visibility,
+) -> IndexedDocument:
+    """``document`` with its chunks, their vectors and token signs, and its sentence windows
+    with theirs, as the source holds them (in the order of their ids)."""
+    doc_id = document.sha256
+    rows = db.execute(
+        'SELECT id, unit, start, "end", text, rects, vector, kind, context FROM chunks '
+        "WHERE doc_id = ? ORDER BY id",
+        (doc_id,),
+    ).fetchall()
+    position = {row[0]: i for i, row in enumerate(rows)}
+    chunks = [
+        ChunkDraft(
+            unit=r[1],
+            start=r[2],
+            end=r[3],
+            text=r[4],
+            rects=rects_from_json(r[5]),
+            kind="table" if r[7] == "table" else "text",
+            context=r[8],
+        )
+        for r in rows
+    ]
+    vectors = _matrix([r[6] for r in rows], embedder.dim)
+    window_rows = db.execute(
+        'SELECT w.chunk_id, w.start, w."end", w.vector FROM windows w '
+        "JOIN chunks c ON c.id = w.chunk_id WHERE c.doc_id = ? ORDER BY w.id",
+        (doc_id,),
+    ).fetchall()
+    windows = [WindowDraft(chunk=position[r[0]], start=r[1], end=r[2]) for r in window_rows]
+    window_vectors = _matrix([r[3] for r in window_rows], embedder.dim)
+    return IndexedDocument(
+        document=document,
+        chunks=chunks,
+        vectors=vectors,
+        embedder=embedder,
+        windows=windows,
+        window_vectors=window_vectors,
+        token_signs=_read_token_signs(db, doc_id, [r[0] for r in rows]),
+        owner=owner,
+        visibility=visibility,
+    )
+
+
+def _read_token_signs(
+    db: sqlite3.Connection, doc_id: str, chunk_ids: list[int]
+) -> list[bytes] | None:
+    """The token signs of the chunks ``chunk_ids`` in that order; None: the document has none
+    (it is written with token data for every chunk or for none)."""
+    # Opening the source as SQLiteStore brought it to the current schema: the table exists.
+    signs = dict(
+        db.execute(
+            "SELECT t.chunk_id, t.signs FROM chunk_tokens t "
+            "JOIN chunks c ON c.id = t.chunk_id WHERE c.doc_id = ?",
+            (doc_id,),
+        ).fetchall()
+    )
+    if not signs:
+        return None
+    if len(signs) != len(chunk_ids):
+        raise StoreError(
+            f"document {doc_id} has token signs for {len(signs)} of {len(chunk_ids)} chunks"
+        )
+    return [bytes(signs[chunk_id]) for chunk_id in chunk_ids]
 
 
 def _matrix(blobs: list[bytes], dim: int) -> FloatMatrix:
