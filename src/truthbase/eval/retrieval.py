@@ -293,6 +293,58 @@ PRF_WEIGHTS: tuple[float, ...] = (0.0, 0.5, 1.0)
 LATE_WEIGHTS: tuple[float, ...] = (0.0, 0.5, 0.75, 1.0, 1.5)
 
 
+def _score_grid(
+    collected: Sequence[QuestionArms],
+    store: Searchable,
+    chunks: ChunkCache,
+    configs: Sequence[RetrievalSettings],
+) -> list[dict[str, QuestionResult]]:
+    """Each configuration's result per question id, scored from the lists collected once. The
+    feedback list is added per fusion of the other lists (configurations that differ only in
+    the feedback weight share it), its chunk texts read once for all."""
+    texts: dict[int, str] = {}
+    with_feedback: dict[tuple[float, float, float, float], list[QuestionArms]] = {}
+    results: list[dict[str, QuestionResult]] = []
+    for config in configs:
+        items = collected
+        if config.prf_weight > 0:
+            # the feedback chunks come from the fusion of the other lists under this config
+            pair = (config.rrf_k, config.fts_weight, config.dense_weight, config.late_weight)
+            if pair not in with_feedback:
+                with_feedback[pair] = [
+                    QuestionArms(
+                        question=item.question,
+                        arms=add_feedback(store, item.question.question, item.arms, config, texts),
+                    )
+                    for item in collected
+                ]
+            items = with_feedback[pair]
+        scored = score_mode(items, chunks, config, "hybrid")
+        results.append({r.id: r for r, _ in scored})
+    return results
+
+
+def _best_config(
+    results: Sequence[Mapping[str, QuestionResult]],
+    configs: Sequence[RetrievalSettings],
+    base: RetrievalSettings,
+    ids: Collection[str],
+) -> int:
+    """The index of the configuration that scores best on the questions ``ids``
+    (:func:`_objective`); among equals, the one nearest the current defaults ``base``."""
+    return max(
+        range(len(configs)),
+        key=lambda c: (
+            _objective(summarize_results([results[c][i] for i in sorted(ids)])),
+            # prefer the current defaults when tied
+            -abs(configs[c].rrf_k - base.rrf_k),
+            -abs(configs[c].prf_weight - base.prf_weight),
+            -abs(configs[c].late_weight - base.late_weight),
+            -abs(configs[c].dense_weight - base.dense_weight),
+        ),
+    )
+
+
 def _objective(summary: Mapping[str, float]) -> tuple[float, float, float]:
     """Recall@8 first (the passage must be among the sources), then MRR, then Recall@5."""
     return (summary["recall@8"], summary["mrr"], summary["recall@5"])
@@ -359,44 +411,13 @@ def tune_retrieval(
     )
     chunks = ChunkCache(store, prepared.names)
     configs = grid(base)
-    texts: dict[int, str] = {}
-    with_feedback: dict[tuple[float, float, float, float], list[QuestionArms]] = {}
-    results: list[dict[str, QuestionResult]] = []
-    for config in configs:
-        items = collected
-        if config.prf_weight > 0:
-            # the feedback chunks come from the fusion of the other lists under this config
-            pair = (config.rrf_k, config.fts_weight, config.dense_weight, config.late_weight)
-            if pair not in with_feedback:
-                with_feedback[pair] = [
-                    QuestionArms(
-                        question=item.question,
-                        arms=add_feedback(store, item.question.question, item.arms, config, texts),
-                    )
-                    for item in collected
-                ]
-            items = with_feedback[pair]
-        scored = score_mode(items, chunks, config, "hybrid")
-        results.append({r.id: r for r, _ in scored})
-
-    def best_on(ids: set[str]) -> int:
-        return max(
-            range(len(configs)),
-            key=lambda c: (
-                _objective(summarize_results([results[c][i] for i in sorted(ids)])),
-                # prefer the current defaults when tied
-                -abs(configs[c].rrf_k - base.rrf_k),
-                -abs(configs[c].prf_weight - base.prf_weight),
-                -abs(configs[c].late_weight - base.late_weight),
-                -abs(configs[c].dense_weight - base.dense_weight),
-            ),
-        )
+    results = _score_grid(collected, store, chunks, configs)
 
     all_ids = {q.id for q in questions}
     held_out: list[QuestionResult] = []
     fold_reports = []
     for fold in _folds(sorted(all_ids), folds, seed):
-        chosen = best_on(all_ids - fold)
+        chosen = _best_config(results, configs, base, all_ids - fold)
         held_out.extend(results[chosen][i] for i in sorted(fold))
         fold_reports.append(
             {
@@ -405,7 +426,7 @@ def tune_retrieval(
                 "test": summarize_results([results[chosen][i] for i in sorted(fold)]),
             }
         )
-    chosen = best_on(all_ids)
+    chosen = _best_config(results, configs, base, all_ids)
     table = [
         {
             **_config(config),
