@@ -253,61 +253,99 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         marker = _list_marker(text, start, end)
         if prev is None:
             in_item = marker is not None
-        else:
-            cut = False
-            if blank_since_prev or prev_terminated:
-                cut = True
-            elif marker is not None:
-                kind, after = marker
-                if kind == "strong" or in_item or text[prev[1] - 1] in ":;":
-                    cut = True
-                elif kind == "weak":
-                    cut = _starts_upper(text, after, end)
-                else:
-                    cut = _heading_like(text, prev[0], prev[1], short)
-            else:
-                cut = _heading_like(text, prev[0], prev[1], short) and _starts_upper(
-                    text, start, end
-                )
-            if cut:
-                cuts.append(start)
-                in_item = marker is not None
-        prev_terminated = False
+        elif (
+            blank_since_prev
+            or prev_terminated
+            or _line_opens_sentence(text, prev, start, end, marker, short, in_item)
+        ):
+            cuts.append(start)
+            in_item = marker is not None
         blank_since_prev = False
         body = marker[1] if marker is not None else start  # a marker's own period ends nothing
-        # Terminal punctuation inside this line (one ending the line decides prev_terminated).
-        while t < len(terminals) and terminals[t].start() < end:
-            m = terminals[t]
-            t += 1
-            if m.start() < body:
-                continue
-            if m.group()[0] in "。！？":
-                if m.group()[-1] in _CJK_CLOSERS and text[m.end() : m.end() + 1] in _QUOTATIVE:
-                    continue  # 「引用。」と言った: the quote's stop, the sentence goes on
-                if m.end() < end:
-                    cuts.append(m.end())
-                    in_item = False
-                else:
-                    prev_terminated = True
-                continue
-            nxt = m.end()
-            while nxt < len(text) and text[nxt].isspace():
-                nxt += 1
-            punct = m.group().rstrip(_CLOSERS)
-            if punct == "." and _is_non_final(text, m.start(), start):
-                continue
-            if m.end() >= end:
-                # At the line end: the next line decides, through the usual start test.
-                prev_terminated = nxt >= len(text) or _can_start(text, nxt)
-                if prev_terminated:
-                    in_item = False
-                continue
-            if _can_start(text, nxt):
-                cuts.append(m.end())
-                in_item = False
+        t, prev_terminated, in_item = _cut_at_terminals(
+            text, terminals, t, cuts, start, body, end, in_item
+        )
         prev = (start, end)
 
     cuts.append(len(text))
+    return _spans(text, cuts)
+
+
+def _line_opens_sentence(
+    text: str,
+    prev: tuple[int, int],
+    start: int,
+    end: int,
+    marker: tuple[str, int] | None,
+    short: float,
+    in_item: bool,
+) -> bool:
+    """Whether the line content [start, end) starts a sentence of its own after the line
+    ``prev``, which ended none (no terminal, no blank line between): a strong bullet, any
+    marker inside a list or after a colon, a weak bullet before a capital, a numbered item
+    after a heading-like line, a capital after one."""
+    if marker is not None:
+        kind, after = marker
+        if kind == "strong" or in_item or text[prev[1] - 1] in ":;":
+            return True
+        if kind == "weak":
+            return _starts_upper(text, after, end)
+        return _heading_like(text, prev[0], prev[1], short)
+    return _heading_like(text, prev[0], prev[1], short) and _starts_upper(text, start, end)
+
+
+def _cut_at_terminals(
+    text: str,
+    terminals: list[re.Match[str]],
+    t: int,
+    cuts: list[int],
+    start: int,
+    body: int,
+    end: int,
+    in_item: bool,
+) -> tuple[int, bool, bool]:
+    """Cut after each terminal punctuation inside the line content [start, end) that ends a
+    sentence (from ``body`` on: a list marker's own period ends nothing), appending to
+    ``cuts``. ``terminals[t:]``: the candidates not yet passed, in order of their start.
+
+    Returns the next candidate, whether the line itself ends a sentence (a terminal at its
+    end, followed by something that can start one: the next line's start test decides), and
+    whether the open sentence still began with a list marker."""
+    ends_line = False
+    while t < len(terminals) and terminals[t].start() < end:
+        m = terminals[t]
+        t += 1
+        if m.start() < body:
+            continue
+        if m.group()[0] in "。！？":
+            if m.group()[-1] in _CJK_CLOSERS and text[m.end() : m.end() + 1] in _QUOTATIVE:
+                continue  # 「引用。」と言った: the quote's stop, the sentence goes on
+            if m.end() < end:
+                cuts.append(m.end())
+                in_item = False
+            else:
+                ends_line = True
+            continue
+        nxt = m.end()
+        while nxt < len(text) and text[nxt].isspace():
+            nxt += 1
+        punct = m.group().rstrip(_CLOSERS)
+        if punct == "." and _is_non_final(text, m.start(), start):
+            continue
+        if m.end() >= end:
+            # At the line end: the next line decides, through the usual start test.
+            ends_line = nxt >= len(text) or _can_start(text, nxt)
+            if ends_line:
+                in_item = False
+            continue
+        if _can_start(text, nxt):
+            cuts.append(m.end())
+            in_item = False
+    return t, ends_line, in_item
+
+
+def _spans(text: str, cuts: list[int]) -> list[tuple[int, int]]:
+    """The stripped, non-empty spans between consecutive ``cuts``."""
     spans: list[tuple[int, int]] = []
     for a, b in itertools.pairwise(cuts):
         s, e = _strip(text, a, b)
