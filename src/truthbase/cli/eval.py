@@ -229,6 +229,13 @@ def eval_answers(
                 on_question=lambda qid: status.update(f"answering {qid}"),
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}
+    _print_answer_report(report)
+    _write_report(json_out, report)
+
+
+def _print_answer_report(report: dict[str, Any]) -> None:
+    """The answer metrics as a table, then a line per question kind and capability, the weak
+    outcomes, the refusal threshold's cross-validation and the skipped questions."""
     table = Table(title=f"answers on {report['questions']} questions ({report['answerer']})")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -245,16 +252,7 @@ def eval_answers(
         table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")
     console.print(table)
     for kind, row in [*report["by_kind"].items(), *report.get("by_capability", {}).items()]:
-        console.print(
-            f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
-            f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
-            f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
-            + (
-                f", citations hold the row's cells {row['cells_held']:.3f}"
-                if "cells_held" in row
-                else ""
-            )
-        )
+        console.print(_kind_line(kind, row))
     console.print(
         f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "
         f"answerable, {report['weak_unanswerable']} unanswerable"
@@ -262,22 +260,41 @@ def eval_answers(
     for cv in report["refusal_cv"]:
         if "skipped" in cv:
             continue
-        fitted = cv.get("fitted")
-        fitted_text = (
-            f"; fitted threshold {fitted['threshold']}: false refusals "
-            f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
-            f"{fitted['unanswerable_answered_rate']:.1%}"
-            if fitted
-            else ""
-        )
-        console.print(
-            f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
-            f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
-            f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
-        )
+        console.print(_refusal_cv_line(cv))
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
-    _write_report(json_out, report)
+
+
+def _kind_line(kind: str, row: dict[str, Any]) -> str:
+    """The answer metrics of one question kind (or capability tag) on one line."""
+    return (
+        f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
+        f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
+        f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
+        + (
+            f", citations hold the row's cells {row['cells_held']:.3f}"
+            if "cells_held" in row
+            else ""
+        )
+    )
+
+
+def _refusal_cv_line(cv: dict[str, Any]) -> str:
+    """One cross-validation of the refusal threshold, with the threshold fitted on all the
+    questions when there is one."""
+    fitted = cv.get("fitted")
+    fitted_text = (
+        f"; fitted threshold {fitted['threshold']}: false refusals "
+        f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
+        f"{fitted['unanswerable_answered_rate']:.1%}"
+        if fitted
+        else ""
+    )
+    return (
+        f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
+        f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
+        f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
+    )
 
 
 @eval_group.command(name="claims")
