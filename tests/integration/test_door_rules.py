@@ -32,7 +32,7 @@ from truthbase.cli import cli
 from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.errors import Unavailable
-from truthbase.ingest import ingest_file
+from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.mcp import call_tool, viewer_for
 from truthbase.records import Viewer
 from truthbase.server import create_app
@@ -53,6 +53,7 @@ class Index:
     spare: str  # ann's private PDF held by bob and carol (the delete test's)
     seed: list[str]
     tokens: dict[str, str]
+    users: dict[str, str]  # name -> the user's id (documents name their owner and holders by it)
 
 
 @pytest.fixture(scope="module")
@@ -61,27 +62,27 @@ def index(seed_db: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Emb
     store = SQLiteStore(db)
     try:
         seed = [d.id for d in store.list_documents()]
+        tokens, users = {}, {}
+        for user in ("ann", "bob", "carol", "root"):
+            users[user] = accounts.add_user(store, user, PASSWORD, admin=user == "root").id
+            tokens[user] = accounts.create_token(store, user).secret
         ids = []
         for name in ("pdfminer-pagelabels.pdf", "pdfminer-jo.pdf"):
             outcome = ingest_file(
                 ROBUSTNESS / name,
                 store,
                 embedder,
-                Settings(db=db).chunking,
-                owner="ann",
-                visibility="private",
+                IngestOptions(
+                    chunking=Settings(db=db).chunking, owner=users["ann"], visibility="private"
+                ),
             )
             assert outcome.status == "ingested" and outcome.doc_id is not None, outcome
             ids.append(outcome.doc_id)
-        tokens = {}
-        for user in ("ann", "bob", "carol", "root"):
-            accounts.add_user(store, user, PASSWORD, admin=user == "root")
-            tokens[user] = accounts.create_token(store, user).secret
         for holder in ("bob", "carol"):
-            store.add_holder(ids[1], holder)
+            store.add_holder(ids[1], users[holder])
     finally:
         store.close()
-    return Index(db, ids[0], ids[1], seed, tokens)
+    return Index(db, ids[0], ids[1], seed, tokens, users)
 
 
 def _settings(index: Index, folder: Path, **quota: int) -> Settings:
@@ -154,7 +155,11 @@ def test_the_quota_is_one_counter_for_both_doors(
         carol_mcp = _mcp(library, index, "carol", "ask", body)
         carol_http = client.post("/api/chat", json=body, headers=_bearer(index, "carol"))
         # The Python API (no network client) is not counted.
-        bob_api = list(library.for_viewer(Viewer(user="bob")).ask(QUESTION, mode="extractive"))
+        bob_api = list(
+            library.for_viewer(Viewer(user="bob", user_id=index.users["bob"])).ask(
+                QUESTION, mode="extractive"
+            )
+        )
     assert first.status_code == 200 and _sse(first.text)[-1][0] == "done"
     assert again_http.status_code == 429 and int(again_http.headers["Retry-After"]) >= 1
     assert again_http.json() == {"detail": "quota exceeded: try again later"}
@@ -261,7 +266,9 @@ def test_delete_releases_holders_and_leaves_to_the_heir_through_the_service(
         released = client.delete(f"/api/documents/{doc}", headers=_bearer(index, "bob"))
         after_bob = store.document(doc)
         # ann owns it and carol holds it: ann deleting it through the Python API leaves it to carol.
-        outcome = library.for_viewer(Viewer(user="ann")).delete_document(doc)
+        outcome = library.for_viewer(
+            Viewer(user="ann", user_id=index.users["ann"])
+        ).delete_document(doc)
         after_ann = store.document(doc)
         ann_sees = [
             d["doc_id"]
@@ -274,9 +281,13 @@ def test_delete_releases_holders_and_leaves_to_the_heir_through_the_service(
         after_carol = store.document(doc)
     assert released.status_code == 200 and released.json() == {"deleted": doc}
     assert (
-        after_bob is not None and after_bob.owner == "ann" and list(after_bob.holders) == ["carol"]
+        after_bob is not None
+        and after_bob.owner == index.users["ann"]
+        and list(after_bob.holders) == [index.users["carol"]]
     )
     assert outcome == "inherited"
-    assert after_ann is not None and after_ann.owner == "carol" and not after_ann.holders
+    assert (
+        after_ann is not None and after_ann.owner == index.users["carol"] and not after_ann.holders
+    )
     assert doc not in ann_sees
     assert gone.status_code == 200 and after_carol is None
