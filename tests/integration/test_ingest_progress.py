@@ -208,6 +208,9 @@ def test_a_killed_cli_ingest_started_again_goes_on(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             process.kill()
+            process.wait(timeout=60)
+        if process.stdout is not None:
+            process.stdout.close()  # else its pipe is closed by the GC, in whatever test runs then
     assert process.returncode == -signal.SIGKILL
     assert list(_documents(db)) == ["doc0.pdf"]
     rows = _rows(db)

@@ -5,9 +5,11 @@ an index made before the ids opens with its owners mapped to them."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import tarfile
 import textwrap
 import time
 from pathlib import Path
@@ -26,8 +28,9 @@ from truthbase.records import IndexedDocument, IndexEmbedder, Viewer
 from truthbase.store import SQLiteStore, Store
 
 EMBEDDER = IndexEmbedder("m", 4)
-#: The code of the main branch before user ids (the old schema), for the migration test.
-OLD_SOURCES = Path(os.environ.get("TRUTHBASE_OLD_SOURCES", "/work/main/src"))
+#: The last commit before user ids (its schema names users by name), for the migration test: its
+#: sources come from the repository's history (``git archive``), or $TRUTHBASE_OLD_SOURCES.
+BEFORE_IDS = "6de7b5b8d77445dfc264e3c4eb971b0b2045bbf2"
 
 
 def _add(store: Store, sha: str, owner: str | None, visibility: Visibility) -> str:
@@ -178,7 +181,7 @@ import numpy as np
 from truthbase import accounts
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
-from truthbase.jobs import JobDraft, UploadLimits
+from truthbase.library import JobDraft, UploadLimits  # its name before jobs.py
 
 kind, location = sys.argv[1], sys.argv[2]
 if kind == "sqlite":
@@ -211,12 +214,33 @@ store.close()
 """
 
 
-def test_an_index_made_before_user_ids_maps_its_owners_to_them(backend: Backend) -> None:
-    if not (OLD_SOURCES / "truthbase" / "store").is_dir():
-        pytest.skip(f"no old sources at {OLD_SOURCES}")
+@pytest.fixture(scope="module")
+def old_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``src`` folder of the commit before user ids, from this repository's history."""
+    given = os.environ.get("TRUTHBASE_OLD_SOURCES")
+    if given:
+        return Path(given)
+    target = tmp_path_factory.mktemp("before-ids")
+    repo = Path(__file__).resolve().parents[2]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", BEFORE_IDS, "src"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"commit {BEFORE_IDS[:7]} is not in this clone's history: {archive.stderr!r}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target / "src"
+
+
+def test_an_index_made_before_user_ids_maps_its_owners_to_them(
+    backend: Backend, old_sources: Path
+) -> None:
     old = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_OLD_INDEX), backend.kind, backend.location],
-        env={**os.environ, "PYTHONPATH": str(OLD_SOURCES)},
+        env={**os.environ, "PYTHONPATH": str(old_sources)},
         capture_output=True,
         text=True,
         timeout=300,
