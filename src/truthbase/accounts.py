@@ -14,6 +14,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -260,6 +261,19 @@ class UserUsage:
     documents: int  # documents they own
     private: int  # of those, private
     tokens: int  # API tokens not revoked
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `users usage --json` and the admin page show it."""
+        return {
+            "name": self.name,
+            "admin": self.admin,
+            "chats_this_minute": self.quota.minute,
+            "chats_today": self.quota.day,
+            "agent_today": self.quota.agent_day,
+            "documents": self.documents,
+            "private_documents": self.private,
+            "tokens": self.tokens,
+        }
 
 
 def usage(store: Store, now: float) -> list[UserUsage]:

@@ -141,23 +141,7 @@ def users_usage(app: AppContext, as_json: bool) -> None:
     with app.store() as store:
         rows = accounts.usage(store, time.time())
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "name": r.name,
-                        "admin": r.admin,
-                        "chats_this_minute": r.quota.minute,
-                        "chats_today": r.quota.day,
-                        "agent_today": r.quota.agent_day,
-                        "documents": r.documents,
-                        "private_documents": r.private,
-                        "tokens": r.tokens,
-                    }
-                    for r in rows
-                ]
-            )
-        )
+        click.echo(json.dumps([r.to_json() for r in rows]))
         return
     table = Table(
         "user", "chats/min", "chats today", "agent today", "documents", "private", "tokens"

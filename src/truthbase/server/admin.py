@@ -48,17 +48,5 @@ async def admin_usage(state: CurrentState, viewer: CurrentViewer) -> dict[str, A
             "agent_per_day": quota.agent_per_day,
             "global_per_day": quota.global_per_day,
         },
-        "users": [
-            {
-                "name": r.name,
-                "admin": r.admin,
-                "chats_this_minute": r.quota.minute,
-                "chats_today": r.quota.day,
-                "agent_today": r.quota.agent_day,
-                "documents": r.documents,
-                "private_documents": r.private,
-                "tokens": r.tokens,
-            }
-            for r in rows
-        ],
+        "users": [r.to_json() for r in rows],
     }

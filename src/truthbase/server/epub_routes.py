@@ -16,11 +16,10 @@ from ..app import Service
 from ..model import DocumentInfo, DomMap, Unit
 from .books import BookCache
 from .deps import CurrentService, CurrentState
+from .documents import SHA256_HEX
 from .epub_files import BookFileError, read_image, resolve_member
 from .reader import SECTION_CSP, section_document, span_segments
 from .schemas import MAX_INDEX, DomSegmentOut, EpubSpanOut, SectionOut
-
-_SHA256_HEX = r"^[0-9a-f]{64}$"
 
 __all__ = ["router"]
 
@@ -44,7 +43,7 @@ def _epub_unit(
 async def epub_section(
     service: CurrentService,
     state: CurrentState,
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     unit: Annotated[
         int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
     ],
@@ -78,7 +77,7 @@ async def epub_section(
 async def epub_section_xhtml(
     service: CurrentService,
     state: CurrentState,
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     unit: Annotated[
         int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
     ],
@@ -125,7 +124,7 @@ async def epub_section_xhtml(
 async def epub_image(
     service: CurrentService,
     state: CurrentState,
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     member: Annotated[str, Query(min_length=1, max_length=1000, description="Zip member.")],
 ) -> Response:
     """An image of an ingested EPUB, from the book itself: only raster images (JPEG, PNG,
@@ -160,7 +159,7 @@ async def epub_image(
 async def epub_span(
     service: CurrentService,
     state: CurrentState,
-    doc: Annotated[str, Query(pattern=_SHA256_HEX, description="Document id.")],
+    doc: Annotated[str, Query(pattern=SHA256_HEX, description="Document id.")],
     unit: Annotated[int, Query(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")],
     start: Annotated[int, Query(ge=0, le=MAX_INDEX, description="Offset into the section's text.")],
     end: Annotated[int, Query(ge=0, le=MAX_INDEX, description="End offset (exclusive).")],

@@ -30,6 +30,7 @@ from ..model import DocumentInfo
 from ..records import Viewer
 from ..store import Store
 from .deps import CurrentService, CurrentState, CurrentViewer
+from .documents import SHA256_HEX
 from .uploads import ReceivedFile, discard, place, receive_files
 
 __all__ = ["LIBRARY_ROUTES", "router"]
@@ -45,7 +46,6 @@ LIBRARY_ROUTES = (
     "GET /api/jobs/events",
 )
 
-_SHA256_HEX = r"^[0-9a-f]{64}$"
 #: Multipart framing allowed beyond the files themselves (boundaries, headers, a field).
 _BODY_SLACK = 64 * 1024
 #: Seconds between two looks at the jobs table for the event stream.
@@ -258,7 +258,7 @@ async def upload(request: Request, state: CurrentState, viewer: CurrentViewer) -
 
 @router.patch("/api/documents/{doc_id}", tags=["library"])
 async def change(
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     body: DocumentPatch,
     service: CurrentService,
 ) -> LibraryDocumentOut:
@@ -274,7 +274,7 @@ async def change(
 
 @router.delete("/api/documents/{doc_id}", tags=["library"])
 async def delete(
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)], service: CurrentService
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)], service: CurrentService
 ) -> dict[str, Any]:
     """Delete a document: its units, chunks, vectors, token signs, segments and uploaded
     file, in one transaction; stored answers that cited it keep their text. One document
@@ -286,7 +286,7 @@ async def delete(
 
 @router.post("/api/documents/{doc_id}/reingest", status_code=202, tags=["library"])
 async def reingest(
-    doc_id: Annotated[str, PathParam(pattern=_SHA256_HEX)],
+    doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     service: CurrentService,
     state: CurrentState,
 ) -> dict[str, Any]:
