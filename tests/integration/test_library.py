@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from tests.helpers.canaries import CANARIES, text_pdf
 from tests.helpers.corpus import ROBUSTNESS
 from truthbase.cite import verify_answers
-from truthbase.config import LibrarySettings, Settings
+from truthbase.config import Settings, UploadSettings
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 
@@ -29,7 +29,7 @@ PUMPS = [
 def _settings(tmp_path: Path, **library: Any) -> Settings:
     return Settings(
         db=tmp_path / "lib.sqlite",
-        library=LibrarySettings(poll_s=0.2, lease_s=20, **library),
+        library=UploadSettings(poll_s=0.2, lease_s=20, **library),
     )
 
 

@@ -35,11 +35,11 @@ from .pipeline import (
 )
 from .service import (
     AuthSettings,
-    LibrarySettings,
     PostgresSettings,
     QuotaSettings,
     ServerSettings,
     TelemetrySettings,
+    UploadSettings,
 )
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "ExtractiveSettings",
     "LLMEndpoint",
     "LLMSettings",
-    "LibrarySettings",
     "OcrSettings",
     "PostgresSettings",
     "QuotaSettings",
@@ -64,6 +63,7 @@ __all__ = [
     "SummarizerChoice",
     "SummarizerKind",
     "TelemetrySettings",
+    "UploadSettings",
     "data_folder",
 ]
 
@@ -71,7 +71,7 @@ DEFAULT_DB = Path("truthbase.sqlite")
 
 
 def data_folder(settings: Settings) -> Path:
-    """The index's data folder (see :attr:`LibrarySettings.data_dir`)."""
+    """The index's data folder (see :attr:`UploadSettings.data_dir`)."""
     if settings.library.data_dir is not None:
         return settings.library.data_dir
     if settings.database_url:
@@ -110,7 +110,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     segments: SegmentSettings = Field(default_factory=SegmentSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
-    library: LibrarySettings = Field(default_factory=LibrarySettings)
+    library: UploadSettings = Field(default_factory=UploadSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     @classmethod

@@ -12,11 +12,11 @@ from .pipeline import DEFAULT_K
 
 __all__ = [
     "AuthSettings",
-    "LibrarySettings",
     "PostgresSettings",
     "QuotaSettings",
     "ServerSettings",
     "TelemetrySettings",
+    "UploadSettings",
 ]
 
 
@@ -211,7 +211,7 @@ class TelemetrySettings(_Section):
     )
 
 
-class LibrarySettings(_Section):
+class UploadSettings(_Section):
     """Uploads and ingest jobs (the Library page, ``POST /api/documents``, ``truthbase worker``)."""
 
     data_dir: Path | None = Field(

@@ -10,10 +10,10 @@ from ..config import Settings
 from .base import (
     Accounts,
     AnswerLog,
+    DocumentAdmin,
     DocumentReader,
     Documents,
     Jobs,
-    Library,
     QuotaCounters,
     Searchable,
     SearchArms,
@@ -29,10 +29,10 @@ from .sqlite import SQLiteStore
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "DocumentAdmin",
     "DocumentReader",
     "Documents",
     "Jobs",
-    "Library",
     "QuotaCounters",
     "SQLiteStore",
     "SearchArms",

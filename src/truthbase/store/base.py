@@ -37,10 +37,10 @@ from ..records import (
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "DocumentAdmin",
     "DocumentReader",
     "Documents",
     "Jobs",
-    "Library",
     "QuotaCounters",
     "SearchArms",
     "Searchable",
@@ -216,7 +216,7 @@ class QuotaCounters(Protocol):
         ...
 
 
-class Library(Protocol):
+class DocumentAdmin(Protocol):
     """Managing documents: delete, rename, the users who hold a document besides its owner
     (one document per content, :mod:`truthbase.ingest.worker`), and the prompt-injection screen's
     verdicts (:mod:`truthbase.ingest.screen`)."""
@@ -356,7 +356,7 @@ class Store(
     SegmentIndex,
     QuotaCounters,
     Accounts,
-    Library,
+    DocumentAdmin,
     Jobs,
     Protocol,
 ):

@@ -17,8 +17,8 @@ from .accounts import AccountRows
 from .answers import AnswerRows, SegmentRows
 from .dialect import Connection, Cursor, Dialect, batches
 from .documents import DocumentRows, index_embedder
+from .holdings import HoldingRows, holders_of, restore_holders, write_screen
 from .jobs import JobRows, check_limits
-from .library import LibraryRows, holders_of, restore_holders, write_screen
 from .tokens import TokenRows
 
 __all__ = [
@@ -28,8 +28,8 @@ __all__ = [
     "Cursor",
     "Dialect",
     "DocumentRows",
+    "HoldingRows",
     "JobRows",
-    "LibraryRows",
     "SegmentRows",
     "SharedRows",
     "TokenRows",
@@ -43,6 +43,6 @@ __all__ = [
 
 
 class SharedRows(
-    DocumentRows, LibraryRows, JobRows, AccountRows, AnswerRows, SegmentRows, TokenRows
+    DocumentRows, HoldingRows, JobRows, AccountRows, AnswerRows, SegmentRows, TokenRows
 ):
     """Every method both backends share, over the backend's dialect (``_sql``)."""

@@ -10,7 +10,7 @@ from ...records import ScreenResult
 from ..codec import now_iso
 from .dialect import Connection, Dialect
 
-__all__ = ["LibraryRows", "holders_of", "restore_holders", "write_screen"]
+__all__ = ["HoldingRows", "holders_of", "restore_holders", "write_screen"]
 
 
 def write_screen(conn: Connection, doc_id: str, screen: ScreenResult) -> None:
@@ -40,8 +40,8 @@ def restore_holders(conn: Connection, doc_id: str, holders: list[tuple[str, str]
     )
 
 
-class LibraryRows:
-    """Holders and screen verdicts of :class:`~truthbase.store.base.Library` over
+class HoldingRows:
+    """Holders and screen verdicts of :class:`~truthbase.store.base.DocumentAdmin` over
     :attr:`_sql`."""
 
     _sql: Dialect
