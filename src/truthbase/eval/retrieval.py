@@ -25,7 +25,7 @@ from ..embed import Embedder
 from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, IngestOptions, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
-from ..store import DocumentReader, Searchable, Store
+from ..store import DocumentReader, Documents, Searchable
 from .golden import (
     CAPABILITY_TAGS,
     GoldenError,
@@ -60,7 +60,7 @@ class PreparedCorpus:
 def prepare_corpus(
     golden: GoldenSet,
     corpus_root: Path,
-    store: Store,
+    store: Documents,
     embedder: Embedder,
     chunking: ChunkingSettings,
     on_document: Callable[[str], None] | None = None,

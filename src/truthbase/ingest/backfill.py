@@ -12,15 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..config import ChunkingSettings
 from ..embed import Embedder, TokenEmbedder, check_compatible
 from ..model import Chunk
-from ..store import Store
+from ..store import DocumentReader, TokenSigns
 from .embedding import pack_signs
 from .windows import context_text, with_context
 
-__all__ = ["BackfillReport", "backfill_token_signs"]
+__all__ = ["BackfillReport", "Backfillable", "backfill_token_signs"]
+
+
+class Backfillable(DocumentReader, TokenSigns, Protocol):
+    """What a backfill reads and writes: chunks and documents, and the token signs."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +54,7 @@ def chunk_inputs(chunks: Sequence[Chunk], titles: dict[str, str], title_context:
 
 
 def backfill_token_signs(
-    store: Store,
+    store: Backfillable,
     embedder: Embedder,
     chunking: ChunkingSettings,
     *,

@@ -16,7 +16,7 @@ from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine
 from ..heap import trim
 from ..records import IndexedDocument
-from ..store import Store, StoreError, StoreFull
+from ..store import Documents, StoreError, StoreFull
 from ..telemetry import span
 from .events import (
     DocumentDone,
@@ -79,7 +79,7 @@ def _failed(planned: Planned, reason: str, message: str) -> FileOutcome:
     )
 
 
-def write_document(store: Store, indexed: IndexedDocument, *, replace: bool = False) -> None:
+def write_document(store: Documents, indexed: IndexedDocument, *, replace: bool = False) -> None:
     """The store write of one prepared document: one transaction (``replace``: the document is
     in the index already, a re-ingest, and its rows are replaced in the same one)."""
     with span("store", replace=replace):
@@ -90,7 +90,7 @@ def write_document(store: Store, indexed: IndexedDocument, *, replace: bool = Fa
 
 
 def store_prepared(
-    store: Store, outcome: FileOutcome, indexed: IndexedDocument | None
+    store: Documents, outcome: FileOutcome, indexed: IndexedDocument | None
 ) -> FileOutcome:
     """Write a prepared document and complete its outcome (a store error fails the file; a
     full store raises :class:`StoreFull`: every file after it would fail the same way)."""
@@ -112,7 +112,7 @@ def store_prepared(
 
 def ingest_file(
     path: Path,
-    store: Store,
+    store: Documents,
     embedder: Embedder,
     options: IngestOptions | None = None,
     *,
@@ -129,7 +129,7 @@ def ingest_file(
 
 def _ingest_planned(
     planned: Planned,
-    store: Store,
+    store: Documents,
     embedder: Embedder,
     options: IngestOptions,
     engine: OcrEngine | None,
@@ -147,7 +147,7 @@ def _ingest_planned(
 
 def ingest_paths(
     paths: Sequence[Path],
-    store: Store,
+    store: Documents,
     embedder: Embedder,
     options: IngestOptions | None = None,
     *,

@@ -27,7 +27,7 @@ from ..blas import limit_blas_threads
 from ..embed import Embedder, load_embedder
 from ..heap import fix_mmap_threshold
 from ..records import IndexedDocument
-from ..store import Store
+from ..store import Documents
 from .events import DocumentDone, FileOutcome, IngestSummary, OnEvent
 from .files import Planned, discover, plan, planned_run
 from .options import IngestOptions
@@ -66,7 +66,7 @@ def _prepare(planned: Planned) -> tuple[FileOutcome, IndexedDocument | None]:
 
 def ingest_paths_parallel(
     paths: Sequence[Path],
-    store: Store,
+    store: Documents,
     options: IngestOptions,
     *,
     workers: int,

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..access import sees_everything
 from ..app.viewers import is_loopback
 from ..records import Viewer
-from ..store import Store
+from ..store import Jobs
 from ..telemetry import JOB_QUEUE, REGISTRY, REQUEST_ID, observe_request, tracer
 from .deps import CurrentState
 
@@ -128,7 +128,7 @@ def may_scrape(request: Request) -> bool:
     return is_loopback(client) and not _proxied(request)
 
 
-def queue_depth(store: Store) -> dict[str, int]:
+def queue_depth(store: Jobs) -> dict[str, int]:
     """Jobs queued and running among the newest :data:`_JOBS_SCANNED`."""
     depth = {"queued": 0, "running": 0}
     for job in store.jobs(limit=_JOBS_SCANNED):
