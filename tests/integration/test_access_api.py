@@ -128,14 +128,12 @@ def settings(
     from tests.helpers.pg_server import copy_into_postgres, shared_server
     from truthbase.store.postgres import PostgresStore
 
-    url = copy_into_postgres(library.db)  # documents, not accounts
-    store, source = PostgresStore(url), SQLiteStore(library.db)
+    url = copy_into_postgres(library.db)  # documents and accounts, with the users' ids
+    store = PostgresStore(url)
     try:
-        for user in source.users():  # with their ids, which the copied documents name
-            store.add_user(user)
+        assert {u.name for u in store.users()} == {"ann", "bob", "root"}
     finally:
         store.close()
-        source.close()
     yield Settings(db=folder / "unused.sqlite", database_url=url, auth=auth, server=server)
     shared_server().drop_database(url)
 

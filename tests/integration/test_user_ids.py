@@ -30,7 +30,9 @@ from truthbase.jobs import JobDraft, UploadLimits
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit, Visibility
 from truthbase.quota import QuotaLimits, client_key_for
 from truthbase.records import REMOVED_USER, IndexedDocument, IndexEmbedder, Viewer
-from truthbase.store import SQLiteStore, Store
+from truthbase.store import SQLiteStore, Store, StoreError
+from truthbase.store.copy import copy_sqlite_index
+from truthbase.store.postgres import PostgresStore
 
 EMBEDDER = IndexEmbedder("m", 4)
 #: The last commit before user ids (its schema names users by name), for the migration test: its
@@ -158,6 +160,52 @@ def test_job_listings_show_the_owners_name_and_a_removed_user_as_such(tmp_path: 
     assert table.exit_code == 0, table.output
     assert "│ ann " in table.output and "(removed" in table.output  # a narrow table wraps it
     assert ann.id not in table.output and bob.id not in table.output
+
+
+def test_a_copy_into_postgres_keeps_the_accounts_and_who_owns_and_holds_what(
+    tmp_path: Path, pg_url: str
+) -> None:
+    now = time.time()
+    source = SQLiteStore(tmp_path / "source.sqlite")
+    try:
+        ann = accounts.add_user(source, "ann", "password-of-ann")
+        bob = accounts.add_user(source, "bob", "password-of-bob", admin=True)
+        held = _add(source, "a" * 64, bob.id, "private")
+        source.add_holder(held, ann.id)
+        token = accounts.create_token(source, "ann", "ci")
+        revoked = accounts.create_token(source, "bob")
+        accounts.revoke_token(source, revoked.record.id)
+        session = accounts.create_session(source, ann, now, 600.0)
+    finally:
+        source.close()
+    target = PostgresStore(pg_url)
+    try:
+        assert copy_sqlite_index(tmp_path / "source.sqlite", target) == 1
+        assert target.users() == [ann, bob]  # the same ids and password hashes
+        assert accounts.authenticate(target, "bob", "password-of-bob") == bob
+        by_token = accounts.token_viewer(target, token.secret)
+        assert by_token is not None and by_token.user_id == ann.id
+        assert accounts.token_viewer(target, revoked.secret) is None  # revoked stays revoked
+        assert accounts.session_viewer(target, session, now) is None  # sessions are not copied
+        (document,) = target.list_documents()
+        assert document.owner_name == "bob" and document.holders == (ann.id,)
+        assert visible_ids(by_token, [document]) == {held}
+        assert copy_sqlite_index(tmp_path / "source.sqlite", target) == 0  # again: nothing new
+        assert len(target.tokens()) == 2 and len(target.users()) == 2
+    finally:
+        target.close()
+    other = SQLiteStore(tmp_path / "other.sqlite")
+    try:
+        accounts.add_user(other, "bob", "password-of-another-bob")
+    finally:
+        other.close()
+    target = PostgresStore(pg_url)
+    try:  # the target's bob is another person: refused before anything is written
+        with pytest.raises(StoreError, match="another user named 'bob'"):
+            copy_sqlite_index(tmp_path / "other.sqlite", target)
+        assert target.users() == [ann, bob]
+    finally:
+        target.close()
 
 
 def _two_users_and_bobs_documents(store: Store) -> tuple[Viewer, Viewer, Viewer, list[str]]:
