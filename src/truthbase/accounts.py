@@ -185,12 +185,16 @@ def authenticate(store: Accounts, name: str, password: str) -> UserRecord | None
     return user
 
 
-def create_session(store: Accounts, user: str, now: float, lifetime_s: float) -> str:
-    """A new login session of ``user``; returns the session id (the cookie's, never stored)."""
+def create_session(store: Accounts, user: UserRecord, now: float, lifetime_s: float) -> str:
+    """A new login session of ``user`` (kept under their id); returns the session id (the
+    cookie's, never stored)."""
     session_id = secrets.token_urlsafe(32)
     store.add_session(
         SessionRecord(
-            id_hash=secret_hash(session_id), user=user, created_at=now, expires_at=now + lifetime_s
+            id_hash=secret_hash(session_id),
+            user_id=user.id,
+            created_at=now,
+            expires_at=now + lifetime_s,
         )
     )
     return session_id
@@ -206,7 +210,7 @@ def session_viewer(store: Accounts, session_id: str, now: float) -> Viewer | Non
     if session.expires_at <= now:
         store.remove_session(digest)
         return None
-    return viewer_of(store.user(session.user))
+    return viewer_of(store.user_by_id(session.user_id))
 
 
 def end_session(store: Accounts, session_id: str) -> None:
@@ -222,13 +226,15 @@ class NewToken:
 
 
 def create_token(store: Accounts, user: str, name: str | None = None) -> NewToken:
-    if store.user(user) is None:
+    """A new token acting as the user named ``user`` (kept under their id)."""
+    found = store.user(user)
+    if found is None:
         raise NotFound(f"no user {user!r}: add them first (truthbase users add)")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     record = ApiTokenRecord(
         id=secrets.token_hex(6),
         secret_hash=secret_hash(secret),
-        user=user,
+        user_id=found.id,
         name=name,
         created_at=now_iso(),
     )
@@ -243,7 +249,7 @@ def token_viewer(store: Accounts, secret: str) -> Viewer | None:
     token = store.token_by_hash(secret_hash(secret))
     if token is None or token.revoked:
         return None
-    return viewer_of(store.user(token.user))
+    return viewer_of(store.user_by_id(token.user_id))
 
 
 def revoke_token(store: Accounts, token_id: str) -> None:
@@ -282,18 +288,18 @@ def usage(store: Store, now: float) -> list[UserUsage]:
     for document in store.list_documents():
         if document.owner is not None:
             owned.setdefault(document.owner, []).append(document.visibility == "private")
-    live: dict[str, int] = {}
+    live: dict[str, int] = {}  # by user id
     for token in store.tokens():
         if not token.revoked:
-            live[token.user] = live.get(token.user, 0) + 1
+            live[token.user_id] = live.get(token.user_id, 0) + 1
     return [
         UserUsage(
             name=user.name,
             admin=user.admin,
-            quota=store.quota_usage(client_key_for(user.name, ""), now),
+            quota=store.quota_usage(client_key_for(user.id, ""), now),
             documents=len(owned.get(user.id, [])),
             private=sum(owned.get(user.id, [])),
-            tokens=live.get(user.name, 0),
+            tokens=live.get(user.id, 0),
         )
         for user in store.users()
     ]

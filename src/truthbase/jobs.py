@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import TruthBaseError
+from .records import REMOVED_USER
 
 __all__ = [
     "JOB_COLUMNS",
@@ -81,13 +82,23 @@ class Job:
     lease_until: float | None
     created_at: float
     updated_at: float
+    owner_name: str | None = None  # the owner's name, resolved from their id (None: no such user)
+
+    @property
+    def shown_owner(self) -> str | None:
+        """The owner as people read it: their name, :data:`~truthbase.records.REMOVED_USER`
+        for a user removed since, None for the operator's (or the local user's) job."""
+        if self.owner is None:
+            return None
+        return self.owner_name if self.owner_name is not None else REMOVED_USER
 
     def to_json(self) -> dict[str, Any]:
-        """What the API, the page and ``jobs list --json`` show (no stored path)."""
+        """What the API, the page and ``jobs list --json`` show (no stored path); ``owner`` is
+        the owner's name (:attr:`shown_owner`), never their id."""
         return {
             "id": self.id,
             "kind": self.kind,
-            "owner": self.owner,
+            "owner": self.shown_owner,
             "filename": self.filename,
             "sha256": self.sha256,
             "size": self.size,
@@ -106,11 +117,12 @@ class Job:
         }
 
 
-#: Columns of the jobs table in :class:`Job`'s field order (both backends select these).
+#: Columns of the jobs table in :class:`Job`'s field order, the owner's name last (both backends
+#: select these, unaliased ``FROM jobs``, and return them from writes).
 JOB_COLUMNS = (
     "id, kind, owner, filename, file, sha256, size, visibility, state, stage, pages_done, "
     "pages_total, doc_id, reason, message, attempts, max_attempts, worker, lease_until, "
-    "created_at, updated_at"
+    "created_at, updated_at, (SELECT u.name FROM users u WHERE u.id = jobs.owner)"
 )
 
 
@@ -138,6 +150,7 @@ def job_from_row(row: Any) -> Job:
         lease_until=None if row[18] is None else float(row[18]),
         created_at=float(row[19]),
         updated_at=float(row[20]),
+        owner_name=None if row[21] is None else str(row[21]),
     )
 
 

@@ -1,8 +1,9 @@
 """Request quotas, the pure part: limits, the answer to one request, and the waits.
 
 Limits are per client per minute, per client per day, agent-mode requests per client per day,
-and a global daily budget. A client is a signed-in user (key ``user:NAME``) or, in the anonymous
-local mode only, an address (``ip:ADDR``): :func:`client_key_for`. The store
+and a global daily budget. A client is a signed-in user (key ``user:ID``, their stable id: a user
+added later under a removed user's name starts afresh) or, in the anonymous local mode only, an
+address (``ip:ADDR``): :func:`client_key_for`. The store
 counts (``Store.try_admit``, atomically and all or nothing on both backends: either every counter
 that has a limit goes up by one, or none does and the caller gets the seconds to wait, the
 ``Retry-After``). Windows are fixed UTC buckets: the minute ``floor(now / 60)`` and the day
@@ -79,9 +80,9 @@ class QuotaUsage:
     agent_day: int = 0
 
 
-def client_key_for(user: str | None, address: str) -> str:
-    """The quota key: the user's name when signed in, else the client's address."""
-    return f"user:{user}" if user is not None else f"ip:{address}"
+def client_key_for(user_id: str | None, address: str) -> str:
+    """The quota key: the user's id when signed in, else the client's address."""
+    return f"user:{user_id}" if user_id is not None else f"ip:{address}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -427,6 +427,10 @@ class Viewer:
 OPERATOR = Viewer()
 
 
+#: How a listing names a user id that no user has any more (removed; ids are never reused).
+REMOVED_USER = "(removed user)"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserRecord:
     """An account: ``password_hash`` is Argon2id's encoded string (never the password);
@@ -443,10 +447,11 @@ class UserRecord:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionRecord:
     """A server-side login session: the cookie carries the session id, the store keeps only its
-    sha256 (``id_hash``); times are Unix seconds."""
+    sha256 (``id_hash``); ``user_id`` is its user's :attr:`UserRecord.id` (a later user of the
+    same name holds none of it); times are Unix seconds."""
 
     id_hash: str
-    user: str
+    user_id: str
     created_at: float
     expires_at: float
 
@@ -454,11 +459,12 @@ class SessionRecord:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiTokenRecord:
     """An API token for scripts (``Authorization: Bearer``): ``id`` is its public handle (shown
-    in lists, used to revoke), ``secret_hash`` the sha256 of the whole token, shown once."""
+    in lists, used to revoke), ``secret_hash`` the sha256 of the whole token, shown once;
+    ``user_id`` is the :attr:`UserRecord.id` it acts as."""
 
     id: str
     secret_hash: str
-    user: str
+    user_id: str
     name: str | None = None
     created_at: str = ""
     revoked_at: str | None = None

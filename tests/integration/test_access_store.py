@@ -103,14 +103,16 @@ def test_users_sessions_and_tokens_round_trip(backend: Backend) -> None:
             store.add_user(ann)
         assert store.user("ann") == ann and store.user("nobody") is None
         assert [u.name for u in store.users()] == ["ann", "bob"] and store.user_count() == 2
+        bob_id = store.user("bob").id
+        assert store.user_by_id(bob_id) == store.user("bob") and store.user_by_id("bob") is None
 
-        old = SessionRecord(id_hash="s-old", user="bob", created_at=0.0, expires_at=10.0)
+        old = SessionRecord(id_hash="s-old", user_id=bob_id, created_at=0.0, expires_at=10.0)
         store.add_session(old)
-        new = SessionRecord(id_hash="s-new", user="bob", created_at=100.0, expires_at=200.0)
+        new = SessionRecord(id_hash="s-new", user_id=bob_id, created_at=100.0, expires_at=200.0)
         store.add_session(new)  # forgets the session that expired before it began
         assert store.session("s-new") == new and store.session("s-old") is None
         store.add_session(
-            SessionRecord(id_hash="s-ann", user="ann", created_at=100.0, expires_at=300.0)
+            SessionRecord(id_hash="s-ann", user_id=ann.id, created_at=100.0, expires_at=300.0)
         )
         assert store.set_password("bob", "$argon2id$z")  # ends bob's sessions
         assert store.session("s-new") is None and store.session("s-ann") is not None
@@ -119,21 +121,23 @@ def test_users_sessions_and_tokens_round_trip(backend: Backend) -> None:
         store.remove_session("s-ann")
         assert store.session("s-ann") is None
 
-        token = ApiTokenRecord(id="t1", secret_hash="h1", user="bob", name="ci", created_at="t2")
+        token = ApiTokenRecord(
+            id="t1", secret_hash="h1", user_id=bob_id, name="ci", created_at="t2"
+        )
         store.add_token(token)
-        store.add_token(ApiTokenRecord(id="t2", secret_hash="h2", user="ann", created_at="t3"))
+        store.add_token(ApiTokenRecord(id="t2", secret_hash="h2", user_id=ann.id, created_at="t3"))
         assert store.token_by_hash("h1") == token and store.token_by_hash("zz") is None
         assert [t.id for t in store.tokens()] == ["t1", "t2"]
-        assert [t.id for t in store.tokens("bob")] == ["t1"]
+        assert [t.id for t in store.tokens(bob_id)] == ["t1"] and store.tokens("bob") == []
         assert store.revoke_token("t1", "t4") and not store.revoke_token("t1", "t5")
         assert store.token_by_hash("h1").revoked and store.token_by_hash("h1").revoked_at == "t4"
 
         store.add_session(
-            SessionRecord(id_hash="s-b", user="bob", created_at=100.0, expires_at=900.0)
+            SessionRecord(id_hash="s-b", user_id=bob_id, created_at=100.0, expires_at=900.0)
         )
         assert store.remove_user("bob") and not store.remove_user("bob")
         # sessions and tokens go with their user
-        assert store.session("s-b") is None and store.tokens("bob") == []
+        assert store.session("s-b") is None and store.tokens(bob_id) == []
         assert store.token_by_hash("h1") is None and store.user_count() == 1
     finally:
         store.close()

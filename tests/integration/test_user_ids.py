@@ -1,11 +1,13 @@
 """Users are named by a stable id wherever the index records them (a document's owner, its
-holders, a job's owner), on both backends: a user added later under a removed user's name holds
-nothing of the removed user's; ``users remove`` says what becomes of the private documents; and
-an index made before the ids opens with its owners mapped to them."""
+holders, a job's owner, a session, an API token, a quota counter), on both backends: a user added
+later under a removed user's name holds nothing of the removed user's; ``users remove`` says what
+becomes of the private documents; listings show names, never ids; and an index made before the
+ids (or before sessions, tokens and quotas used them) opens with its users mapped to them."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -21,16 +23,24 @@ from click.testing import CliRunner
 from tests.helpers.pg_server import Backend
 from truthbase import accounts
 from truthbase.access import may_manage, visible_ids
+from truthbase.app.admission import admit
 from truthbase.cli import cli
 from truthbase.errors import InvalidInput
+from truthbase.jobs import JobDraft, UploadLimits
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit, Visibility
-from truthbase.records import IndexedDocument, IndexEmbedder, Viewer
-from truthbase.store import SQLiteStore, Store
+from truthbase.quota import QuotaLimits, client_key_for
+from truthbase.records import REMOVED_USER, IndexedDocument, IndexEmbedder, Viewer
+from truthbase.store import SQLiteStore, Store, StoreError
+from truthbase.store.copy import copy_sqlite_index
+from truthbase.store.postgres import PostgresStore
 
 EMBEDDER = IndexEmbedder("m", 4)
 #: The last commit before user ids (its schema names users by name), for the migration test: its
 #: sources come from the repository's history (``git archive``), or $TRUTHBASE_OLD_SOURCES.
 BEFORE_IDS = "6de7b5b8d77445dfc264e3c4eb971b0b2045bbf2"
+#: The last commit whose sessions, API tokens and quota counters name users by name (SQLite
+#: schema 12, PostgreSQL 11: documents, holders and jobs by id already).
+BEFORE_SESSION_IDS = "cca212cfc7e3cd5bcc8e81484ba22eb0230fbea6"
 
 
 def _add(store: Store, sha: str, owner: str | None, visibility: Visibility) -> str:
@@ -61,7 +71,9 @@ def _add(store: Store, sha: str, owner: str | None, visibility: Visibility) -> s
 def _viewer(store: Store, name: str) -> Viewer:
     """Who a signed-in ``name`` is, as the server finds them (a session)."""
     now = time.time()
-    viewer = accounts.session_viewer(store, accounts.create_session(store, name, now, 60.0), now)
+    user = store.user(name)
+    assert user is not None
+    viewer = accounts.session_viewer(store, accounts.create_session(store, user, now, 60.0), now)
     assert viewer is not None
     return viewer
 
@@ -93,6 +105,107 @@ def test_a_new_user_under_a_removed_users_name_sees_nothing_of_theirs(backend: B
         assert visible_ids(ann, documents) == {shared, held}
     finally:
         store.close()
+
+
+def test_a_new_user_under_a_removed_users_name_gets_no_session_token_or_quota_of_theirs(
+    backend: Backend,
+) -> None:
+    store = backend.open()
+    try:
+        now = time.time()
+        old = accounts.add_user(store, "bob", "password-of-bob")
+        session = accounts.create_session(store, old, now, 600.0)
+        token = accounts.create_token(store, "bob", "ci")
+        limits = QuotaLimits(per_day=5)
+        for _ in range(3):
+            admit(store, _viewer(store, "bob"), "10.0.0.1", limits)
+        (used,) = accounts.usage(store, now)
+        assert (used.quota.day, used.tokens) == (3, 1)
+        assert store.quota_usage(client_key_for(old.id, ""), now).day == 3  # counted by id
+
+        assert store.remove_user("bob")
+        new = accounts.add_user(store, "bob", "another-password")
+        assert accounts.session_viewer(store, session, now) is None
+        assert accounts.token_viewer(store, token.secret) is None
+        assert store.tokens(new.id) == [] and store.tokens() == []
+        (fresh,) = accounts.usage(store, now)
+        assert (fresh.quota.day, fresh.tokens) == (0, 0)  # a fresh quota
+        admit(store, _viewer(store, "bob"), "10.0.0.1", limits)
+        assert store.quota_usage(client_key_for(new.id, ""), now).day == 1
+    finally:
+        store.close()
+
+
+def test_job_listings_show_the_owners_name_and_a_removed_user_as_such(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    store = SQLiteStore(db)
+    try:
+        ann = accounts.add_user(store, "ann", "password-of-ann")
+        bob = accounts.add_user(store, "bob", "password-of-bob")
+        for owner, name in ((ann.id, "a.pdf"), (bob.id, "b.pdf"), (None, "c.pdf")):
+            draft = JobDraft(owner=owner, filename=name, file=name, sha256="d" * 64, size=1)
+            queued = store.add_job(draft, time.time(), UploadLimits())
+            assert queued.owner_name == (None if owner is None else store.user_by_id(owner).name)
+        store.remove_user("bob")
+        accounts.add_user(store, "bob", "another-password")  # not the owner of bob's old job
+        shown = {j.filename: j.to_json()["owner"] for j in store.jobs()}
+        assert shown == {"a.pdf": "ann", "b.pdf": REMOVED_USER, "c.pdf": None}
+        assert [j.owner for j in store.jobs() if j.filename == "b.pdf"] == [bob.id]
+    finally:
+        store.close()
+    listed = CliRunner().invoke(cli, ["--db", str(db), "jobs", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert {j["filename"]: j["owner"] for j in json.loads(listed.output)} == shown
+    table = CliRunner().invoke(cli, ["--db", str(db), "jobs", "list"])
+    assert table.exit_code == 0, table.output
+    assert "│ ann " in table.output and "(removed" in table.output  # a narrow table wraps it
+    assert ann.id not in table.output and bob.id not in table.output
+
+
+def test_a_copy_into_postgres_keeps_the_accounts_and_who_owns_and_holds_what(
+    tmp_path: Path, pg_url: str
+) -> None:
+    now = time.time()
+    source = SQLiteStore(tmp_path / "source.sqlite")
+    try:
+        ann = accounts.add_user(source, "ann", "password-of-ann")
+        bob = accounts.add_user(source, "bob", "password-of-bob", admin=True)
+        held = _add(source, "a" * 64, bob.id, "private")
+        source.add_holder(held, ann.id)
+        token = accounts.create_token(source, "ann", "ci")
+        revoked = accounts.create_token(source, "bob")
+        accounts.revoke_token(source, revoked.record.id)
+        session = accounts.create_session(source, ann, now, 600.0)
+    finally:
+        source.close()
+    target = PostgresStore(pg_url)
+    try:
+        assert copy_sqlite_index(tmp_path / "source.sqlite", target) == 1
+        assert target.users() == [ann, bob]  # the same ids and password hashes
+        assert accounts.authenticate(target, "bob", "password-of-bob") == bob
+        by_token = accounts.token_viewer(target, token.secret)
+        assert by_token is not None and by_token.user_id == ann.id
+        assert accounts.token_viewer(target, revoked.secret) is None  # revoked stays revoked
+        assert accounts.session_viewer(target, session, now) is None  # sessions are not copied
+        (document,) = target.list_documents()
+        assert document.owner_name == "bob" and document.holders == (ann.id,)
+        assert visible_ids(by_token, [document]) == {held}
+        assert copy_sqlite_index(tmp_path / "source.sqlite", target) == 0  # again: nothing new
+        assert len(target.tokens()) == 2 and len(target.users()) == 2
+    finally:
+        target.close()
+    other = SQLiteStore(tmp_path / "other.sqlite")
+    try:
+        accounts.add_user(other, "bob", "password-of-another-bob")
+    finally:
+        other.close()
+    target = PostgresStore(pg_url)
+    try:  # the target's bob is another person: refused before anything is written
+        with pytest.raises(StoreError, match="another user named 'bob'"):
+            copy_sqlite_index(tmp_path / "other.sqlite", target)
+        assert target.users() == [ann, bob]
+    finally:
+        target.close()
 
 
 def _two_users_and_bobs_documents(store: Store) -> tuple[Viewer, Viewer, Viewer, list[str]]:
@@ -214,39 +327,57 @@ store.close()
 """
 
 
-@pytest.fixture(scope="module")
-def old_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``src`` folder of the commit before user ids, from this repository's history."""
-    given = os.environ.get("TRUTHBASE_OLD_SOURCES")
-    if given:
-        return Path(given)
-    target = tmp_path_factory.mktemp("before-ids")
+def _sources_of(commit: str, target: Path) -> Path:
+    """The ``src`` folder of ``commit``, from this repository's history."""
     repo = Path(__file__).resolve().parents[2]
     archive = subprocess.run(
-        ["git", "-C", str(repo), "archive", "--format=tar", BEFORE_IDS, "src"],
+        ["git", "-C", str(repo), "archive", "--format=tar", commit, "src"],
         capture_output=True,
         timeout=120,
         check=False,
     )
     if archive.returncode != 0:
-        pytest.skip(f"commit {BEFORE_IDS[:7]} is not in this clone's history: {archive.stderr!r}")
+        pytest.skip(f"commit {commit[:7]} is not in this clone's history: {archive.stderr!r}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(target, filter="data")
     return target / "src"
 
 
-def test_an_index_made_before_user_ids_maps_its_owners_to_them(
-    backend: Backend, old_sources: Path
-) -> None:
+@pytest.fixture(scope="module")
+def old_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``src`` folder of the commit before user ids (or $TRUTHBASE_OLD_SOURCES)."""
+    given = os.environ.get("TRUTHBASE_OLD_SOURCES")
+    if given:
+        return Path(given)
+    return _sources_of(BEFORE_IDS, tmp_path_factory.mktemp("before-ids"))
+
+
+@pytest.fixture(scope="module", params=(BEFORE_IDS, BEFORE_SESSION_IDS), ids=("ids", "sessions"))
+def sources_before_session_ids(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The ``src`` folder of a commit whose sessions, tokens and quota counters name users by
+    name: before user ids at all, and just before these used them."""
+    return _sources_of(request.param, tmp_path_factory.mktemp("before-session-ids"))
+
+
+def _run_old(sources: Path, script: str, backend: Backend) -> str:
     old = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_OLD_INDEX), backend.kind, backend.location],
-        env={**os.environ, "PYTHONPATH": str(old_sources)},
+        [sys.executable, "-c", textwrap.dedent(script), backend.kind, backend.location],
+        env={**os.environ, "PYTHONPATH": str(sources)},
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert old.returncode == 0, old.stderr
+    return old.stdout
+
+
+def test_an_index_made_before_user_ids_maps_its_owners_to_them(
+    backend: Backend, old_sources: Path
+) -> None:
+    _run_old(old_sources, _OLD_INDEX, backend)
     store = backend.open()
     try:
         users = {u.name: u for u in store.users()}
@@ -263,5 +394,69 @@ def test_an_index_made_before_user_ids_maps_its_owners_to_them(
         assert documents["c" * 64].owner == "removed:carl"
         accounts.add_user(store, "carl", "password-of-carl")
         assert visible_ids(_viewer(store, "carl"), documents.values()) == frozenset()
+    finally:
+        store.close()
+
+
+_OLD_ACCOUNTS = """
+import json
+import sys
+import time
+from truthbase import accounts
+
+kind, location = sys.argv[1], sys.argv[2]
+if kind == "sqlite":
+    from pathlib import Path
+    from truthbase.store import SQLiteStore
+    store = SQLiteStore(Path(location))
+else:
+    from truthbase.store.postgres import PostgresStore
+    store = PostgresStore(location)
+from truthbase.quota import QuotaLimits
+now = time.time()
+secrets = {}
+for name in ("ann", "bob", "carl"):
+    accounts.add_user(store, name, "password-of-" + name)
+for name in ("bob", "carl"):
+    secrets[name] = {
+        "session": accounts.create_session(store, name, now, 3600.0),
+        "token": accounts.create_token(store, name, "ci").secret,
+    }
+for key in ("user:bob", "user:bob", "search:user:bob", "user:carl", "ip:10.0.0.9"):
+    assert store.try_admit(key, now, QuotaLimits(per_day=10)).admitted
+store.remove_user("carl")  # his sessions and tokens go (the foreign key); his counters stay
+store.close()
+print(json.dumps(secrets))
+"""
+
+
+def test_sessions_tokens_and_quotas_made_by_name_open_keyed_by_id(
+    backend: Backend, sources_before_session_ids: Path
+) -> None:
+    secrets = json.loads(_run_old(sources_before_session_ids, _OLD_ACCOUNTS, backend))
+    store = backend.open()
+    try:
+        now = time.time()
+        bob = store.user("bob")
+        signed_in = accounts.session_viewer(store, secrets["bob"]["session"], now)
+        assert signed_in is not None and signed_in.user_id == bob.id
+        by_token = accounts.token_viewer(store, secrets["bob"]["token"])
+        assert by_token is not None and by_token.user_id == bob.id
+        assert [t.user_id for t in store.tokens()] == [bob.id]
+        assert store.quota_usage(client_key_for(bob.id, ""), now).day == 2
+        assert store.quota_usage("search:" + client_key_for(bob.id, ""), now).day == 1
+        assert store.quota_usage("ip:10.0.0.9", now).day == 1
+        assert store.quota_usage("user:bob", now).day == 0  # no key names a user any more
+
+        carl = accounts.add_user(store, "carl", "password-of-carl")
+        assert accounts.session_viewer(store, secrets["carl"]["session"], now) is None
+        assert accounts.token_viewer(store, secrets["carl"]["token"]) is None
+        assert store.quota_usage(client_key_for(carl.id, ""), now).day == 0
+        assert store.quota_usage("user:carl", now).day == 0
+
+        # the new tables' foreign key holds: removing bob ends the session and the token
+        assert store.remove_user("bob")
+        assert accounts.session_viewer(store, secrets["bob"]["session"], now) is None
+        assert accounts.token_viewer(store, secrets["bob"]["token"]) is None and not store.tokens()
     finally:
         store.close()

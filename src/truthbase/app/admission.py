@@ -2,9 +2,9 @@
 call that counts it (``Store.try_admit``, atomic on both backends).
 
 A request that comes over a network (the web app, MCP over HTTP) is counted: by the signed-in
-user, else by the client's address (:func:`truthbase.quota.client_key_for`). One that does not
-(the command line, MCP over stdio, the Python API) has no address and is not counted. The pure
-parts (limits, waits) are :mod:`truthbase.quota`.
+user's id, else by the client's address (:func:`truthbase.quota.client_key_for`). One that does
+not (the command line, MCP over stdio, the Python API) has no address and is not counted. The
+pure parts (limits, waits) are :mod:`truthbase.quota`.
 """
 
 from __future__ import annotations
@@ -85,7 +85,9 @@ def admit(
     is counted. ``kind`` keeps another use's counters (:data:`SEARCH`) apart from the chat's."""
     if address is None or limits.unlimited:
         return
-    key = kind + client_key_for(viewer.user, address)
+    if viewer.user is not None and viewer.user_id is None:
+        raise ValueError("a signed-in viewer without a user id: make it with accounts.viewer_of")
+    key = kind + client_key_for(viewer.user_id, address)
     with span("quota"):
         admission = store.try_admit(key, time.time(), limits)
     if not admission.admitted:

@@ -17,7 +17,8 @@ from rich.table import Table
 
 from .. import accounts
 from ..config import data_folder
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
+from ..records import REMOVED_USER
 from .common import AppContext, console
 
 
@@ -187,14 +188,18 @@ def tokens_create(app: AppContext, user: str, name: str | None) -> None:
 def tokens_list(app: AppContext, user: str | None, as_json: bool) -> None:
     """The tokens (never their secrets): id, user, label, created, revoked."""
     with app.store() as store:
-        tokens = store.tokens(user)
+        names = {u.id: u.name for u in store.users()}  # tokens name their user by id
+        ids = {name: user_id for user_id, name in names.items()}
+        if user is not None and user not in ids:
+            raise NotFound(f"no user {user!r}")
+        tokens = store.tokens(ids[user] if user is not None else None)
     if as_json:
         click.echo(
             json.dumps(
                 [
                     {
                         "id": t.id,
-                        "user": t.user,
+                        "user": names.get(t.user_id, REMOVED_USER),
                         "name": t.name,
                         "created_at": t.created_at,
                         "revoked_at": t.revoked_at,
@@ -206,7 +211,8 @@ def tokens_list(app: AppContext, user: str | None, as_json: bool) -> None:
         return
     table = Table("id", "user", "name", "created", "revoked")
     for t in tokens:
-        table.add_row(t.id, t.user, t.name or "", t.created_at, t.revoked_at or "")
+        user_name = names.get(t.user_id, REMOVED_USER)
+        table.add_row(t.id, user_name, t.name or "", t.created_at, t.revoked_at or "")
     console.print(table)
 
 

@@ -57,7 +57,7 @@ def jobs_list(app: AppContext, as_json: bool, limit: int) -> None:
             j.state,
             progress,
             j.filename,
-            j.owner or "-",
+            j.shown_owner or "-",
             f"{j.attempts}/{j.max_attempts}",
             j.worker or "-",
             _when(j.updated_at),

@@ -241,7 +241,7 @@ async def login(request: Request, state: CurrentState) -> Response:
         raise HTTPException(401, "wrong name or password")
     now = time.time()
     session_id = await run_in_threadpool(
-        create_session, state.store, user.name, now, auth.session_lifetime_s
+        create_session, state.store, user, now, auth.session_lifetime_s
     )
     target = _safe_next(nxt)
     response: Response = (

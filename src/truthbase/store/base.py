@@ -299,16 +299,20 @@ class Jobs(Protocol):
 
 
 class Accounts(Protocol):
-    """Users, their login sessions and their API tokens. Documents, holders and jobs name a
-    user by their stable id (:attr:`~truthbase.records.UserRecord.id`), never by the name.
-    Removing a user removes their sessions, tokens and holds; the documents they own keep
-    their id (:func:`truthbase.accounts.remove_user` decides what becomes of them)."""
+    """Users, their login sessions and their API tokens. Documents, holders, jobs, sessions and
+    tokens name a user by their stable id (:attr:`~truthbase.records.UserRecord.id`), never by
+    the name. Removing a user removes their sessions, tokens and holds; the documents they own
+    keep their id (:func:`truthbase.accounts.remove_user` decides what becomes of them)."""
 
     def add_user(self, user: UserRecord) -> None:
         """InvalidInput when a user of that name exists."""
         ...
 
     def user(self, name: str) -> UserRecord | None: ...
+
+    def user_by_id(self, user_id: str) -> UserRecord | None:
+        """The user whose :attr:`~truthbase.records.UserRecord.id` this is (None: removed)."""
+        ...
 
     def users(self) -> list[UserRecord]:
         """Every user, by name."""
@@ -339,8 +343,8 @@ class Accounts(Protocol):
 
     def token_by_hash(self, secret_hash: str) -> ApiTokenRecord | None: ...
 
-    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
-        """Every token (of ``user``), oldest first, revoked ones included."""
+    def tokens(self, user_id: str | None = None) -> list[ApiTokenRecord]:
+        """Every token (of the user with id ``user_id``), oldest first, revoked ones included."""
         ...
 
     def revoke_token(self, token_id: str, revoked_at: str) -> bool:

@@ -3,8 +3,17 @@
 Each document is read back whole from the SQLite file (units with boxes, geometry and the EPUB
 reader data; chunks with their rects, vectors and token signs; sentence windows with theirs) and
 written with the target's ``add_document``: one transaction per document, documents already in
-the target are skipped. Used by the tests to give PostgreSQL the seed index without a second
-embedding run, and usable to move an index that outgrew its file.
+the target are skipped. The accounts come first (users with their ids and password hashes, API
+tokens, revoked ones too), so that the documents' owners and holders, which name users by id,
+are the same people in the copy; a copied document keeps its holders. Used by the tests to give
+PostgreSQL the seed index without a second embedding run, and usable to move an index that
+outgrew its file.
+
+Not copied: login sessions (a session is a signed-in browser of the server that serves the
+source; its cookie is signed with that server's key, and signing in again is cheap, so a copy
+served elsewhere starts with none), ingest jobs (their files live in the source server's data
+folder; the documents they made are copied), the answer log, the segment index (made again on
+use) and quota counters (windows of a minute or a day).
 """
 
 from __future__ import annotations
@@ -27,10 +36,11 @@ __all__ = ["copy_sqlite_index"]
 
 
 def copy_sqlite_index(source: Path, target: Store) -> int:
-    """Copy every document of the SQLite index ``source`` into ``target``; returns how many
-    were written (documents the target already has are left alone)."""
+    """Copy the accounts and every document of the SQLite index ``source`` into ``target``;
+    returns how many documents were written (those the target already has are left alone)."""
     store = SQLiteStore(source)
     try:
+        _copy_accounts(store, target)
         embedder = store.index_embedder()
         if embedder is None:
             return 0
@@ -41,6 +51,26 @@ def copy_sqlite_index(source: Path, target: Store) -> int:
             db.close()
     finally:
         store.close()
+
+
+def _copy_accounts(source: SQLiteStore, target: Store) -> None:
+    """Every user of ``source`` that ``target`` lacks, with their id and hash, and every API
+    token it lacks; StoreError, before any document is written, when ``target`` has a user of
+    the same name under another id (the copied documents would name someone it does not have)."""
+    users = source.users()
+    for user in users:
+        there = target.user(user.name)
+        if there is not None and there.id != user.id:
+            raise StoreError(
+                f"the target has another user named {user.name!r} (id {there.id}, the source's "
+                f"is {user.id}): copy into a store without them"
+            )
+    for user in users:
+        if target.user(user.name) is None:
+            target.add_user(user)
+    for token in source.tokens():
+        if target.token_by_hash(token.secret_hash) is None:
+            target.add_token(token)
 
 
 def _copy(
@@ -62,6 +92,9 @@ def _copy(
         owner = row[9]
         visibility: Visibility = "private" if row[10] == "private" else "shared"
         target.add_document(_read_indexed(db, document, embedder, owner, visibility))
+        info = store.document(document.sha256)
+        for holder in info.holders if info is not None else ():
+            target.add_holder(document.sha256, holder)
         copied += 1
     return copied
 

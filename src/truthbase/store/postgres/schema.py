@@ -13,7 +13,8 @@ packed token signs (``chunk_tokens``), 6 the documents' owner and visibility and
 (users, sessions, API tokens), 7 ingest jobs, screen verdicts and document holders, 8 the
 languages and the full text over terms made in Python, 9 the units' text source and OCR record,
 10 the chunks' kind (text or table rows) and context (a table's column names), 11 the
-users' stable ids (owners, holders and job owners name users by id).
+users' stable ids (owners, holders and job owners name users by id), 12 sessions, API tokens
+and quota counters by user id.
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -48,11 +49,12 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
-# of the rows already stored), 11 gives users ids and maps the names that stood for them.
+# of the rows already stored), 11 gives users ids and maps the names that stood for them, 12
+# keys sessions, tokens and quota counters by those ids.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -64,6 +66,7 @@ MIGRATIONS = {
     9: "migration_9.sql",
     10: "migration_10.sql",
     11: "migration_11.sql",
+    12: "migration_12.sql",
 }
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01

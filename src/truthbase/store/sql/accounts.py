@@ -1,7 +1,7 @@
 """Accounts, written once for both backends: the ``users``, ``sessions`` and ``api_tokens``
-tables. Removing a user removes their sessions and tokens (ON DELETE CASCADE). Documents, holders
-and jobs name a user by their random id (:attr:`~truthbase.records.UserRecord.id`), never by
-the name, which a later user may be given."""
+tables. Removing a user removes their sessions and tokens (ON DELETE CASCADE). Documents, holders,
+jobs, sessions and tokens name a user by their random id (:attr:`~truthbase.records.UserRecord.id`),
+never by the name, which a later user may be given."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .dialect import Dialect
 __all__ = ["AccountRows"]
 
 _USER = "SELECT name, password_hash, admin, created_at, id FROM users"
-_TOKEN = "SELECT id, secret_hash, user_name, name, created_at, revoked_at FROM api_tokens"
+_TOKEN = "SELECT id, secret_hash, user_id, name, created_at, revoked_at FROM api_tokens"
 
 
 def _user(row: tuple[object, ...]) -> UserRecord:
@@ -29,7 +29,7 @@ def _token(row: tuple[object, ...]) -> ApiTokenRecord:
     return ApiTokenRecord(
         id=str(row[0]),
         secret_hash=str(row[1]),
-        user=str(row[2]),
+        user_id=str(row[2]),
         name=None if row[3] is None else str(row[3]),
         created_at=str(row[4]),
         revoked_at=None if row[5] is None else str(row[5]),
@@ -57,6 +57,11 @@ class AccountRows:
             row = conn.execute(f"{_USER} WHERE name = ?", (name,)).fetchone()
         return _user(row) if row else None
 
+    def user_by_id(self, user_id: str) -> UserRecord | None:
+        with self._sql.read() as conn:
+            row = conn.execute(f"{_USER} WHERE id = ?", (user_id,)).fetchone()
+        return _user(row) if row else None
+
     def users(self) -> list[UserRecord]:
         with self._sql.read() as conn:
             rows = conn.execute(f"{_USER} ORDER BY name{self._sql.byte_order}").fetchall()
@@ -81,29 +86,32 @@ class AccountRows:
             changed = conn.execute(
                 "UPDATE users SET password_hash = ? WHERE name = ?", (password_hash, name)
             ).rowcount
-            conn.execute("DELETE FROM sessions WHERE user_name = ?", (name,))
+            conn.execute(
+                "DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = ?)",
+                (name,),
+            )
         return changed > 0
 
     def add_session(self, session: SessionRecord) -> None:
         with self._sql.write() as conn:
             conn.execute("DELETE FROM sessions WHERE expires_at < ?", (session.created_at,))
             conn.execute(
-                "INSERT INTO sessions(id_hash, user_name, created_at, expires_at) "
+                "INSERT INTO sessions(id_hash, user_id, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?)",
-                (session.id_hash, session.user, session.created_at, session.expires_at),
+                (session.id_hash, session.user_id, session.created_at, session.expires_at),
             )
 
     def session(self, id_hash: str) -> SessionRecord | None:
         with self._sql.read() as conn:
             row = conn.execute(
-                "SELECT id_hash, user_name, created_at, expires_at FROM sessions WHERE id_hash = ?",
+                "SELECT id_hash, user_id, created_at, expires_at FROM sessions WHERE id_hash = ?",
                 (id_hash,),
             ).fetchone()
         if row is None:
             return None
         return SessionRecord(
             id_hash=str(row[0]),
-            user=str(row[1]),
+            user_id=str(row[1]),
             created_at=float(row[2]),
             expires_at=float(row[3]),
         )
@@ -115,12 +123,12 @@ class AccountRows:
     def add_token(self, token: ApiTokenRecord) -> None:
         with self._sql.write() as conn:
             conn.execute(
-                "INSERT INTO api_tokens(id, secret_hash, user_name, name, created_at, "
+                "INSERT INTO api_tokens(id, secret_hash, user_id, name, created_at, "
                 "revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     token.id,
                     token.secret_hash,
-                    token.user,
+                    token.user_id,
                     token.name,
                     token.created_at,
                     token.revoked_at,
@@ -132,14 +140,14 @@ class AccountRows:
             row = conn.execute(f"{_TOKEN} WHERE secret_hash = ?", (secret_hash,)).fetchone()
         return _token(row) if row else None
 
-    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
-        """Every token (of ``user``), oldest first, revoked ones included."""
+    def tokens(self, user_id: str | None = None) -> list[ApiTokenRecord]:
+        """Every token (of the user with id ``user_id``), oldest first, revoked ones included."""
         with self._sql.read() as conn:
-            if user is None:
+            if user_id is None:
                 rows = conn.execute(f"{_TOKEN} ORDER BY created_at, id").fetchall()
             else:
                 rows = conn.execute(
-                    f"{_TOKEN} WHERE user_name = ? ORDER BY created_at, id", (user,)
+                    f"{_TOKEN} WHERE user_id = ? ORDER BY created_at, id", (user_id,)
                 ).fetchall()
         return [_token(row) for row in rows]
 

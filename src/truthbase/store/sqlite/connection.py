@@ -31,15 +31,16 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 12  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 13  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title;
-# 12: users get a stable id, and documents, holders and jobs name their user by it
+# 12: users get a stable id, and documents, holders and jobs name their user by it;
+# 13: sessions, API tokens and quota counters name their user by id too
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -198,12 +199,17 @@ class Database:
             if version in ADDITIVE_FROM:
                 with self.transaction():
                     _add_columns(db, ADDED_COLUMNS)
+                    # before the script, whose indexes on them need the user_id columns
+                    _accounts_by_user_id(db)
                 db.executescript(_schema_script())  # the tables they lack
                 # One transaction: a crash leaves the old version, which the next open redoes.
                 with self.transaction() as conn:
                     if version in REBUILT_FROM:
                         _to_version_9(conn)
-                    _to_version_12(conn)
+                    if version < 12:
+                        _to_version_12(conn)
+                    if version < 13:
+                        _quota_by_user_id(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -308,17 +314,74 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
 USER_COLUMNS = (("documents", "owner"), ("jobs", "owner"), ("document_holders", "holder"))
 
 
+def _give_users_ids(conn: sqlite3.Connection) -> None:
+    """Every user without an id gets a random one (version 12; a no-op once done)."""
+    _add_columns(conn, (("users", "id", "TEXT"),))
+    conn.execute("UPDATE users SET id = lower(hex(randomblob(16))) WHERE id IS NULL")
+    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_by_id ON users (id)")
+
+
 def _to_version_12(conn: sqlite3.Connection) -> None:
     """Schema 11 to 12 (or older), in the caller's transaction: every user gets a random id, and
     each owner, holder and job owner that named a user names their id instead. A name with no
     user left (removed before version 12) becomes ``removed:NAME``, which no user's id is, so a
     user added later under that name holds none of it."""
-    _add_columns(conn, (("users", "id", "TEXT"),))
-    conn.execute("UPDATE users SET id = lower(hex(randomblob(16))) WHERE id IS NULL")
-    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_by_id ON users (id)")
+    _give_users_ids(conn)
     for table, column in USER_COLUMNS:
         conn.execute(
             f"UPDATE {table} SET {column} = coalesce("
             f"(SELECT u.id FROM users u WHERE u.name = {table}.{column}), 'removed:' || {column}) "
             f"WHERE {column} IS NOT NULL"
         )
+
+
+#: The tables that named their user by name (``user_name``) before version 13, with their
+#: columns; each is made again with ``user_id`` (SQLite cannot change a column's foreign key).
+ACCOUNT_TABLES = (
+    ("sessions", ("id_hash", "created_at", "expires_at")),
+    ("api_tokens", ("id", "secret_hash", "name", "created_at", "revoked_at")),
+)
+
+
+def _accounts_by_user_id(conn: sqlite3.Connection) -> None:
+    """Schema 13's sessions and API tokens, in the caller's transaction: each table that still
+    has ``user_name`` is made again from the schema script, its rows keyed by their user's id
+    (rows whose user is gone, which the foreign key had removed already, are not kept). A table
+    made again already is left as it is, so a crash before the version is written is redone."""
+    creates = {
+        table: statement
+        for table, _ in ACCOUNT_TABLES
+        for statement in _statements(_schema_script())
+        if f"CREATE TABLE IF NOT EXISTS {table} (" in statement
+    }
+    for table, columns in ACCOUNT_TABLES:
+        if "user_name" not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            continue  # made again already, or not made yet (the script makes it)
+        _give_users_ids(conn)
+        conn.execute(f"ALTER TABLE {table} RENAME TO {table}_by_name")
+        conn.execute(creates[table])
+        kept = ", ".join(columns)
+        old = ", ".join(f"t.{column}" for column in columns)
+        conn.execute(
+            f"INSERT INTO {table}(user_id, {kept}) SELECT u.id, {old} "
+            f"FROM {table}_by_name t JOIN users u ON u.name = t.user_name"
+        )
+        conn.execute(f"DROP TABLE {table}_by_name")
+
+
+def _quota_by_user_id(conn: sqlite3.Connection) -> None:
+    """Schema 13's quota keys, in the caller's transaction: a signed-in user's counters
+    (``user:NAME``, after a use's prefix such as ``search:``) are kept under ``user:ID``; those
+    of a name with no user left are dropped (a user added later under it starts afresh)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "quota_counters" not in tables:  # made on the first admission
+        return
+    name = "substr(quota_counters.key, instr(quota_counters.key, 'user:') + 5)"
+    conn.execute(
+        "DELETE FROM quota_counters WHERE instr(key, 'user:') > 0 AND NOT EXISTS "
+        f"(SELECT 1 FROM users u WHERE u.name = {name})"
+    )
+    conn.execute(
+        "UPDATE quota_counters SET key = substr(key, 1, instr(key, 'user:') + 4) || "
+        f"(SELECT u.id FROM users u WHERE u.name = {name}) WHERE instr(key, 'user:') > 0"
+    )

@@ -132,23 +132,25 @@ CREATE TABLE IF NOT EXISTS users (
     id            TEXT NOT NULL UNIQUE           -- stable: documents, holders and jobs name it
 );
 
+-- Sessions and tokens name their user by id (version 13; the name before), so that a user
+-- added later under a removed user's name is never given the removed user's.
 CREATE TABLE IF NOT EXISTS sessions (
     id_hash    TEXT PRIMARY KEY,                 -- sha256 hex of the cookie's session id
-    user_name  TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    user_id    TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     created_at REAL NOT NULL,                    -- Unix seconds
     expires_at REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (user_name);
+CREATE INDEX IF NOT EXISTS sessions_by_user_id ON sessions (user_id);
 
 CREATE TABLE IF NOT EXISTS api_tokens (
     id          TEXT PRIMARY KEY,                -- public handle, shown in lists
     secret_hash TEXT NOT NULL UNIQUE,            -- sha256 hex of the whole token
-    user_name   TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    user_id     TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     name        TEXT,
     created_at  TEXT NOT NULL,
     revoked_at  TEXT
 );
-CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_name);
+CREATE INDEX IF NOT EXISTS api_tokens_by_user_id ON api_tokens (user_id);
 -- Ingest jobs (truthbase.jobs; queries in sqlite/jobs.py): one row per file to ingest, its
 -- state, progress, lease (a worker's claim, renewed by heartbeats) and how it ended. Times are
 -- Unix seconds. doc_id has no foreign key: a job outlives the document it made.
