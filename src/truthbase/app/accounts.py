@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import accounts
 from ..access import sees_everything
-from ..accounts import NewToken, Removal, UserUsage
+from ..accounts import NewToken, Removal, UserUsage, check_name
 from ..errors import NotFound
 from ..records import ApiTokenRecord, UserRecord, Viewer
 from ..store import Store
@@ -31,6 +31,7 @@ __all__ = [
     "ADMINS_ONLY",
     "SignIn",
     "add_user",
+    "check_name",
     "create_token",
     "remove_user",
     "require_admin",

@@ -13,7 +13,7 @@ import sys
 import click
 from rich.table import Table
 
-from .. import accounts
+from ..app.accounts import check_name
 from ..errors import InvalidInput
 from .common import AppContext, console
 
@@ -49,7 +49,7 @@ def users_group() -> None:
 @click.pass_obj
 def users_add(app: AppContext, name: str, admin: bool, password_stdin: bool) -> None:
     """Add user NAME (password from a prompt, or stdin); hashed with Argon2id."""
-    accounts.check_name(name)  # before the prompt: a bad name asks for no password
+    check_name(name)  # before the prompt: a bad name asks for no password
     password = _password(password_stdin)
     with app.service() as service:
         service.add_user(name, password, admin=admin)
