@@ -35,7 +35,7 @@ from ..config import ServerSettings, Settings, data_folder
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..jobs import Job, UploadLimits
-from ..model import DocumentInfo
+from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
 from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
 from ..retrieve.hybrid import search as _search
@@ -43,7 +43,7 @@ from ..store import Store
 from . import accounts, lifecycle
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
-from .passages import Passage, read_passage
+from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
 from .redaction import failure_event, shown_event
 from .uploads import ReceivedFile, UploadResult, parse_visibility, queue_uploads, remove_received
 
@@ -257,6 +257,21 @@ class Service:
         """The span ``[start, end)`` of unit ``unit`` (0-based) of ``doc``: its text, page,
         rects and position tag. InvalidInput for a unit or span out of range."""
         return read_passage(self.store, self.document(doc), unit, start, end)
+
+    def unit(self, doc_id: str, index: int, *, kind: DocumentKind | None = None) -> UnitSpan:
+        """Unit ``index`` (0-based) of the visible document of the full id ``doc_id``, as a
+        span over its whole text (:func:`.passages.read_unit`: Conflict for another ``kind``,
+        NotFound for a missing unit), as the EPUB reader asks for a section."""
+        info = self.visible(doc_id)
+        unit = read_unit(self.store, info, index, kind)
+        return UnitSpan(info, unit, 0, len(unit.text))
+
+    def span(
+        self, doc_id: str, index: int, start: int, end: int, *, kind: DocumentKind | None = None
+    ) -> UnitSpan:
+        """The span ``[start, end)`` of unit ``index`` of the visible document ``doc_id``, as the
+        viewers read it (:func:`.passages.read_span`); InvalidInput when it is out of range."""
+        return read_span(self.store, self.visible(doc_id), index, start, end, kind)
 
     def verify_claim(
         self,
