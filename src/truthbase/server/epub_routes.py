@@ -36,7 +36,6 @@ def _epub_unit(service: Service, doc: str, index: int) -> tuple[DocumentInfo, Un
 @router.get("/api/epub/sections/{doc_id}/{unit}", response_model=SectionOut, tags=["epub"])
 async def epub_section(
     service: CurrentService,
-    state: CurrentState,
     doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     unit: Annotated[
         int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
@@ -152,7 +151,6 @@ async def epub_image(
 @router.get("/api/epub/spans", response_model=EpubSpanOut, tags=["epub"])
 async def epub_span(
     service: CurrentService,
-    state: CurrentState,
     doc: Annotated[str, Query(pattern=SHA256_HEX, description="Document id.")],
     unit: Annotated[int, Query(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")],
     start: Annotated[int, Query(ge=0, le=MAX_INDEX, description="Offset into the section's text.")],
