@@ -382,9 +382,10 @@ def test_the_bytes_a_user_may_hold_and_the_visibility_field_on_both_doors(
         # Over the bytes she may hold: 413 over HTTP, the same refusal through the API.
         over_http = _post_file(client, index, "ann", UPLOADED[1])
         over_api = ann.upload([receive_path(ROBUSTNESS / UPLOADED[2], data_dir)])
+        visibilities = {j.filename: j.visibility for j in library.store.jobs()}
     assert wrong_http.status_code == 422
     assert wrong_http.json() == {"detail": str(wrong_api.value)}
-    assert first.status_code == 202 and first.json()["jobs"][0]["visibility"] == "shared"
+    assert first.status_code == 202 and visibilities == {UPLOADED[0]: "shared"}
     assert over_http.status_code == 413 and over_http.json()["limit"] == "bytes_stored"
     assert over_api.refused is not None and over_api.refused.limit == "bytes_stored"
     assert not list((data_dir / "uploads" / ".incoming").iterdir())
