@@ -25,15 +25,25 @@ from tests.helpers import indexes
 from tests.helpers.corpus import ROBUSTNESS
 from truthbase import accounts
 from truthbase.api import Library
-from truthbase.app import AGENT_REFUSED
+from truthbase.app import AGENT_REFUSED, Forbidden
 from truthbase.app import service as app_service
+from truthbase.app.accounts import ADMINS_ONLY
 from truthbase.app.redaction import ERROR_MESSAGE
+from truthbase.app.uploads import receive_path
 from truthbase.cli import cli
-from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settings
+from truthbase.config import (
+    AuthSettings,
+    LibrarySettings,
+    QuotaSettings,
+    ServerSettings,
+    Settings,
+    data_folder,
+)
 from truthbase.embed import Embedder
-from truthbase.errors import Unavailable
+from truthbase.errors import InvalidInput, NotFound, Unavailable
 from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.mcp import call_tool, viewer_for
+from truthbase.mcp.server import McpAuthError
 from truthbase.records import Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
@@ -291,3 +301,151 @@ def test_delete_releases_holders_and_leaves_to_the_heir_through_the_service(
     )
     assert doc not in ann_sees
     assert gone.status_code == 200 and after_carol is None
+
+
+# -- uploads: the limits are the Service's, whichever door the file comes through --------------
+
+UPLOADED = ("pdfminer-matplotlib.pdf", "pdfjs-vertical.pdf", "ocrmypdf-type3_font_nomapping.pdf")
+
+
+def _upload_settings(index: Index, folder: Path, **library: int | None) -> Settings:
+    """Settings over a copy of the index (the jobs stay queued: no worker runs them)."""
+    settings = _settings(index, folder)
+    return settings.model_copy(
+        update={
+            "db": indexes.use_copy(index.db, folder / "uploads.sqlite"),
+            "library": LibrarySettings(server_workers=0, data_dir=folder / "data", **library),  # type: ignore[arg-type]
+        }
+    )
+
+
+def _post_file(client: TestClient, index: Index, user: str, name: str, **form: str) -> Any:
+    data = (ROBUSTNESS / name).read_bytes()
+    return client.post(
+        "/api/documents",
+        files={"file": (name, data, "application/pdf")},
+        data=form,
+        headers=_bearer(index, user),
+    )
+
+
+def _as(library: Library, index: Index, user: str) -> Library:
+    return library.for_viewer(Viewer(user=user, user_id=index.users[user]))
+
+
+def test_the_uploads_per_day_are_one_counter_for_the_web_and_the_api(
+    index: Index, embedder: Embedder, tmp_path: Path
+) -> None:
+    settings = _upload_settings(index, tmp_path, files_per_day=1)
+    data_dir = data_folder(settings)
+    with _doors(settings, embedder) as (client, library):
+        # bob uploads over HTTP: the Python API then refuses his next file.
+        bob_http = _post_file(client, index, "bob", UPLOADED[0])
+        bob_api = _as(library, index, "bob").upload(
+            [receive_path(ROBUSTNESS / UPLOADED[1], data_dir)]
+        )
+        # carol uploads through the API: the web app then refuses hers.
+        carol_api = _as(library, index, "carol").upload(
+            [receive_path(ROBUSTNESS / UPLOADED[1], data_dir)]
+        )
+        carol_http = _post_file(client, index, "carol", UPLOADED[2])
+        jobs = library.store.jobs()
+    assert bob_http.status_code == 202 and len(bob_http.json()["jobs"]) == 1
+    assert not bob_api.jobs and bob_api.refused is not None
+    assert bob_api.refused.limit == "files_per_day"
+    assert carol_api.refused is None and [j.filename for j in carol_api.jobs] == [UPLOADED[1]]
+    assert carol_http.status_code == 429
+    assert carol_http.json() == {
+        "detail": str(bob_api.refused),
+        "limit": "files_per_day",
+        "jobs": [],
+    }
+    owners = sorted(j.owner or "" for j in jobs)
+    assert owners == sorted([index.users["bob"], index.users["carol"]])
+    # Nothing refused is left behind: only the two queued files were placed.
+    placed = sorted(p.name for p in (data_dir / "uploads").glob("*/*.pdf"))
+    assert len(placed) == 2 and not list((data_dir / "uploads" / ".incoming").iterdir())
+
+
+def test_the_bytes_a_user_may_hold_and_the_visibility_field_on_both_doors(
+    index: Index, embedder: Embedder, tmp_path: Path
+) -> None:
+    small = (ROBUSTNESS / UPLOADED[0]).stat().st_size
+    settings = _upload_settings(index, tmp_path, bytes_per_user=small + 10)
+    data_dir = data_folder(settings)
+    with _doors(settings, embedder) as (client, library):
+        ann = _as(library, index, "ann")
+        wrong_http = _post_file(client, index, "ann", UPLOADED[0], visibility="public")
+        with pytest.raises(InvalidInput) as wrong_api:
+            ann.upload([receive_path(ROBUSTNESS / UPLOADED[0], data_dir)], visibility="public")
+        first = _post_file(client, index, "ann", UPLOADED[0], visibility="shared")
+        # Over the bytes she may hold: 413 over HTTP, the same refusal through the API.
+        over_http = _post_file(client, index, "ann", UPLOADED[1])
+        over_api = ann.upload([receive_path(ROBUSTNESS / UPLOADED[2], data_dir)])
+        visibilities = {j.filename: j.visibility for j in library.store.jobs()}
+    assert wrong_http.status_code == 422
+    assert wrong_http.json() == {"detail": str(wrong_api.value)}
+    assert first.status_code == 202 and visibilities == {UPLOADED[0]: "shared"}
+    assert over_http.status_code == 413 and over_http.json()["limit"] == "bytes_stored"
+    assert over_api.refused is not None and over_api.refused.limit == "bytes_stored"
+    assert not list((data_dir / "uploads" / ".incoming").iterdir())
+
+
+# -- accounts and tokens: the CLI's acts take effect on the web app and MCP alike ---------------
+
+
+def test_a_token_made_and_revoked_by_the_cli_opens_and_closes_both_doors(
+    index: Index, embedder: Embedder, tmp_path: Path
+) -> None:
+    settings = _settings(index, tmp_path)
+    runner = CliRunner()
+    made = runner.invoke(cli, ["--db", str(index.db), "tokens", "create", "--user", "bob"])
+    assert made.exit_code == 0, made.output
+    secret = made.stdout.strip()
+    token_id = made.stderr.split()[1]  # "token ID for bob: shown once, ..."
+    header = {"Authorization": f"Bearer {secret}"}
+    with _doors(settings, embedder) as (client, library):
+        me_before = client.get("/api/me", headers=header)
+        mcp_before = viewer_for(library, "0.0.0.0", {"authorization": header["Authorization"]})
+        revoked = runner.invoke(cli, ["--db", str(index.db), "tokens", "revoke", token_id])
+        assert revoked.exit_code == 0, revoked.output
+        me_after = client.get("/api/me", headers=header)
+        with pytest.raises(McpAuthError):
+            viewer_for(library, "0.0.0.0", {"authorization": header["Authorization"]})
+    assert me_before.status_code == 200 and me_before.json()["user"] == "bob"
+    assert mcp_before.user == "bob"
+    assert me_after.status_code == 401
+
+
+def test_accounts_are_for_admins_on_the_web_and_through_the_service(
+    index: Index, embedder: Embedder, tmp_path: Path
+) -> None:
+    with _doors(_settings(index, tmp_path), embedder) as (client, library):
+        bob = _as(library, index, "bob")
+        usage_http = client.get("/api/admin/usage", headers=_bearer(index, "bob"))
+        root_http = client.get("/api/admin/usage", headers=_bearer(index, "root"))
+        refusals = []
+        for act in (
+            bob.usage,
+            lambda: bob.create_token("ann"),
+            lambda: bob.set_password("ann", PASSWORD),
+            lambda: bob.add_user("mallory", PASSWORD, admin=True),
+            lambda: bob.remove_user("ann", delete_documents=True),
+        ):
+            with pytest.raises(Forbidden) as refused:
+                act()
+            refusals.append(str(refused.value))
+        # One's own token: made, listed (only one's own) and revoked through the Service.
+        own = bob.create_token("bob", "script")
+        own_listed = {t.user for t in bob.tokens()}
+        with pytest.raises(Forbidden):
+            bob.tokens("ann")
+        bob.revoke_token(own.record.id)
+        with pytest.raises(NotFound):
+            bob.revoke_token(next(t.id for t in library.store.tokens("ann")))
+        root_rows = {r["name"] for r in root_http.json()["users"]}
+    assert usage_http.status_code == 403 and usage_http.json() == {"detail": ADMINS_ONLY}
+    assert refusals[0] == ADMINS_ONLY and refusals[-2:] == [ADMINS_ONLY, ADMINS_ONLY]
+    assert refusals[1] == refusals[2] != ADMINS_ONLY  # one's own, or an admin's
+    assert root_http.status_code == 200 and {"ann", "bob", "carol", "root"} <= root_rows
+    assert own_listed == {"bob"}

@@ -82,3 +82,37 @@ def test_a_tool_error_has_a_message_and_a_bug_no_traceback(
     assert "search takes no argument 'kk'" in unknown.content[0].text
     nothing = mcp_tools.call_tool(cast(Any, None), "delete_everything", {})
     assert nothing.is_error and "no tool 'delete_everything'" in nothing.content[0].text
+
+
+def test_each_mcp_schema_is_generated_from_its_arguments_model() -> None:
+    models = {
+        "search": mcp_tools.SearchArguments,
+        "ask": mcp_tools.AskArguments,
+        "get_passage": mcp_tools.PassageArguments,
+        "verify_claim": mcp_tools.ClaimArguments,
+        "list_documents": mcp_tools.NoArguments,
+    }
+    for tool in mcp_tools.TOOLS:
+        model = models[tool.name]
+        assert tool.input_schema == mcp_tools.input_schema(model)
+        assert list(tool.input_schema["properties"]) == list(model.model_fields)
+        required = [n for n, f in model.model_fields.items() if f.is_required()]
+        assert tool.input_schema.get("required", []) == required
+    # An optional argument reads as its own type, not as anyOf [T, null].
+    doc = mcp_tools.TOOLS[0].input_schema["properties"]["doc"]
+    assert doc["type"] == "string" and doc["minLength"] == 4 and "anyOf" not in doc
+
+
+def test_mcp_arguments_are_checked_by_their_model_before_any_call() -> None:
+    service = cast(Any, None)  # never reached: the arguments are refused first
+    for arguments, problem in (
+        ({"query": "q", "k": "5"}, "argument 'k'"),
+        ({"query": "q", "k": True}, "argument 'k'"),
+        ({"query": "q", "k": 51}, "argument 'k'"),
+        ({}, "argument 'query'"),
+        ({"query": "q", "doc": "ab"}, "argument 'doc'"),
+    ):
+        refused = mcp_tools.call_tool(service, "search", arguments)
+        assert refused.is_error, arguments
+        text = refused.content[0].text
+        assert text.startswith("InvalidInput: search: ") and problem in text, text

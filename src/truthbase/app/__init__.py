@@ -3,8 +3,10 @@
 :class:`~.service.Service` is the one door the web app, the CLI, the MCP server and the Python
 API (:class:`truthbase.api.Library` is a Service) go through; each only translates requests
 and responses. Its parts: :mod:`.admission` (quotas), :mod:`.redaction` (what a viewer is
-shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.passages`,
-:mod:`.viewers` (accounts and API tokens), :mod:`.errors` (the refusals doors translate).
+shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.uploads` (received files
+as ingest jobs, within the upload limits), :mod:`.passages` (passages and the viewers' spans),
+:mod:`.accounts` (users and API tokens, and who may manage them), :mod:`.viewers` (who is
+asking: API tokens, sessions), :mod:`.errors` (the refusals doors translate).
 """
 
 from __future__ import annotations

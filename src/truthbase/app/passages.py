@@ -1,4 +1,5 @@
-"""A span of a document as a citation shows it, and the web app's link to one."""
+"""A span of a document as a citation shows it, a span as the viewers read it, and the web
+app's link to one."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from urllib.parse import urlencode
 from ..cite.tags import format_tag
 from ..errors import InvalidInput, NotFound
 from ..geometry import span_line_rects
-from ..model import DocumentInfo, Rect
+from ..model import DocumentInfo, DocumentKind, Rect, Unit
 from ..store import Store
+from .errors import Conflict
 
-__all__ = ["Passage", "read_passage", "viewer_url"]
+__all__ = ["Passage", "UnitSpan", "read_passage", "read_span", "read_unit", "viewer_url"]
+
+_KIND_NAMES: dict[DocumentKind, str] = {"pdf": "a PDF", "epub": "an EPUB"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,3 +96,53 @@ def read_passage(store: Store, info: DocumentInfo, unit: int, start: int, end: i
         rects=tuple(span_line_rects(stored.text, stored.boxes, start, end)),
         tag=format_tag(unit, start, end),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UnitSpan:
+    """A span ``[start, end)`` of a stored unit's canonical text, as the viewers read it (the
+    PDF viewer draws its rects, the EPUB reader maps it to DOM ranges)."""
+
+    document: DocumentInfo
+    unit: Unit
+    start: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        return self.unit.text[self.start : self.end]
+
+
+def _unit_name(info: DocumentInfo, index: int) -> str:
+    return f"section {index}" if info.kind == "epub" else f"page {index + 1}"
+
+
+def read_unit(
+    store: Store, info: DocumentInfo, index: int, kind: DocumentKind | None = None
+) -> Unit:
+    """Unit ``index`` (0-based) of the (visible) document ``info``: Conflict when ``kind`` is
+    given and the document is of another kind, NotFound when the unit is not stored (or, for an
+    EPUB, has no DOM map for the reader)."""
+    if kind is not None and info.kind != kind:
+        raise Conflict(f"document {info.id} is a {info.kind}, not {_KIND_NAMES[kind]}")
+    unit = store.unit(info.id, index)
+    if unit is None or (kind == "epub" and unit.dom is None):
+        raise NotFound(f"document {info.id} has no {_unit_name(info, index)}")
+    return unit
+
+
+def read_span(
+    store: Store,
+    info: DocumentInfo,
+    index: int,
+    start: int,
+    end: int,
+    kind: DocumentKind | None = None,
+) -> UnitSpan:
+    """The span ``[start, end)`` of unit ``index`` (:func:`read_unit`); InvalidInput when it
+    is not inside the unit's text."""
+    unit = read_unit(store, info, index, kind)
+    if not 0 <= start <= end <= len(unit.text):
+        noun = "section" if info.kind == "epub" else "page"
+        raise InvalidInput(f"span [{start}, {end}) outside {noun} text of length {len(unit.text)}")
+    return UnitSpan(info, unit, start, end)

@@ -20,11 +20,12 @@ its events, and who may rename, share, re-ingest or delete a document are decide
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
 from ..access import DocScope, narrow, require_visible, sees_everything, visible_ids
+from ..accounts import NewToken, Removal, UserUsage
 from ..answer import DoneEvent, record_answer
 from ..answer.model import Event
 from ..answer.policy import resolve_chat_mode
@@ -33,17 +34,18 @@ from ..cite.verify import verify_claim as _verify_claim
 from ..config import ServerSettings, Settings, data_folder
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
-from ..jobs import Job
-from ..model import DocumentInfo
+from ..jobs import Job, UploadLimits
+from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
-from ..records import OPERATOR, ResolvedMode, SearchHit, Viewer
+from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
 from ..retrieve.hybrid import search as _search
 from ..store import Store
-from . import lifecycle
+from . import accounts, lifecycle
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
-from .passages import Passage, read_passage
+from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
 from .redaction import failure_event, shown_event
+from .uploads import ReceivedFile, UploadResult, parse_visibility, queue_uploads, remove_received
 
 __all__ = ["AGENT_REFUSED", "AnswerPlan", "SearchMode", "Service", "agent_allowed"]
 
@@ -256,6 +258,21 @@ class Service:
         rects and position tag. InvalidInput for a unit or span out of range."""
         return read_passage(self.store, self.document(doc), unit, start, end)
 
+    def unit(self, doc_id: str, index: int, *, kind: DocumentKind | None = None) -> UnitSpan:
+        """Unit ``index`` (0-based) of the visible document of the full id ``doc_id``, as a
+        span over its whole text (:func:`.passages.read_unit`: Conflict for another ``kind``,
+        NotFound for a missing unit), as the EPUB reader asks for a section."""
+        info = self.visible(doc_id)
+        unit = read_unit(self.store, info, index, kind)
+        return UnitSpan(info, unit, 0, len(unit.text))
+
+    def span(
+        self, doc_id: str, index: int, start: int, end: int, *, kind: DocumentKind | None = None
+    ) -> UnitSpan:
+        """The span ``[start, end)`` of unit ``index`` of the visible document ``doc_id``, as the
+        viewers read it (:func:`.passages.read_span`); InvalidInput when it is out of range."""
+        return read_span(self.store, self.visible(doc_id), index, start, end, kind)
+
     def verify_claim(
         self,
         doc: str,
@@ -283,6 +300,31 @@ class Service:
 
     # -- the document lifecycle -------------------------------------------------------------
 
+    def upload(
+        self, files: Sequence[ReceivedFile], *, visibility: str | None = None
+    ) -> UploadResult:
+        """Received files as ingest jobs of the viewer's, within ``library``'s upload limits
+        (:mod:`.uploads`): the jobs queued and the limit that stopped the rest, if one did.
+        ``visibility``: private, shared or None (private for users); InvalidInput for any other
+        (nothing is queued). Every received file is placed or removed when this returns."""
+        try:
+            chosen = parse_visibility(visibility)
+        except InvalidInput:
+            remove_received(files)
+            raise
+        library = self.settings.library
+        return queue_uploads(
+            self.store,
+            self.viewer,
+            files,
+            data_dir=data_folder(self.settings),
+            visibility=chosen,
+            limits=UploadLimits(
+                files_per_day=library.files_per_day, bytes_per_user=library.bytes_per_user
+            ),
+            max_attempts=library.max_attempts,
+        )
+
     def change_document(
         self,
         doc_id: str,
@@ -309,3 +351,47 @@ class Service:
     def jobs(self) -> list[Job]:
         """The viewer's ingest jobs (everyone's for those who see everything), newest first."""
         return lifecycle.visible_jobs(self.store, self.viewer)
+
+    # -- accounts and API tokens (:mod:`.accounts`) -------------------------------------------
+
+    def add_user(self, name: str, password: str, *, admin: bool = False) -> UserRecord:
+        """A new user (admins): the name checked, the password hashed with Argon2id."""
+        return accounts.add_user(self.store, self.viewer, name, password, admin=admin)
+
+    def users(self) -> list[UserRecord]:
+        """Every user, by name (admins)."""
+        return accounts.users(self.store, self.viewer)
+
+    def usage(self) -> list[UserUsage]:
+        """Each user's counted chats now and what they hold (admins)."""
+        return accounts.usage(self.store, self.viewer)
+
+    def remove_user(
+        self, name: str, *, transfer_to: str | None = None, delete_documents: bool = False
+    ) -> Removal:
+        """Remove user ``name`` (admins); their private documents go to admin ``transfer_to``
+        or (``delete_documents``) are deleted; refused without either when there are any."""
+        return accounts.remove_user(
+            self.store,
+            self.viewer,
+            name,
+            transfer_to=transfer_to,
+            delete_documents=delete_documents,
+            data_dir=data_folder(self.settings),
+        )
+
+    def set_password(self, name: str, password: str) -> None:
+        """A new password for ``name`` (its user or an admin); their sessions end."""
+        accounts.set_password(self.store, self.viewer, name, password)
+
+    def create_token(self, user: str, name: str | None = None) -> NewToken:
+        """A new API token acting as ``user`` (one's own, or an admin's for anyone)."""
+        return accounts.create_token(self.store, self.viewer, user, name)
+
+    def tokens(self, user: str | None = None) -> list[ApiTokenRecord]:
+        """The API tokens the viewer may see (never their secrets), ``user``'s when given."""
+        return accounts.tokens(self.store, self.viewer, user)
+
+    def revoke_token(self, token_id: str) -> None:
+        """Revoke an API token (its user's or an admin's act)."""
+        accounts.revoke_token(self.store, self.viewer, token_id)

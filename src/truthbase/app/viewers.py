@@ -1,16 +1,24 @@
-"""Who is asking, as far as it is not HTTP: whether an index needs accounts on a host, and the
-user of an API token. The web app's gate (:mod:`truthbase.server.auth`) and the MCP server's
-(:mod:`truthbase.mcp`) both ask here, so the two decide alike."""
+"""Who is asking, as far as it is not HTTP: whether an index needs accounts on a host, the user
+of an API token and of a login session. The web app's gate (:mod:`truthbase.server.auth`) and
+the MCP server's (:mod:`truthbase.mcp`) both ask here, so the two decide alike."""
 
 from __future__ import annotations
 
 import ipaddress
+import time
 
-from ..accounts import token_viewer
+from ..accounts import end_session, session_viewer, token_viewer
 from ..records import Viewer
 from ..store import Store
 
-__all__ = ["accounts_required", "bearer_viewer", "is_loopback"]
+__all__ = [
+    "accounts_required",
+    "bearer_secret",
+    "bearer_viewer",
+    "is_loopback",
+    "session_holder",
+    "sign_out",
+]
 
 
 def is_loopback(host: str) -> bool:
@@ -28,10 +36,27 @@ def accounts_required(store: Store, host: str) -> bool:
     return not is_loopback(host) or store.user_count() > 0
 
 
-def bearer_viewer(store: Store, authorization: str) -> Viewer | None:
-    """The user of an ``Authorization: Bearer TOKEN`` header value; None without a valid,
-    unrevoked token (or with another scheme)."""
+def bearer_secret(authorization: str) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header value; None for another scheme
+    or none."""
     scheme, _, credentials = authorization.partition(" ")
     if scheme.lower() != "bearer" or not credentials.strip():
         return None
-    return token_viewer(store, credentials.strip())
+    return credentials.strip()
+
+
+def bearer_viewer(store: Store, authorization: str) -> Viewer | None:
+    """The user of an ``Authorization: Bearer TOKEN`` header value; None without a valid,
+    unrevoked token (or with another scheme)."""
+    secret = bearer_secret(authorization)
+    return None if secret is None else token_viewer(store, secret)
+
+
+def session_holder(store: Store, session_id: str) -> Viewer | None:
+    """The user of a login session; None when it is unknown or expired, or its user is gone."""
+    return session_viewer(store, session_id, time.time())
+
+
+def sign_out(store: Store, session_id: str) -> None:
+    """End a login session."""
+    end_session(store, session_id)

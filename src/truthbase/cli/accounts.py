@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from pathlib import Path
 
 import click
 from rich.table import Table
 
-from .. import accounts
-from ..config import data_folder
-from ..errors import InvalidInput, NotFound
+from ..app.accounts import check_name
+from ..errors import InvalidInput
 from ..records import REMOVED_USER
 from .common import AppContext, console
 
@@ -53,10 +50,10 @@ def users_group() -> None:
 @click.pass_obj
 def users_add(app: AppContext, name: str, admin: bool, password_stdin: bool) -> None:
     """Add user NAME (password from a prompt, or stdin); hashed with Argon2id."""
-    accounts.check_name(name)
+    check_name(name)  # before the prompt: a bad name asks for no password
     password = _password(password_stdin)
-    with app.store() as store:
-        accounts.add_user(store, name, password, admin=admin)
+    with app.service() as service:
+        service.add_user(name, password, admin=admin)
     console.print(f"added user {name}" + (" (admin)" if admin else ""), highlight=False)
 
 
@@ -65,8 +62,8 @@ def users_add(app: AppContext, name: str, admin: bool, password_stdin: bool) -> 
 @click.pass_obj
 def users_list(app: AppContext, as_json: bool) -> None:
     """The users, by name."""
-    with app.store() as store:
-        users = store.users()
+    with app.service() as service:
+        users = service.users()
     if as_json:
         click.echo(
             json.dumps(
@@ -101,15 +98,10 @@ def users_remove(
     """Remove user NAME, their sessions, API tokens and holds. When NAME owns private documents,
     say what becomes of them: --transfer-to ADMIN or --delete-documents (refused otherwise). A
     user added later under the same name holds nothing of NAME's."""
-    with app.store() as store:
-        removal = accounts.remove_user(
-            store, name, transfer_to=transfer_to, delete_documents=delete_documents
+    with app.service() as service:
+        removal = service.remove_user(
+            name, transfer_to=transfer_to, delete_documents=delete_documents
         )
-    uploads = (data_folder(app.settings) / "uploads").resolve()
-    for path in removal.deleted:
-        stored = Path(path).resolve()
-        if uploads in stored.parents:  # only uploads: CLI-ingested files are the operator's
-            stored.unlink(missing_ok=True)
     parts = [f"removed user {name}"]
     if removal.transferred:
         parts.append(f"{removal.transferred} documents now {transfer_to}'s")
@@ -129,8 +121,8 @@ def users_remove(
 def users_passwd(app: AppContext, name: str, password_stdin: bool) -> None:
     """Set NAME's password (prompt, or stdin); their sessions end, their API tokens stay."""
     password = _password(password_stdin)
-    with app.store() as store:
-        accounts.set_password(store, name, password)
+    with app.service() as service:
+        service.set_password(name, password)
     console.print(f"password of {name} changed; their sessions ended", highlight=False)
 
 
@@ -139,8 +131,8 @@ def users_passwd(app: AppContext, name: str, password_stdin: bool) -> None:
 @click.pass_obj
 def users_usage(app: AppContext, as_json: bool) -> None:
     """Per user: chats counted this UTC minute and day, agent chats today, documents held."""
-    with app.store() as store:
-        rows = accounts.usage(store, time.time())
+    with app.service() as service:
+        rows = service.usage()
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows]))
         return
@@ -171,8 +163,8 @@ def tokens_group() -> None:
 @click.pass_obj
 def tokens_create(app: AppContext, user: str, name: str | None) -> None:
     """Make a token and print it once (only its hash is kept: it cannot be shown again)."""
-    with app.store() as store:
-        made = accounts.create_token(store, user, name)
+    with app.service() as service:
+        made = service.create_token(user, name)
     click.echo(made.secret)
     click.echo(
         f"token {made.record.id} for {user}: shown once, keep it secret "
@@ -187,12 +179,9 @@ def tokens_create(app: AppContext, user: str, name: str | None) -> None:
 @click.pass_obj
 def tokens_list(app: AppContext, user: str | None, as_json: bool) -> None:
     """The tokens (never their secrets): id, user, label, created, revoked."""
-    with app.store() as store:
-        names = {u.id: u.name for u in store.users()}  # tokens name their user by id
-        ids = {name: user_id for user_id, name in names.items()}
-        if user is not None and user not in ids:
-            raise NotFound(f"no user {user!r}")
-        tokens = store.tokens(ids[user] if user is not None else None)
+    with app.service() as service:
+        tokens = service.tokens(user)
+        names = {u.id: u.name for u in service.users()}  # tokens name their user by id
     if as_json:
         click.echo(
             json.dumps(
@@ -221,6 +210,6 @@ def tokens_list(app: AppContext, user: str | None, as_json: bool) -> None:
 @click.pass_obj
 def tokens_revoke(app: AppContext, token_id: str) -> None:
     """Revoke token TOKEN_ID (from `tokens list`): it stops working at once."""
-    with app.store() as store:
-        accounts.revoke_token(store, token_id)
+    with app.service() as service:
+        service.revoke_token(token_id)
     console.print(f"revoked token {token_id}", highlight=False)

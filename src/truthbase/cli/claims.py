@@ -1,4 +1,5 @@
-"""`verify-claim`: does a quote on a page support a claim? (:func:`truthbase.cite.verify`)."""
+"""`verify-claim`: does a quote on a page support a claim? The use case is
+:meth:`truthbase.app.Service.verify_claim`, the same as the MCP tool's and the Python API's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import sys
 
 import click
 
-from ..errors import InvalidInput
 from .common import AppContext, console
 
 
@@ -45,21 +45,8 @@ def verify_claim_command(
     (quote_only) or is not on the page (unverified), each reason on its own line; 2 for bad
     input (an unknown document, a page out of range, an empty quote or claim).
     """
-    from ..cite.verify import resolve_document, verify_claim
-
-    if (page is None) == (unit is None):
-        raise InvalidInput("give exactly one of --page N (PDF, 1-based) and --unit N (0-based)")
-    with app.store() as store:
-        full_id = resolve_document(store, doc_id)
-        index = unit
-        if page is not None:
-            info = store.document(full_id)
-            if info is not None and info.kind == "epub":
-                raise InvalidInput("an EPUB has sections, not pages: use --unit N (0-based)")
-            if page < 1:
-                raise InvalidInput(f"--page {page}: pages count from 1")
-            index = page - 1
-        verdict = verify_claim(store, full_id, index or 0, quote, claim, app.embedder)
+    with app.service() as service:
+        verdict = service.verify_claim(doc_id, quote, claim, page=page, unit=unit)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), indent=2))
     else:

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from ..app import Service
 from ..config import Settings
 from ..embed import Embedder, load_embedder
 from ..errors import InvalidInput, TruthBaseError
@@ -34,6 +35,13 @@ class AppContext:
             yield store
         finally:
             store.close()
+
+    @contextmanager
+    def service(self) -> Iterator[Service]:
+        """The application service over a freshly opened index, as the operator (the CLI's
+        user sees everything and manages accounts)."""
+        with self.store() as store:
+            yield Service(store, self.settings, lambda: self.embedder)
 
     @property
     def embedder(self) -> Embedder:

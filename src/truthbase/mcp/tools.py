@@ -1,6 +1,8 @@
 """The MCP tools as a model sees them (:data:`TOOLS`: names, descriptions, JSON schemas) and
 the one entry point that runs one (:func:`call_tool`): each translates its arguments into a
 call of the application service (:class:`truthbase.app.Service`) and its result into JSON.
+Each tool's arguments are one typed model (:class:`SearchArguments`, ...): the schema a model
+reads is generated from it and the call is validated by it, so the two cannot drift.
 
 Errors: a :class:`~truthbase.errors.TruthBaseError` (an unknown or hidden document, a span out of
 range, a bad argument) is an MCP tool error whose text is its message; a spent quota says when to
@@ -13,9 +15,10 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..app import QuotaExceeded, Service, viewer_url
 from ..cite.tags import format_tag
@@ -23,9 +26,22 @@ from ..config import DEFAULT_K
 from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
 from ..quota import Admission, retry_after_header
-from ..records import CHAT_MODES, SearchHit
+from ..records import ChatMode, SearchHit
 
-__all__ = ["RESOURCE_PREFIX", "TOOLS", "Call", "call_tool", "document_json", "tool_error"]
+__all__ = [
+    "RESOURCE_PREFIX",
+    "TOOLS",
+    "AskArguments",
+    "Call",
+    "ClaimArguments",
+    "NoArguments",
+    "PassageArguments",
+    "SearchArguments",
+    "call_tool",
+    "document_json",
+    "input_schema",
+    "tool_error",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -36,189 +52,147 @@ _DOC_TEXT = (
     "Document id (the doc_id of list_documents or search), or a unique prefix of at least 4 "
     "characters."
 )
-_DOC: dict[str, Any] = {"type": "string", "minLength": 4, "description": _DOC_TEXT}
 
-#: The tools, as a model sees them: a name, what it is for, and its arguments' JSON schema.
-TOOLS: tuple[types.Tool, ...] = (
-    types.Tool(
-        name="search",
-        description=(
-            "Search the user's documents (PDFs and EPUB books) for passages relevant to a query: "
-            "hybrid full-text and semantic ranking. Returns the best passages first, each with "
-            "its document (doc_id, title), unit (0-based page or EPUB section) and 1-based page, "
-            "the character span [start, end) of the passage in that unit's text, its position "
-            "tag [f{unit}-{start}-{end}], its text and, when configured, a viewer_url that opens "
-            "the document on the highlighted passage. Use it to find evidence; quote passages "
-            "verbatim and check claims with verify_claim."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "What to look for: a question or keywords.",
-                },
-                "k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 50,
-                    "default": DEFAULT_K,
-                    "description": "How many passages to return.",
-                },
-                "doc": {**_DOC, "description": "Only search this document. " + _DOC_TEXT},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
-    ),
-    types.Tool(
-        name="ask",
-        description=(
-            "Answer a question from the user's documents, with numbered citations. Returns the "
-            "answer text with [n] markers, whether it was refused (the documents do not support "
-            "an answer), and each citation: the source n, document, page, span, the exact quote "
-            "and its state: 'supported' (the quote is on the page and supports the claim), "
-            "'quote_only' (on the page, support not shown) or 'unverified'. Only 'supported' "
-            "citations are verified evidence."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "minLength": 1, "description": "The question."},
-                "mode": {
-                    "type": "string",
-                    "enum": list(CHAT_MODES),
-                    "default": "auto",
-                    "description": "Who answers: 'extractive' (verbatim sentences, no model), "
-                    "'llm' (the configured chat model), 'agent' (the model reads the book's "
-                    "table of contents and sections first), 'auto' (llm when one is configured, "
-                    "else extractive).",
-                },
-                "doc": {
-                    **_DOC,
-                    "description": "Only answer from this document. " + _DOC_TEXT,
-                },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
-        annotations=types.ToolAnnotations(read_only_hint=False, idempotent_hint=False),
-    ),
-    types.Tool(
-        name="get_passage",
-        description=(
-            "Read an exact span of a document: the text of characters [start, end) of unit "
-            "'unit' (0-based page of a PDF, or section of an EPUB), with its 1-based page, page "
-            "label, rectangles (PDF points, one per rendered line) and position tag. Use it to "
-            "read around a search result (widen start and end) or to show a cited passage."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "doc": _DOC,
-                "unit": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "0-based unit: page - 1 for a PDF, the section for an EPUB.",
-                },
-                "start": {"type": "integer", "minimum": 0, "description": "First character."},
-                "end": {"type": "integer", "minimum": 0, "description": "End (exclusive)."},
-            },
-            "required": ["doc", "unit", "start", "end"],
-            "additionalProperties": False,
-        },
-        annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
-    ),
-    types.Tool(
-        name="verify_claim",
-        description=(
-            "Check a citation: is 'quote' on the given page of the document, and does it "
-            "support 'claim'? Deterministic checks: every number, date and percentage of the "
-            "claim must be in the quote, the negation must agree, the claim's named terms and "
-            "enough of its content words must be there, and the meaning must be similar. "
-            "Returns state 'supported', 'quote_only' (the quote is on the page but does not "
-            "support the claim) or 'unverified' (the quote is not on that page), where the "
-            "quote is (span, rects, tag) and each failed check as a reason. Give page (1-based, "
-            "PDFs) or unit (0-based, PDFs and EPUB sections), not both."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "doc": _DOC,
-                "page": {"type": "integer", "minimum": 1, "description": "1-based PDF page."},
-                "unit": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "0-based unit (a PDF page - 1, or an EPUB section).",
-                },
-                "quote": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The passage, verbatim as on the page.",
-                },
-                "claim": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The statement the quote is cited for.",
-                },
-            },
-            "required": ["doc", "quote", "claim"],
-            "additionalProperties": False,
-        },
-        annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
-    ),
-    types.Tool(
-        name="list_documents",
-        description=(
-            "List the documents you may read: id, title, kind (pdf or epub), number of units "
-            "(pages or sections), language, owner and visibility. Use a doc_id from here in "
-            "the other tools."
-        ),
-        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-        annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
-    ),
+
+# -- the tools' descriptions, as a model reads them -----------------------------------------------
+
+
+_SEARCH = (
+    "Search the user's documents (PDFs and EPUB books) for passages relevant to a query: "
+    "hybrid full-text and semantic ranking. Returns the best passages first, each with "
+    "its document (doc_id, title), unit (0-based page or EPUB section) and 1-based page, "
+    "the character span [start, end) of the passage in that unit's text, its position "
+    "tag [f{unit}-{start}-{end}], its text and, when configured, a viewer_url that opens "
+    "the document on the highlighted passage. Use it to find evidence; quote passages "
+    "verbatim and check claims with verify_claim."
 )
 
+_ASK = (
+    "Answer a question from the user's documents, with numbered citations. Returns the "
+    "answer text with [n] markers, whether it was refused (the documents do not support "
+    "an answer), and each citation: the source n, document, page, span, the exact quote "
+    "and its state: 'supported' (the quote is on the page and supports the claim), "
+    "'quote_only' (on the page, support not shown) or 'unverified'. Only 'supported' "
+    "citations are verified evidence."
+)
 
-# -- arguments -----------------------------------------------------------------------------------
+_GET_PASSAGE = (
+    "Read an exact span of a document: the text of characters [start, end) of unit "
+    "'unit' (0-based page of a PDF, or section of an EPUB), with its 1-based page, page "
+    "label, rectangles (PDF points, one per rendered line) and position tag. Use it to "
+    "read around a search result (widen start and end) or to show a cited passage."
+)
+
+_VERIFY_CLAIM = (
+    "Check a citation: is 'quote' on the given page of the document, and does it "
+    "support 'claim'? Deterministic checks: every number, date and percentage of the "
+    "claim must be in the quote, the negation must agree, the claim's named terms and "
+    "enough of its content words must be there, and the meaning must be similar. "
+    "Returns state 'supported', 'quote_only' (the quote is on the page but does not "
+    "support the claim) or 'unverified' (the quote is not on that page), where the "
+    "quote is (span, rects, tag) and each failed check as a reason. Give page (1-based, "
+    "PDFs) or unit (0-based, PDFs and EPUB sections), not both."
+)
+
+_LIST_DOCUMENTS = (
+    "List the documents you may read: id, title, kind (pdf or epub), number of units "
+    "(pages or sections), language, owner and visibility. Use a doc_id from here in "
+    "the other tools."
+)
+
+# -- arguments: one typed model per tool; its JSON schema is generated from it --------------------
 
 
-def _text(args: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None:
-        if required:
-            raise InvalidInput(f"argument {name!r} is required")
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"argument {name!r} must be a non-empty string")
-    return value
+class _Arguments(BaseModel):
+    """A tool's arguments: unknown names refused, JSON types taken as they are (no coercion:
+    ``"5"`` is not a number, ``true`` is not one either)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-def _int(
-    args: Mapping[str, Any],
-    name: str,
-    *,
-    default: int | None = None,
-    low: int = 0,
-    high: int | None = None,
-) -> int | None:
-    value = args.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"argument {name!r} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        top = "" if high is None else f"..{high}"
-        raise InvalidInput(f"argument {name!r} must be in {low}{top}, got {value}")
-    return value
+class SearchArguments(_Arguments):
+    query: str = Field(min_length=1, description="What to look for: a question or keywords.")
+    k: int = Field(default=DEFAULT_K, ge=1, le=50, description="How many passages to return.")
+    doc: str | None = Field(
+        default=None, min_length=4, description="Only search this document. " + _DOC_TEXT
+    )
 
 
-def _check_names(tool: str, args: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
-    unknown = sorted(set(args) - set(schema.get("properties", {})))
+class AskArguments(_Arguments):
+    question: str = Field(min_length=1, description="The question.")
+    mode: ChatMode = Field(
+        default="auto",
+        description="Who answers: 'extractive' (verbatim sentences, no model), 'llm' (the "
+        "configured chat model), 'agent' (the model reads the book's table of contents and "
+        "sections first), 'auto' (llm when one is configured, else extractive).",
+    )
+    doc: str | None = Field(
+        default=None, min_length=4, description="Only answer from this document. " + _DOC_TEXT
+    )
+
+
+class PassageArguments(_Arguments):
+    doc: str = Field(min_length=4, description=_DOC_TEXT)
+    unit: int = Field(
+        ge=0, description="0-based unit: page - 1 for a PDF, the section for an EPUB."
+    )
+    start: int = Field(ge=0, description="First character.")
+    end: int = Field(ge=0, description="End (exclusive).")
+
+
+class ClaimArguments(_Arguments):
+    doc: str = Field(min_length=4, description=_DOC_TEXT)
+    page: int | None = Field(default=None, ge=1, description="1-based PDF page.")
+    unit: int | None = Field(
+        default=None, ge=0, description="0-based unit (a PDF page - 1, or an EPUB section)."
+    )
+    quote: str = Field(min_length=1, description="The passage, verbatim as on the page.")
+    claim: str = Field(min_length=1, description="The statement the quote is cited for.")
+
+
+class NoArguments(_Arguments):
+    pass
+
+
+ArgumentsT = TypeVar("ArgumentsT", bound=_Arguments)
+
+
+def _plain(node: Any) -> Any:
+    """A JSON schema as a model reads it best: no titles, and an optional value as its own type
+    (pydantic writes ``anyOf: [T, null]`` with ``default: null``; a missing argument is None)."""
+    if isinstance(node, list):
+        return [_plain(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _plain(v) for k, v in node.items() if k != "title"}
+    options = node.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+        (kept,) = [option for option in options if option != {"type": "null"}]
+        node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
+        if node.get("default", "") is None:
+            del node["default"]
+    return node
+
+
+def input_schema(arguments: type[_Arguments]) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments, generated from their model."""
+    schema: dict[str, Any] = _plain(arguments.model_json_schema())
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _parse(tool: str, model: type[ArgumentsT], args: Mapping[str, Any]) -> ArgumentsT:
+    """The arguments as their model, or InvalidInput naming each wrong one."""
+    unknown = sorted(set(args) - set(model.model_fields))
     if unknown:
         raise InvalidInput(f"{tool} takes no argument {', '.join(map(repr, unknown))}")
+    try:
+        return model.model_validate(dict(args))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"argument {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidInput(f"{tool}: {problems}") from exc
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -281,27 +255,20 @@ class Call:
     address: str | None = None
 
 
-def _search(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
+def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
     service = call.service
-    query = _text(args, "query") or ""
-    k = _int(args, "k", default=DEFAULT_K, low=1, high=50)
-    doc = _text(args, "doc", required=False)
-    hits = service.search(query, k=k, doc=doc, address=call.address)
+    hits = service.search(args.query, k=args.k, doc=args.doc, address=call.address)
     kinds = {d.id: d.kind for d in service.documents()}
     base = service.settings.server.base_url
     return {
-        "query": query,
+        "query": args.query,
         "results": [_hit_json(h, i, kinds, base) for i, h in enumerate(hits, 1)],
     }
 
 
-def _ask(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
+def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
     service = call.service
-    plan = service.plan_answer(
-        _text(args, "question") or "",
-        mode=_text(args, "mode", required=False),
-        doc=_text(args, "doc", required=False),
-    )
+    plan = service.plan_answer(args.question, mode=args.mode, doc=args.doc)
     service.admit_answer(plan, call.address)
     sources: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
@@ -331,26 +298,20 @@ def _ask(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
     raise InvalidInput("the answer stream ended without an answer")
 
 
-def _get_passage(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
-    doc = _text(args, "doc") or ""
-    unit, start, end = (_int(args, n) for n in ("unit", "start", "end"))
-    if unit is None or start is None or end is None:
-        raise InvalidInput("get_passage needs doc, unit, start and end")
-    passage = call.service.passage(doc, unit, start, end)
+def _get_passage(call: Call, args: PassageArguments) -> dict[str, Any]:
+    passage = call.service.passage(args.doc, args.unit, args.start, args.end)
     row = passage.to_json()
     base = call.service.settings.server.base_url
     if base:
-        row["viewer_url"] = viewer_url(base, passage.kind, passage.doc_id, unit, start, end)
+        row["viewer_url"] = viewer_url(
+            base, passage.kind, passage.doc_id, args.unit, args.start, args.end
+        )
     return row
 
 
-def _verify_claim(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
+def _verify_claim(call: Call, args: ClaimArguments) -> dict[str, Any]:
     verdict = call.service.verify_claim(
-        _text(args, "doc") or "",
-        _text(args, "quote") or "",
-        _text(args, "claim") or "",
-        page=_int(args, "page", low=1),
-        unit=_int(args, "unit"),
+        args.doc, args.quote, args.claim, page=args.page, unit=args.unit
     )
     row = verdict.to_json()
     if verdict.found and verdict.start is not None and verdict.end is not None:
@@ -358,18 +319,43 @@ def _verify_claim(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _list_documents(call: Call, _: Mapping[str, Any]) -> dict[str, Any]:
+def _list_documents(call: Call, _: NoArguments) -> dict[str, Any]:
     return {"documents": [document_json(d) for d in call.service.documents()]}
 
 
-_HANDLERS: dict[str, Callable[[Call, Mapping[str, Any]], dict[str, Any]]] = {
-    "search": _search,
-    "ask": _ask,
-    "get_passage": _get_passage,
-    "verify_claim": _verify_claim,
-    "list_documents": _list_documents,
-}
-_SCHEMAS = {tool.name: tool.input_schema for tool in TOOLS}
+@dataclass(frozen=True, slots=True)
+class _Tool:
+    """One tool: what a model sees of it (the schema from ``arguments``) and what runs it."""
+
+    name: str
+    description: str
+    arguments: type[_Arguments]
+    handler: Callable[[Call, Any], dict[str, Any]]
+    read_only: bool = True
+
+    def listed(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=input_schema(self.arguments),
+            annotations=types.ToolAnnotations(
+                read_only_hint=self.read_only, idempotent_hint=self.read_only
+            ),
+        )
+
+
+_TOOLS = (
+    _Tool("search", _SEARCH, SearchArguments, _search),
+    _Tool("ask", _ASK, AskArguments, _ask, read_only=False),
+    _Tool("get_passage", _GET_PASSAGE, PassageArguments, _get_passage),
+    _Tool("verify_claim", _VERIFY_CLAIM, ClaimArguments, _verify_claim),
+    _Tool("list_documents", _LIST_DOCUMENTS, NoArguments, _list_documents),
+)
+
+#: The tools, as a model sees them: a name, what it is for, and its arguments' JSON schema.
+TOOLS: tuple[types.Tool, ...] = tuple(tool.listed() for tool in _TOOLS)
+_HANDLERS: dict[str, Callable[[Call, Any], dict[str, Any]]] = {t.name: t.handler for t in _TOOLS}
+_ARGUMENTS: dict[str, type[_Arguments]] = {t.name: t.arguments for t in _TOOLS}
 
 
 def tool_error(message: str) -> types.CallToolResult:
@@ -388,8 +374,8 @@ def call_tool(
     if handler is None:
         return tool_error(f"no tool {name!r}: the tools are {', '.join(_HANDLERS)}")
     try:
-        _check_names(name, arguments, _SCHEMAS[name])
-        result = handler(Call(service, address), arguments)
+        parsed = _parse(name, _ARGUMENTS[name], arguments)
+        result = handler(Call(service, address), parsed)
     except QuotaExceeded as exc:
         wait = retry_after_header(Admission(admitted=False, retry_after_s=exc.retry_after_s))
         return tool_error(f"quota exceeded: try again in {wait} s")

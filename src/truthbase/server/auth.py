@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import re
-import time
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -36,8 +35,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access import sees_everything
-from ..accounts import authenticate, create_session, end_session, session_viewer, token_viewer
-from ..app.viewers import accounts_required
+from ..app.accounts import sign_in
+from ..app.viewers import (
+    accounts_required,
+    bearer_secret,
+    bearer_viewer,
+    session_holder,
+    sign_out,
+)
 from ..config import AuthSettings
 from ..records import OPERATOR, Viewer
 from .deps import CurrentState, CurrentViewer
@@ -109,14 +114,13 @@ class AuthGate:
             return OPERATOR, "local", False
         request = Request(scope)
         authorization = request.headers.get("authorization", "")
-        scheme, _, credentials = authorization.partition(" ")
-        if scheme.lower() == "bearer" and credentials.strip():
-            return token_viewer(store, credentials.strip()), "token", True
+        if bearer_secret(authorization) is not None:  # a wrong token is no login, whatever else
+            return bearer_viewer(store, authorization), "token", True
         cookie = request.cookies.get(COOKIE)
         if cookie:
             session_id = unsign(self.state.key(), cookie)
             if session_id is not None:
-                viewer = session_viewer(store, session_id, time.time())
+                viewer = session_holder(store, session_id)
                 if viewer is not None:
                     return viewer, "session", True
         return None, "", True
@@ -234,15 +238,14 @@ async def login(request: Request, state: CurrentState) -> Response:
     cookie. 401 for a wrong name or password (the same answer for both)."""
     name, password, nxt, is_form = await _credentials(request)
     auth = state.settings.auth
-    user = await run_in_threadpool(authenticate, state.store, name, password)
-    if user is None:
+    signed_in = await run_in_threadpool(
+        sign_in, state.store, name, password, auth.session_lifetime_s
+    )
+    if signed_in is None:
         if is_form:
             return RedirectResponse("/login?failed=1", 303)
         raise HTTPException(401, "wrong name or password")
-    now = time.time()
-    session_id = await run_in_threadpool(
-        create_session, state.store, user, now, auth.session_lifetime_s
-    )
+    user = signed_in.user
     target = _safe_next(nxt)
     response: Response = (
         RedirectResponse(target, 303)
@@ -251,7 +254,7 @@ async def login(request: Request, state: CurrentState) -> Response:
     )
     response.set_cookie(
         COOKIE,
-        sign(state.key(), session_id),
+        sign(state.key(), signed_in.session_id),
         max_age=auth.session_lifetime_s,
         path="/",
         secure=_cookie_secure(auth, request),
@@ -267,7 +270,7 @@ async def logout(request: Request, state: CurrentState) -> Response:
     cookie = request.cookies.get(COOKIE)
     session_id = unsign(state.key(), cookie) if cookie else None
     if session_id is not None:
-        await run_in_threadpool(end_session, state.store, session_id)
+        await run_in_threadpool(sign_out, state.store, session_id)
     wants_json = "application/json" in request.headers.get("accept", "")
     response: Response = (
         JSONResponse({"user": None}) if wants_json else RedirectResponse("/login", 303)

@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..access import may_see
 from ..config import DEFAULT_K
+from ..errors import InvalidInput
 from ..geometry import span_line_rects
 from ..records import Viewer
 from .deps import ClientAddress, CurrentService, CurrentState
@@ -121,14 +122,11 @@ async def span(
     """The rects of any span of a page's canonical text, with the page geometry."""
 
     def run() -> SpanOut:
-        info = service.visible(doc)
-        unit = state.store.unit(doc, page - 1)
-        if unit is None:
-            raise HTTPException(404, f"document {doc} has no page {page}")
-        if not start <= end <= len(unit.text):
-            raise HTTPException(
-                422, f"span [{start}, {end}) outside page text of length {len(unit.text)}"
-            )
+        try:
+            read = service.span(doc, page - 1, start, end)
+        except InvalidInput as exc:  # a span out of range: a query value, as FastAPI's own
+            raise HTTPException(422, str(exc)) from exc
+        info, unit = read.document, read.unit
         matches: bool | None = None
         if unit.text_source == "ocr":
             matches = state.file_matches_index(doc, Path(info.path))
@@ -140,7 +138,7 @@ async def span(
             page_count=info.unit_count,
             start=start,
             end=end,
-            text=unit.text[start:end],
+            text=read.text,
             rects=span_line_rects(unit.text, unit.boxes, start, end),
             geometry=GeometryOut.of(unit.geometry) if unit.geometry else None,
             page_text=unit.text,

@@ -13,8 +13,8 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..app import Service
+from ..errors import InvalidInput
 from ..model import DocumentInfo, DomMap, Unit
-from .books import BookCache
 from .deps import CurrentService, CurrentState
 from .documents import SHA256_HEX
 from .epub_files import BookFileError, read_image, resolve_member
@@ -27,22 +27,15 @@ __all__ = ["router"]
 router = APIRouter()
 
 
-def _epub_unit(
-    service: Service, books: BookCache, doc: str, index: int
-) -> tuple[DocumentInfo, Unit, DomMap]:
-    info = service.visible(doc)
-    if info.kind != "epub":
-        raise HTTPException(409, f"document {doc} is a {info.kind}, not an EPUB")
-    unit = books.store.unit(doc, index)
-    if unit is None or unit.dom is None:
-        raise HTTPException(404, f"document {doc} has no section {index}")
-    return info, unit, unit.dom
+def _epub_unit(service: Service, doc: str, index: int) -> tuple[DocumentInfo, Unit, DomMap]:
+    section = service.unit(doc, index, kind="epub")
+    assert section.unit.dom is not None  # read_unit's rule for an EPUB section
+    return section.document, section.unit, section.unit.dom
 
 
 @router.get("/api/epub/sections/{doc_id}/{unit}", response_model=SectionOut, tags=["epub"])
 async def epub_section(
     service: CurrentService,
-    state: CurrentState,
     doc_id: Annotated[str, PathParam(pattern=SHA256_HEX)],
     unit: Annotated[
         int, PathParam(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")
@@ -52,7 +45,7 @@ async def epub_section(
     where its sanitized XHTML is served."""
 
     def run() -> SectionOut:
-        info, u, dom = _epub_unit(service, state.books, doc_id, unit)
+        info, u, dom = _epub_unit(service, doc_id, unit)
         return SectionOut(
             doc=doc_id,
             title=info.title,
@@ -87,7 +80,7 @@ async def epub_section_xhtml(
     Content-Security-Policy. The stored node paths resolve in it."""
 
     def run() -> str:
-        info, u, dom = _epub_unit(service, state.books, doc_id, unit)
+        info, u, dom = _epub_unit(service, doc_id, unit)
         layout = state.books.book_layout(doc_id, Path(info.path))
         image_url = None
         if layout is not None and u.href:
@@ -158,7 +151,6 @@ async def epub_image(
 @router.get("/api/epub/spans", response_model=EpubSpanOut, tags=["epub"])
 async def epub_span(
     service: CurrentService,
-    state: CurrentState,
     doc: Annotated[str, Query(pattern=SHA256_HEX, description="Document id.")],
     unit: Annotated[int, Query(ge=0, le=MAX_INDEX, description="0-based unit (spine item) index.")],
     start: Annotated[int, Query(ge=0, le=MAX_INDEX, description="Offset into the section's text.")],
@@ -167,24 +159,24 @@ async def epub_span(
     """A span of an EPUB section as DOM ranges (text-node paths + code-point offsets)."""
 
     def run() -> EpubSpanOut:
-        info, u, dom = _epub_unit(service, state.books, doc, unit)
-        if not start <= end <= len(u.text):
-            raise HTTPException(
-                422, f"span [{start}, {end}) outside section text of length {len(u.text)}"
-            )
+        try:
+            read = service.span(doc, unit, start, end, kind="epub")
+        except InvalidInput as exc:  # a span out of range: a query value, as FastAPI's own
+            raise HTTPException(422, str(exc)) from exc
+        assert read.unit.dom is not None  # read_unit's rule for an EPUB section
         return EpubSpanOut(
             doc=doc,
-            title=info.title,
+            title=read.document.title,
             unit=unit,
-            unit_count=info.unit_count,
-            href=u.href,
-            label=u.label,
+            unit_count=read.document.unit_count,
+            href=read.unit.href,
+            label=read.unit.label,
             start=start,
             end=end,
-            text=u.text[start:end],
+            text=read.text,
             segments=[
                 DomSegmentOut(path=list(s.path), start=s.start, end=s.end)
-                for s in span_segments(dom, start, end)
+                for s in span_segments(read.unit.dom, start, end)
             ],
         )
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
-from pathlib import Path
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
@@ -24,14 +23,16 @@ from starlette.concurrency import run_in_threadpool
 
 from ..access import may_manage, may_see, sees_everything
 from ..app.lifecycle import visible_jobs
-from ..config import Settings, data_folder
-from ..jobs import Job, JobDraft, LimitExceeded, UploadLimits
+from ..app.uploads import MAX_FILES
+from ..config import data_folder
+from ..errors import InvalidInput
+from ..jobs import LimitExceeded
 from ..model import DocumentInfo
 from ..records import Viewer
 from ..store import Store
 from .deps import CurrentService, CurrentState, CurrentViewer
 from .documents import SHA256_HEX
-from .uploads import ReceivedFile, discard, place, receive_files
+from .uploads import receive_files
 
 __all__ = ["LIBRARY_ROUTES", "router"]
 
@@ -86,13 +87,6 @@ class DocumentPatch(BaseModel):
     visibility: Literal["private", "shared"] | None = None
 
 
-def _limits(settings: Settings) -> UploadLimits:
-    return UploadLimits(
-        files_per_day=settings.library.files_per_day,
-        bytes_per_user=settings.library.bytes_per_user,
-    )
-
-
 def _text_source(store: Store, info: DocumentInfo) -> str | None:
     if info.kind == "epub":
         return "epub"
@@ -140,52 +134,6 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
     return rows
 
 
-def _queue_upload(
-    store: Store,
-    settings: Settings,
-    data_dir: Path,
-    viewer: Viewer,
-    received: ReceivedFile,
-    visibility: str | None,
-) -> Job:
-    """One received file as a job: a failed one for a file that is neither PDF nor EPUB, else
-    a queued one (the file placed by its hash first; removed again when a limit refuses it and
-    nothing else uses it)."""
-    now = time.time()
-    if received.kind is None:
-        received.temp.unlink(missing_ok=True)
-        return store.add_job(
-            JobDraft(
-                owner=viewer.user_id,
-                filename=received.filename,
-                file="",
-                sha256=received.sha256,
-                size=received.size,
-                state="failed",
-                reason="unsupported",
-                message=f"{received.filename} is neither a PDF nor an EPUB (by its content)",
-            ),
-            now,
-            UploadLimits(),
-        )
-    relative, placed = place(data_dir, received)
-    draft = JobDraft(
-        owner=viewer.user_id,
-        filename=received.filename,
-        file=relative,
-        sha256=received.sha256,
-        size=received.size,
-        visibility=visibility,
-        max_attempts=settings.library.max_attempts,
-    )
-    try:
-        return store.add_job(draft, now, _limits(settings))
-    except LimitExceeded:
-        if placed and not store.has_document(received.sha256):
-            discard(data_dir, relative)
-        raise
-
-
 # The body is streamed by hand (uploads.receive_files): declared here for /openapi.json.
 _UPLOAD_OPENAPI: dict[str, Any] = {
     "requestBody": {
@@ -217,15 +165,16 @@ async def library(state: CurrentState, viewer: CurrentViewer) -> list[LibraryDoc
 
 
 @router.post("/api/documents", status_code=202, tags=["library"], openapi_extra=_UPLOAD_OPENAPI)
-async def upload(request: Request, state: CurrentState, viewer: CurrentViewer) -> JSONResponse:
+async def upload(request: Request, state: CurrentState, service: CurrentService) -> JSONResponse:
     """Upload PDF or EPUB files (``multipart/form-data``, one or more file fields, an
     optional ``visibility`` field: private (default for users) or shared). Each file
     becomes an ingest job; 202 with the jobs. 413 for a file over the size limit or the
     bytes a user may hold, 429 past the uploads per day."""
-    settings, data_dir = state.settings, data_folder(state.settings)
-    limit = settings.library.max_file_bytes
+    data_dir = data_folder(service.settings)
+    limit = service.settings.library.max_file_bytes
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit * 20 + _BODY_SLACK:
+    body_limit = limit * MAX_FILES + _BODY_SLACK
+    if declared is not None and declared.isdigit() and int(declared) > body_limit:
         raise HTTPException(413, f"the upload is larger than the limit of {limit} bytes a file")
     try:
         received = await receive_files(
@@ -233,25 +182,17 @@ async def upload(request: Request, state: CurrentState, viewer: CurrentViewer) -
         )
     except LimitExceeded as exc:
         raise HTTPException(413, str(exc)) from exc
-    visibility = received.fields.get("visibility") or None
-    if visibility not in (None, "private", "shared"):
-        for f in received.files:
-            f.temp.unlink(missing_ok=True)
-        raise HTTPException(422, "visibility must be private or shared")
-    queued: list[dict[str, Any]] = []
-    for index, file in enumerate(received.files):
-        try:
-            job = await run_in_threadpool(
-                _queue_upload, state.store, settings, data_dir, viewer, file, visibility
-            )
-        except LimitExceeded as exc:
-            for rest in received.files[index + 1 :]:
-                rest.temp.unlink(missing_ok=True)
-            status = 429 if exc.limit == "files_per_day" else 413
-            return JSONResponse(
-                {"detail": str(exc), "limit": exc.limit, "jobs": queued}, status_code=status
-            )
-        queued.append(job.to_json())
+    try:
+        result = await run_in_threadpool(
+            partial(service.upload, received.files, visibility=received.fields.get("visibility"))
+        )
+    except InvalidInput as exc:  # the visibility field: a form field's value, as FastAPI's own
+        raise HTTPException(422, str(exc)) from exc
+    queued = [job.to_json() for job in result.jobs]
+    if result.refused is not None:
+        status = 429 if result.refused.limit == "files_per_day" else 413
+        body = {"detail": str(result.refused), "limit": result.refused.limit, "jobs": queued}
+        return JSONResponse(body, status_code=status)
     state.wake_workers()
     return JSONResponse({"jobs": queued}, status_code=202)
 

@@ -5,14 +5,14 @@ chunk, to python-multipart's streaming parser, which hands each file part's byte
 file under ``<data>/uploads/.incoming/`` while they are hashed. A part over
 ``max_file_bytes`` stops the read at once (:class:`~truthbase.jobs.LimitExceeded`, 413): at
 most the limit plus one chunk is ever written, and the partial file is removed. The sender's
-file name is kept for display only; the file is stored as ``uploads/<sha[:2]>/<sha>.<kind>``,
-its kind read from its first bytes (:func:`truthbase.extract.sniff.sniff_kind`), so no part of
-the request names a path.
+file name is kept for display only; the file's kind is read from its first bytes
+(:func:`truthbase.extract.sniff.sniff_kind`), and the upload use case
+(:meth:`truthbase.app.Service.upload`) stores it by its hash, so no part of the request names a
+path.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import tempfile
@@ -25,33 +25,21 @@ from typing import IO
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from ..app.lifecycle import uploads_dir
+from ..app.uploads import MAX_FILES, ReceivedFile, incoming_dir
 from ..errors import InvalidInput
 from ..extract.sniff import HEAD_BYTES, sniff_kind
 from ..jobs import LimitExceeded
-from ..model import DocumentKind
 
-__all__ = ["ReceivedFile", "Upload", "discard", "place", "receive_files", "uploads_dir"]
+__all__ = ["Upload", "receive_files"]
 
 #: Form fields other than files: at most this many bytes each (a visibility, nothing more).
 _FIELD_LIMIT = 1024
-#: Files one request may carry.
-MAX_FILES = 20
-
-
-@dataclass(slots=True, kw_only=True)
-class ReceivedFile:
-    """One file part, written to ``temp``: its hash, size, first bytes and the kind they say."""
-
-    filename: str
-    temp: Path
-    sha256: str
-    size: int
-    kind: DocumentKind | None
 
 
 @dataclass(slots=True)
 class Upload:
+    """A multipart body received: its files (on disk, :class:`ReceivedFile`) and fields."""
+
     files: list[ReceivedFile] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
 
@@ -177,9 +165,7 @@ async def receive_files(
     boundary = options.get(b"boundary")
     if media != b"multipart/form-data" or not boundary:
         raise InvalidInput("upload as multipart/form-data with one or more files")
-    incoming = uploads_dir(data_dir) / ".incoming"
-    incoming.mkdir(parents=True, exist_ok=True)
-    sink = _Sink(incoming, max_file_bytes)
+    sink = _Sink(incoming_dir(data_dir), max_file_bytes)
     parser = MultipartParser(boundary, sink.callbacks())  # type: ignore[arg-type]
     try:
         async for chunk in stream:
@@ -194,26 +180,3 @@ async def receive_files(
     if not sink.upload.files:
         raise InvalidInput("the upload has no file (send it as a form field with a filename)")
     return sink.upload
-
-
-def place(data_dir: Path, received: ReceivedFile) -> tuple[str, bool]:
-    """Move a received PDF or EPUB to its content-addressed place; (its path relative to the
-    data folder, whether this call put it there). The same bytes land on the same name."""
-    assert received.kind is not None
-    relative = Path("uploads") / received.sha256[:2] / f"{received.sha256}.{received.kind}"
-    target = data_dir / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        received.temp.unlink(missing_ok=True)
-        return relative.as_posix(), False
-    os.replace(received.temp, target)  # atomic: a reader sees no file or the whole file
-    return relative.as_posix(), True
-
-
-def discard(data_dir: Path, relative: str) -> None:
-    """Remove an uploaded file (only ever under ``<data>/uploads/``)."""
-    root = uploads_dir(data_dir).resolve()
-    path = (data_dir / relative).resolve()
-    if root in path.parents:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
