@@ -33,7 +33,7 @@ from truthbase.app.uploads import receive_path
 from truthbase.cli import cli
 from truthbase.config import (
     AuthSettings,
-    LibrarySettings,
+    UploadSettings,
     QuotaSettings,
     ServerSettings,
     Settings,
@@ -314,7 +314,7 @@ def _upload_settings(index: Index, folder: Path, **library: int | None) -> Setti
     return settings.model_copy(
         update={
             "db": indexes.use_copy(index.db, folder / "uploads.sqlite"),
-            "library": LibrarySettings(server_workers=0, data_dir=folder / "data", **library),  # type: ignore[arg-type]
+            "library": UploadSettings(server_workers=0, data_dir=folder / "data", **library),  # type: ignore[arg-type]
         }
     )
 
