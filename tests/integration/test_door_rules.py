@@ -33,10 +33,10 @@ from truthbase.app.uploads import receive_path
 from truthbase.cli import cli
 from truthbase.config import (
     AuthSettings,
-    UploadSettings,
     QuotaSettings,
     ServerSettings,
     Settings,
+    UploadSettings,
     data_folder,
 )
 from truthbase.embed import Embedder
