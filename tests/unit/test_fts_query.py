@@ -38,6 +38,11 @@ ROWS = [
     "The AI RMF 1.0 was released in January 2023",  # 6
     "Information technology (IT) and operational technology are in scope",  # 7
     "Résumé of the café's naïve approach",  # 8
+    r"Use \cmidrule{2-3} to draw a partial rule",  # 9
+    "A cmidrule is drawn by booktabs",  # 10
+    "Long lines wrap with breaklines=true",  # 11
+    "Start Chromium with \u2013no-sandbox in a container",  # 12: TeX's en dash for "--"
+    "No sandbox here, and no lines to break",  # 13
 ]
 
 
@@ -90,6 +95,7 @@ def test_no_terms_left_gives_none() -> None:
 def test_identifier_is_phrase_plus_content_parts() -> None:
     assert query_terms("What does subcategory GV.OC-03 require?") == [
         '"subcategori"',
+        '"gv．oc－03"',  # the whole identifier, then the phrase of its words
         '"gv oc 03"',
         '"gv"',
         '"oc"',
@@ -97,20 +103,53 @@ def test_identifier_is_phrase_plus_content_parts() -> None:
     ]
 
 
+def test_macro_option_flag_and_path_give_their_whole_term_first() -> None:
+    assert query_terms(r"What does \cmidrule do?") == ['"＼cmidrule"', '"cmidrul"']
+    assert query_terms("How do I set breaklines=true?") == [
+        '"set"',
+        '"breaklines＝true"',
+        '"breaklin true"',
+        '"breaklin"',
+        '"true"',
+    ]
+    assert query_terms("Run it with --no-sandbox") == [
+        '"run"',
+        '"－no－sandbox"',
+        '"no sandbox"',
+        '"sandbox"',
+    ]
+    assert query_terms("Where is /etc/fstab?")[:2] == ['"／etc／fstab"', '"etc fstab"']
+    # a macro named like a stop word is still asked for
+    assert query_terms(r"What does \if do?") == ['"＼if"']
+
+
+def test_camel_case_word_then_its_humps() -> None:
+    assert query_terms("getElementById") == ['"getelementbyid"', '"get"', '"element"', '"id"']
+
+
+def test_quoted_identifier_phrase_is_made_as_the_index_makes_it() -> None:
+    assert query_terms('"call os.path.join here"')[0] == '"call os．path．join os path join here"'
+
+
 def test_parts_can_be_turned_off() -> None:
-    assert query_terms("GV.OC-03 and 'No Critic'", parts=False) == ['"no critic"', '"gv oc 03"']
-    assert build_fts_query("Self-RAG", parts=False) == '"self rag"'
+    assert query_terms("GV.OC-03 and 'No Critic'", parts=False) == [
+        '"no critic"',
+        '"gv．oc－03"',
+        '"gv oc 03"',
+    ]
+    assert build_fts_query("Self-RAG", parts=False) == '"self－rag" OR "self rag"'
 
 
 def test_pure_number_and_one_letter_parts_stay_in_the_phrase_only() -> None:
-    assert query_terms("F-1 of GPT-4") == ['"f 1"', '"gpt 4"', '"gpt"']
-    assert query_terms("MEASURE 2.11") == ['"measur"', '"2 11"']
+    assert query_terms("F-1 of GPT-4") == ['"f－1"', '"f 1"', '"gpt－4"', '"gpt 4"', '"gpt"']
+    assert query_terms("MEASURE 2.11") == ['"measur"', '"2．11"', '"2 11"']
 
 
 def test_possessive_is_dropped() -> None:
     assert query_terms("RAPTOR's tree and Self-RAG's critic") == [
         '"raptor"',
         '"tree"',
+        '"self－rag"',
         '"self rag"',
         '"self"',
         '"rag"',
@@ -186,6 +225,14 @@ def test_acronym_and_hyphenated_identifier_match(db: sqlite3.Connection) -> None
     assert search(db, "What does Self-RAG's critic do?")[0] == 3
     assert search(db, "When was AI RMF 1.0 released?")[0] == 6
     assert search(db, "What is IT?") == [7]
+
+
+def test_a_named_identifier_ranks_its_passage_first(db: sqlite3.Connection) -> None:
+    assert search(db, r"What does \cmidrule do?")[:2] == [9, 10]
+    assert search(db, "cmidrule")[0] in (9, 10)  # the word alone finds both
+    assert search(db, "How do I set breaklines=true?")[0] == 11
+    assert search(db, "Which option is breaklines?")[0] == 11
+    assert search(db, "Why does --no-sandbox matter?")[0] == 12
 
 
 def test_stemming_and_diacritics_happen_on_both_sides(db: sqlite3.Connection) -> None:
