@@ -95,8 +95,7 @@ def test_no_terms_left_gives_none() -> None:
 def test_identifier_is_phrase_plus_content_parts() -> None:
     assert query_terms("What does subcategory GV.OC-03 require?") == [
         '"subcategori"',
-        '"gv．oc－03"',  # the whole identifier, then the phrase of its words
-        '"gv oc 03"',
+        '"gv oc 03"',  # hyphens and dots only: the phrase of its words, then its parts
         '"gv"',
         '"oc"',
         '"requir"',
@@ -108,17 +107,15 @@ def test_macro_option_flag_and_path_give_their_whole_term_first() -> None:
     assert query_terms("How do I set breaklines=true?") == [
         '"set"',
         '"breaklines＝true"',
-        '"breaklin true"',
         '"breaklin"',
         '"true"',
     ]
     assert query_terms("Run it with --no-sandbox") == [
         '"run"',
         '"－no－sandbox"',
-        '"no sandbox"',
         '"sandbox"',
     ]
-    assert query_terms("Where is /etc/fstab?")[:2] == ['"／etc／fstab"', '"etc fstab"']
+    assert query_terms("Where is /etc/fstab?") == ['"／etc／fstab"', '"fstab"']  # etc: a stop word
     # a macro named like a stop word is still asked for
     assert query_terms(r"What does \if do?") == ['"＼if"']
 
@@ -128,28 +125,26 @@ def test_camel_case_word_then_its_humps() -> None:
 
 
 def test_quoted_identifier_phrase_is_made_as_the_index_makes_it() -> None:
-    assert query_terms('"call os.path.join here"')[0] == '"call os．path．join os path join here"'
+    assert query_terms('"call os.path:join here"')[0] == '"call os．path：join os path join here"'
 
 
 def test_parts_can_be_turned_off() -> None:
     assert query_terms("GV.OC-03 and 'No Critic'", parts=False) == [
         '"no critic"',
-        '"gv．oc－03"',
         '"gv oc 03"',
     ]
-    assert build_fts_query("Self-RAG", parts=False) == '"self－rag" OR "self rag"'
+    assert build_fts_query("Self-RAG", parts=False) == '"self rag"'
 
 
 def test_pure_number_and_one_letter_parts_stay_in_the_phrase_only() -> None:
-    assert query_terms("F-1 of GPT-4") == ['"f－1"', '"f 1"', '"gpt－4"', '"gpt 4"', '"gpt"']
-    assert query_terms("MEASURE 2.11") == ['"measur"', '"2．11"', '"2 11"']
+    assert query_terms("F-1 of GPT-4") == ['"f 1"', '"gpt 4"', '"gpt"']
+    assert query_terms("MEASURE 2.11") == ['"measur"', '"2 11"']
 
 
 def test_possessive_is_dropped() -> None:
     assert query_terms("RAPTOR's tree and Self-RAG's critic") == [
         '"raptor"',
         '"tree"',
-        '"self－rag"',
         '"self rag"',
         '"self"',
         '"rag"',

@@ -28,7 +28,7 @@ def _indexed() -> IndexedDocument:
     text = " ".join(TEXTS)
     document = ExtractedDocument(
         sha256="a",
-        title="Manual of os.path",
+        title="Manual of os_path",
         path="/a.pdf",
         kind="pdf",
         units=[Unit(index=0, text=text, boxes=[None] * len(text), language="en")],
@@ -82,11 +82,11 @@ def test_a_version_12_index_gets_its_terms_made_again(tmp_path: Path) -> None:
         terms = [row[0] for row in db.execute("SELECT terms FROM chunks ORDER BY id")]
         assert terms == [term_string(t, "en") for t in TEXTS]
         title = db.execute("SELECT title_terms FROM documents").fetchone()[0]
-        assert title == term_string("Manual of os.path", "en")
+        assert title == term_string("Manual of os_path", "en")
         assert _has(db, "＼cmidrule") == [1]
         assert _match(db, r"\cmidrule")[0] == 1
         assert _match(db, "breaklines=true")[0] == 2
         assert _match(db, "--no-sandbox")[0] == 3
-        assert _has(db, "os．path") == [1, 2, 3]  # the title's whole term, on every chunk
+        assert _has(db, "os＿path") == [1, 2, 3]  # the title's whole term, on every chunk
     finally:
         db.close()

@@ -201,12 +201,14 @@ def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
         or all(t.casefold() in terms.stops or (len(t) == 1 and not t.isdigit()) for t in tokens)
     ):
         return
+    if not wholes:  # words that one chunk runs together ("e.g.x"): their phrase and parts
+        terms.add_phrase_with_parts(tokens)
+        return
+    # The whole term stands for the phrase of its words (it matches where they stand side by
+    # side, as written): sending both would count the one name twice in BM25's sum.
     for whole in wholes:
         terms.add_whole(whole)
-    if len(tokens) == 1:
-        terms.add_parts(tokens)
-    else:
-        terms.add_phrase_with_parts(tokens)
+    terms.add_parts(tokens)
 
 
 def query_terms(
