@@ -293,3 +293,22 @@ def test_question_language_joins_the_index_languages() -> None:
     assert query_languages("Wann heißt eine Teilmenge abgeschlossen?", ["en"]) == ["de", "en"]
     assert query_languages("What is the Govern function?", ["en", "zh"]) == ["en", "zh"]
     assert query_languages("?", []) == ["en"]
+
+
+def test_postgres_reads_a_whole_term_as_one_token() -> None:
+    """PostgreSQL gets the FTS5 strings' tokens as FTS5's ascii tokenizer reads them: a name's
+    whole term (full-width punctuation) stays one token there too."""
+    from truthbase.store.postgres.terms import terms_from_match_expression
+
+    expression = build_fts_query(r"\cmidrule and breaklines=true, GV.OC-01")
+    assert expression is not None
+    assert terms_from_match_expression(expression) == [
+        "＼cmidrule",
+        "cmidrul",
+        "breaklines＝true",
+        "breaklin",
+        "true",
+        "gv oc 01",
+        "gv",
+        "oc",
+    ]
