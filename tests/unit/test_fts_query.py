@@ -38,6 +38,11 @@ ROWS = [
     "The AI RMF 1.0 was released in January 2023",  # 6
     "Information technology (IT) and operational technology are in scope",  # 7
     "Résumé of the café's naïve approach",  # 8
+    r"Use \cmidrule{2-3} to draw a partial rule",  # 9
+    "A cmidrule is drawn by booktabs",  # 10
+    "Long lines wrap with breaklines=true",  # 11
+    "Start Chromium with \u2013no-sandbox in a container",  # 12: TeX's en dash for "--"
+    "No sandbox here, and no lines to break",  # 13
 ]
 
 
@@ -90,15 +95,44 @@ def test_no_terms_left_gives_none() -> None:
 def test_identifier_is_phrase_plus_content_parts() -> None:
     assert query_terms("What does subcategory GV.OC-03 require?") == [
         '"subcategori"',
-        '"gv oc 03"',
+        '"gv oc 03"',  # hyphens and dots only: the phrase of its words, then its parts
         '"gv"',
         '"oc"',
         '"requir"',
     ]
 
 
+def test_macro_option_flag_and_path_give_their_whole_term_first() -> None:
+    assert query_terms(r"What does \cmidrule do?") == ['"＼cmidrule"', '"cmidrul"']
+    assert query_terms("How do I set breaklines=true?") == [
+        '"set"',
+        '"breaklines＝true"',
+        '"breaklin"',
+        '"true"',
+    ]
+    assert query_terms("Run it with --no-sandbox") == [
+        '"run"',
+        '"－no－sandbox"',
+        '"sandbox"',
+    ]
+    assert query_terms("Where is /etc/fstab?") == ['"／etc／fstab"', '"fstab"']  # etc: a stop word
+    # a macro named like a stop word is still asked for
+    assert query_terms(r"What does \if do?") == ['"＼if"']
+
+
+def test_camel_case_word_then_its_humps() -> None:
+    assert query_terms("getElementById") == ['"getelementbyid"', '"get"', '"element"', '"id"']
+
+
+def test_quoted_identifier_phrase_is_made_as_the_index_makes_it() -> None:
+    assert query_terms('"call os.path:join here"')[0] == '"call os．path：join os path join here"'
+
+
 def test_parts_can_be_turned_off() -> None:
-    assert query_terms("GV.OC-03 and 'No Critic'", parts=False) == ['"no critic"', '"gv oc 03"']
+    assert query_terms("GV.OC-03 and 'No Critic'", parts=False) == [
+        '"no critic"',
+        '"gv oc 03"',
+    ]
     assert build_fts_query("Self-RAG", parts=False) == '"self rag"'
 
 
@@ -188,6 +222,14 @@ def test_acronym_and_hyphenated_identifier_match(db: sqlite3.Connection) -> None
     assert search(db, "What is IT?") == [7]
 
 
+def test_a_named_identifier_ranks_its_passage_first(db: sqlite3.Connection) -> None:
+    assert search(db, r"What does \cmidrule do?")[:2] == [9, 10]
+    assert search(db, "cmidrule")[0] in (9, 10)  # the word alone finds both
+    assert search(db, "How do I set breaklines=true?")[0] == 11
+    assert search(db, "Which option is breaklines?")[0] == 11
+    assert search(db, "Why does --no-sandbox matter?")[0] == 12
+
+
 def test_stemming_and_diacritics_happen_on_both_sides(db: sqlite3.Connection) -> None:
     assert search(db, "Which characteristic makes a system trustworthy?")[0] == 4
     assert search(db, "resume cafe naive") == [8]
@@ -251,3 +293,22 @@ def test_question_language_joins_the_index_languages() -> None:
     assert query_languages("Wann heißt eine Teilmenge abgeschlossen?", ["en"]) == ["de", "en"]
     assert query_languages("What is the Govern function?", ["en", "zh"]) == ["en", "zh"]
     assert query_languages("?", []) == ["en"]
+
+
+def test_postgres_reads_a_whole_term_as_one_token() -> None:
+    """PostgreSQL gets the FTS5 strings' tokens as FTS5's ascii tokenizer reads them: a name's
+    whole term (full-width punctuation) stays one token there too."""
+    from truthbase.store.postgres.terms import terms_from_match_expression
+
+    expression = build_fts_query(r"\cmidrule and breaklines=true, GV.OC-01")
+    assert expression is not None
+    assert terms_from_match_expression(expression) == [
+        "＼cmidrule",
+        "cmidrul",
+        "breaklines＝true",
+        "breaklin",
+        "true",
+        "gv oc 01",
+        "gv",
+        "oc",
+    ]

@@ -8,7 +8,15 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from truthbase.text.fulltext import MAX_WORD, index_terms, is_cjk, stop_words, term_string
+from truthbase.text.fulltext import (
+    MAX_WORD,
+    humps,
+    identifier_terms,
+    index_terms,
+    is_cjk,
+    stop_words,
+    term_string,
+)
 
 
 def test_english_is_snowball_english() -> None:
@@ -67,10 +75,98 @@ def test_mixed_scripts_split_at_the_script_boundary() -> None:
 
 
 def test_separators_and_long_words() -> None:
-    assert index_terms("GV.OC-03: self_rag", "en") == ["gv", "oc", "03", "self", "rag"]
+    assert index_terms("GV.OC-03: self_rag", "en", identifiers=False) == [
+        "gv",
+        "oc",
+        "03",
+        "self",
+        "rag",
+    ]
+    assert index_terms("GV.OC-03: self_rag", "en") == [
+        "gv",
+        "oc",
+        "03",
+        "self＿rag",
+        "self",
+        "rag",
+    ]
     assert index_terms("x" * (MAX_WORD + 1) + " ok", "en") == ["ok"]
     assert index_terms("", "en") == []
     assert index_terms(" \n\t.,;", "de") == []
+
+
+def test_tex_macro_is_one_term_then_its_word() -> None:
+    assert index_terms(r"Use \cmidrule{2-3} under \toprule", "en") == [
+        "use",
+        "＼cmidrule",
+        "cmidrul",
+        "2",  # hyphens alone join no name of code
+        "3",
+        "under",
+        "＼toprule",
+        "toprul",
+    ]
+    assert index_terms(r"\setbeamertemplate{footline}", "en")[:2] == [
+        "＼setbeamertemplate",
+        "setbeamertempl",
+    ]
+    assert index_terms(r"\disable@keys", "en") == ["＼disable＠keys", "disabl", "key"]
+    # the macro and the word meet on the word; the macro's whole term is its own
+    assert "cmidrul" in index_terms("the cmidrule command", "en")
+    assert "＼cmidrule" not in index_terms("the cmidrule command", "en")
+
+
+def test_options_keys_and_flags() -> None:
+    assert index_terms("breaklines=true, frame=single", "en") == [
+        "breaklines＝true",
+        "breaklin",
+        "true",
+        "frame＝single",
+        "frame",
+        "singl",
+    ]
+    # TeX sets "--" in running text as an en dash: every spelling of a flag meets
+    flag = ["－no－sandbox", "no", "sandbox"]
+    assert index_terms("--no-sandbox", "en") == flag
+    assert index_terms("\u2013no-sandbox", "en") == flag
+    assert index_terms("(-no\u2010sandbox)", "en") == flag
+    # a dash inside a sentence leads nothing
+    assert index_terms("a - b", "en") == ["a", "b"]
+
+
+def test_snake_dotted_path_and_version_names() -> None:
+    assert index_terms("snake_case", None) == ["snake＿case", "snake", "case"]
+    assert index_terms("os.path:join.", None) == ["os．path：join", "os", "path", "join"]
+    # dots and hyphens alone: the words, side by side (a question's phrase of them matches)
+    assert index_terms("os.path.join Self-RAG", None) == ["os", "path", "join", "self", "rag"]
+    assert index_terms("see /etc/fstab", None) == ["see", "／etc／fstab", "etc", "fstab"]
+    assert index_terms("v1.2.3 and 2.0", None) == ["v1", "2", "3", "and", "2", "0"]
+    assert index_terms("the .bashrc file", None) == ["the", "．bashrc", "bashrc", "file"]
+
+
+def test_camel_case_gives_its_humps_after_the_word() -> None:
+    assert index_terms("getElementById", "en") == ["getelementbyid", "get", "element", "by", "id"]
+    assert humps("setBeamerTemplate") == ["set", "Beamer", "Template"]
+    # words that start upper-case are names, left whole
+    assert index_terms("LaTeX PostgreSQL JavaScript", None) == ["latex", "postgresql", "javascript"]
+    assert humps("LaTeX") == [] and humps("plain") == []
+
+
+def test_plain_words_are_unchanged_by_identifiers() -> None:
+    text = "Governing the risks of naïve technologies, in 2018; Straße"
+    assert index_terms(text, "en") == index_terms(text, "en", identifiers=False)
+    assert identifier_terms(text) == []
+
+
+def test_identifier_terms_are_the_wholes_index_terms_holds() -> None:
+    text = r"Set \lstset{breaklines=true} and run --no-sandbox on os.path/x"
+    wholes = identifier_terms(text)
+    assert wholes == ["＼lstset", "breaklines＝true", "－no－sandbox", "os．path／x"]
+    terms = index_terms(text, "en")
+    assert [t for t in terms if t in wholes] == wholes
+    long_name = "a_" + "b" * MAX_WORD
+    assert identifier_terms(long_name) == []  # too long for a whole term; its words stay
+    assert index_terms(long_name, None) == ["a", "b" * MAX_WORD]
 
 
 def test_is_cjk() -> None:

@@ -49,7 +49,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from ..text.fulltext import index_terms, is_cjk, stop_words
+from ..text.fulltext import humps, identifier_terms, index_terms, is_cjk, stop_words
 from ..text.language import detect
 from ..text.vocabulary import WORD
 
@@ -130,17 +130,31 @@ class _Terms:
         self._seen.add(key)
         self.terms.append(_phrase(terms))
 
-    def add(self, tokens: list[str], *, quoted: bool = False) -> None:
+    def add(self, tokens: list[str], *, quoted: str | None = None) -> None:
         """The words ``tokens`` (as written) as one term, a phrase when there are several, in
-        each language; with CJK in them (and not quoted), each of their terms on its own."""
-        text = " ".join(tokens)
+        each language; with CJK in them (and not quoted), each of their terms on its own.
+        ``quoted`` (the text inside the quotes) is analysed whole, identifiers and all, as the
+        index analysed the passage, so the phrase matches the index's terms side by side."""
+        text = " ".join(tokens) if quoted is None else quoted
         for language in self.languages:
-            terms = index_terms(text, language)
+            terms = index_terms(text, language, identifiers=quoted is not None)
             if not quoted and any(is_cjk(term) for term in terms):
                 for term in terms:
                     self._add_terms([term])
             else:
                 self._add_terms(terms)
+
+    def add_whole(self, term: str) -> None:
+        """An identifier's whole term (:func:`~truthbase.text.fulltext.identifier_terms`): the
+        same in every language, never stemmed."""
+        self._add_terms([term])
+
+    def add_parts(self, tokens: list[str]) -> None:
+        """Each content part of ``tokens`` as its own term, when parts are on."""
+        if self.parts:
+            for token in tokens:
+                if self.is_content_part(token):
+                    self.add([token])
 
     def is_content_part(self, token: str) -> bool:
         """A part of an identifier or phrase worth an OR term of its own."""
@@ -154,40 +168,47 @@ class _Terms:
             acronyms_allowed and len(token) >= 2 and token.isupper() and token not in _FTS_OPERATORS
         )
 
-    def add_phrase_with_parts(self, tokens: list[str], *, quoted: bool = False) -> None:
+    def add_phrase_with_parts(self, tokens: list[str], *, quoted: str | None = None) -> None:
         """A multi-token phrase, then (when parts are on) its content parts."""
         self.add(tokens, quoted=quoted)
-        if not self.parts:
-            return
-        for token in tokens:
-            if self.is_content_part(token):
-                self.add([token])
+        self.add_parts(tokens)
 
 
 def _add_quoted(terms: _Terms, inner: str) -> None:
     tokens = WORD.findall(inner)
     if len(tokens) == 1:
-        terms.add(tokens, quoted=True)  # explicitly quoted: kept even if a stop word
+        terms.add(tokens, quoted=inner)  # explicitly quoted: kept even if a stop word
     elif tokens:
-        terms.add_phrase_with_parts(tokens, quoted=True)
+        terms.add_phrase_with_parts(tokens, quoted=inner)
 
 
 def _add_chunk(terms: _Terms, chunk: str, acronyms_allowed: bool) -> None:
     """One whitespace-separated chunk of the question: a word, or an identifier."""
     chunk = _POSSESSIVE.sub("", chunk.rstrip(_TRAILING_PUNCT))
     tokens = WORD.findall(chunk)
-    if len(tokens) == 1:
+    wholes = identifier_terms(chunk)
+    if len(tokens) == 1 and not wholes:
         if terms.is_kept_word(tokens[0], acronyms_allowed):
             terms.add(tokens)
+            terms.add_parts(humps(tokens[0]))
         return
     if not tokens:
         return
-    # An identifier. Dropped when nothing in it carries meaning: "and/or", "e.g.", "it's".
-    if "".join(tokens).casefold() in terms.stops or all(
-        t.casefold() in terms.stops or (len(t) == 1 and not t.isdigit()) for t in tokens
+    # An identifier. Dropped when nothing in it carries meaning ("and/or", "e.g.", "it's"),
+    # unless it is a TeX macro ("\\if").
+    if "\\" not in chunk and (
+        "".join(tokens).casefold() in terms.stops
+        or all(t.casefold() in terms.stops or (len(t) == 1 and not t.isdigit()) for t in tokens)
     ):
         return
-    terms.add_phrase_with_parts(tokens)
+    if not wholes:  # words that one chunk runs together ("e.g.x"): their phrase and parts
+        terms.add_phrase_with_parts(tokens)
+        return
+    # The whole term stands for the phrase of its words (it matches where they stand side by
+    # side, as written): sending both would count the one name twice in BM25's sum.
+    for whole in wholes:
+        terms.add_whole(whole)
+    terms.add_parts(tokens)
 
 
 def query_terms(
@@ -233,7 +254,7 @@ def word_terms(words: Sequence[str], languages: Sequence[str | None]) -> list[st
     out: list[str] = []
     for word in words:
         for language in languages:
-            terms = index_terms(word, language)
+            terms = index_terms(word, language, identifiers=False)
             if len(terms) == 1 and not is_cjk(terms[0]):
                 out.append(_phrase(terms))
     return list(dict.fromkeys(out))

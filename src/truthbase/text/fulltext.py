@@ -17,6 +17,22 @@ The rules, for a text in language ``language`` (ISO 639-1, or None when unknown)
   diacritics removed ("naïve" -> "naiv"; the German stemmer folds umlauts itself). A word of
   another language, or of an unknown one, is left as it is. Words over :data:`MAX_WORD` characters
   (base64 blobs, hashes) are left out.
+- Identifiers (names and code in text, :func:`identifier_terms`): a word, or words joined by
+  ``. _ - / = : @ +``, that is led by ``\\``, ``-``, ``--``, ``/``, ``.`` or ``$`` or holds one of
+  ``_ / = : @ +`` (``\\cmidrule``, ``--no-sandbox``, ``key=value``, ``snake_case``,
+  ``/etc/fstab``, ``os.path:join``) gives first its whole self as one term, case-folded, not
+  stemmed, its ASCII punctuation written as the full-width forms (``＼cmidrule``,
+  ``key＝value``): no term holds an ASCII separator, so both databases keep it one token, and it
+  is never a plain word's term. Its words follow as above, so a phrase of the parts ("os path
+  join") still matches them side by side, and each part alone ("cmidrule") finds it too.
+  Words joined by hyphens and dots alone ("Self-RAG", "GV.OC-01", ``os.path.join``, ``v1.2.3``,
+  ``2.0``) get no whole term: the phrase of their words finds them as exactly, and a whole term
+  for each would lengthen prose full of them for BM25 (measured: dev.json MRR .645 -> .631).
+  Dashes typeset for hyphens (U+2010, U+2011, U+2013, U+2212) count as ``-``, and a flag's
+  leading dashes as one ("--no-sandbox", "–no-sandbox" and "-no-sandbox" meet).
+- camelCase words (a lower-case start, then capitalised humps: ``getElementById``): the word's
+  term, then its humps' terms ("get element by id"). Words that start upper-case ("LaTeX",
+  "PostgreSQL") are left whole.
 
 :data:`STOP_WORDS` holds the words of a question that are never search terms, per language (the
 English list is :data:`truthbase.text.vocabulary.QUERY_STOP_WORDS`); the index keeps every word,
@@ -39,6 +55,8 @@ __all__ = [
     "MAX_WORD",
     "STEMMERS",
     "STOP_WORDS",
+    "humps",
+    "identifier_terms",
     "index_terms",
     "is_cjk",
     "stop_words",
@@ -123,6 +141,29 @@ _CJK_RANGES = (
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 #: A run of CJK characters, or a run of other letters and digits.
 _TOKEN = re.compile(f"[{_CJK_RANGES}]+|(?:(?![{_CJK_RANGES}])[^\\W_])+")
+#: A letter or digit that is not CJK.
+_WORD_CHAR = f"(?:(?![{_CJK_RANGES}])[^\\W_])"
+#: What leads an identifier: a backslash (a TeX macro), or, at the start of a token, dashes (a
+#: command-line flag), a slash (a path), a dot (".bashrc") or a dollar sign ("$HOME").
+_LEAD = "(?:\\\\|(?<![^\\s(\\[{<\"'`])(?:--?|/|\\.|\\$))"
+#: A CJK run, or a compound: an optional lead, then words joined by runs of joiners.
+_UNIT = re.compile(
+    f"(?P<cjk>[{_CJK_RANGES}]+)|(?P<lead>{_LEAD})?{_WORD_CHAR}+(?:[._\\-/=:@+]+{_WORD_CHAR}+)*"
+)
+#: The joiners that make a compound a name of code (hyphens and dots alone do not: "Self-RAG",
+#: "GV.OC-01", "os.path.join", "2.0" keep the phrase of their words, which matches them as
+#: exactly, and prose full of them keeps its BM25 lengths).
+_CODE_JOINER = re.compile(r"[_/=:@+]")
+#: Dashes typeset for a hyphen, a minus or TeX's "--" (an en dash), read as "-".
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2013\u2212", "-"))
+#: ASCII punctuation in an identifier's whole term: its full-width form (U+FF01..U+FF5E).
+_FULL_WIDTH = str.maketrans(
+    {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F) if not chr(c).isalnum()}
+)
+#: A camelCase word: lower-case letters, then humps each an upper-case letter and lower-case
+#: letters or digits.
+_CAMEL = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")
+_HUMP = re.compile(r"[A-Z]?[a-z0-9]+")
 
 _local = threading.local()  # PyStemmer's stemmers are not thread-safe: one set per thread
 
@@ -168,16 +209,67 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def index_terms(text: str, language: str | None) -> list[str]:
-    """The index terms of ``text`` in ``language``, in text order (see the module's rules)."""
+def _whole(compound: str, lead: bool) -> str | None:
+    """The whole term of a compound when it is an identifier (see the module's rules)."""
+    if not lead and _CODE_JOINER.search(compound) is None:
+        return None
+    # A flag's dashes as one: TeX sets "--" in running text as an en dash ("–no-sandbox").
+    whole = _fold(re.sub("^-+", "-", compound).casefold())
+    return whole.translate(_FULL_WIDTH) if len(whole) <= MAX_WORD else None
+
+
+def humps(word: str) -> list[str]:
+    """The humps of a camelCase word, as written ("getElementById" -> get, Element, By, Id);
+    ``[]`` for any other word."""
+    return _HUMP.findall(word) if _CAMEL.fullmatch(word) else []
+
+
+def _word_terms(compound: str, stem: Callable[[str], str] | None, split: bool) -> list[str]:
+    """Each word of a compound as a term, a camelCase word followed by its humps' terms when
+    ``split``."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(compound):
+        word = match.group()
+        for piece in [word, *humps(word)] if split else [word]:
+            # folded first, then split as before ("İ" folds to "i" and a combining dot)
+            for token in _TOKEN.findall(piece.casefold()):
+                if len(token) <= MAX_WORD:
+                    out.append(_fold(stem(token) if stem is not None else token))
+    return out
+
+
+def _units(text: str) -> Iterable[re.Match[str]]:
+    return _UNIT.finditer(unicodedata.normalize("NFKC", text).translate(_DASHES))
+
+
+def index_terms(text: str, language: str | None, *, identifiers: bool = True) -> list[str]:
+    """The index terms of ``text`` in ``language``, in text order (see the module's rules).
+
+    ``identifiers=False`` leaves out the identifiers' whole terms and the camelCase humps: the
+    words alone, which the index holds side by side (a question's phrase of words is made so).
+    """
     stem = _stemmer(language)
     out: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
-        token = match.group()
-        if _CJK_CHAR.match(token):
-            out.extend(_bigrams(token))
-        elif len(token) <= MAX_WORD:
-            out.append(_fold(stem(token) if stem is not None else token))
+    for match in _units(text):
+        if match.group("cjk") is not None:
+            out.extend(_bigrams(match.group().casefold()))
+            continue
+        whole = _whole(match.group(), match.group("lead") is not None) if identifiers else None
+        if whole is not None:
+            out.append(whole)
+        out.extend(_word_terms(match.group(), stem, identifiers))
+    return out
+
+
+def identifier_terms(text: str) -> list[str]:
+    """The whole terms of the identifiers in ``text``, in text order ("see \\cmidrule and
+    booktabs" -> ["＼cmidrule"]): what :func:`index_terms` puts before their words."""
+    out: list[str] = []
+    for match in _units(text):
+        if match.group("cjk") is None:
+            whole = _whole(match.group(), match.group("lead") is not None)
+            if whole is not None:
+                out.append(whole)
     return out
 
 

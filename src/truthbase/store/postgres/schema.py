@@ -49,12 +49,13 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
 # of the rows already stored), 11 gives users ids and maps the names that stood for them, 12
-# keys sessions, tokens and quota counters by those ids.
+# keys sessions, tokens and quota counters by those ids; 13 (:data:`TERMS_REMADE`) makes the
+# full-text terms again, as :func:`_remake_terms` says.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -68,6 +69,9 @@ MIGRATIONS = {
     11: "migration_11.sql",
     12: "migration_12.sql",
 }
+#: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
+#: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.
+TERMS_REMADE = 13
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01
 WRITE_LOCK = 0x7472757468_02
@@ -112,11 +116,14 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone()
                 version = int(row[0]) if row else 0
-                while 1 <= version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
+                while 1 <= version < SCHEMA_VERSION and _has_step(version + 1):
                     version += 1
-                    conn.execute(sql_text(MIGRATIONS[version]))
+                    if version in MIGRATIONS:
+                        conn.execute(sql_text(MIGRATIONS[version]))
                     if version == 8:
                         _fill_terms(conn)
+                    if version == TERMS_REMADE:
+                        _remake_terms(conn)
                     conn.execute(
                         "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
                         (str(version),),
@@ -141,6 +148,42 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                     ensure_hnsw(conn, hnsw)
         except psycopg.Error as exc:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
+
+
+def _has_step(version: int) -> bool:
+    return version in MIGRATIONS or version == TERMS_REMADE
+
+
+def _remake_terms(conn: Connection) -> None:
+    """Version 13's step: each chunk's text, title and table context terms made again from the
+    stored text in the stored languages (an identifier is one whole term since this version,
+    :mod:`truthbase.text.fulltext`); the generated tsvectors follow, then the statistics."""
+    documents = conn.execute("SELECT id, title, language FROM truthbase.documents").fetchall()
+    for doc_id, title, language in documents:
+        title_terms = term_string(title, language)
+        with conn.cursor() as cur:
+            chunks = cur.execute(
+                "SELECT c.id, c.text, c.context, coalesce(u.language, %s) "
+                "FROM truthbase.chunks c LEFT JOIN truthbase.units u "
+                "ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = %s",
+                (language, doc_id),
+            ).fetchall()
+            cur.executemany(
+                "UPDATE truthbase.chunks SET terms = %s, title_terms = %s WHERE id = %s",
+                [
+                    (
+                        term_string(text, chunk_language),
+                        " ".join(
+                            part
+                            for part in (title_terms, term_string(context, chunk_language))
+                            if part
+                        ),
+                        chunk_id,
+                    )
+                    for chunk_id, text, context, chunk_language in chunks
+                ],
+            )
+    _recount(conn)
 
 
 def _fill_terms(conn: Connection) -> None:
@@ -176,6 +219,11 @@ def _fill_terms(conn: Connection) -> None:
                     for chunk_id, unit, text in chunks
                 ],
             )
+    _recount(conn)
+
+
+def _recount(conn: Connection) -> None:
+    """The full-text statistics (document frequencies, chunk and token counts) counted again."""
     conn.execute("TRUNCATE truthbase.lexeme_df")
     conn.execute(
         "INSERT INTO truthbase.lexeme_df (lexeme, df_any, df_text) "

@@ -31,16 +31,17 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 13  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 14  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title;
 # 12: users get a stable id, and documents, holders and jobs name their user by it;
-# 13: sessions, API tokens and quota counters name their user by id too
+# 13: sessions, API tokens and quota counters name their user by id too; 14: identifiers are
+# whole full-text terms (:func:`_to_version_14` makes the terms again)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -205,7 +206,9 @@ class Database:
                 # One transaction: a crash leaves the old version, which the next open redoes.
                 with self.transaction() as conn:
                     if version in REBUILT_FROM:
-                        _to_version_9(conn)
+                        _to_version_9(conn)  # the terms made as today's code makes them
+                    elif version < 14:
+                        _to_version_14(conn)
                     if version < 12:
                         _to_version_12(conn)
                     if version < 13:
@@ -307,6 +310,33 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
     for statement in _statements(_schema_script()):
         if "chunks_fts" in statement and "CREATE" in statement:
             conn.execute(statement)
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+
+def _to_version_14(conn: sqlite3.Connection) -> None:
+    """Schema 11 to 13 up to 14, in the caller's transaction: the titles', chunks' and table
+    contexts' full-text terms made again from the stored text in the stored languages (an
+    identifier is one whole term since version 14, :mod:`truthbase.text.fulltext`), and the
+    FTS5 index rebuilt over them."""
+    for doc_id, title, language in conn.execute(
+        "SELECT id, title, language FROM documents"
+    ).fetchall():
+        conn.execute(
+            "UPDATE documents SET title_terms = ? WHERE id = ?",
+            (term_string(title, language), doc_id),
+        )
+        chunks = conn.execute(
+            "SELECT c.id, c.text, c.context, coalesce(u.language, ?) FROM chunks c "
+            "LEFT JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ?",
+            (language, doc_id),
+        ).fetchall()
+        conn.executemany(
+            "UPDATE chunks SET terms = ?, context_terms = ? WHERE id = ?",
+            [
+                (term_string(text, chunk_language), term_string(context, chunk_language), cid)
+                for cid, text, context, chunk_language in chunks
+            ],
+        )
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
 
