@@ -191,8 +191,8 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
                 assert conn.execute(
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone() == (str(SCHEMA_VERSION),)
-            # 6 accounts, 7 jobs, 8 languages, 9 OCR, 10 chunk kind, 11 user ids
-            assert SCHEMA_VERSION == 11
+            # 6 accounts, 7 jobs, 8 languages, 9 OCR, 10 chunk kind, 11 user ids, 13 packed boxes
+            assert SCHEMA_VERSION == 13
             assert [c.text for c in store.chunks([1, 2])] == [
                 "risk of risks",
                 "the govern function",

@@ -241,5 +241,6 @@ def test_a_version_3_index_gains_the_answers_table(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     db.close()
-    # 5: segments, 6: token signs, 7: accounts, 8: jobs, 9: languages, 10: text source, 11: kind
-    assert int(version) == SCHEMA_VERSION == 12
+    # 5: segments, 6: token signs, 7: accounts, 8: jobs, 9: languages, 10: text source, 11: kind,
+    # 12: user ids, 14: packed glyph boxes
+    assert int(version) == SCHEMA_VERSION == 14

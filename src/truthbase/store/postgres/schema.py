@@ -13,7 +13,8 @@ packed token signs (``chunk_tokens``), 6 the documents' owner and visibility and
 (users, sessions, API tokens), 7 ingest jobs, screen verdicts and document holders, 8 the
 languages and the full text over terms made in Python, 9 the units' text source and OCR record,
 10 the chunks' kind (text or table rows) and context (a table's column names), 11 the
-users' stable ids (owners, holders and job owners name users by id).
+users' stable ids (owners, holders and job owners name users by id), 13 the units' glyph boxes
+packed (:mod:`truthbase.store.boxes`; a Python step, no SQL file).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -34,6 +35,7 @@ from psycopg import sql
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError
+from ..boxes import repacked
 from ..sql import index_embedder
 from .pool import Connection, Pool, QmarkConnection
 
@@ -48,11 +50,13 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 13
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
-# of the rows already stored), 11 gives users ids and maps the names that stood for them.
+# of the rows already stored), 11 gives users ids and maps the names that stood for them,
+# 13 re-packs the glyph boxes (:func:`_repack_boxes`). A version with no step here (12: another
+# change's number) is passed over: versions are taken in order.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -109,11 +113,14 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone()
                 version = int(row[0]) if row else 0
-                while 1 <= version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
+                while 1 <= version < SCHEMA_VERSION:
                     version += 1
-                    conn.execute(sql_text(MIGRATIONS[version]))
+                    if version in MIGRATIONS:
+                        conn.execute(sql_text(MIGRATIONS[version]))
                     if version == 8:
                         _fill_terms(conn)
+                    if version == 13:
+                        _repack_boxes(conn)
                     conn.execute(
                         "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
                         (str(version),),
@@ -183,6 +190,28 @@ def _fill_terms(conn: Connection) -> None:
         "UPDATE truthbase.fts_stats SET n = (SELECT count(*) FROM truthbase.chunks), "
         "tokens = (SELECT coalesce(sum(ntok), 0) FROM truthbase.chunks)"
     )
+
+
+# -- schema 13: packed glyph boxes ------------------------------------------------------------
+
+
+def _repack_boxes(conn: Connection) -> None:
+    """Migration 13: every unit's float32 boxes re-packed (the same boxes, bit for bit), one
+    document at a time."""
+    for (doc_id,) in conn.execute("SELECT id FROM truthbase.documents").fetchall():
+        rows = conn.execute(
+            "SELECT idx, text, boxes FROM truthbase.units WHERE doc_id = %s AND boxes IS NOT NULL",
+            (doc_id,),
+        ).fetchall()
+        updates = [
+            (packed, doc_id, idx)
+            for idx, text, blob in rows
+            if (packed := repacked(bytes(blob), text)) is not None
+        ]
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE truthbase.units SET boxes = %s WHERE doc_id = %s AND idx = %s", updates
+            )
 
 
 def type_vectors(conn: Connection, dim: int) -> None:

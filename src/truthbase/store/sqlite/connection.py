@@ -22,6 +22,7 @@ from pathlib import Path
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError, StoreFull
+from ..boxes import repacked
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -31,15 +32,17 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 12  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 14  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title;
-# 12: users get a stable id, and documents, holders and jobs name their user by it
+# 12: users get a stable id, and documents, holders and jobs name their user by it;
+# 14: glyph boxes packed (truthbase.store.boxes), the float32 rows of earlier units re-packed
+# (13 is another change's number: versions are taken in order, a missing one is skipped)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -203,7 +206,10 @@ class Database:
                 with self.transaction() as conn:
                     if version in REBUILT_FROM:
                         _to_version_9(conn)
-                    _to_version_12(conn)
+                    if version < 12:
+                        _to_version_12(conn)
+                    if version < 14:
+                        _to_version_14(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -322,3 +328,23 @@ def _to_version_12(conn: sqlite3.Connection) -> None:
             f"(SELECT u.id FROM users u WHERE u.name = {table}.{column}), 'removed:' || {column}) "
             f"WHERE {column} IS NOT NULL"
         )
+
+
+# -- schema 14: packed glyph boxes ------------------------------------------------------------
+
+
+def _to_version_14(conn: sqlite3.Connection) -> None:
+    """Schema 13 to 14 (or older), in the caller's transaction: every unit's float32 boxes
+    re-packed (:func:`truthbase.store.boxes.repacked`: the same boxes, bit for bit), one
+    document at a time. The pages freed are reused by later writes; ``VACUUM`` returns them."""
+    for (doc_id,) in conn.execute("SELECT id FROM documents").fetchall():
+        rows = conn.execute(
+            "SELECT idx, text, boxes FROM units WHERE doc_id = ? AND boxes IS NOT NULL",
+            (doc_id,),
+        ).fetchall()
+        updates = [
+            (packed, doc_id, idx)
+            for idx, text, blob in rows
+            if (packed := repacked(blob, text)) is not None
+        ]
+        conn.executemany("UPDATE units SET boxes = ? WHERE doc_id = ? AND idx = ?", updates)
