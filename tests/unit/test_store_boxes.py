@@ -74,6 +74,11 @@ def test_boxes_decode_bit_for_bit_and_small() -> None:
         )
 
 
+def test_a_lone_surrogate_in_the_text_packs_too() -> None:
+    boxes: list[Rect | None] = as_float32([(1.5, 2.0, 3.0, 4.0), (3.0, 2.0, 4.5, 4.0)])
+    assert decode_boxes(encode_boxes("a\ud800", boxes), "a\ud800") == boxes
+
+
 def test_a_page_without_boxes_is_none_and_reads_back_empty() -> None:
     assert encode_boxes("ab", [None, None]) is None
     assert decode_boxes(None, "ab") == [None, None]

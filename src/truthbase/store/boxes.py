@@ -119,7 +119,8 @@ def _on_grid(rows: npt.NDArray[np.float32]) -> tuple[int, Ints] | None:
 
 def _codes(text: str, present: npt.NDArray[np.bool_]) -> Ints:
     """The code point of each character that has a box, in order."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    raw = text.encode("utf-32-le", "surrogatepass")  # a lone surrogate is a character too
+    codes = np.frombuffer(raw, dtype=np.uint32).astype(np.int64)
     return codes[present]
 
 
