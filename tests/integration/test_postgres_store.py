@@ -28,6 +28,7 @@ from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore, StoreError, open_store
+from truthbase.store.boxes import MAGIC
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
 from truthbase.store.postgres.terms import terms_from_match_expression
@@ -301,6 +302,10 @@ def test_full_text_statistics_follow_the_writes(pg_url: str, embedder: Embedder)
         )
 
 
+#: A page's boxes as float32 holds them: (72.5, 700.25, 78.125, 711.0), no box, another.
+OLD_BOXES = [(72.5, 700.25, 78.125, 711.0), None, (80.0, 700.25, 85.5, 711.0)]
+
+
 def test_a_version_1_database_is_migrated(pg_url: str) -> None:
     """Schema 1 (no statistics, no answers) with chunks in it: opening it adds both, filled."""
     from importlib import resources
@@ -314,6 +319,10 @@ def test_a_version_1_database_is_migrated(pg_url: str) -> None:
             "NULL, NULL)"
         )
         conn.execute("INSERT INTO truthbase.units(doc_id, idx, text) VALUES ('d', 0, '')")
+        conn.execute(  # float32 rows, NaN for no box: the boxes of schema 12 and earlier
+            "INSERT INTO truthbase.units(doc_id, idx, text, boxes) VALUES ('d', 1, 'a b', %s)",
+            (np.array([OLD_BOXES[0], [np.nan] * 4, OLD_BOXES[2]], dtype=np.float32).tobytes(),),
+        )
         conn.execute(
             'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, rects, vector) '
             "VALUES ('d', 0, 0, 0, 'risk of risks', 'Risk', '[]', '[1,0]'), "
@@ -321,6 +330,11 @@ def test_a_version_1_database_is_migrated(pg_url: str) -> None:
         )
     store = PostgresStore(pg_url)
     try:
+        page = store.unit("d", 1)
+        assert page is not None and page.boxes == OLD_BOXES
+        with psycopg.connect(pg_url) as conn:
+            blob = conn.execute("SELECT boxes FROM truthbase.units WHERE idx = 1").fetchone()[0]
+            assert bytes(blob)[:4] == MAGIC  # re-packed by migration 14
         with psycopg.connect(pg_url) as conn:
             assert conn.execute(
                 "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"

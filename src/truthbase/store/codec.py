@@ -1,7 +1,8 @@
 """The row codec of both backends: how records become column values and back.
 
-SQLite and PostgreSQL store the same columns in the same forms (JSON text, float32 blobs), so
-one codec serves both and an index copied from one to the other (:mod:`.copy`) reads back equal.
+SQLite and PostgreSQL store the same columns in the same forms (JSON text, float32 blobs, glyph
+boxes as :mod:`.boxes` packs them), so one codec serves both and an index copied from one to
+the other (:mod:`.copy`) reads back equal.
 Pure functions over plain values; no connection in sight.
 """
 
@@ -30,6 +31,7 @@ from ..model import (
 )
 from ..records import FloatMatrix, Segment, SegmentPart, StoredAnswer, StoredSegments
 from ..text.fulltext import term_string
+from .boxes import decode_boxes, encode_boxes
 
 __all__ = [
     "UNIT_COLUMNS",
@@ -76,30 +78,6 @@ def vector_literal(vector: FloatMatrix | Sequence[float]) -> str:
 
 
 # -- documents and units -------------------------------------------------------------------
-
-
-def encode_boxes(boxes: Sequence[Rect | None]) -> bytes | None:
-    """A unit's glyph boxes as float32 rows (NaN: no box); None when there is no box at all."""
-    if all(box is None for box in boxes):
-        return None  # EPUB units and empty pages: rebuilt from the text length
-    array = np.full((len(boxes), 4), np.nan, dtype=np.float32)
-    for i, box in enumerate(boxes):
-        if box is not None:
-            array[i] = box
-    return array.tobytes()
-
-
-def decode_boxes(blob: bytes | None, length: int) -> list[Rect | None]:
-    if not blob:
-        return [None] * length
-    array = np.frombuffer(blob, dtype=np.float32).reshape(-1, 4).astype(np.float64)
-    boxes: list[Rect | None] = []
-    for row in array:
-        if np.isnan(row[0]):
-            boxes.append(None)
-        else:
-            boxes.append((float(row[0]), float(row[1]), float(row[2]), float(row[3])))
-    return boxes
 
 
 def document_row(
@@ -180,7 +158,7 @@ def unit_rows(document: ExtractedDocument) -> list[tuple[Any, ...]]:
             unit.label,
             unit.href,
             unit.text,
-            encode_boxes(unit.boxes),
+            encode_boxes(unit.text, unit.boxes),
             json.dumps(asdict(unit.geometry)) if unit.geometry else None,
             unit.dom.html if unit.dom else None,
             dom_map_to_json(unit.dom) if unit.dom else None,
@@ -207,7 +185,7 @@ def unit_from_row(row: Sequence[Any]) -> Unit:
     return Unit(
         index=idx,
         text=text,
-        boxes=decode_boxes(bytes(boxes) if boxes is not None else None, len(text)),
+        boxes=decode_boxes(bytes(boxes) if boxes is not None else None, text),
         label=label,
         href=href,
         geometry=page,

@@ -14,7 +14,9 @@ packed token signs (``chunk_tokens``), 6 the documents' owner and visibility and
 languages and the full text over terms made in Python, 9 the units' text source and OCR record,
 10 the chunks' kind (text or table rows) and context (a table's column names), 11 the
 users' stable ids (owners, holders and job owners name users by id), 12 sessions, API tokens
-and quota counters by user id.
+and quota counters by user id, 13 the full-text terms made again (identifiers as whole terms),
+14 the units' glyph boxes packed (:mod:`truthbase.store.boxes`; 13 and 14 are Python steps, no
+SQL file).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -35,6 +37,7 @@ from psycopg import sql
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError
+from ..boxes import repacked
 from ..sql import index_embedder
 from .pool import Connection, Pool, QmarkConnection
 
@@ -49,13 +52,14 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
 # of the rows already stored), 11 gives users ids and maps the names that stood for them, 12
 # keys sessions, tokens and quota counters by those ids; 13 (:data:`TERMS_REMADE`) makes the
-# full-text terms again, as :func:`_remake_terms` says.
+# full-text terms again, as :func:`_remake_terms` says; 14 (:data:`BOXES_REPACKED`) re-packs
+# the glyph boxes (:func:`_repack_boxes`).
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -72,6 +76,8 @@ MIGRATIONS = {
 #: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
 #: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.
 TERMS_REMADE = 13
+#: The version whose step is Python alone too: :func:`_repack_boxes` packs the glyph boxes.
+BOXES_REPACKED = 14
 # Advisory lock keys (any constant bigint): schema migration, document (and token sign) writes.
 _MIGRATE_LOCK = 0x7472757468_01
 WRITE_LOCK = 0x7472757468_02
@@ -124,6 +130,8 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                         _fill_terms(conn)
                     if version == TERMS_REMADE:
                         _remake_terms(conn)
+                    if version == BOXES_REPACKED:
+                        _repack_boxes(conn)
                     conn.execute(
                         "UPDATE truthbase.meta SET value = %s WHERE key = 'schema_version'",
                         (str(version),),
@@ -151,7 +159,7 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
 
 
 def _has_step(version: int) -> bool:
-    return version in MIGRATIONS or version == TERMS_REMADE
+    return version in MIGRATIONS or version in (TERMS_REMADE, BOXES_REPACKED)
 
 
 def _remake_terms(conn: Connection) -> None:
@@ -234,6 +242,28 @@ def _recount(conn: Connection) -> None:
         "UPDATE truthbase.fts_stats SET n = (SELECT count(*) FROM truthbase.chunks), "
         "tokens = (SELECT coalesce(sum(ntok), 0) FROM truthbase.chunks)"
     )
+
+
+# -- schema 13: packed glyph boxes ------------------------------------------------------------
+
+
+def _repack_boxes(conn: Connection) -> None:
+    """Migration 14: every unit's float32 boxes re-packed (the same boxes, bit for bit), one
+    document at a time."""
+    for (doc_id,) in conn.execute("SELECT id FROM truthbase.documents").fetchall():
+        rows = conn.execute(
+            "SELECT idx, text, boxes FROM truthbase.units WHERE doc_id = %s AND boxes IS NOT NULL",
+            (doc_id,),
+        ).fetchall()
+        updates = [
+            (packed, doc_id, idx)
+            for idx, text, blob in rows
+            if (packed := repacked(bytes(blob), text)) is not None
+        ]
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE truthbase.units SET boxes = %s WHERE doc_id = %s AND idx = %s", updates
+            )
 
 
 def type_vectors(conn: Connection, dim: int) -> None:

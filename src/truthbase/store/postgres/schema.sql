@@ -28,7 +28,7 @@ CREATE TABLE truthbase.units (
     label    text,                               -- printed page label
     href     text,                               -- EPUB spine item
     text     text NOT NULL,                      -- canonical text: every offset points here
-    boxes    bytea,                              -- float32 (len(text), 4), NaN for no box
+    boxes    bytea,                              -- glyph boxes packed (store/boxes.py); NULL: none
     geometry text,                               -- JSON: mediabox, cropbox, rotation
     html     text,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  text,                               -- EPUB: canonical offsets to DOM positions

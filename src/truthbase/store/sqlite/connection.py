@@ -22,6 +22,7 @@ from pathlib import Path
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError, StoreFull
+from ..boxes import repacked
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -31,17 +32,18 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 14  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 15  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
 # 11: chunk kind and context (tables kept as rows), the context indexed with the title;
 # 12: users get a stable id, and documents, holders and jobs name their user by it;
 # 13: sessions, API tokens and quota counters name their user by id too; 14: identifiers are
-# whole full-text terms (:func:`_to_version_14` makes the terms again)
+# whole full-text terms (:func:`_to_version_14` makes the terms again); 15: glyph boxes packed
+# (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -213,6 +215,8 @@ class Database:
                         _to_version_12(conn)
                     if version < 13:
                         _quota_by_user_id(conn)
+                    if version < 15:
+                        _to_version_15(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -415,3 +419,23 @@ def _quota_by_user_id(conn: sqlite3.Connection) -> None:
         "UPDATE quota_counters SET key = substr(key, 1, instr(key, 'user:') + 4) || "
         f"(SELECT u.id FROM users u WHERE u.name = {name}) WHERE instr(key, 'user:') > 0"
     )
+
+
+# -- schema 15: packed glyph boxes ------------------------------------------------------------
+
+
+def _to_version_15(conn: sqlite3.Connection) -> None:
+    """Schema 14 to 15 (or older), in the caller's transaction: every unit's float32 boxes
+    re-packed (:func:`truthbase.store.boxes.repacked`: the same boxes, bit for bit), one
+    document at a time. The pages freed are reused by later writes; ``VACUUM`` returns them."""
+    for (doc_id,) in conn.execute("SELECT id FROM documents").fetchall():
+        rows = conn.execute(
+            "SELECT idx, text, boxes FROM units WHERE doc_id = ? AND boxes IS NOT NULL",
+            (doc_id,),
+        ).fetchall()
+        updates = [
+            (packed, doc_id, idx)
+            for idx, text, blob in rows
+            if (packed := repacked(blob, text)) is not None
+        ]
+        conn.executemany("UPDATE units SET boxes = ? WHERE doc_id = ? AND idx = ?", updates)

@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS units (
     label    TEXT,                               -- printed page label
     href     TEXT,                               -- EPUB spine item
     text     TEXT NOT NULL,                      -- canonical text: every offset points here
-    boxes    BLOB,                               -- float32 (len(text), 4), NaN for no box
+    boxes    BLOB,                               -- glyph boxes packed (store/boxes.py); NULL: none
     geometry TEXT,                               -- JSON: mediabox, cropbox, rotation
     html     TEXT,                               -- EPUB: the sanitized XHTML the reader shows
     dom_map  TEXT,                               -- EPUB: canonical offsets to DOM positions
