@@ -34,6 +34,7 @@ from ..config import ServerSettings, Settings, data_folder
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..jobs import Job
+from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo
 from ..modes import answer_events
 from ..records import OPERATOR, ResolvedMode, SearchHit, Viewer
@@ -87,6 +88,8 @@ class Service:
         self.settings: Settings = settings
         self._embedder_of = embedder
         self.viewer: Viewer = viewer
+        # One cache of judge verdicts per service, shared by its per-viewer copies.
+        self._verdicts = VerdictCache(settings.support.judge_cache_size)
 
     def for_viewer(self, viewer: Viewer) -> Self:
         """This service as ``viewer`` may run it, over the same open index."""
@@ -100,6 +103,11 @@ class Service:
         if self._store is None:
             raise InvalidInput("this library is closed")
         return self._store
+
+    def judge(self) -> ModelJudge | None:
+        """The support judge ``support.judge`` asks for (None: off, or auto without a chat
+        model); JudgeNotConfigured for ``llm`` without one."""
+        return judge_for(self.settings.support, self.settings.llm, cache=self._verdicts)
 
     @property
     def embedder(self) -> Embedder:
@@ -209,6 +217,11 @@ class Service:
         except Exception as exc:
             yield failure_event("embedder", exc)
             return
+        try:
+            judge = self.judge()
+        except Exception as exc:
+            yield failure_event("judge", exc)
+            return
         events = answer_events(
             self.store,
             embedder,
@@ -218,6 +231,7 @@ class Service:
             k=plan.k,
             doc_ids=plan.scope,
             cancelled=cancelled,
+            judge=judge,
         )
         try:
             for event in events:
@@ -279,7 +293,9 @@ class Service:
                 raise InvalidInput(f"page {page}: pages count from 1")
             unit = page - 1
         assert unit is not None
-        return _verify_claim(self.store, info.id, unit, quote, claim, self.embedder)
+        return _verify_claim(
+            self.store, info.id, unit, quote, claim, self.embedder, judge=self.judge()
+        )
 
     # -- the document lifecycle -------------------------------------------------------------
 

@@ -28,6 +28,12 @@ from .common import AppContext, console
 @click.option("--quote", required=True, help="The passage, as on the page.")
 @click.option("--claim", required=True, help="The sentence the quote is cited for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict object as JSON.")
+@click.option(
+    "--judge",
+    type=click.Choice(["off", "auto", "llm"]),
+    default=None,
+    help="The model judge after the deterministic checks [default: the setting support.judge].",
+)
 @click.pass_obj
 def verify_claim_command(
     app: AppContext,
@@ -37,15 +43,18 @@ def verify_claim_command(
     quote: str,
     claim: str,
     as_json: bool,
+    judge: str | None,
 ) -> None:
     """Check that QUOTE is on the page and supports CLAIM (numbers, negation, named terms,
-    coverage and the embedder's similarity agree).
+    coverage and the embedder's similarity agree; then the model judge, when support.judge or
+    --judge asks for it).
 
     Exit 0 when supported; 1 when the quote is on the page but does not support the claim
     (quote_only) or is not on the page (unverified), each reason on its own line; 2 for bad
     input (an unknown document, a page out of range, an empty quote or claim).
     """
     from ..cite.verify import resolve_document, verify_claim
+    from ..llm.judge import judge_for
 
     if (page is None) == (unit is None):
         raise InvalidInput("give exactly one of --page N (PDF, 1-based) and --unit N (0-based)")
@@ -59,7 +68,10 @@ def verify_claim_command(
             if page < 1:
                 raise InvalidInput(f"--page {page}: pages count from 1")
             index = page - 1
-        verdict = verify_claim(store, full_id, index or 0, quote, claim, app.embedder)
+        model_judge = judge_for(app.settings.support, app.settings.llm, choice=judge)
+        verdict = verify_claim(
+            store, full_id, index or 0, quote, claim, app.embedder, judge=model_judge
+        )
     if as_json:
         click.echo(json.dumps(verdict.to_json(), indent=2))
     else:
