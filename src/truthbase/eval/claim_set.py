@@ -345,6 +345,7 @@ def evaluate_claim_set(
             without.append(records.pop())
             records.append(_record(entry, claim, label, kind, judged))
             records[-1]["judge_seconds"] = round(time.perf_counter() - started, 3)
+            records[-1]["supported_without_judge"] = check.supported
     report = {
         **summarize_claim_set(records),
         "items": len(located),
