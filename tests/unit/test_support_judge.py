@@ -9,6 +9,8 @@ import json
 import pytest
 
 from tests.helpers.transcripts import Reply, Scripted, completion
+from truthbase.answer.model import ErrorEvent
+from truthbase.app.service import AnswerPlan, Service
 from truthbase.cite import parse_answer, resolve_citations
 from truthbase.cite.judge import JUDGE_NOT_ENTAILED, apply_judgement
 from truthbase.cite.model import Judgement, SupportCheck
@@ -266,3 +268,13 @@ def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("TRUTHBASE_SUPPORT__JUDGE", "always")
     with pytest.raises(ValueError):
         Settings()
+
+
+def test_an_answer_ends_with_an_error_when_the_judge_is_required_and_missing() -> None:
+    settings = Settings(support=SupportSettings(judge="llm"))
+    service = Service(None, settings, lambda: object())  # type: ignore[arg-type, return-value]
+    events = list(service.answer(AnswerPlan("q", "extractive", None), record=False))
+    assert len(events) == 1 and isinstance(events[0], ErrorEvent)
+    assert events[0].stage == "judge" and "JudgeNotConfigured" in events[0].message
+    with pytest.raises(JudgeNotConfigured):
+        service.judge()
