@@ -142,6 +142,7 @@ def test_a_judge_failure_leaves_the_deterministic_verdict(
             '```json\n{"entailed": false, "departing_words": [" every  week "]}\n```',
             (False, ("every week",)),
         ),
+        ("{&#34;entailed&#34;: true, &#34;departing_words&#34;: []}", (True, ())),  # llama.cpp
         ('{"entailed": "false", "departing_words": []}', None),  # a string, not a boolean
         ('{"entailed": true}', None),  # a key missing
         ('{"entailed": true, "departing_words": [], "why": "x"}', None),  # a key too many

@@ -3,7 +3,8 @@
 :class:`ModelJudge` implements :class:`truthbase.cite.judge.Judge`: one chat call per claim,
 the quote and its context delimited as data (:func:`.prompts.build_judge_messages`), the reply
 read strictly (:func:`parse_verdict`): one JSON object ``{"entailed": bool, "departing_words":
-[str, ...]}``, optionally inside a Markdown code fence, and nothing else. Anything else, a
+[str, ...]}``, optionally inside a Markdown code fence or HTML-escaped (llama.cpp's
+chatml-function-calling format escapes it), and nothing else. Anything else, a
 provider error or a timeout is a failed :class:`~truthbase.cite.model.Judgement` (never an
 exception): the support policy then keeps its deterministic verdict. Each call is a ``judge``
 span (the model call a ``chat`` span under it, :mod:`truthbase.telemetry`).
@@ -21,6 +22,7 @@ model is configured, ``llm`` one or :class:`JudgeNotConfigured`.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import logging
 import threading
@@ -59,9 +61,14 @@ class JudgeNotConfigured(InvalidInput):
 def parse_verdict(text: str) -> tuple[bool, tuple[str, ...]] | None:
     """``(entailed, departing_words)`` from the reply, or None when it is not exactly one JSON
     object with a boolean ``entailed`` and a list of strings ``departing_words`` (no other key;
-    a Markdown code fence around it is allowed)."""
+    a Markdown code fence around it, or HTML escapes of its quotes, are allowed)."""
+    bare = strip_fences(text)
+    if bare.startswith("{&#34;") or bare.startswith("{&quot;"):
+        # llama-cpp-python's chatml-function-calling format (the suite's Qwen server) sends
+        # the reply's text HTML-escaped: the same object, escaped in transport.
+        bare = html.unescape(bare)
     try:
-        value = json.loads(strip_fences(text))
+        value = json.loads(bare)
     except ValueError:
         return None
     if not isinstance(value, dict) or set(value) != _KEYS:
