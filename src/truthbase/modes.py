@@ -26,6 +26,7 @@ from .answer.llm import answerer_for, stages_for
 from .answer.model import Event
 from .answer.pipeline import answer_question
 from .answer.policy import resolve_chat_mode
+from .cite.judge import Judge
 from .config import Settings
 from .embed import Embedder
 from .llm.chain import load_chat_model
@@ -76,6 +77,7 @@ def agent_for(
     doc_id: str | None = None,
     doc_ids: DocScope = None,
     cancelled: Callable[[], bool] | None = None,
+    judge: Judge | None = None,
 ) -> Agent:
     """The agent of ``settings``: the book tools over ``store`` (the documents of ``doc_ids``,
     None: all; one document's when ``doc_id`` is given, if it is in that scope), the configured
@@ -99,6 +101,7 @@ def agent_for(
         rank=hybrid_ranker(
             store, settings.retrieval, enough=settings.agent.detail_sources, doc_ids=scope
         ),
+        judge=judge,
     )
 
 
@@ -112,18 +115,20 @@ def answer_events(
     k: int | None = None,
     doc_ids: DocScope = None,
     cancelled: Callable[[], bool] | None = None,
+    judge: Judge | None = None,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (already resolved, once, by the caller:
     :func:`resolve_chat_mode`); ``k`` is the pipeline's number of sources (None:
     ``retrieval.k``); sources (and the agent's book tools) come only from ``doc_ids`` (None:
     every document), the scope the application layer decided (:mod:`truthbase.app`).
     ``cancelled`` stops agent mode before its next model call (the other modes stream, and
-    stop when their consumer does)."""
+    stop when their consumer does). ``judge``: the model judge of every citation's support
+    (:func:`truthbase.llm.judge.judge_for`, the setting ``support.judge``), in every mode."""
     # One span for the whole answer; its stages' spans (retrieve, generate, resolve, model
     # calls) nest under it.
     yield from traced(
         "answer",
-        _mode_events(store, embedder, question, settings, mode, k, doc_ids, cancelled),
+        _mode_events(store, embedder, question, settings, mode, k, doc_ids, cancelled, judge),
         mode=mode,
     )
 
@@ -137,9 +142,12 @@ def _mode_events(
     k: int | None,
     scope: DocScope,
     cancelled: Callable[[], bool] | None,
+    judge: Judge | None = None,
 ) -> Iterator[Event]:
     if chosen == "agent":
-        agent = agent_for(settings, store, embedder, doc_ids=scope, cancelled=cancelled)
+        agent = agent_for(
+            settings, store, embedder, doc_ids=scope, cancelled=cancelled, judge=judge
+        )
         yield from agent_events(store, embedder, question, agent)
         return
     yield from answer_question(
@@ -151,4 +159,5 @@ def _mode_events(
         k=k,
         stages=stages_for(settings.llm, chosen),
         doc_ids=scope,
+        judge=judge,
     )

@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.corpus import SHARED
+from truthbase.cite.model import Judgement
 from truthbase.errors import InvalidInput
 from truthbase.eval.claim_set import (
     cross_validate_threshold,
+    evaluate_claim_set,
     fit_threshold,
     load_claim_set,
     locate_items,
+    stratified_subset,
     summarize_claim_set,
 )
 
@@ -82,3 +85,57 @@ def test_the_threshold_is_fitted_between_the_scores_and_cross_validated() -> Non
     cv = cross_validate_threshold(rows, folds=5, seeds=(0, 1))
     assert cv["cv_kept"] == 1.0 and cv["cv_caught"] == 1.0
     assert cv["folds"] == 5 and cv["seeds"] == [0, 1]
+
+
+class _NotEntailed:
+    """A judge that finds nothing entailed and counts its calls."""
+
+    name = "never"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, claim: str, quote: str, context: str) -> Judgement:
+        self.calls += 1
+        return Judgement(entailed=False, departing_words=("week",), judge=self.name)
+
+
+def test_with_a_judge_each_claim_is_reported_with_and_without_it(tmp_path: Path) -> None:
+    quote = "The plant produces forty two units every day."
+    claims = [
+        {
+            "claim": "The plant produces forty two units every week.",
+            "supported": False,
+            "kind": "number",
+        },
+        {
+            "claim": "The factory makes forty two items daily.",
+            "supported": True,
+            "kind": "paraphrase",
+        },
+        {
+            "claim": "The plant produces ninety nine units every day.",
+            "supported": False,
+            "kind": "number",
+        },
+    ]
+    item = {"id": "x1", "doc": "d", "page": 1, "quote": quote, "claims": claims}
+    path = tmp_path / "claims.json"
+    path.write_text(
+        json.dumps({"version": 1, "documents": {"d": {"path": "d.pdf"}}, "items": [item]})
+    )
+    _, items = load_claim_set(path)
+    located, _ = locate_items(items, lambda doc, page: quote)
+    assert stratified_subset(located, 1) == {("x1", 0), ("x1", 1)}
+    judge = _NotEntailed()
+    report = evaluate_claim_set(located, None, judge=judge)
+    assert judge.calls == 2  # the vetoed claim (ninety nine) is not judged
+    assert report["judge"]["without_judge"]["kept"] == 1.0
+    assert report["judge"]["without_judge"]["caught"] == 0.5
+    assert report["kept"] == 0.0 and report["caught"] == 1.0
+    assert report["judge"]["asked"] == 2 and report["judge"]["failed"] == 0
+    weekly = report["per_claim"][0]
+    assert weekly["supported_without_judge"] and not weekly["supported"]
+    assert weekly["judge"]["departing_words"] == ["week"]
+    subset = evaluate_claim_set(located, None, per_kind=1)
+    assert len(subset["per_claim"]) == 2 and "judge" not in subset

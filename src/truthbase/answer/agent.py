@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cite.judge import Judge
 from ..cite.resolve import UnitReader
 from ..config import AgentSettings
 from ..embed import Embedder
@@ -61,6 +62,7 @@ class Agent:
     extractive: ExtractiveAnswerer
     settings: AgentSettings = field(default_factory=AgentSettings)
     rank: PassageRanker | None = None  # orders detail passages (None: cosine + term overlap)
+    judge: Judge | None = None  # the support judge of every citation (support.judge)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -79,7 +81,9 @@ def _failures_json(failures: list[Failure]) -> list[dict[str, Any]]:
     return [{"model": f.model, "error": f.error, "timed_out": f.timed_out} for f in failures]
 
 
-def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> Settled:
+def _resolve(
+    outcome: _Outcome, store: UnitReader, embedder: Embedder, judge: Judge | None
+) -> Settled:
     text = outcome.text
     if outcome.answerer != AGENT_EXTRACTIVE:
         # "S38: claim" -> "[tag] claim": the tag of section S38's passage that best supports
@@ -89,7 +93,8 @@ def _resolve(outcome: _Outcome, store: UnitReader, embedder: Embedder) -> Settle
         if cited:
             outcome.info["section_citations"] = [c.note() for c in cited]
             outcome.info["model_text"] = outcome.text
-    return settle(text, outcome.sources, store, embedder, shown=shown_tags(outcome.runs))
+    shown = shown_tags(outcome.runs)
+    return settle(text, outcome.sources, store, embedder, shown=shown, judge=judge)
 
 
 def _extractive(agent: Agent, question: str, embedder: Embedder, info: dict[str, Any]) -> _Outcome:
@@ -148,7 +153,7 @@ def agent_events(
         outcome = _model_outcome(agent, question, embedder)
         timings["agent"] = time.perf_counter() - began
         started = time.perf_counter()
-        resolved = _resolve(outcome, store, embedder)
+        resolved = _resolve(outcome, store, embedder, agent.judge)
         timings["cite"] = time.perf_counter() - started
         if outcome.answerer != AGENT_EXTRACTIVE and not model_answer_stands(
             resolved.refused, resolved.citations
@@ -165,7 +170,7 @@ def agent_events(
             }
             outcome = _extractive(agent, question, embedder, info)
             dropped = [f"model answer: {p}" for p in resolved.problems]
-            resolved = _resolve(outcome, store, embedder)
+            resolved = _resolve(outcome, store, embedder, agent.judge)
             resolved.problems[:0] = dropped
             timings["extractive"] = time.perf_counter() - started
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cite import parse_answer, resolve_citations
+from ..cite.judge import Judge
 from ..cite.resolve import UnitReader
 from ..cite.tags import TAG, TAG_LIKE, format_tag
 from ..embed import Embedder
@@ -86,14 +87,16 @@ def settle(
     embedder: Embedder | None,
     *,
     shown: set[str] | None = None,
+    judge: Judge | None = None,
 ) -> Settled:
-    """Screen (when ``shown`` is given: the tags the tools produced), resolve, verify, decide."""
+    """Screen (when ``shown`` is given: the tags the tools produced), resolve, verify (with the
+    model ``judge`` when given, :mod:`truthbase.cite.judge`), decide."""
     problems: list[str] = []
     if shown is not None:
         text, problems = screen_tags(text, shown, sources)
     parsed = parse_answer(text)
     with span("resolve", claims=len(parsed.claims)):
-        resolution = resolve_citations(parsed, sources, reader, embedder)
+        resolution = resolve_citations(parsed, sources, reader, embedder, judge)
     final = NO_ANSWER if parsed.refused else resolution.text.strip()
     refused = answer_refused(parsed.refused, final)
     return Settled(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..access import DocScope
+from ..cite.judge import Judge
 from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
@@ -203,11 +204,13 @@ def answer_question(
     k: int | None = None,
     stages: Stages | None = None,
     doc_ids: DocScope = None,
+    judge: Judge | None = None,
 ) -> Iterator[Event]:
     """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
     of sources) to ``retrieval.k``.
 
     ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
+    ``judge``: the model judge of every citation's support (``support.judge``; fails open).
     """
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
@@ -251,7 +254,7 @@ def answer_question(
     timings["answer"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    settled = settle("".join(pieces), sources, store, embedder)
+    settled = settle("".join(pieces), sources, store, embedder, judge=judge)
     timings["cite"] = time.perf_counter() - started
     yield from finish(
         question,

@@ -35,6 +35,7 @@ from ..config import ServerSettings, Settings, data_folder
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..jobs import Job, UploadLimits
+from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
 from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
@@ -89,6 +90,8 @@ class Service:
         self.settings: Settings = settings
         self._embedder_of = embedder
         self.viewer: Viewer = viewer
+        # One cache of judge verdicts per service, shared by its per-viewer copies.
+        self._verdicts = VerdictCache(settings.support.judge_cache_size)
 
     def for_viewer(self, viewer: Viewer) -> Self:
         """This service as ``viewer`` may run it, over the same open index."""
@@ -102,6 +105,13 @@ class Service:
         if self._store is None:
             raise InvalidInput("this library is closed")
         return self._store
+
+    def judge(self, choice: str | None = None) -> ModelJudge | None:
+        """The support judge ``support.judge`` (or ``choice``: off, auto or llm) asks for (None:
+        off, or auto without a chat model); JudgeNotConfigured for ``llm`` without one."""
+        return judge_for(
+            self.settings.support, self.settings.llm, choice=choice, cache=self._verdicts
+        )
 
     @property
     def embedder(self) -> Embedder:
@@ -211,6 +221,11 @@ class Service:
         except Exception as exc:
             yield failure_event("embedder", exc)
             return
+        try:
+            judge = self.judge()
+        except Exception as exc:
+            yield failure_event("judge", exc)
+            return
         events = answer_events(
             self.store,
             embedder,
@@ -220,6 +235,7 @@ class Service:
             k=plan.k,
             doc_ids=plan.scope,
             cancelled=cancelled,
+            judge=judge,
         )
         try:
             for event in events:
@@ -281,11 +297,13 @@ class Service:
         *,
         page: int | None = None,
         unit: int | None = None,
+        judge: str | None = None,
     ) -> ClaimVerdict:
         """Whether ``quote`` is on the page (``page``, 1-based, PDFs) or unit (``unit``,
         0-based) of ``doc`` and supports ``claim``: the verdict's ``state`` is ``supported``,
         ``quote_only`` or ``unverified``, with where the quote is and each failed check
-        (:func:`truthbase.cite.verify.verify_claim`, as ``truthbase verify-claim``)."""
+        (:func:`truthbase.cite.verify.verify_claim`, as ``truthbase verify-claim``); ``judge``
+        (off, auto, llm) overrides the setting ``support.judge`` for this check."""
         if (page is None) == (unit is None):
             raise InvalidInput("give exactly one of page (PDF, 1-based) and unit (0-based)")
         info = self.document(doc)
@@ -296,7 +314,9 @@ class Service:
                 raise InvalidInput(f"page {page}: pages count from 1")
             unit = page - 1
         assert unit is not None
-        return _verify_claim(self.store, info.id, unit, quote, claim, self.embedder)
+        return _verify_claim(
+            self.store, info.id, unit, quote, claim, self.embedder, judge=self.judge(judge)
+        )
 
     # -- the document lifecycle -------------------------------------------------------------
 

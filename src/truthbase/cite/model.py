@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["THRESHOLD_REASONS", "Reason", "SupportCheck"]
+__all__ = ["THRESHOLD_REASONS", "Judgement", "Reason", "SupportCheck"]
 
 #: The reasons a score below its threshold gives; every other reason is a veto.
 THRESHOLD_REASONS = frozenset({"low_coverage", "low_similarity"})
@@ -50,6 +50,31 @@ class Reason:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Judgement:
+    """What the judge said: ``entailed`` (None when it failed, with ``failure`` saying why),
+    the claim's words that depart from the quote, and the judge's name (its model)."""
+
+    entailed: bool | None
+    departing_words: tuple[str, ...] = ()
+    judge: str = ""
+    failure: str = ""
+    cached: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.entailed is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entailed": self.entailed,
+            "departing_words": list(self.departing_words),
+            "judge": self.judge,
+            "failure": self.failure or None,
+            "cached": self.cached,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SupportCheck:
     """The verdict of :func:`check_support`: supported exactly when there is no reason."""
 
@@ -59,6 +84,8 @@ class SupportCheck:
     verbatim: bool = False
     coverage: float = 0.0
     cosine: float | None = None
+    #: The model judge's verdict (:mod:`.judge`), when one was asked.
+    judgement: Judgement | None = None
 
     @property
     def vetoed(self) -> bool:
@@ -73,4 +100,5 @@ class SupportCheck:
             "coverage": round(self.coverage, 4),
             "cosine": None if self.cosine is None else round(self.cosine, 4),
             "reasons": [r.to_json() for r in self.reasons],
+            "judge": None if self.judgement is None else self.judgement.to_json(),
         }

@@ -13,7 +13,8 @@ Then two checks, for markers and tags alike (a tag is never a free pass):
    one matcher (:func:`span_verified`, :mod:`truthbase.text.matching`).
 2. The support check: does the claim follow from the quote? :func:`claim_support` is the only
    place this is decided: the deterministic checks of :mod:`truthbase.cite.support` (numbers,
-   negation, named terms, coverage, cosine), each failure a named reason.
+   negation, named terms, coverage, cosine), each failure a named reason, then the optional
+   model judge (``support.judge``, :mod:`truthbase.cite.judge`) when no veto failed.
 
 The state (:func:`citation_state`): ``supported`` when both pass, ``quote_only`` when only the
 quote check does, ``unverified`` otherwise; ``reasons`` name every failed check. Markers that
@@ -38,6 +39,7 @@ from ..telemetry import span
 from ..text.matching import find_quote, normalize, quote_in
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, terms, weighted_coverage
+from .judge import Judge
 from .parse import Claim, ParsedAnswer, Tag, render_groups
 from .support import check_support
 
@@ -109,19 +111,24 @@ def _score(claim: str, quote: str, context: str, embedder: Embedder | None) -> f
 
 
 def claim_support(
-    claim: str, quote: str, context: str = "", embedder: Embedder | None = None
+    claim: str,
+    quote: str,
+    context: str = "",
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
 ) -> Support:
     """Whether ``claim`` follows from ``quote`` (``context``: the source passage around the
     quote). The one support decision of every citation, marker or tag, in every mode: the
     deterministic checks of :func:`truthbase.cite.support.check_support` (numbers, negation,
-    named terms, content-word coverage, embedding cosine), each failure a named reason.
+    named terms, content-word coverage, embedding cosine), each failure a named reason, then
+    the optional model ``judge`` (:mod:`.judge`) when no veto failed.
     """
     if not normalize(claim):
         return Support(False, 0.0, ("empty_claim: no claim before the citation",))
     if not normalize(quote):
         return Support(False, 0.0, ("empty_quote: no quote",))
     with span("verify"):
-        check = check_support(claim, quote, context=context, embedder=embedder)
+        check = check_support(claim, quote, context=context, embedder=embedder, judge=judge)
     return Support(check.supported, check.score, tuple(str(r) for r in check.reasons))
 
 
@@ -141,7 +148,13 @@ def citation_state(
 
 
 def _injected(
-    text: str, start: int, end: int, claim: str, context: str, embedder: Embedder | None
+    text: str,
+    start: int,
+    end: int,
+    claim: str,
+    context: str,
+    embedder: Embedder | None,
+    judge: Judge | None = None,
 ) -> str | None:
     """The screen rule of an injected stretch of ``text`` that the quote [start, end) overlaps,
     when the claim is not supported by the quote's other words alone; else None. An honest
@@ -155,7 +168,7 @@ def _injected(
     for lo, hi, _ in overlapping:
         kept = kept.replace(text[max(lo, start) : min(hi, end)], " ")
         rest = rest.replace(text[lo:hi], " ")
-    if normalize(kept) and claim_support(claim, kept, rest, embedder).supported:
+    if normalize(kept) and claim_support(claim, kept, rest, embedder, judge).supported:
         return None
     return overlapping[0][2]
 
@@ -187,6 +200,7 @@ def make_citation(
     claim: str,
     via: str = "marker",
     embedder: Embedder | None = None,
+    judge: Judge | None = None,
 ) -> Citation:
     """A citation of ``source`` at the unit span [start, end): the quote checked against the
     stored unit, the claim against the quote (:func:`claim_support`), the state decided."""
@@ -200,9 +214,9 @@ def make_citation(
     inside = source.start <= start < end <= source.end
     quote = source.text[start - source.start : end - source.start] if inside else ""
     verified = span_verified(unit.text, start, end, quote)
-    support = claim_support(claim, quote, source.text, embedder)
+    support = claim_support(claim, quote, source.text, embedder, judge)
     injected = (
-        _injected(unit.text, start, end, claim, source.text, embedder)
+        _injected(unit.text, start, end, claim, source.text, embedder, judge)
         if verified and support.supported
         else None
     )
@@ -283,6 +297,7 @@ def resolve_citations(
     sources: Sequence[Source],
     reader: UnitReader,
     embedder: Embedder | None = None,
+    judge: Judge | None = None,
 ) -> Resolution:
     """Citations for every claim of ``parsed``; a refusal has none (its markers are dropped)."""
     result = Resolution()
@@ -314,6 +329,7 @@ def resolve_citations(
                     claim=claim.text,
                     via="tag",
                     embedder=embedder,
+                    judge=judge,
                 )
             )
             kept.append(source.n)
@@ -322,18 +338,24 @@ def resolve_citations(
             kept.append(n)
             if n in tagged:
                 continue
-            result.citations.append(_claim_citation(units, claim, by_n[n], embedder))
+            result.citations.append(_claim_citation(units, claim, by_n[n], embedder, judge))
         kept_numbers.append(tuple(dict.fromkeys(kept)))
     result.text = render_groups(parsed.text, parsed.claims, kept_numbers)
     return result
 
 
 def _claim_citation(
-    units: UnitCache, claim: Claim, source: Source, embedder: Embedder | None
+    units: UnitCache,
+    claim: Claim,
+    source: Source,
+    embedder: Embedder | None,
+    judge: Judge | None = None,
 ) -> Citation:
     aligned = align_claim(claim.text, source, embedder) if claim.text.strip() else None
     if aligned is None:
         why = "no claim before the marker" if not claim.text.strip() else "the source has no text"
         return _unverified(source, source.start, source.end, claim.text, "marker", why)
     start, end, _ = aligned
-    return make_citation(units, source, start, end, claim=claim.text, embedder=embedder)
+    return make_citation(
+        units, source, start, end, claim=claim.text, embedder=embedder, judge=judge
+    )

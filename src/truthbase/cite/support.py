@@ -48,6 +48,11 @@ contextual token vectors); and the vetoes of :mod:`.vetoes` apply in every mode:
 
 The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
 verbatim claim); it orders claims, the reasons decide.
+
+An optional model judge (:mod:`.judge`, setting ``support.judge``) is asked after these checks
+when no veto failed: the vetoes always override it, its ``entailed`` overrides the score
+thresholds, its ``not entailed`` is the reason ``judge_not_entailed``, and its failure leaves
+this verdict.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from ..embed import Embedder
 from ..text.sentences import split_sentences
 from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, weighted_coverage
 from .align import align, normal, stems
+from .judge import Judge, apply_judgement, ask_judge
 from .lexicon import Lexicon, load_lexicon
 from .model import Reason, SupportCheck
 from .numbers import (
@@ -443,13 +449,29 @@ def check_support(
     embedder: Embedder | None = None,
     document: str = "",
     lexicon: Lexicon | None = None,
+    judge: Judge | None = None,
 ) -> SupportCheck:
     """Whether ``quote`` (with ``context``, the source text around it) supports ``claim``.
 
     ``document``: text that names the cited document and its authors (its title, first page),
     for claims that name it where the quote says "we". Supported exactly when no check names a
-    reason; see the module doc for the checks.
+    reason; see the module doc for the checks. ``judge``: the optional model judge, asked only
+    when no veto failed and the claim is not verbatim (the rule: :mod:`.judge`).
     """
+    check = _deterministic(claim, quote, context, embedder, document, lexicon)
+    if judge is None or check.vetoed or check.verbatim:
+        return check
+    return apply_judgement(check, ask_judge(judge, claim, quote, context))
+
+
+def _deterministic(
+    claim: str,
+    quote: str,
+    context: str,
+    embedder: Embedder | None,
+    document: str,
+    lexicon: Lexicon | None,
+) -> SupportCheck:
     claim_norm, quote_norm = normal(claim), normal(quote)
     if not claim_norm:
         return SupportCheck(

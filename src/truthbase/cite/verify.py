@@ -19,6 +19,7 @@ from ..geometry import span_line_rects
 from ..model import Rect
 from ..store.base import Documents
 from ..text.matching import find_quote, normalize
+from .judge import Judge
 from .support import Reason, SupportCheck, check_support, context_around, document_names
 
 __all__ = ["ClaimState", "ClaimVerdict", "resolve_document", "verify_claim"]
@@ -92,9 +93,11 @@ def verify_claim(
     quote: str,
     claim: str,
     embedder: Embedder | None = None,
+    judge: Judge | None = None,
 ) -> ClaimVerdict:
     """Whether ``quote`` is on unit ``unit`` (0-based) of document ``doc_id`` (an id or a
-    unique prefix) and supports ``claim``.
+    unique prefix) and supports ``claim`` (with the model ``judge`` when given: the setting
+    ``support.judge``, :mod:`.judge`).
 
     Raises InvalidInput for an empty quote or claim, or a unit out of range; NotFound for an
     unknown document.
@@ -126,6 +129,7 @@ def verify_claim(
         quote,
         context=context_around(stored.text, start, end),
         embedder=embedder,
+        judge=judge,
         document=document_names(
             info.title if info is not None else "", first.text if first else ""
         ),

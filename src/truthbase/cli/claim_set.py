@@ -16,13 +16,24 @@ from ..eval.claim_set import (
     store_pages,
 )
 from ..ingest import IngestOptions, ingest_file
+from ..llm.judge import judge_for
 from .common import AppContext, console, err_console, run_metadata
 
 __all__ = ["run_claim_set"]
 
 
-def run_claim_set(app: AppContext, path: Path, corpus_root: Path | None) -> dict[str, Any]:
-    """Ingest the set's documents, check every claim, print the table; the report."""
+def run_claim_set(
+    app: AppContext,
+    path: Path,
+    corpus_root: Path | None,
+    *,
+    judge: str | None = None,
+    per_kind: int | None = None,
+) -> dict[str, Any]:
+    """Ingest the set's documents, check every claim (with the model judge that ``judge``, else
+    the setting ``support.judge``, asks for), print the table; the report."""
+    settings = app.settings
+    model_judge = judge_for(settings.support, settings.llm, choice=judge)
     documents, items = load_claim_set(path)
     root = corpus_root if corpus_root is not None else path.absolute().parent.parent
     with app.store() as store:
@@ -42,7 +53,11 @@ def run_claim_set(app: AppContext, path: Path, corpus_root: Path | None) -> dict
         located, missing = locate_items(items, page_text, names)
         with err_console.status("checking claims") as status:
             report = evaluate_claim_set(
-                located, app.embedder, on_item=lambda i: status.update(f"checking {i}")
+                located,
+                app.embedder,
+                judge=model_judge,
+                per_kind=per_kind,
+                on_item=lambda i: status.update(f"checking {i}"),
             )
     report = {**run_metadata(), "claims": str(path), "quotes_not_found": missing, **report}
     _print(report)
@@ -51,33 +66,39 @@ def run_claim_set(app: AppContext, path: Path, corpus_root: Path | None) -> dict
 
 def _print(report: dict[str, Any]) -> None:
     cv = report["threshold"]
+    judged = report.get("judge")
+    plain = judged["without_judge"] if judged else None
     table = Table(title=f"claims of {report['items']} items")
-    for column in ("kind", "claims", "share", "cross-validated"):
+    columns = ["kind", "claims", "share", "cross-validated"]
+    if plain is not None:
+        columns.insert(3, "without judge")
+    for column in columns:
         table.add_column(column, justify="left" if column == "kind" else "right")
-    for kind, row in report["by_kind"].items():
+
+    def row(label: str, n: int, name: str, value: float, cv_value: float, base: Any) -> None:
+        cells = [label, str(n), f"{value:.3f}" if n else "-", f"{cv_value:.3f}" if n else "-"]
+        if plain is not None:
+            cells.insert(3, f"{base:.3f}" if n else "-")
+        table.add_row(*cells)
+
+    for kind, counts in report["by_kind"].items():
         name = "kept" if kind in SUPPORTED_KINDS else "caught"
-        table.add_row(
-            f"{kind} ({name})",
-            str(row["n"]),
-            f"{row[name]:.3f}" if row["n"] else "-",
-            f"{cv['cv_by_kind'][kind][name]:.3f}" if row["n"] else "-",
-        )
-    table.add_row(
-        "[bold]supported kept[/]",
-        str(report["supported_claims"]),
-        f"{report['kept']:.3f}",
-        f"{cv['cv_kept']:.3f}",
-    )
-    table.add_row(
-        "[bold]unsupported caught[/]",
-        str(report["unsupported_claims"]),
-        f"{report['caught']:.3f}",
-        f"{cv['cv_caught']:.3f}",
-    )
+        base = plain["by_kind"][kind][name] if plain else None
+        row(f"{kind} ({name})", counts["n"], name, counts[name], cv["cv_by_kind"][kind][name], base)
+    for name, label, n in (
+        ("kept", "supported kept", report["supported_claims"]),
+        ("caught", "unsupported caught", report["unsupported_claims"]),
+    ):
+        row(f"[bold]{label}[/]", n, name, report[name], cv[f"cv_{name}"], plain and plain[name])
     console.print(table)
     console.print(
         f"score threshold: fitted {cv['fitted']}; cross-validated ({cv['folds']} folds by item "
         f"x {len(cv['seeds'])} seeds) thresholds {cv['cv_thresholds'][0]}..{cv['cv_thresholds'][1]}"
     )
+    if judged:
+        console.print(
+            f"judge {judged['name']}: asked {judged['asked']}, failed {judged['failed']}, "
+            f"{judged['seconds_per_claim']:.1f} s per claim"
+        )
     for item in report["quotes_not_found"]:
         console.print(f"[yellow]quote not found[/] {item}")

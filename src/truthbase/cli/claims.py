@@ -28,6 +28,12 @@ from .common import AppContext, console
 @click.option("--quote", required=True, help="The passage, as on the page.")
 @click.option("--claim", required=True, help="The sentence the quote is cited for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict object as JSON.")
+@click.option(
+    "--judge",
+    type=click.Choice(["off", "auto", "llm"]),
+    default=None,
+    help="The model judge after the deterministic checks [default: the setting support.judge].",
+)
 @click.pass_obj
 def verify_claim_command(
     app: AppContext,
@@ -37,16 +43,18 @@ def verify_claim_command(
     quote: str,
     claim: str,
     as_json: bool,
+    judge: str | None,
 ) -> None:
     """Check that QUOTE is on the page and supports CLAIM (numbers, negation, named terms,
-    coverage and the embedder's similarity agree).
+    coverage and the embedder's similarity agree; then the model judge, when support.judge or
+    --judge asks for it).
 
     Exit 0 when supported; 1 when the quote is on the page but does not support the claim
     (quote_only) or is not on the page (unverified), each reason on its own line; 2 for bad
     input (an unknown document, a page out of range, an empty quote or claim).
     """
     with app.service() as service:
-        verdict = service.verify_claim(doc_id, quote, claim, page=page, unit=unit)
+        verdict = service.verify_claim(doc_id, quote, claim, page=page, unit=unit, judge=judge)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), indent=2))
     else:

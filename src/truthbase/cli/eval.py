@@ -312,6 +312,20 @@ def _refusal_cv_line(cv: dict[str, Any]) -> str:
     default=None,
     help="A claim set (format of shared/golden/CLAIMS.md): hand-written claims about quotes.",
 )
+@click.option(
+    "--judge",
+    type=click.Choice(["off", "auto", "llm"]),
+    default=None,
+    help="With --claims: the model judge after the deterministic checks (each claim is "
+    "reported with and without it) [default: the setting support.judge].",
+)
+@click.option(
+    "--per-kind",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --claims: a stratified subset, this many claims of each kind spread over the "
+    "file [default: every claim].",
+)
 @_corpus_root_option
 @_json_out_option
 @click.pass_obj
@@ -319,6 +333,8 @@ def eval_claims(
     app: AppContext,
     golden_path: Path | None,
     claims_path: Path | None,
+    judge: str | None,
+    per_kind: int | None,
     corpus_root: Path | None,
     json_out: Path | None,
 ) -> None:
@@ -327,14 +343,18 @@ def eval_claims(
     negation inserted or removed, a named term swapped, an unrelated sentence of the same
     document) must be caught; per kind and per half of the questions. With --claims, on a set
     of hand-written claims: the share of supported claims kept and of unsupported ones caught,
-    per kind, with the score threshold fitted and cross-validated."""
+    per kind, with the score threshold fitted and cross-validated; --judge adds the model judge
+    (issue 24), reported beside the deterministic verdicts of the same claims."""
     if (golden_path is None) == (claims_path is None):
         raise click.UsageError("give exactly one of --golden FILE and --claims FILE")
     if claims_path is not None:
         from .claim_set import run_claim_set
 
-        _write_report(json_out, run_claim_set(app, claims_path, corpus_root))
+        report = run_claim_set(app, claims_path, corpus_root, judge=judge, per_kind=per_kind)
+        _write_report(json_out, report)
         return
+    if judge is not None or per_kind is not None:
+        raise click.UsageError("--judge and --per-kind go with --claims")
     assert golden_path is not None
     from ..eval.claims import FAITHFUL_KINDS, evaluate_claims
 

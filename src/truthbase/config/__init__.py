@@ -20,11 +20,13 @@ from pydantic_settings import (
 
 from .pipeline import (
     DEFAULT_K,
+    JUDGE_CHOICES,
     SUMMARIZER_CHOICES,
     AgentSettings,
     ChunkingSettings,
     EmbedderSettings,
     ExtractiveSettings,
+    JudgeChoice,
     LLMEndpoint,
     LLMSettings,
     OcrSettings,
@@ -32,6 +34,7 @@ from .pipeline import (
     SegmentSettings,
     SummarizerChoice,
     SummarizerKind,
+    SupportSettings,
 )
 from .service import (
     AuthSettings,
@@ -45,12 +48,14 @@ from .service import (
 __all__ = [
     "DEFAULT_DB",
     "DEFAULT_K",
+    "JUDGE_CHOICES",
     "SUMMARIZER_CHOICES",
     "AgentSettings",
     "AuthSettings",
     "ChunkingSettings",
     "EmbedderSettings",
     "ExtractiveSettings",
+    "JudgeChoice",
     "LLMEndpoint",
     "LLMSettings",
     "OcrSettings",
@@ -62,6 +67,7 @@ __all__ = [
     "Settings",
     "SummarizerChoice",
     "SummarizerKind",
+    "SupportSettings",
     "TelemetrySettings",
     "UploadSettings",
     "data_folder",
@@ -104,6 +110,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     extractive: ExtractiveSettings = Field(default_factory=ExtractiveSettings)
+    support: SupportSettings = Field(default_factory=SupportSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)

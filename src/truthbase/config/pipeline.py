@@ -15,6 +15,10 @@ DEFAULT_K = 8
 
 #: Who writes a segment's summary: its central sentences (no model) or the configured chat model.
 SummarizerKind = Literal["extractive", "llm"]
+#: Whether the configured chat model judges entailment after the deterministic support checks
+#: (``support.judge``): never, when a chat model is configured, or always (an error without one).
+JudgeChoice = Literal["off", "auto", "llm"]
+JUDGE_CHOICES: tuple[JudgeChoice, ...] = ("off", "auto", "llm")
 #: What ``segments.summarizer`` and ``segments build --summarizer`` accept (``auto``: llm when
 #: an LLM is configured, else extractive).
 SummarizerChoice = Literal["auto", "extractive", "llm"]
@@ -22,11 +26,13 @@ SUMMARIZER_CHOICES: tuple[SummarizerChoice, ...] = ("auto", "extractive", "llm")
 
 __all__ = [
     "DEFAULT_K",
+    "JUDGE_CHOICES",
     "SUMMARIZER_CHOICES",
     "AgentSettings",
     "ChunkingSettings",
     "EmbedderSettings",
     "ExtractiveSettings",
+    "JudgeChoice",
     "LLMEndpoint",
     "LLMSettings",
     "OcrSettings",
@@ -34,6 +40,7 @@ __all__ = [
     "SegmentSettings",
     "SummarizerChoice",
     "SummarizerKind",
+    "SupportSettings",
 ]
 
 
@@ -362,6 +369,31 @@ class ExtractiveSettings(_Section):
         le=1,
         description="Term overlap (Jaccard) from which a sentence is a near-duplicate of a "
         "chosen one and is left out.",
+    )
+
+
+class SupportSettings(_Section):
+    """The support check of every citation (truthbase.cite.support): the deterministic checks,
+    and the optional model judge after them (truthbase.llm.judge)."""
+
+    judge: JudgeChoice = Field(
+        default="off",
+        description="Ask the chat model, once per citation that passed the deterministic "
+        "vetoes, whether the quote entails the claim: 'off', 'auto' (when llm.base_url is "
+        "set) or 'llm' (required: an error without a chat model). The vetoes always override "
+        "it; a judge failure or timeout leaves the deterministic verdict.",
+    )
+    judge_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Timeout of one judge call; past it the deterministic verdict stands.",
+    )
+    judge_cache_size: int = Field(
+        default=4096,
+        ge=0,
+        le=1_000_000,
+        description="Verdicts kept in memory, keyed by the hash of quote, context, claim and "
+        "model name (0: no cache).",
     )
 
 

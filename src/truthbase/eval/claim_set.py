@@ -18,11 +18,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cite.judge import Judge
 from ..cite.support import SupportCheck, check_support, context_around, document_names
 from ..embed import Embedder
 from ..errors import InvalidInput
@@ -40,6 +42,7 @@ __all__ = [
     "load_claim_set",
     "locate_items",
     "store_pages",
+    "stratified_subset",
     "summarize_claim_set",
 ]
 
@@ -251,7 +254,7 @@ def cross_validate_threshold(
 def _record(
     located: LocatedItem, claim: str, label: bool, kind: str, check: SupportCheck
 ) -> dict[str, Any]:
-    return {
+    record = {
         "item": located.item.id,
         "doc": located.item.doc,
         "page": located.item.page,
@@ -265,21 +268,61 @@ def _record(
         "vetoed": check.vetoed or any(r.code == "low_similarity" for r in check.reasons),
         "reasons": [r.to_json() for r in check.reasons],
     }
+    if check.judgement is not None:
+        record["judge"] = check.judgement.to_json()
+    return record
+
+
+def stratified_subset(located: Sequence[LocatedItem], per_kind: int) -> set[tuple[str, int]]:
+    """``per_kind`` claims of each kind as (item id, claim index), spread evenly over the file
+    (not its first items only: the German items come last)."""
+    by_kind: dict[str, list[tuple[str, int]]] = {}
+    for entry in located:
+        for index, (_, _, kind) in enumerate(entry.item.claims):
+            by_kind.setdefault(kind, []).append((entry.item.id, index))
+    chosen: set[tuple[str, int]] = set()
+    for claims in by_kind.values():
+        step = len(claims) / min(per_kind, len(claims))
+        chosen.update(claims[int(k * step)] for k in range(min(per_kind, len(claims))))
+    return chosen
+
+
+def _judge_report(
+    judge: Judge, records: Sequence[Mapping[str, Any]], without: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What the judge did: its name, the same claims without it, how often it was asked and
+    failed, the seconds it added per claim."""
+    asked = [r["judge"] for r in records if "judge" in r]
+    return {
+        "name": judge.name,
+        "asked": len(asked),
+        "failed": sum(j["failure"] is not None for j in asked),
+        "seconds_per_claim": sum(r["judge_seconds"] for r in records) / max(len(records), 1),
+        "without_judge": summarize_claim_set(without),
+    }
 
 
 def evaluate_claim_set(
     located: Sequence[LocatedItem],
     embedder: Embedder | None,
     *,
+    judge: Judge | None = None,
+    per_kind: int | None = None,
     on_item: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The realistic claim report: shares overall and per kind, the score threshold fitted and
-    cross-validated, per-claim records."""
+    cross-validated, per-claim records. With ``judge``, each claim is checked with it and
+    without it (``judge.without_judge``: the deterministic verdicts of the same claims);
+    ``per_kind`` keeps a stratified subset (:func:`stratified_subset`)."""
+    chosen = stratified_subset(located, per_kind) if per_kind is not None else None
     records: list[dict[str, Any]] = []
+    without: list[dict[str, Any]] = []
     for entry in located:
         if on_item is not None:
             on_item(entry.item.id)
-        for claim, label, kind in entry.item.claims:
+        for index, (claim, label, kind) in enumerate(entry.item.claims):
+            if chosen is not None and (entry.item.id, index) not in chosen:
+                continue
             check = check_support(
                 claim,
                 entry.quote,
@@ -288,9 +331,28 @@ def evaluate_claim_set(
                 document=entry.document,
             )
             records.append(_record(entry, claim, label, kind, check))
-    return {
+            if judge is None:
+                continue
+            started = time.perf_counter()
+            judged = check_support(
+                claim,
+                entry.quote,
+                context=entry.context,
+                embedder=embedder,
+                document=entry.document,
+                judge=judge,
+            )
+            without.append(records.pop())
+            records.append(_record(entry, claim, label, kind, judged))
+            records[-1]["judge_seconds"] = round(time.perf_counter() - started, 3)
+            records[-1]["supported_without_judge"] = check.supported
+    report = {
         **summarize_claim_set(records),
         "items": len(located),
+        "subset_per_kind": per_kind,
         "threshold": cross_validate_threshold(records),
         "per_claim": records,
     }
+    if judge is not None:
+        report["judge"] = _judge_report(judge, records, without)
+    return report
