@@ -26,6 +26,7 @@ from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..records import SearchHit
+from ..retrieve.fusion import prefer
 from ..retrieve.hybrid import search
 from ..store import Searchable
 from ..telemetry import bind, span, traced
@@ -81,9 +82,12 @@ def retrieve(
     k: int | None = None,
     stages: Stages | None = None,
     doc_ids: DocScope = None,
+    prior_documents: Sequence[str] = (),
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
-    sub-query, fused with the question's own ranking -> listwise rerank of the fused top 15.
+    sub-query, fused with the question's own ranking -> the ``prior_documents``' passages
+    preferred (a follow-up's earlier citations: :func:`truthbase.retrieve.fusion.prefer`, a
+    prior, not a filter) -> listwise rerank of the fused top 15.
 
     ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
     fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
@@ -94,7 +98,7 @@ def retrieve(
     model = stages.model
     do_rewrite = model is not None and stages.rewrite
     do_rerank = model is not None and stages.rerank
-    depth = max(k, WINDOW) if (do_rewrite or do_rerank) else k
+    depth = max(k, WINDOW) if (do_rewrite or do_rerank or prior_documents) else k
     out = Retrieved(hits=[])
     pool: ThreadPoolExecutor | None = None
     pending: Future[RewriteOutcome] | None = None
@@ -127,6 +131,12 @@ def retrieve(
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+    if prior_documents:
+        priors = frozenset(prior_documents)
+        by_chunk = {h.chunk.id: h for h in hits}
+        ids = prefer(list(by_chunk), lambda i: by_chunk[i].chunk.doc_id in priors)
+        hits = [by_chunk[i] for i in ids]
+        out.info["prior_documents"] = sorted(priors)
     if do_rerank and model is not None:
         with span("rerank", candidates=len(hits)):
             ranked = rerank_outcome(
@@ -203,11 +213,16 @@ def answer_question(
     k: int | None = None,
     stages: Stages | None = None,
     doc_ids: DocScope = None,
+    prior_documents: Sequence[str] = (),
+    search_query: str | None = None,
 ) -> Iterator[Event]:
     """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
     of sources) to ``retrieval.k``.
 
     ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
+    A follow-up's resolution (:mod:`truthbase.conversation`) gives ``search_query``, what the
+    retrieval searches (default: the question; the answerer always reads the question), and
+    ``prior_documents``, the earlier citations' documents, preferred, not required.
     """
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
@@ -216,7 +231,14 @@ def answer_question(
     try:
         with span("retrieve"):
             retrieved = retrieve(
-                store, embedder, question, settings, k=k, stages=stages, doc_ids=doc_ids
+                store,
+                embedder,
+                search_query if search_query is not None else question,
+                settings,
+                k=k,
+                stages=stages,
+                doc_ids=doc_ids,
+                prior_documents=prior_documents,
             )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
@@ -289,10 +311,20 @@ def ask(
     answerer: Answerer | None = None,
     k: int | None = None,
     stages: Stages | None = None,
+    prior_documents: Sequence[str] = (),
+    search_query: str | None = None,
 ) -> Answer:
     """Run :func:`answer_question` to the end; raises :class:`AnswerError` on an error event."""
     events = answer_question(
-        store, embedder, question, retrieval, answerer=answerer, k=k, stages=stages
+        store,
+        embedder,
+        question,
+        retrieval,
+        answerer=answerer,
+        k=k,
+        stages=stages,
+        prior_documents=prior_documents,
+        search_query=search_query,
     )
     for event in events:
         if isinstance(event, ErrorEvent):
