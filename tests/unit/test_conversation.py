@@ -81,7 +81,10 @@ def test_a_new_topic_stands_alone_and_drags_nothing_in() -> None:
 
 
 def test_a_pronoun_inside_a_new_topic_does_not_tie_it_to_the_thread() -> None:
-    question = "In Pride and Prejudice, whose patronage does Mr. Collins boast of in his letter?"
+    question = (
+        "In Pride and Prejudice, whose patronage does Mr. Collins boast of in his letter to "
+        "Mr. Bennet?"
+    )
     assert is_standalone(question, [RAPTOR], ResolveSettings())
 
 
@@ -91,7 +94,8 @@ def test_a_comparison_word_ties_a_short_question_to_the_thread() -> None:
     assert not is_standalone(question, [TIERS], ResolveSettings())
     # A long question that names both sides of its comparison stands alone.
     long = (
-        "On how many QASPER stories did the authors compare tree traversal with the collapsed tree?"
+        "On how many QASPER stories did the RAPTOR authors compare tree traversal with the "
+        "collapsed tree?"
     )
     assert is_standalone(long, [TIERS], ResolveSettings())
 

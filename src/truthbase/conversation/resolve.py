@@ -6,9 +6,10 @@ follow-ups keeps its subject), the words its answer and cited passages repeat, a
 they cited. This module decides, deterministically:
 
 1. Whether the question stands on its own (a new topic): it has enough content words of its
-   own, few of them occur anywhere in the earlier turns (questions, answers, cited quotes), and
-   nothing in it points back (no ellipsis opener such as "And ...?", no comparison word such as
-   "similar" or "compared"). Such a question is searched exactly as written, with no prior: the
+   own, few of them occur anywhere in the earlier turns (questions, answers, cited quotes), it
+   does not open with an ellipsis ("And ...?"), and a comparison word ("similar", "compared")
+   or a reference word ("it", "the second one") in it comes with enough words of its own to
+   name what it refers to. Such a question is searched exactly as written, with no prior: the
    old topic must not be dragged in.
 2. Otherwise, what to search: the question followed by the context words it lacks, the previous
    question's first (its subject), then a few words the previous answer and its quotes repeat
@@ -65,13 +66,15 @@ ELLIPSIS_OPENERS = re.compile(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResolveSettings:
-    """The few numbers of the deterministic resolution (chosen by hand, then measured:
-    docs/evals/conversations.md)."""
+    """The few numbers of the deterministic resolution. The new-topic rule's (the first three)
+    were chosen on followups-dev.json's golden threads, with 5-fold cross-validation across
+    conversations (``truthbase eval conversations``: ``topic_shift_detection``); the others by
+    hand. docs/evals/conversations.md has the numbers."""
 
     #: A question with at least this many content words of its own may stand alone.
     standalone_words: int = 3
-    #: ...and with this many, even when it compares ("compare A with B" names both sides).
-    named_words: int = 6
+    #: ...and with this many, even with a comparison or reference word (it names its own).
+    named_words: int = 7
     #: ...when at most this share of them occurs in the earlier turns.
     standalone_overlap: float = 0.25
     #: How many words of the previous answer and its quotes join the query.
@@ -103,17 +106,19 @@ def _turn_texts(turn: Turn) -> list[str]:
 
 
 def points_back(question: str) -> bool:
-    """Whether the question's wording ties it to what came before: an ellipsis opener or a
-    comparison word (a pronoun alone does not: "his first letter" may point inside)."""
+    """Whether the question's wording ties it to what came before: an ellipsis opener, a
+    comparison word, or a reference word (a pronoun, an ordinal such as "the second one")."""
     if ELLIPSIS_OPENERS.match(question):
         return True
-    return any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
+    markers = COMPARISON_WORDS | REFERENCE_WORDS
+    return any(w in markers for w in WORD.findall(question.casefold()))
 
 
 def is_standalone(question: str, history: Sequence[Turn], settings: ResolveSettings) -> bool:
     """Whether ``question`` is a new topic: enough content words of its own, few of them in the
-    earlier turns, no ellipsis opener, and no comparison word unless it names many words of its
-    own ("compare tree traversal with the collapsed tree" names both sides)."""
+    earlier turns, no ellipsis opener, and no comparison or reference word unless it names many
+    words of its own: "compare tree traversal with the collapsed tree" names both sides, and
+    "Mr. Collins ... in his first letter" its own antecedent, where "the second one" does not."""
     own = _stems(content_words(question))
     if len(own) < settings.standalone_words or ELLIPSIS_OPENERS.match(question):
         return False

@@ -61,8 +61,7 @@ def build_followup_messages(question: str, history: Sequence[Turn]) -> list[Chat
     for turn in history[-TURNS_SHOWN:]:
         answer = turn.answer.strip()[:ANSWER_CHARS] or "(no answer)"
         shown.append(
-            f"<turn>\nQuestion: {_data(turn.question.strip())}\n"
-            f"Answer: {_data(answer)}\n</turn>"
+            f"<turn>\nQuestion: {_data(turn.question.strip())}\nAnswer: {_data(answer)}\n</turn>"
         )
     user = "\n".join(shown) + f"\n<question>{_data(question.strip())}</question>"
     return [

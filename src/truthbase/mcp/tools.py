@@ -24,6 +24,7 @@ from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
 from ..quota import Admission, retry_after_header
 from ..records import CHAT_MODES, SearchHit
+from ..turns import MAX_TURNS, turns_from_json
 
 __all__ = ["RESOURCE_PREFIX", "TOOLS", "Call", "call_tool", "document_json", "tool_error"]
 
@@ -99,6 +100,25 @@ TOOLS: tuple[types.Tool, ...] = (
                 "doc": {
                     **_DOC,
                     "description": "Only answer from this document. " + _DOC_TEXT,
+                },
+                "history": {
+                    "type": "array",
+                    "maxItems": MAX_TURNS,
+                    "description": "The earlier turns of the conversation this question "
+                    "follows, oldest first: each {question, answer, citations: [{doc_id, unit, "
+                    "start, end, quote}]} (an earlier ask's result has them). A follow-up such "
+                    "as 'and what about the second one?' is resolved against them; the result's "
+                    "searched_for says what was searched.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "question": {"type": "string", "minLength": 1},
+                            "answer": {"type": "string"},
+                            "citations": {"type": "array", "items": {"type": "object"}},
+                            "searched_for": {"type": ["string", "null"]},
+                        },
+                        "required": ["question"],
+                    },
                 },
             },
             "required": ["question"],
@@ -301,6 +321,7 @@ def _ask(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
         _text(args, "question") or "",
         mode=_text(args, "mode", required=False),
         doc=_text(args, "doc", required=False),
+        history=turns_from_json(args.get("history")),
     )
     service.admit_answer(plan, call.address)
     sources: list[dict[str, Any]] = []
@@ -327,6 +348,7 @@ def _ask(call: Call, args: Mapping[str, Any]) -> dict[str, Any]:
                 "sources": sources,
                 "problems": answer["problems"],
                 "answer_id": answer["id"],
+                **({"searched_for": data["searched_for"]} if "searched_for" in data else {}),
             }
     raise InvalidInput("the answer stream ended without an answer")
 
