@@ -73,6 +73,15 @@ class Retrieved:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def _prefer(hits: list[SearchHit], documents: Sequence[str]) -> list[SearchHit]:
+    """``hits`` with the passages of ``documents`` lifted a few places (a prior, not a filter)."""
+    wanted = frozenset(documents)
+    by_chunk = {h.chunk.id: h for h in hits}
+    return [
+        by_chunk[i] for i in prefer(list(by_chunk), lambda i: by_chunk[i].chunk.doc_id in wanted)
+    ]
+
+
 def retrieve(
     store: Searchable,
     embedder: Embedder,
@@ -85,9 +94,8 @@ def retrieve(
     prior_documents: Sequence[str] = (),
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
-    sub-query, fused with the question's own ranking -> the ``prior_documents``' passages
-    preferred (a follow-up's earlier citations: :func:`truthbase.retrieve.fusion.prefer`, a
-    prior, not a filter) -> listwise rerank of the fused top 15.
+    sub-query, fused with the question's own ranking -> ``prior_documents`` preferred
+    (:func:`truthbase.retrieve.fusion.prefer`) -> listwise rerank of the fused top 15.
 
     ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
     fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
@@ -131,12 +139,8 @@ def retrieve(
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
-    if prior_documents:
-        priors = frozenset(prior_documents)
-        by_chunk = {h.chunk.id: h for h in hits}
-        ids = prefer(list(by_chunk), lambda i: by_chunk[i].chunk.doc_id in priors)
-        hits = [by_chunk[i] for i in ids]
-        out.info["prior_documents"] = sorted(priors)
+    if prior_documents:  # a follow-up's earlier citations: a prior, not a filter
+        hits, out.info["prior_documents"] = _prefer(hits, prior_documents), sorted(prior_documents)
     if do_rerank and model is not None:
         with span("rerank", candidates=len(hits)):
             ranked = rerank_outcome(
@@ -220,9 +224,8 @@ def answer_question(
     of sources) to ``retrieval.k``.
 
     ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
-    A follow-up's resolution (:mod:`truthbase.conversation`) gives ``search_query``, what the
-    retrieval searches (default: the question; the answerer always reads the question), and
-    ``prior_documents``, the earlier citations' documents, preferred, not required.
+    A follow-up's resolution gives ``search_query`` (searched instead of the question, which the
+    answerer reads) and ``prior_documents`` (preferred, not required).
     """
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
