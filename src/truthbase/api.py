@@ -8,7 +8,9 @@ offers what the command line and the server offer, through the same functions th
 * :meth:`Library.search` is :func:`truthbase.retrieve.hybrid.search` (as ``GET /api/search``);
 * :meth:`Library.ask` yields the typed events of :func:`truthbase.modes.answer_events`, the very
   records the server turns into server-sent events (``sources``, ``token``, ``citations``,
-  ``done`` or ``error``; each has ``to_json()``, the event's data on the wire);
+  ``done`` or ``error``; each has ``to_json()``, the event's data on the wire); a follow-up
+  passes the thread's earlier turns (``history=[Turn(...), ...]``, or ``answer.as_turn(q)`` of
+  an earlier answer) and its ``done`` event's ``resolution`` says what was searched;
 * :meth:`Library.verify_claim` is :func:`truthbase.cite.verify.verify_claim` (as
   ``truthbase verify-claim``);
 * :meth:`Library.passage` reads any span: its text, page, rects and position tag
@@ -38,8 +40,9 @@ from .ingest import IngestOptions, IngestSummary, ingest_paths
 from .model import Visibility
 from .records import Viewer
 from .store import open_store
+from .turns import CitedSpan, Resolution, Turn
 
-__all__ = ["Library", "Passage", "SearchMode", "viewer_url"]
+__all__ = ["CitedSpan", "Library", "Passage", "Resolution", "SearchMode", "Turn", "viewer_url"]
 
 
 class Library(Service):

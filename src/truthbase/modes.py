@@ -17,6 +17,7 @@ the segments stage (which implements the tools); the application service
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from .access import DocScope, narrow
 from .answer.agent import Agent, agent_events
@@ -116,6 +117,8 @@ def answer_events(
     doc_ids: DocScope = None,
     cancelled: Callable[[], bool] | None = None,
     judge: Judge | None = None,
+    prior_documents: Sequence[str] = (),
+    search_query: str | None = None,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (already resolved, once, by the caller:
     :func:`resolve_chat_mode`); ``k`` is the pipeline's number of sources (None:
@@ -123,41 +126,64 @@ def answer_events(
     every document), the scope the application layer decided (:mod:`truthbase.app`).
     ``cancelled`` stops agent mode before its next model call (the other modes stream, and
     stop when their consumer does). ``judge``: the model judge of every citation's support
-    (:func:`truthbase.llm.judge.judge_for`, the setting ``support.judge``), in every mode."""
+    (:func:`truthbase.llm.judge.judge_for`, the setting ``support.judge``), in every mode.
+    A follow-up's resolution gives ``search_query`` (what the
+    pipeline's retrieval searches; agent mode is asked it as its question) and
+    ``prior_documents`` (the earlier citations' documents, preferred, not required)."""
     # One span for the whole answer; its stages' spans (retrieve, generate, resolve, model
     # calls) nest under it.
     yield from traced(
         "answer",
-        _mode_events(store, embedder, question, settings, mode, k, doc_ids, cancelled, judge),
+        _mode_events(
+            store,
+            embedder,
+            question,
+            settings,
+            _Choice(mode, k, doc_ids, cancelled, prior_documents, search_query, judge),
+        ),
         mode=mode,
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """How one answer runs: its mode, sources, scope, cancellation, follow-up resolution and
+    support judge."""
+
+    mode: ResolvedMode
+    k: int | None
+    scope: DocScope
+    cancelled: Callable[[], bool] | None
+    prior_documents: Sequence[str]
+    search_query: str | None
+    judge: Judge | None
+
+
 def _mode_events(
-    store: Store,
-    embedder: Embedder,
-    question: str,
-    settings: Settings,
-    chosen: ResolvedMode,
-    k: int | None,
-    scope: DocScope,
-    cancelled: Callable[[], bool] | None,
-    judge: Judge | None = None,
+    store: Store, embedder: Embedder, question: str, settings: Settings, choice: _Choice
 ) -> Iterator[Event]:
-    if chosen == "agent":
+    if choice.mode == "agent":
         agent = agent_for(
-            settings, store, embedder, doc_ids=scope, cancelled=cancelled, judge=judge
+            settings,
+            store,
+            embedder,
+            doc_ids=choice.scope,
+            cancelled=choice.cancelled,
+            judge=choice.judge,
         )
-        yield from agent_events(store, embedder, question, agent)
+        asked = choice.search_query if choice.search_query is not None else question
+        yield from agent_events(store, embedder, asked, agent)
         return
     yield from answer_question(
         store,
         embedder,
         question,
         settings.retrieval,
-        answerer=answerer_for(settings.llm, settings.extractive, embedder, chosen),
-        k=k,
-        stages=stages_for(settings.llm, chosen),
-        doc_ids=scope,
-        judge=judge,
+        answerer=answerer_for(settings.llm, settings.extractive, embedder, choice.mode),
+        k=choice.k,
+        stages=stages_for(settings.llm, choice.mode),
+        doc_ids=choice.scope,
+        prior_documents=choice.prior_documents,
+        search_query=choice.search_query,
+        judge=choice.judge,
     )

@@ -21,6 +21,8 @@ SEED = CORPUS / "seed"
 ROBUSTNESS = CORPUS / "robustness"
 EPUB = CORPUS / "epub"
 GOLDEN_DEV = SHARED / "golden" / "dev.json"
+#: The conversation set: follow-up questions (CONVERSATIONS.md), on the documents of dev.json.
+GOLDEN_FOLLOWUPS = SHARED / "golden" / "followups-dev.json"
 #: The capabilities set (scans, tables, German, Chinese), on documents of robustness/.
 GOLDEN_CAPABILITIES = SHARED / "golden" / "capabilities-dev.json"
 

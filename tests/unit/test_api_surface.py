@@ -17,7 +17,15 @@ from truthbase.mcp import tools as mcp_tools
 
 
 def test_the_api_module_exports_what_it_means_to() -> None:
-    assert sorted(api.__all__) == ["Library", "Passage", "SearchMode", "viewer_url"]
+    assert sorted(api.__all__) == [
+        "CitedSpan",  # a thread's earlier turns, for a follow-up (Library.ask(history=...))
+        "Library",
+        "Passage",
+        "Resolution",
+        "SearchMode",
+        "Turn",
+        "viewer_url",
+    ]
     assert truthbase.Library is api.Library
 
 

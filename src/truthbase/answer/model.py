@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..records import NO_ANSWER, Citation, Source
+from ..turns import CitedSpan, Resolution, Turn
 
 __all__ = [
     "NO_ANSWER",
@@ -63,6 +64,19 @@ class Answer:
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
         }
 
+    def as_turn(self, question: str, searched_for: str | None = None) -> Turn:
+        """This answer as an earlier turn of a thread (``question`` as the user asked it; the
+        answer's own ``question`` is what was searched): a refusal keeps no text."""
+        return Turn(
+            question=question,
+            answer="" if self.refused else self.text,
+            citations=tuple(
+                CitedSpan(doc_id=c.doc_id, unit=c.unit, start=c.start, end=c.end, quote=c.quote)
+                for c in self.citations
+            ),
+            searched_for=searched_for,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SourcesEvent:
@@ -98,11 +112,19 @@ class CitationsEvent:
 
 @dataclass(frozen=True, slots=True)
 class DoneEvent:
+    """The whole answer; for a question asked in a thread, also how it was resolved: the
+    data's ``searched_for`` is what the user is shown as "searched for: ..."."""
+
     answer: Answer
+    resolution: Resolution | None = None
     kind: Literal["done"] = "done"
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.kind, "answer": self.answer.to_json()}
+        data: dict[str, Any] = {"type": self.kind, "answer": self.answer.to_json()}
+        if self.resolution is not None:
+            data["searched_for"] = self.resolution.searched_for
+            data["resolution"] = self.resolution.to_json()
+        return data
 
 
 @dataclass(frozen=True, slots=True)

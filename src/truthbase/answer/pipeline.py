@@ -27,6 +27,7 @@ from ..errors import TruthBaseError
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..records import SearchHit
+from ..retrieve.fusion import prefer
 from ..retrieve.hybrid import search
 from ..store import Searchable
 from ..telemetry import bind, span, traced
@@ -73,6 +74,15 @@ class Retrieved:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def _prefer(hits: list[SearchHit], documents: Sequence[str]) -> list[SearchHit]:
+    """``hits`` with the passages of ``documents`` lifted a few places (a prior, not a filter)."""
+    wanted = frozenset(documents)
+    by_chunk = {h.chunk.id: h for h in hits}
+    return [
+        by_chunk[i] for i in prefer(list(by_chunk), lambda i: by_chunk[i].chunk.doc_id in wanted)
+    ]
+
+
 def retrieve(
     store: Searchable,
     embedder: Embedder,
@@ -82,9 +92,11 @@ def retrieve(
     k: int | None = None,
     stages: Stages | None = None,
     doc_ids: DocScope = None,
+    prior_documents: Sequence[str] = (),
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
-    sub-query, fused with the question's own ranking -> listwise rerank of the fused top 15.
+    sub-query, fused with the question's own ranking -> ``prior_documents`` preferred
+    (:func:`truthbase.retrieve.fusion.prefer`) -> listwise rerank of the fused top 15.
 
     ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
     fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
@@ -95,7 +107,7 @@ def retrieve(
     model = stages.model
     do_rewrite = model is not None and stages.rewrite
     do_rerank = model is not None and stages.rerank
-    depth = max(k, WINDOW) if (do_rewrite or do_rerank) else k
+    depth = max(k, WINDOW) if (do_rewrite or do_rerank or prior_documents) else k
     out = Retrieved(hits=[])
     pool: ThreadPoolExecutor | None = None
     pending: Future[RewriteOutcome] | None = None
@@ -128,6 +140,8 @@ def retrieve(
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+    if prior_documents:  # a follow-up's earlier citations: a prior, not a filter
+        hits, out.info["prior_documents"] = _prefer(hits, prior_documents), sorted(prior_documents)
     if do_rerank and model is not None:
         with span("rerank", candidates=len(hits)):
             ranked = rerank_outcome(
@@ -205,13 +219,14 @@ def answer_question(
     stages: Stages | None = None,
     doc_ids: DocScope = None,
     judge: Judge | None = None,
+    prior_documents: Sequence[str] = (),
+    search_query: str | None = None,
 ) -> Iterator[Event]:
     """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
-    of sources) to ``retrieval.k``.
-
-    ``stages`` adds the optional LLM stages (rewrite, rerank) to retrieval; each fails open.
-    ``judge``: the model judge of every citation's support (``support.judge``; fails open).
-    """
+    of sources) to ``retrieval.k``. ``stages`` adds the optional LLM stages (rewrite, rerank)
+    to retrieval, ``judge`` the model judge of each citation's support; each fails open. A
+    follow-up's resolution gives ``search_query`` (searched instead of the question, which the
+    answerer reads) and ``prior_documents`` (preferred, not required)."""
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
     began = time.perf_counter()
@@ -219,7 +234,14 @@ def answer_question(
     try:
         with span("retrieve"):
             retrieved = retrieve(
-                store, embedder, question, settings, k=k, stages=stages, doc_ids=doc_ids
+                store,
+                embedder,
+                search_query if search_query is not None else question,
+                settings,
+                k=k,
+                stages=stages,
+                doc_ids=doc_ids,
+                prior_documents=prior_documents,
             )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
@@ -292,10 +314,20 @@ def ask(
     answerer: Answerer | None = None,
     k: int | None = None,
     stages: Stages | None = None,
+    prior_documents: Sequence[str] = (),
+    search_query: str | None = None,
 ) -> Answer:
     """Run :func:`answer_question` to the end; raises :class:`AnswerError` on an error event."""
     events = answer_question(
-        store, embedder, question, retrieval, answerer=answerer, k=k, stages=stages
+        store,
+        embedder,
+        question,
+        retrieval,
+        answerer=answerer,
+        k=k,
+        stages=stages,
+        prior_documents=prior_documents,
+        search_query=search_query,
     )
     for event in events:
         if isinstance(event, ErrorEvent):

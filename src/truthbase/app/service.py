@@ -15,13 +15,17 @@ its events, and who may rename, share, re-ingest or delete a document are decide
   against the quota before any model call (:mod:`.admission`); one that does not is not.
 * A finished answer is recorded (for ``truthbase verify``) before its ``done`` event is given.
 * :meth:`Service.shown` is an event as the viewer is shown it (:mod:`.redaction`).
+* A question asked in a thread (its earlier turns, as the client keeps them) is resolved
+  against them first (:func:`truthbase.conversation.resolve_question`: the configured model's
+  standalone rewrite when ``llm.followup_rewrite`` is on and the mode is not extractive, else the
+  resolution without a model); the ``done`` event says what was searched (``searched_for``).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Self
 
 from ..access import DocScope, narrow, require_visible, sees_everything, visible_ids
@@ -32,15 +36,18 @@ from ..answer.policy import resolve_chat_mode
 from ..cite.verify import ClaimVerdict
 from ..cite.verify import verify_claim as _verify_claim
 from ..config import ServerSettings, Settings, data_folder
+from ..conversation import resolve_question
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..jobs import Job, UploadLimits
+from ..llm.chain import load_stage_model
 from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
 from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
 from ..retrieve.hybrid import search as _search
 from ..store import Store
+from ..turns import Resolution, Turn
 from . import accounts, lifecycle
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
@@ -65,12 +72,14 @@ def agent_allowed(viewer: Viewer, settings: ServerSettings) -> bool:
 @dataclass(frozen=True, slots=True)
 class AnswerPlan:
     """One answer, decided before anything runs: the question, the mode (resolved once), the
-    documents its sources may come from, and how many sources (None: ``retrieval.k``)."""
+    documents its sources may come from, how many sources (None: ``retrieval.k``), and the
+    earlier turns of its thread (oldest first; none for a question on its own)."""
 
     question: str
     mode: ResolvedMode
     scope: DocScope
     k: int | None = None
+    history: tuple[Turn, ...] = ()
 
 
 class Service:
@@ -188,16 +197,34 @@ class Service:
         mode: str | None = None,
         doc: str | None = None,
         k: int | None = None,
+        history: Sequence[Turn] = (),
     ) -> AnswerPlan:
         """The answer to run, or why not: InvalidInput for an empty question or a mode the
         settings cannot run (``llm`` without an LLM), Forbidden for agent mode where it is not
-        the viewer's, NotFound for a ``doc`` the viewer cannot see."""
+        the viewer's, NotFound for a ``doc`` the viewer cannot see. ``history``: the earlier
+        turns of the thread the question follows (oldest first)."""
         if not question.strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
             raise Forbidden(AGENT_REFUSED)
-        return AnswerPlan(question, chosen, self.scope(doc), k)
+        return AnswerPlan(question, chosen, self.scope(doc), k, tuple(history))
+
+    def resolve(self, plan: AnswerPlan) -> Resolution:
+        """What ``plan``'s question is searched as after its thread: the configured model's
+        standalone rewrite (``llm.followup_rewrite``, not in extractive mode; it fails open)
+        or the resolution without a model (:func:`truthbase.conversation.resolve_question`).
+        Documents the viewer may not see are never a prior (the search could not use them)."""
+        llm = self.settings.llm
+        use_model = llm.followup_rewrite and plan.mode != "extractive" and bool(plan.history)
+        model = load_stage_model(llm) if use_model else None
+        resolution = resolve_question(
+            plan.question, plan.history, model=model, timeout=llm.followup_timeout_s
+        )
+        if plan.scope is None:
+            return resolution
+        priors = tuple(d for d in resolution.prior_documents if d in plan.scope)
+        return replace(resolution, prior_documents=priors)
 
     def admit_answer(self, plan: AnswerPlan, address: str | None) -> None:
         """Count the answer against the chat quota when it comes from ``address`` (agent mode
@@ -226,21 +253,27 @@ class Service:
         except Exception as exc:
             yield failure_event("judge", exc)
             return
+        resolution = self.resolve(plan) if plan.history else None
         events = answer_events(
             self.store,
             embedder,
-            plan.question,
+            resolution.answer_question if resolution is not None else plan.question,
             self.settings,
             mode=plan.mode,
             k=plan.k,
             doc_ids=plan.scope,
             cancelled=cancelled,
             judge=judge,
+            prior_documents=resolution.prior_documents if resolution is not None else (),
+            search_query=resolution.searched_for if resolution is not None else None,
         )
         try:
             for event in events:
-                if record and isinstance(event, DoneEvent):
-                    record_answer(self.store, event.answer)
+                if isinstance(event, DoneEvent):
+                    if record:
+                        record_answer(self.store, event.answer)
+                    if resolution is not None:
+                        event = replace(event, resolution=resolution)
                 yield event
         except Exception as exc:
             yield failure_event("answer", exc)
@@ -253,14 +286,17 @@ class Service:
         doc: str | None = None,
         k: int | None = None,
         record: bool = True,
+        history: Sequence[Turn] = (),
     ) -> Iterator[Event]:
         """The events of one answer, as the server streams them: a ``SourcesEvent`` first, then
         ``TokenEvent``s, then a ``CitationsEvent``, then a ``DoneEvent`` (its ``answer`` is the
         whole answer) or an ``ErrorEvent``. ``mode``: ``auto`` (None), ``extractive``, ``llm``
         or ``agent``; ``doc`` keeps the sources (and agent mode's book tools) to one document;
         ``k`` sources (default ``retrieval.k``). With ``record`` the answer is stored for
-        ``truthbase verify``. Not counted against any quota (no network client)."""
-        plan = self.plan_answer(question, mode=mode, doc=doc, k=k)
+        ``truthbase verify``. ``history``: the earlier turns of the thread the question follows
+        (the done event then says what was searched). Not counted against any quota (no network
+        client)."""
+        plan = self.plan_answer(question, mode=mode, doc=doc, k=k, history=history)
         yield from self.answer(plan, record=record)
 
     def shown(self, event: Event) -> tuple[str, dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +15,7 @@ from .common import AppContext, console, err_console, snippet
 
 if TYPE_CHECKING:
     from ..answer import Answer
+    from ..turns import Turn
 
 
 @click.command(name="ask")
@@ -41,6 +43,16 @@ if TYPE_CHECKING:
     metavar="ID",
     help="Answer only from this document (its id, or a unique prefix of at least 4 characters).",
 )
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A JSON file with the earlier turns of the thread this question follows, oldest "
+    "first: a list of {question, answer, citations} (the `turn` of each earlier "
+    "`ask --json`, or the `history` of POST /api/chat). The question is resolved against "
+    "them first and the answer says what was searched.",
+)
 @click.pass_obj
 def ask_command(
     app: AppContext,
@@ -49,6 +61,7 @@ def ask_command(
     k: int | None,
     mode: str | None,
     doc_id: str | None,
+    history_file: Path | None,
 ) -> None:
     """Answer QUESTION from the index with [n] citations, each verified against its page.
 
@@ -59,27 +72,51 @@ def ask_command(
     tools (segment summaries, related passages) before it answers with position tags; without
     an LLM, or when the model fails, the extractive agent answers from the same tools. Every
     answer is stored for `truthbase verify`.
+
+    A follow-up: `--history` names the thread's earlier turns (one JSON file, the same shape
+    as the chat API's `history`, so a thread of any length is one file); `--json` prints the
+    answer's own `turn` to append to it.
     """
     from ..answer import AnswerError, DoneEvent, ErrorEvent, TokenEvent
     from ..app import Service
 
-    final: Answer | None = None
+    history = _read_history(history_file) if history_file is not None else []
+    done: DoneEvent | None = None
     with app.store() as store:
         service = Service(store, app.settings, lambda: app.embedder)
-        for event in service.ask(question, mode=mode, k=k, doc=doc_id):
+        for event in service.ask(question, mode=mode, k=k, doc=doc_id, history=history):
             if isinstance(event, ErrorEvent):
                 raise AnswerError(event.message, event.stage)
             elif isinstance(event, TokenEvent) and not as_json:
                 click.echo(event.text, nl=False)
             elif isinstance(event, DoneEvent):
-                final = event.answer  # recorded by the service
+                done = event  # its answer is recorded by the service
         kinds = {d.id: d.kind for d in store.list_documents()}
-    if final is None:
+    if done is None:
         raise AnswerError("the answer stream ended without an answer", "answer")
+    final, resolution = done.answer, done.resolution
+    searched = resolution.searched_for if resolution is not None else None
     if as_json:
-        click.echo(json.dumps(final.to_json(), indent=2))
+        data = final.to_json()
+        if resolution is not None:
+            data["searched_for"], data["resolution"] = searched, resolution.to_json()
+        data["turn"] = final.as_turn(question, searched).to_json()
+        click.echo(json.dumps(data, indent=2))
         return
+    if resolution is not None and resolution.changed:
+        err_console.print(f"[dim]searched for: {searched}[/]")
     _print_answer(final, kinds)
+
+
+def _read_history(path: Path) -> list[Turn]:
+    """The earlier turns in ``path`` (a JSON list of turns); a usage error names what is wrong."""
+    from ..errors import InvalidInput
+    from ..turns import turns_from_json
+
+    try:
+        return turns_from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, InvalidInput) as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--history") from exc
 
 
 def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:

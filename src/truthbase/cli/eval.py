@@ -402,3 +402,97 @@ def eval_claims(
     for qid in report["skipped"]:
         console.print(f"[yellow]skipped[/] {qid}: its document is not indexed")
     _write_report(json_out, report)
+
+
+@eval_group.command(name="conversations")
+@_golden_option
+@_corpus_root_option
+@_json_out_option
+@click.option(
+    "--as-written",
+    is_flag=True,
+    help="Ask every follow-up as written, without resolving it against the earlier turns "
+    "(the baseline the resolution is measured against).",
+)
+@click.pass_obj
+def eval_conversations(
+    app: AppContext,
+    golden_path: Path,
+    corpus_root: Path | None,
+    json_out: Path | None,
+    as_written: bool,
+) -> None:
+    """R@8, answers with a correct citation and refusals of follow-up questions, beside the
+    first turns, on a conversation golden set (shared/golden/CONVERSATIONS.md).
+
+    Each turn is asked with the earlier turns as history, their answers being the ones this
+    run gave. Follow-ups are reported per kind (pronoun, ellipsis, comparison, drill-down,
+    topic-shift, unanswerable), and topic shifts beside the same questions asked alone.
+    Extractive answers resolve follow-ups without a model; with an LLM configured, its
+    standalone rewrite (llm.followup_rewrite) is used and the LLM answers.
+    """
+    from ..answer import answerer_for, resolve_mode
+    from ..eval.conversations import evaluate_conversations, load_conversations
+    from ..llm.chain import load_stage_model
+
+    conversations, golden = load_conversations(golden_path)
+    root = corpus_root if corpus_root is not None else default_corpus_root(golden_path)
+    chosen = resolve_mode(None, app.settings.llm)
+    llm = app.settings.llm
+    model = load_stage_model(llm) if llm.followup_rewrite and chosen != "extractive" else None
+    with app.store() as store:
+        with err_console.status("ingesting the set's documents"):
+            prepared = prepare_corpus(golden, root, store, app.embedder, app.settings.chunking)
+        for name, why in prepared.skipped_documents.items():
+            err_console.print(f"[yellow]missing document[/] {name}: {why}")
+        with err_console.status("asking") as status:
+            report = evaluate_conversations(
+                conversations,
+                golden,
+                prepared,
+                store,
+                app.embedder,
+                app.settings.retrieval,
+                resolve=not as_written,
+                model=model,
+                answerer=answerer_for(llm, app.settings.extractive, app.embedder, chosen),
+                on_turn=lambda turn: status.update(f"asking {turn}"),
+            )
+    report = {**run_metadata(), "golden": str(golden_path), **report}
+    _print_conversations(report)
+    _write_report(json_out, report)
+
+
+def _conversation_row(table: Table, name: str, row: dict[str, Any]) -> None:
+    def cell(key: str) -> str:
+        value = row.get(key)
+        return "-" if value is None else f"{value:.3f}"
+
+    table.add_row(
+        name,
+        str(row["n"]),
+        cell("recall@8"),
+        cell("answered_with_correct_citation"),
+        cell("unanswerable_refused"),
+    )
+
+
+def _print_conversations(report: dict[str, Any]) -> None:
+    table = Table(title=f"conversations ({report['conversations']})")
+    for column in ("turns", "n", "R@8", "correct citation", "unanswerable refused"):
+        table.add_column(column, justify="left" if column == "turns" else "right")
+    _conversation_row(table, "first turns", report["first_turns"])
+    _conversation_row(table, "follow-ups", report["follow_ups"])
+    for kind, row in report["follow_ups"]["by_kind"].items():
+        _conversation_row(table, f"  {kind}", row)
+    shifts = report["topic_shifts"]
+    _conversation_row(table, "topic shifts in thread", shifts["in_thread"])
+    _conversation_row(table, "topic shifts alone", shifts["asked_alone"])
+    console.print(table)
+    detection = report["topic_shift_detection"]
+    console.print(
+        f"new-topic rule on the golden threads ({detection['cases']} follow-ups, "
+        f"{detection['topic_shifts']} topic shifts), balanced accuracy: "
+        f"{detection['default_settings']:.3f} with the defaults, "
+        f"{detection['cross_validated']:.3f} cross-validated ({detection['folds']} folds)"
+    )

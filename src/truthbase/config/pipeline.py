@@ -282,6 +282,20 @@ class LLMSettings(_Section):
     rewrite_timeout_s: float = Field(
         default=5.0, gt=0, description="Timeout of the query rewrite; past it the question stands."
     )
+    followup_rewrite: bool = Field(
+        default=True,
+        description=(
+            "Let the primary model rewrite a follow-up question as a standalone one from the "
+            "earlier turns of its thread; off, or on any failure, the resolution without a "
+            "model stands."
+        ),
+    )
+    followup_timeout_s: float = Field(
+        default=8.0,
+        gt=0,
+        description="Timeout of the follow-up rewrite; past it the resolution without a model "
+        "stands.",
+    )
     rerank_enabled: bool = Field(
         default=False,
         description="Let the primary model rerank the fused top 15 (its first 4 go in front).",

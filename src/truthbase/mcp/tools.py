@@ -27,6 +27,7 @@ from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
 from ..quota import Admission, retry_after_header
 from ..records import ChatMode, SearchHit
+from ..turns import MAX_TURNS, turns_from_json
 
 __all__ = [
     "RESOURCE_PREFIX",
@@ -118,6 +119,20 @@ class SearchArguments(_Arguments):
     )
 
 
+class HistoryTurn(BaseModel):
+    """An earlier turn of the conversation, as an earlier ask's result gives it (a citation may
+    carry more keys than the span: they are ignored)."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    question: str = Field(min_length=1)
+    answer: str = ""
+    citations: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each {doc_id, unit, start, end, quote}."
+    )
+    searched_for: str | None = None
+
+
 class AskArguments(_Arguments):
     question: str = Field(min_length=1, description="The question.")
     mode: ChatMode = Field(
@@ -128,6 +143,14 @@ class AskArguments(_Arguments):
     )
     doc: str | None = Field(
         default=None, min_length=4, description="Only answer from this document. " + _DOC_TEXT
+    )
+    history: list[HistoryTurn] | None = Field(
+        default=None,
+        max_length=MAX_TURNS,
+        description="The earlier turns of the conversation this question follows, oldest "
+        "first (an earlier ask's result has them). A follow-up such as 'and what about the "
+        "second one?' is resolved against them; the result's searched_for says what was "
+        "searched.",
     )
 
 
@@ -268,7 +291,14 @@ def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
 
 def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
     service = call.service
-    plan = service.plan_answer(args.question, mode=args.mode, doc=args.doc)
+    plan = service.plan_answer(
+        args.question,
+        mode=args.mode,
+        doc=args.doc,
+        history=turns_from_json(
+            [turn.model_dump() for turn in args.history] if args.history else None
+        ),
+    )
     service.admit_answer(plan, call.address)
     sources: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
@@ -294,6 +324,7 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
                 "sources": sources,
                 "problems": answer["problems"],
                 "answer_id": answer["id"],
+                **({"searched_for": data["searched_for"]} if "searched_for" in data else {}),
             }
     raise InvalidInput("the answer stream ended without an answer")
 

@@ -10,12 +10,12 @@ weights let one arm count more. Both are tuned on the golden set.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from ..errors import InvalidInput
 
-__all__ = ["weighted_rrf"]
+__all__ = ["PRIOR_LIFT", "prefer", "weighted_rrf"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -62,3 +62,22 @@ def weighted_rrf(
         key=lambda item: (-scores[item], min(ranks[item].values()), first_seen[item]),
     )
     return [(item, scores[item], ranks[item]) for item in order]
+
+
+#: How many places a preferred item may rise: enough to lift it among near ties, too little to
+#: bury a better passage elsewhere (a fused list's top scores are close: under RRF with k = 60 a
+#: second list of any real weight would put every preferred item first).
+PRIOR_LIFT = 3
+
+
+def prefer(ranked: Sequence[K], preferred: Callable[[K], bool], lift: int = PRIOR_LIFT) -> list[K]:
+    """``ranked`` with each preferred item moved up by ``lift`` places (ahead of the items it
+    passes; ties keep the original order): a prior, not a filter (every item stays, and one
+    that is not preferred falls by at most the number of preferred items that pass it)."""
+    if lift <= 0:
+        return list(ranked)
+    keyed = [
+        (i - lift if preferred(item) else i, 0 if preferred(item) else 1, i)
+        for i, item in enumerate(ranked)
+    ]
+    return [ranked[i] for _, _, i in sorted(keyed)]

@@ -48,7 +48,9 @@ async def chat(
 ) -> StreamingResponse:
     """One answer as server-sent events: ``sources`` (with spans and rects) first, then
     ``token``s, then ``citations`` (verified spans with rects), then ``done`` or ``error``.
-    Each event's data is JSON with a ``type`` field equal to the event name.
+    Each event's data is JSON with a ``type`` field equal to the event name. With ``history``
+    (the thread's earlier turns) the question is resolved against them first, and ``done``
+    carries ``searched_for`` (what was searched) and ``resolution`` (how, and why).
 
     Refused with 429 and ``Retry-After`` (before any model call) when the caller's quota
     (a signed-in user's by name; the anonymous local mode's by client address) or the
@@ -65,6 +67,7 @@ async def chat(
         mode=body.mode,
         doc=body.doc,
         k=state.settings.server.sources,
+        history=body.turns(),
     )
     release = state.slots.take(plan.mode == "agent")
     if release is None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect
 from ..records import ChatMode, SearchHit
+from ..turns import MAX_TURNS, CitedSpan, Turn
 
 #: The largest page, unit or offset a request may name: past every real document, and inside
 #: both backends' integers (a 2**63 reached SQLite and answered 500).
@@ -190,6 +191,44 @@ class EpubSpanOut(_Body):
     segments: list[DomSegmentOut]
 
 
+class CitedSpanIn(BaseModel):
+    """A span an earlier answer cited (a ``citations`` record of its ``done`` event fits:
+    other keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    doc_id: str = Field(min_length=1, max_length=200)
+    unit: int = Field(ge=0, le=MAX_INDEX)
+    start: int = Field(ge=0, le=MAX_INDEX)
+    end: int = Field(ge=0, le=MAX_INDEX)
+    quote: str = Field(default="", max_length=20_000)
+
+    def to_span(self) -> CitedSpan:
+        return CitedSpan(
+            doc_id=self.doc_id, unit=self.unit, start=self.start, end=self.end, quote=self.quote
+        )
+
+
+class TurnIn(BaseModel):
+    """One earlier turn of the thread: its question, the answer text it got and that answer's
+    citations, and what it was searched as (its ``done`` event's ``searched_for``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=2000)
+    answer: str = Field(default="", max_length=20_000)
+    citations: list[CitedSpanIn] = Field(default_factory=list, max_length=100)
+    searched_for: str | None = Field(default=None, max_length=4000)
+
+    def to_turn(self) -> Turn:
+        return Turn(
+            question=self.question,
+            answer=self.answer,
+            citations=tuple(c.to_span() for c in self.citations),
+            searched_for=self.searched_for,
+        )
+
+
 class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -205,6 +244,17 @@ class ChatIn(BaseModel):
         description="Answer only from this document (its id), in every mode; one the caller "
         "may not see is 404, as one that does not exist.",
     )
+    history: list[TurnIn] = Field(
+        default_factory=list,
+        max_length=MAX_TURNS,
+        description="The earlier turns of the thread this question follows, oldest first: a "
+        "follow-up is resolved against them, and the done event's `searched_for` says what "
+        "was searched.",
+    )
+
+    def turns(self) -> list[Turn]:
+        """The earlier turns as the application takes them."""
+        return [t.to_turn() for t in self.history]
 
     @field_validator("question")
     @classmethod

@@ -1,0 +1,68 @@
+"""Conversations: a follow-up question resolved against the earlier turns of its thread.
+
+:func:`resolve_question` is the one way: with a model (the configured primary, when
+``llm.followup_rewrite`` is on), its standalone rewrite (:mod:`.rewrite`, failing open); without
+one, or when it fails, the deterministic resolution (:mod:`.resolve`). Either way the result is
+a :class:`~truthbase.turns.Resolution`: what was searched ("searched for: ..."), the documents
+the search prefers, and why. The application service (:mod:`truthbase.app`) asks it for every
+door; the conversation evaluation (:mod:`truthbase.eval.conversations`) measures it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..llm.client import ChatModel
+from ..turns import Resolution, Turn
+from .resolve import ResolveSettings, is_standalone, resolve_follow_up
+from .rewrite import StandaloneRewrite, rewrite
+
+__all__ = [
+    "ResolveSettings",
+    "StandaloneRewrite",
+    "is_standalone",
+    "resolve_follow_up",
+    "resolve_question",
+    "rewrite",
+]
+
+
+def resolve_question(
+    question: str,
+    history: Sequence[Turn],
+    *,
+    model: ChatModel | None = None,
+    timeout: float = 8.0,
+    settings: ResolveSettings | None = None,
+) -> Resolution:
+    """What to search for ``question`` after ``history`` (oldest first): the model's standalone
+    rewrite when ``model`` is given and it answers usefully, else the resolution without a
+    model. The earlier citations' documents are a prior unless the question is a new topic."""
+    fallback = resolve_follow_up(question, history, settings)
+    if model is None or not history:
+        return fallback
+    outcome = rewrite(model, question, history, timeout)
+    if outcome.question is None:
+        return Resolution(
+            question=fallback.question,
+            searched_for=fallback.searched_for,
+            kind=fallback.kind,
+            reason=f"{fallback.reason} (the model's rewrite failed: {outcome.reason})",
+            prior_documents=fallback.prior_documents,
+        )
+    if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
+        " ".join(question.split()).rstrip("?. ").casefold()
+    ):
+        return Resolution(
+            question=question,
+            searched_for=question,
+            kind="standalone",
+            reason="the model kept the question: it stands on its own",
+        )
+    return Resolution(
+        question=question,
+        searched_for=outcome.question,
+        kind="rewritten",
+        reason=f"rewritten by the model in {outcome.seconds:.1f} s",
+        prior_documents=fallback.prior_documents,
+    )

@@ -1,0 +1,189 @@
+"""A follow-up question resolved against the earlier turns, without a model.
+
+"And at Tier 3?" or "What are they embedded with?" mean nothing to a search on their own. The
+earlier turns say what they mean: the previous question (as it was searched, so a chain of
+follow-ups keeps its subject), the words its answer and cited passages repeat, and the documents
+they cited. This module decides, deterministically:
+
+1. Whether the question stands on its own (a new topic): it has enough content words of its
+   own, few of them occur anywhere in the earlier turns (questions, answers, cited quotes), it
+   does not open with an ellipsis ("And ...?"), and a comparison word ("similar", "compared")
+   or a reference word ("it", "the second one") in it comes with enough words of its own to
+   name what it refers to. Such a question is searched exactly as written, with no prior: the
+   old topic must not be dragged in.
+2. Otherwise, what to search: the question followed by the context words it lacks, the previous
+   question's first (its subject), then a few words the previous answer and its quotes repeat
+   most. The documents the previous answer cited become a *prior*: the search prefers their
+   passages (one more ranked list in the fusion, see :func:`truthbase.retrieve.fusion.prefer`)
+   but is not limited to them, so a comparison with another document still finds it.
+
+Pronouns are not substituted: the search is over words, and the context words carry what the
+pronoun meant. The marker lists are general English (pronouns, ordinals, comparison words,
+ellipsis openers), not tuned to any question set. Pure: records in, a record out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..text.vocabulary import QUERY_STOP_WORDS, WORD, stem
+from ..turns import Resolution, Turn
+
+__all__ = [
+    "ResolveSettings",
+    "content_words",
+    "is_standalone",
+    "resolve_follow_up",
+]
+
+# fmt: off
+#: Words that point back at something said before (pronouns, determiners used as pronouns,
+#: ordinals of a list just given). English function words; none is a search term.
+REFERENCE_WORDS = frozenset(
+    """
+    it its itself they them their theirs themselves he him his she her hers this that these
+    those one ones former latter first second third fourth fifth last other others another
+    there then such same
+    """.split()  # noqa: SIM905
+)
+#: Words that compare with something named earlier: a question with one is never a new topic.
+COMPARISON_WORDS = frozenset(
+    """
+    compare compared compares comparing comparison comparable similar similarly same also too
+    either both differ differs different difference versus vs likewise better worse instead
+    """.split()  # noqa: SIM905
+)
+# fmt: on
+#: Openers that leave out the subject or the predicate of the question before ("And at Tier 3?").
+ELLIPSIS_OPENERS = re.compile(
+    r"^\s*(?:and|but|or|so|also|then|what about|how about|same for|as for|and what about)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveSettings:
+    """The few numbers of the deterministic resolution. The new-topic rule's (the first three)
+    were chosen on followups-dev.json's golden threads, with 5-fold cross-validation across
+    conversations (``truthbase eval conversations``: ``topic_shift_detection``); the others by
+    hand. docs/evals/conversations.md has the numbers."""
+
+    #: A question with at least this many content words of its own may stand alone.
+    standalone_words: int = 3
+    #: ...and with this many, even with a comparison or reference word (it names its own).
+    named_words: int = 7
+    #: ...when at most this share of them occurs in the earlier turns.
+    standalone_overlap: float = 0.25
+    #: How many words of the previous answer and its quotes join the query.
+    answer_words: int = 4
+    #: How many earlier turns the context is read from (the last ones).
+    context_turns: int = 2
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that can carry a topic, case-folded, in order, without repeats:
+    not a question's phrasing (:data:`QUERY_STOP_WORDS`), not a reference or comparison word,
+    at least three characters or containing a digit."""
+    seen: dict[str, None] = {}
+    for word in WORD.findall(text.casefold()):
+        if word in QUERY_STOP_WORDS or word in REFERENCE_WORDS or word in COMPARISON_WORDS:
+            continue
+        if len(word) < 3 and not any(ch.isdigit() for ch in word):
+            continue
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    return {stem(w) for w in words}
+
+
+def _turn_texts(turn: Turn) -> list[str]:
+    return [turn.searched_for or turn.question, turn.answer, *(c.quote for c in turn.citations)]
+
+
+def points_back(question: str) -> bool:
+    """Whether the question's wording ties it to what came before: an ellipsis opener, a
+    comparison word, or a reference word (a pronoun, an ordinal such as "the second one")."""
+    if ELLIPSIS_OPENERS.match(question):
+        return True
+    markers = COMPARISON_WORDS | REFERENCE_WORDS
+    return any(w in markers for w in WORD.findall(question.casefold()))
+
+
+def is_standalone(question: str, history: Sequence[Turn], settings: ResolveSettings) -> bool:
+    """Whether ``question`` is a new topic: enough content words of its own, few of them in the
+    earlier turns, no ellipsis opener, and no comparison or reference word unless it names many
+    words of its own: "compare tree traversal with the collapsed tree" names both sides, and
+    "Mr. Collins ... in his first letter" its own antecedent, where "the second one" does not."""
+    own = _stems(content_words(question))
+    if len(own) < settings.standalone_words or ELLIPSIS_OPENERS.match(question):
+        return False
+    if len(own) < settings.named_words and points_back(question):
+        return False
+    context = _stems(w for turn in history for t in _turn_texts(turn) for w in content_words(t))
+    shared = len(own & context) / len(own)
+    return shared <= settings.standalone_overlap
+
+
+def _answer_words(turn: Turn, exclude: set[str], limit: int) -> list[str]:
+    """The words the answer and its quotes repeat most (ties: first seen), not in ``exclude``."""
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for text in (turn.answer, *(c.quote for c in turn.citations)):
+        for word in content_words(text):
+            if stem(word) in exclude or word.isdigit():
+                continue
+            counts[word] += 1
+            first.setdefault(word, len(first))
+    ranked = sorted(counts, key=lambda w: (-counts[w], first[w]))
+    return ranked[:limit]
+
+
+def context_words(question: str, history: Sequence[Turn], settings: ResolveSettings) -> list[str]:
+    """The words a follow-up lacks: the earlier questions' content words (the last turn's
+    first), then the last answer's most repeated ones; none the question already has."""
+    have = _stems(content_words(question))
+    words: list[str] = []
+    for turn in reversed(history[-settings.context_turns :]):
+        for word in content_words(turn.searched_for or turn.question):
+            if stem(word) not in have:
+                have.add(stem(word))
+                words.append(word)
+    if history:
+        words += _answer_words(history[-1], have, settings.answer_words)
+    return words
+
+
+def resolve_follow_up(
+    question: str, history: Sequence[Turn], settings: ResolveSettings | None = None
+) -> Resolution:
+    """What to search for ``question`` after ``history`` (oldest first), and why."""
+    settings = settings if settings is not None else ResolveSettings()
+    if not history:
+        return Resolution(
+            question=question, searched_for=question, kind="first", reason="no earlier turn"
+        )
+    if is_standalone(question, history, settings):
+        return Resolution(
+            question=question,
+            searched_for=question,
+            kind="standalone",
+            reason="a new topic: its words are not the earlier turns'",
+        )
+    words = context_words(question, history, settings)
+    priors = history[-1].cited_documents
+    searched = f"{question.strip()} ({' '.join(words)})" if words else question
+    why = "follows the previous turn: its subject" + (
+        " and cited documents are added" if priors else " is added"
+    )
+    return Resolution(
+        question=question,
+        searched_for=searched,
+        kind="resolved",
+        reason=why,
+        prior_documents=priors,
+    )

@@ -1,0 +1,171 @@
+"""The turns of a conversation as the doors pass them, and how a follow-up was resolved.
+
+A thread is the list of earlier turns a client sends with its next question: each turn's
+question, the answer text it got, and the spans that answer cited (document, unit, offsets,
+quote). Nothing here is stored yet; the shape is the one a saved thread keeps (issue 26 item 2),
+so that a stored turn and a sent one read alike. :class:`Resolution` says what a follow-up was
+searched as ("searched for: ..."), which documents the earlier turns make likelier, and why.
+
+Ground floor (the records row): the application, the doors, the conversation stage and the
+evaluation all read these records; it imports only :mod:`.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import InvalidInput
+
+__all__ = [
+    "MAX_TURNS",
+    "CitedSpan",
+    "Resolution",
+    "ResolutionKind",
+    "Turn",
+    "turns_from_json",
+]
+
+#: The most earlier turns a request may carry (older ones are dropped by the client, not here).
+MAX_TURNS = 20
+_MAX_TEXT = 20_000
+
+#: How a question was searched: ``first`` (no earlier turn), ``standalone`` (a new topic: searched
+#: as written), ``resolved`` (filled from the earlier turns without a model), ``rewritten`` (a
+#: model's standalone rewrite).
+ResolutionKind = Literal["first", "standalone", "resolved", "rewritten"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CitedSpan:
+    """A span an earlier answer cited: ``unit`` 0-based, ``start``/``end`` offsets into the
+    unit's canonical text, ``quote`` the cited text (may be empty when the client drops it)."""
+
+    doc_id: str
+    unit: int
+    start: int
+    end: int
+    quote: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "unit": self.unit,
+            "start": self.start,
+            "end": self.end,
+            "quote": self.quote,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One earlier turn of a thread: the question, the answer text (empty for a refusal) and the
+    spans the answer cited; ``searched_for`` is what that turn was searched as, when known."""
+
+    question: str
+    answer: str = ""
+    citations: tuple[CitedSpan, ...] = ()
+    searched_for: str | None = None
+
+    @property
+    def cited_documents(self) -> tuple[str, ...]:
+        """The documents the answer cited, in order of first citation."""
+        return tuple(dict.fromkeys(c.doc_id for c in self.citations))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "citations": [c.to_json() for c in self.citations],
+            "searched_for": self.searched_for,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """What a question was searched as: ``searched_for`` (the question itself for a first or
+    standalone question), ``prior_documents`` (the documents the earlier turns cited, which the
+    search prefers without being limited to them; empty for a new topic), ``kind`` and
+    ``reason`` (one line, for the user and the trace)."""
+
+    question: str
+    searched_for: str
+    kind: ResolutionKind
+    reason: str
+    prior_documents: tuple[str, ...] = ()
+
+    @property
+    def answer_question(self) -> str:
+        """The question the answerer reads: a model's standalone rewrite, else the question as
+        asked (the context words of a resolution without a model help the search find the
+        passage, but would make the answerer pick the earlier turn's sentences again)."""
+        return self.searched_for if self.kind == "rewritten" else self.question
+
+    @property
+    def changed(self) -> bool:
+        """Whether the search differs from the question as written."""
+        return self.searched_for != self.question or bool(self.prior_documents)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "searched_for": self.searched_for,
+            "kind": self.kind,
+            "reason": self.reason,
+            "prior_documents": list(self.prior_documents),
+        }
+
+
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str:
+    value = data.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise InvalidInput(f"{where}: {key!r} must be a non-empty string")
+    if len(value) > _MAX_TEXT:
+        raise InvalidInput(f"{where}: {key!r} is longer than {_MAX_TEXT} characters")
+    return value
+
+
+def _span(data: Any, where: str) -> CitedSpan:
+    if not isinstance(data, Mapping):
+        raise InvalidInput(f"{where}: a citation is an object")
+    numbers = {}
+    for key in ("unit", "start", "end"):
+        value = data.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidInput(f"{where}: {key!r} must be an integer >= 0")
+        numbers[key] = value
+    doc_id = _text(data, "doc_id", where, required=True)
+    return CitedSpan(doc_id=doc_id, quote=_text(data, "quote", where), **numbers)
+
+
+def turns_from_json(data: Any) -> list[Turn]:
+    """The earlier turns of a request (a JSON list of :meth:`Turn.to_json` objects; a citation
+    may also carry other keys, such as a whole answer's citation records, which are ignored).
+    InvalidInput names the first thing wrong."""
+    if data is None:
+        return []
+    if not isinstance(data, Sequence) or isinstance(data, str | bytes):
+        raise InvalidInput("history: a list of earlier turns")
+    if len(data) > MAX_TURNS:
+        raise InvalidInput(f"history: at most {MAX_TURNS} earlier turns")
+    turns: list[Turn] = []
+    for i, item in enumerate(data, 1):
+        where = f"history turn {i}"
+        if not isinstance(item, Mapping):
+            raise InvalidInput(f"{where}: a turn is an object")
+        citations = item.get("citations") or []
+        if not isinstance(citations, Sequence) or isinstance(citations, str | bytes):
+            raise InvalidInput(f"{where}: 'citations' must be a list")
+        searched = item.get("searched_for")
+        turns.append(
+            Turn(
+                question=_text(item, "question", where, required=True),
+                answer=_text(item, "answer", where),
+                citations=tuple(_span(c, where) for c in citations),
+                searched_for=searched if isinstance(searched, str) else None,
+            )
+        )
+    return turns

@@ -1,0 +1,117 @@
+"""The CI gate of follow-up questions on golden/followups-dev.json, extractive (no model).
+
+Each turn is asked with the earlier turns (and the answers this run gave) as history, as
+`truthbase eval conversations` does. Measured (docs/evals/conversations.md): first turns R@8
+0.800 and correct citation 0.500; follow-ups resolved R@8 0.806, correct citation 0.306,
+unanswerable refused 0.333; asked as written R@8 0.611; topic shifts in the thread equal to the
+same questions asked alone. The floors sit a question or two below that; the issue's goals that
+are not met stand as strict xfails (they fail loudly, as XPASS, once met).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.corpus import GOLDEN_FOLLOWUPS
+from truthbase.config import ChunkingSettings, RetrievalSettings
+from truthbase.embed import Embedder
+from truthbase.eval.conversations import evaluate_conversations, load_conversations
+from truthbase.eval.golden import default_corpus_root
+from truthbase.eval.retrieval import prepare_corpus
+from truthbase.store import SQLiteStore
+
+pytestmark = pytest.mark.slow
+
+FOLLOW_UP_RECALL_FLOOR = 0.75  # measured 0.806 (36 answerable follow-ups: two fewer is 0.75)
+FOLLOW_UP_CITATION_FLOOR = 0.25  # measured 0.306
+UNANSWERABLE_FLOOR = 0.16  # measured 0.333 (6 unanswerable follow-ups: one refused is 0.167)
+SHIFT_SLACK = 0.05  # the issue's goal: topic shifts within .05 of the same question alone
+
+
+def _report(golden_db: Path, embedder: Embedder, *, resolve: bool) -> dict[str, Any]:
+    conversations, golden = load_conversations(GOLDEN_FOLLOWUPS)
+    store = SQLiteStore(golden_db)
+    try:
+        prepared = prepare_corpus(
+            golden, default_corpus_root(GOLDEN_FOLLOWUPS), store, embedder, ChunkingSettings()
+        )
+        assert not prepared.skipped_documents, prepared.skipped_documents
+        return evaluate_conversations(
+            conversations, golden, prepared, store, embedder, RetrievalSettings(), resolve=resolve
+        )
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def resolved(golden_db: Path, embedder: Embedder) -> dict[str, Any]:
+    return _report(golden_db, embedder, resolve=True)
+
+
+@pytest.fixture(scope="module")
+def as_written(golden_db: Path, embedder: Embedder) -> dict[str, Any]:
+    return _report(golden_db, embedder, resolve=False)
+
+
+def test_the_report_has_the_issue_keys(resolved: dict[str, Any]) -> None:
+    for part in ("first_turns", "follow_ups"):
+        for key in ("recall@8", "answered_with_correct_citation", "unanswerable_refused"):
+            assert key in resolved[part], (part, key)
+    kinds = set(resolved["follow_ups"]["by_kind"])
+    assert {"pronoun", "ellipsis", "comparison", "drill-down", "topic-shift"} <= kinds
+    assert resolved["first_turns"]["n"] == resolved["conversations"] == 30
+
+
+def test_follow_ups_keep_their_floors(resolved: dict[str, Any]) -> None:
+    follow_ups = resolved["follow_ups"]
+    assert follow_ups["recall@8"] >= FOLLOW_UP_RECALL_FLOOR, follow_ups
+    assert follow_ups["answered_with_correct_citation"] >= FOLLOW_UP_CITATION_FLOOR, follow_ups
+    assert follow_ups["unanswerable_refused"] >= UNANSWERABLE_FLOOR, follow_ups
+
+
+def test_follow_ups_reach_nine_tenths_of_the_first_turns_recall(resolved: dict[str, Any]) -> None:
+    assert resolved["follow_ups"]["recall@8"] >= 0.9 * resolved["first_turns"]["recall@8"]
+
+
+def test_resolving_finds_more_than_asking_as_written(
+    resolved: dict[str, Any], as_written: dict[str, Any]
+) -> None:
+    assert resolved["follow_ups"]["recall@8"] > as_written["follow_ups"]["recall@8"] + 0.1
+    # First turns have no history: both runs ask them alike.
+    assert resolved["first_turns"] == as_written["first_turns"]
+
+
+def test_topic_shifts_are_not_dragged_to_the_old_topic(resolved: dict[str, Any]) -> None:
+    shifts = resolved["topic_shifts"]
+    for key in ("recall@8", "answered_with_correct_citation"):
+        in_thread, alone = shifts["in_thread"][key], shifts["asked_alone"][key]
+        assert abs(in_thread - alone) <= SHIFT_SLACK, (key, in_thread, alone)
+    assert all(
+        r["resolution"] == "standalone"
+        for r in resolved["per_turn"]
+        if r["kind_tag"] == "topic-shift"
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.306 against "
+    "0.9 x the first turns' 0.500 (the extractive answerer reads the follow-up as asked)",
+)
+def test_goal_follow_ups_reach_nine_tenths_of_the_first_turns_citations(
+    resolved: dict[str, Any],
+) -> None:
+    first = resolved["first_turns"]["answered_with_correct_citation"]
+    assert resolved["follow_ups"]["answered_with_correct_citation"] >= 0.9 * first
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26 goal not met without a model: unanswerable follow-ups refused 0.333 "
+    "against 0.8 (the earlier topic's passages support an answer)",
+)
+def test_goal_unanswerable_follow_ups_are_refused(resolved: dict[str, Any]) -> None:
+    assert resolved["follow_ups"]["unanswerable_refused"] >= 0.8

@@ -1,0 +1,149 @@
+"""Follow-up questions through every door over the seed index: the application service, the
+chat route (``history`` in, ``searched_for`` in the done event), ``truthbase ask --history`` and
+the MCP ask tool. Extractive answers: the resolution without a model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from truthbase.answer import DoneEvent
+from truthbase.app import Service
+from truthbase.config import Settings
+from truthbase.embed import Embedder
+from truthbase.mcp.tools import call_tool
+from truthbase.server import create_app
+from truthbase.store import SQLiteStore
+from truthbase.turns import Turn
+
+pytestmark = pytest.mark.slow
+
+FIRST = "How does RAPTOR segment the retrieval corpus before building its tree?"
+FOLLOW_UP = "What are they embedded with?"
+NEW_TOPIC = "Which CSF 2.0 subcategory covers risk appetite and risk tolerance statements?"
+
+
+def _done(service: Service, question: str, history: list[Turn]) -> DoneEvent:
+    events = list(service.ask(question, mode="extractive", history=history, record=False))
+    done = events[-1]
+    assert isinstance(done, DoneEvent), events[-1]
+    return done
+
+
+@pytest.fixture(scope="module")
+def service(seed_db: Path, embedder: Embedder) -> Iterator[Service]:
+    store = SQLiteStore(seed_db)
+    try:
+        yield Service(store, Settings(db=seed_db), lambda: embedder)
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def thread(service: Service) -> list[Turn]:
+    first = _done(service, FIRST, [])
+    assert first.resolution is None  # a question on its own is searched as asked
+    assert first.answer.citations, first.answer.text
+    return [first.answer.as_turn(FIRST)]
+
+
+def _raptor_id(service: Service) -> str:
+    return next(d.id for d in service.documents() if "raptor" in d.path.lower())
+
+
+def test_a_follow_up_is_resolved_and_prefers_the_cited_document(
+    service: Service, thread: list[Turn]
+) -> None:
+    done = _done(service, FOLLOW_UP, thread)
+    resolution = done.resolution
+    assert resolution is not None and resolution.kind == "resolved"
+    assert resolution.searched_for.startswith(FOLLOW_UP)
+    assert "raptor" in resolution.searched_for.casefold()
+    assert resolution.prior_documents == (_raptor_id(service),)
+    assert done.answer.sources[0].doc_id == _raptor_id(service)
+    data = done.to_json()
+    assert data["searched_for"] == resolution.searched_for
+    assert data["resolution"]["kind"] == "resolved"
+    # Asked as written, the question finds no RAPTOR passage first: the thread is what helped.
+    alone = _done(service, FOLLOW_UP, [])
+    assert alone.answer.sources[0].doc_id != _raptor_id(service)
+
+
+def test_a_new_topic_in_the_thread_is_searched_as_asked(
+    service: Service, thread: list[Turn]
+) -> None:
+    done = _done(service, NEW_TOPIC, thread)
+    assert done.resolution is not None and done.resolution.kind == "standalone"
+    assert done.resolution.searched_for == NEW_TOPIC
+    assert done.resolution.prior_documents == ()
+    alone = _done(service, NEW_TOPIC, [])
+    assert [s.chunk_id for s in done.answer.sources] == [s.chunk_id for s in alone.answer.sources]
+
+
+def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_the_chat_route_takes_the_thread(seed_db: Path, thread: list[Turn]) -> None:
+    history = [t.to_json() for t in thread]
+    with TestClient(create_app(Settings(db=seed_db))) as client:
+        body = {"question": FOLLOW_UP, "mode": "extractive", "history": history}
+        with client.stream("POST", "/api/chat", json=body) as response:
+            assert response.status_code == 200
+            events = _sse(response.read().decode())
+        kind, done = events[-1]
+        assert kind == "done"
+        assert "raptor" in done["searched_for"].casefold()
+        assert done["resolution"]["kind"] == "resolved"
+        # Without a thread the done event is as before.
+        with client.stream("POST", "/api/chat", json={"question": FIRST}) as response:
+            assert "searched_for" not in _sse(response.read().decode())[-1][1]
+        bad = [{**history[0], "citations": [{"doc_id": "x", "unit": -1, "start": 0, "end": 1}]}]
+        for wrong in (bad, [{"answer": "no question"}], [{"question": "q"}] * 21, "text"):
+            response = client.post("/api/chat", json={"question": FOLLOW_UP, "history": wrong})
+            assert response.status_code == 422, wrong
+
+
+def test_ask_takes_a_history_file(seed_db: Path, tmp_path: Path) -> None:
+    from truthbase.cli import cli
+
+    def ask(*args: str) -> Any:
+        result = CliRunner().invoke(cli, ["--db", str(seed_db), "ask", "--json", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    first = ask("--mode", "extractive", FIRST)
+    assert "searched_for" not in first
+    assert first["turn"]["question"] == FIRST
+    history = tmp_path / "thread.json"
+    history.write_text(json.dumps([first["turn"]]))
+    second = ask("--mode", "extractive", "--history", str(history), FOLLOW_UP)
+    assert "raptor" in second["searched_for"].casefold()
+    assert second["turn"]["searched_for"] == second["searched_for"]
+    history.write_text(json.dumps([{"answer": "no question"}]))
+    result = CliRunner().invoke(
+        cli, ["--db", str(seed_db), "ask", "--history", str(history), FOLLOW_UP]
+    )
+    assert result.exit_code == 2 and "question" in result.output
+
+
+def test_the_mcp_ask_tool_takes_the_thread(service: Service, thread: list[Turn]) -> None:
+    history = [t.to_json() for t in thread]
+    result = call_tool(
+        service, "ask", {"question": FOLLOW_UP, "mode": "extractive", "history": history}
+    )
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    assert "raptor" in result.structured_content["searched_for"].casefold()
+    wrong = call_tool(service, "ask", {"question": FOLLOW_UP, "history": [{"question": 3}]})
+    assert wrong.is_error
