@@ -97,15 +97,15 @@ def test_a_named_identifier_is_found_in_the_top_three(
     assert any(_holds(h.chunk.text, name) for h in hybrid.hits), question
 
 
-def test_postgres_step_15_makes_the_terms_again(manuals_pg: str) -> None:
-    """A database at version 11 with the old terms (no whole identifier terms) gets them back
-    from its stored text when opened, and its statistics recounted."""
+def test_postgres_step_13_makes_the_terms_again(manuals_pg: str) -> None:
+    """A database at version 12 (before step 13) with the old terms (no whole identifier terms)
+    gets them back from its stored text when opened, and its statistics recounted."""
     with psycopg.connect(manuals_pg) as conn:
         want = conn.execute("SELECT id, terms, title_terms FROM truthbase.chunks ORDER BY id")
         wanted = want.fetchall()
         stats = conn.execute("SELECT n, tokens FROM truthbase.fts_stats").fetchone()
         conn.execute("UPDATE truthbase.chunks SET terms = 'x', title_terms = ''")
-        conn.execute("UPDATE truthbase.meta SET value = '11' WHERE key = 'schema_version'")
+        conn.execute("UPDATE truthbase.meta SET value = '12' WHERE key = 'schema_version'")
         conn.commit()
     PostgresStore(manuals_pg).close()
     with psycopg.connect(manuals_pg) as conn:
