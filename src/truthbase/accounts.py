@@ -14,7 +14,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -22,13 +22,15 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from .errors import InvalidInput, NotFound
 from .quota import QuotaUsage, client_key_for
 from .records import ApiTokenRecord, SessionRecord, UserRecord, Viewer
-from .store import Accounts, Store
+from .store import Accounts, DocumentAdmin, DocumentReader, Documents, QuotaCounters
 from .store.codec import now_iso
 
 __all__ = [
     "TOKEN_PREFIX",
     "NewToken",
     "Removal",
+    "UsageSource",
+    "UserRemovalStore",
     "UserUsage",
     "add_user",
     "authenticate",
@@ -118,8 +120,17 @@ class Removal:
     # but admins)
 
 
+class UserRemovalStore(Accounts, Documents, DocumentAdmin, Protocol):
+    """What removing a user reads and writes: the accounts, their documents' owners, and the
+    documents' holders (or the documents themselves, deleted)."""
+
+
 def remove_user(
-    store: Store, name: str, *, transfer_to: str | None = None, delete_documents: bool = False
+    store: UserRemovalStore,
+    name: str,
+    *,
+    transfer_to: str | None = None,
+    delete_documents: bool = False,
 ) -> Removal:
     """Remove user ``name`` (sessions, tokens and holds go with them) and say what becomes of
     their documents: every one becomes admin ``transfer_to``'s, or (``delete_documents``) their
@@ -282,7 +293,12 @@ class UserUsage:
         }
 
 
-def usage(store: Store, now: float) -> list[UserUsage]:
+class UsageSource(Accounts, DocumentReader, QuotaCounters, Protocol):
+    """What a usage report reads: the users and their tokens, the documents' owners, and the
+    quota counters."""
+
+
+def usage(store: UsageSource, now: float) -> list[UserUsage]:
     """Every user's counted chats in the current windows and what they hold, by name."""
     owned: dict[str, list[bool]] = {}  # by user id
     for document in store.list_documents():

@@ -34,7 +34,7 @@ from .llm.chain import load_chat_model
 from .llm.client import ChatModel
 from .records import CHAT_MODES, ChatMode, ResolvedMode
 from .segments.tools import BookTools
-from .store import Store
+from .store import SegmentStore
 from .telemetry import traced
 
 __all__ = [
@@ -50,7 +50,7 @@ __all__ = [
 
 def book_tools(
     settings: Settings,
-    store: Store,
+    store: SegmentStore,
     embedder: Embedder,
     *,
     model: ChatModel | None = None,
@@ -72,7 +72,7 @@ def book_tools(
 
 def agent_for(
     settings: Settings,
-    store: Store,
+    store: SegmentStore,
     embedder: Embedder,
     *,
     doc_id: str | None = None,
@@ -107,7 +107,7 @@ def agent_for(
 
 
 def answer_events(
-    store: Store,
+    store: SegmentStore,
     embedder: Embedder,
     question: str,
     settings: Settings,
@@ -160,7 +160,7 @@ class _Choice:
 
 
 def _mode_events(
-    store: Store, embedder: Embedder, question: str, settings: Settings, choice: _Choice
+    store: SegmentStore, embedder: Embedder, question: str, settings: Settings, choice: _Choice
 ) -> Iterator[Event]:
     if choice.mode == "agent":
         agent = agent_for(

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from .. import accounts
 from ..access import sees_everything
-from ..accounts import NewToken, Removal, UserUsage, check_name
+from ..accounts import NewToken, Removal, UsageSource, UserRemovalStore, UserUsage, check_name
 from ..errors import NotFound
 from ..records import ApiTokenRecord, UserRecord, Viewer
-from ..store import Store
+from ..store import Accounts
 from .errors import Forbidden
 from .lifecycle import uploads_dir
 
@@ -59,27 +59,27 @@ def _require_self_or_admin(viewer: Viewer, name: str) -> None:
 
 
 def add_user(
-    store: Store, viewer: Viewer, name: str, password: str, *, admin: bool = False
+    store: Accounts, viewer: Viewer, name: str, password: str, *, admin: bool = False
 ) -> UserRecord:
     """A new user (an admin's act): the name checked, the password hashed with Argon2id."""
     require_admin(viewer)
     return accounts.add_user(store, name, password, admin=admin)
 
 
-def users(store: Store, viewer: Viewer) -> list[UserRecord]:
+def users(store: Accounts, viewer: Viewer) -> list[UserRecord]:
     """Every user, by name (admins)."""
     require_admin(viewer)
     return store.users()
 
 
-def usage(store: Store, viewer: Viewer) -> list[UserUsage]:
+def usage(store: UsageSource, viewer: Viewer) -> list[UserUsage]:
     """Each user's counted chats now and what they hold (admins)."""
     require_admin(viewer)
     return accounts.usage(store, time.time())
 
 
 def remove_user(
-    store: Store,
+    store: UserRemovalStore,
     viewer: Viewer,
     name: str,
     *,
@@ -101,20 +101,20 @@ def remove_user(
     return removal
 
 
-def set_password(store: Store, viewer: Viewer, name: str, password: str) -> None:
+def set_password(store: Accounts, viewer: Viewer, name: str, password: str) -> None:
     """A new password for ``name`` (its user or an admin); their sessions end."""
     _require_self_or_admin(viewer, name)
     accounts.set_password(store, name, password)
 
 
-def create_token(store: Store, viewer: Viewer, user: str, name: str | None = None) -> NewToken:
+def create_token(store: Accounts, viewer: Viewer, user: str, name: str | None = None) -> NewToken:
     """A new API token acting as ``user`` (for oneself, or an admin's for anyone); its secret
     is in the result only."""
     _require_self_or_admin(viewer, user)
     return accounts.create_token(store, user, name)
 
 
-def tokens(store: Store, viewer: Viewer, user: str | None = None) -> list[ApiTokenRecord]:
+def tokens(store: Accounts, viewer: Viewer, user: str | None = None) -> list[ApiTokenRecord]:
     """The API tokens (never their secrets): ``user``'s, or everyone's (None, admins); a viewer
     who does not see everything sees only their own."""
     if not sees_everything(viewer):
@@ -129,7 +129,7 @@ def tokens(store: Store, viewer: Viewer, user: str | None = None) -> list[ApiTok
     return store.tokens(record.id)
 
 
-def revoke_token(store: Store, viewer: Viewer, token_id: str) -> None:
+def revoke_token(store: Accounts, viewer: Viewer, token_id: str) -> None:
     """Revoke a token (its user's or an admin's act): it stops working at once. A token of
     someone else's is NotFound to a viewer who does not see everything, as a missing one."""
     if not sees_everything(viewer) and not any(t.id == token_id for t in tokens(store, viewer)):
@@ -145,7 +145,7 @@ class SignIn:
     session_id: str
 
 
-def sign_in(store: Store, name: str, password: str, lifetime_s: float) -> SignIn | None:
+def sign_in(store: Accounts, name: str, password: str, lifetime_s: float) -> SignIn | None:
     """A new session for ``name`` when the password is theirs; None otherwise (the same answer,
     after the same work, for an unknown name and a wrong password)."""
     user = accounts.authenticate(store, name, password)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from ..config import QuotaSettings
 from ..quota import QuotaLimits, client_key_for
 from ..records import Viewer
-from ..store import Store
+from ..store import QuotaCounters
 from ..telemetry import span
 from .errors import QuotaExceeded
 
@@ -78,7 +78,7 @@ def client_address(
 
 
 def admit(
-    store: Store, viewer: Viewer, address: str | None, limits: QuotaLimits, kind: str = ""
+    store: QuotaCounters, viewer: Viewer, address: str | None, limits: QuotaLimits, kind: str = ""
 ) -> None:
     """Count one request of ``viewer`` from ``address`` against ``limits``; QuotaExceeded (with
     the seconds to wait) when refused. No address (not over a network) or no limit: nothing

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..access import may_manage, require_visible, sees_everything
 from ..jobs import Job, JobDraft, UploadLimits
 from ..model import DocumentInfo
 from ..records import Viewer
-from ..store import Store
+from ..store import DocumentAdmin, DocumentReader, Documents, Jobs
 from .errors import Conflict, Forbidden
 
 __all__ = [
     "Deletion",
+    "ManagedDocuments",
+    "Reingestable",
     "change_document",
     "delete_document",
     "reingest_document",
@@ -42,7 +44,16 @@ def uploads_dir(data_dir: Path) -> Path:
     return data_dir / "uploads"
 
 
-def _touchable(store: Store, viewer: Viewer, doc_id: str) -> DocumentInfo:
+class ManagedDocuments(Documents, DocumentAdmin, Protocol):
+    """What a change or a delete reads and writes: the documents, their access, titles and
+    holders."""
+
+
+class Reingestable(DocumentReader, Jobs, Protocol):
+    """What a re-ingest reads and writes: the document, and the job queue."""
+
+
+def _touchable(store: DocumentReader, viewer: Viewer, doc_id: str) -> DocumentInfo:
     """The document when the viewer may manage it or holds it; NotFound when hidden,
     Forbidden when only readable."""
     info = require_visible(viewer, store.document(doc_id), doc_id)
@@ -51,7 +62,9 @@ def _touchable(store: Store, viewer: Viewer, doc_id: str) -> DocumentInfo:
     return info
 
 
-def _managed(store: Store, viewer: Viewer, doc_id: str, message: str = _NOT_YOURS) -> DocumentInfo:
+def _managed(
+    store: DocumentReader, viewer: Viewer, doc_id: str, message: str = _NOT_YOURS
+) -> DocumentInfo:
     info = _touchable(store, viewer, doc_id)
     if not may_manage(viewer, info):
         raise Forbidden(message)
@@ -59,7 +72,7 @@ def _managed(store: Store, viewer: Viewer, doc_id: str, message: str = _NOT_YOUR
 
 
 def change_document(
-    store: Store,
+    store: ManagedDocuments,
     viewer: Viewer,
     doc_id: str,
     *,
@@ -76,7 +89,9 @@ def change_document(
         store.rename_document(doc_id, title.strip())
 
 
-def delete_document(store: Store, viewer: Viewer, doc_id: str, data_dir: Path) -> Deletion:
+def delete_document(
+    store: ManagedDocuments, viewer: Viewer, doc_id: str, data_dir: Path
+) -> Deletion:
     """Delete a document: its units, chunks, vectors, token signs, segments and uploaded file,
     in one transaction (stored answers that cited it keep their text). A holder who may not
     manage it lets go of their hold; an owner whose document others hold leaves it to the first
@@ -99,7 +114,7 @@ def delete_document(store: Store, viewer: Viewer, doc_id: str, data_dir: Path) -
     return "deleted"
 
 
-def reingest_document(store: Store, viewer: Viewer, doc_id: str, max_attempts: int) -> Job:
+def reingest_document(store: Reingestable, viewer: Viewer, doc_id: str, max_attempts: int) -> Job:
     """A job that ingests the document again from its stored file (a new extractor, new
     settings), replacing it in one transaction with its title, owner and visibility kept."""
     info = _managed(store, viewer, doc_id, "only its owner or an admin may re-ingest this document")
@@ -121,7 +136,7 @@ def reingest_document(store: Store, viewer: Viewer, doc_id: str, max_attempts: i
     )
 
 
-def visible_jobs(store: Store, viewer: Viewer) -> list[Job]:
+def visible_jobs(store: Jobs, viewer: Viewer) -> list[Job]:
     """The viewer's ingest jobs (everyone's for those who see everything), newest first."""
     if sees_everything(viewer):
         return store.jobs()

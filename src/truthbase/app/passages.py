@@ -11,7 +11,7 @@ from ..cite.tags import format_tag
 from ..errors import InvalidInput, NotFound
 from ..geometry import span_line_rects
 from ..model import DocumentInfo, DocumentKind, Rect, Unit
-from ..store import Store
+from ..store import DocumentReader
 from .errors import Conflict
 
 __all__ = ["Passage", "UnitSpan", "read_passage", "read_span", "read_unit", "viewer_url"]
@@ -68,7 +68,9 @@ def viewer_url(base_url: str, kind: str, doc_id: str, unit: int, start: int, end
     return f"{base}/view?{urlencode(query)}"
 
 
-def read_passage(store: Store, info: DocumentInfo, unit: int, start: int, end: int) -> Passage:
+def read_passage(
+    store: DocumentReader, info: DocumentInfo, unit: int, start: int, end: int
+) -> Passage:
     """The span ``[start, end)`` of unit ``unit`` (0-based) of the (visible) document ``info``;
     InvalidInput for a unit or span out of range."""
     if not 0 <= unit < info.unit_count:
@@ -118,7 +120,7 @@ def _unit_name(info: DocumentInfo, index: int) -> str:
 
 
 def read_unit(
-    store: Store, info: DocumentInfo, index: int, kind: DocumentKind | None = None
+    store: DocumentReader, info: DocumentInfo, index: int, kind: DocumentKind | None = None
 ) -> Unit:
     """Unit ``index`` (0-based) of the (visible) document ``info``: Conflict when ``kind`` is
     given and the document is of another kind, NotFound when the unit is not stored (or, for an
@@ -132,7 +134,7 @@ def read_unit(
 
 
 def read_span(
-    store: Store,
+    store: DocumentReader,
     info: DocumentInfo,
     index: int,
     start: int,

@@ -23,20 +23,21 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..errors import InvalidInput
 from ..extract.sniff import HEAD_BYTES, sniff_kind
 from ..jobs import Job, JobDraft, LimitExceeded, UploadLimits
 from ..model import DocumentKind
 from ..records import Viewer
-from ..store import Store
+from ..store import DocumentReader, Jobs
 from .lifecycle import uploads_dir
 
 __all__ = [
     "MAX_FILES",
     "ReceivedFile",
     "UploadResult",
+    "Uploadable",
     "discard",
     "incoming_dir",
     "parse_visibility",
@@ -134,7 +135,12 @@ def parse_visibility(value: str | None) -> Visibility | None:
     raise InvalidInput("visibility must be private or shared")
 
 
-def _unsupported(store: Store, viewer: Viewer, received: ReceivedFile, now: float) -> Job:
+class Uploadable(DocumentReader, Jobs, Protocol):
+    """What queueing uploads reads and writes: the job queue, and whether a document has the
+    bytes already (a refused file's placed copy stays then)."""
+
+
+def _unsupported(store: Jobs, viewer: Viewer, received: ReceivedFile, now: float) -> Job:
     received.temp.unlink(missing_ok=True)
     return store.add_job(
         JobDraft(
@@ -153,7 +159,7 @@ def _unsupported(store: Store, viewer: Viewer, received: ReceivedFile, now: floa
 
 
 def _queue_one(
-    store: Store,
+    store: Uploadable,
     viewer: Viewer,
     received: ReceivedFile,
     *,
@@ -187,7 +193,7 @@ def _queue_one(
 
 
 def queue_uploads(
-    store: Store,
+    store: Uploadable,
     viewer: Viewer,
     files: Sequence[ReceivedFile],
     *,

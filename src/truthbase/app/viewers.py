@@ -9,7 +9,7 @@ import time
 
 from ..accounts import end_session, session_viewer, token_viewer
 from ..records import Viewer
-from ..store import Store
+from ..store import Accounts
 
 __all__ = [
     "accounts_required",
@@ -31,7 +31,7 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve to anything
 
 
-def accounts_required(store: Store, host: str) -> bool:
+def accounts_required(store: Accounts, host: str) -> bool:
     """Logins are required once a user exists, or whenever the server is not loopback-only."""
     return not is_loopback(host) or store.user_count() > 0
 
@@ -45,18 +45,18 @@ def bearer_secret(authorization: str) -> str | None:
     return credentials.strip()
 
 
-def bearer_viewer(store: Store, authorization: str) -> Viewer | None:
+def bearer_viewer(store: Accounts, authorization: str) -> Viewer | None:
     """The user of an ``Authorization: Bearer TOKEN`` header value; None without a valid,
     unrevoked token (or with another scheme)."""
     secret = bearer_secret(authorization)
     return None if secret is None else token_viewer(store, secret)
 
 
-def session_holder(store: Store, session_id: str) -> Viewer | None:
+def session_holder(store: Accounts, session_id: str) -> Viewer | None:
     """The user of a login session; None when it is unknown or expired, or its user is gone."""
     return session_viewer(store, session_id, time.time())
 
 
-def sign_out(store: Store, session_id: str) -> None:
+def sign_out(store: Accounts, session_id: str) -> None:
     """End a login session."""
     end_session(store, session_id)

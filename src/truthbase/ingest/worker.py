@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ..config import Settings, data_folder
 from ..embed import Embedder
@@ -34,18 +35,35 @@ from ..extract import ExtractionError
 from ..extract.sniff import HEAD_BYTES, probe, sniff_kind
 from ..jobs import Job
 from ..model import DocumentInfo, DocumentKind, Visibility
-from ..store import Store, StoreError
+from ..store import DocumentAdmin, Documents, Jobs, StoreError
 from ..telemetry import span
 from .events import PagesDone
 from .options import IngestOptions
 from .pipeline import write_document
 from .preparation import prepare
 
-__all__ = ["WorkerOptions", "resolve_job_file", "run_job", "work", "worker_name"]
+__all__ = [
+    "IngestTarget",
+    "WorkerOptions",
+    "WorkerStore",
+    "resolve_job_file",
+    "run_job",
+    "work",
+    "worker_name",
+]
 
 logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+
+
+class IngestTarget(Documents, DocumentAdmin, Protocol):
+    """What a job's ingest reads and writes: the documents, and their holders (one document
+    per content)."""
+
+
+class WorkerStore(IngestTarget, Jobs, Protocol):
+    """What a worker reads and writes: the job queue, and the documents its jobs ingest."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +108,7 @@ class _Lease:
     """The job's heartbeat: renews the lease from a thread; ``lost`` once another worker took
     the job over."""
 
-    def __init__(self, store: Store, job: Job, worker: str, lease_s: float, clock: Clock):
+    def __init__(self, store: Jobs, job: Job, worker: str, lease_s: float, clock: Clock):
         self.store, self.job, self.worker, self.lease_s, self.clock = (
             store,
             job,
@@ -140,7 +158,7 @@ class _LeaseLost(TruthBaseError):
     """Another worker holds the job now: stop without writing."""
 
 
-def _take_existing(store: Store, job: Job) -> str | None:
+def _take_existing(store: IngestTarget, job: Job) -> str | None:
     """The id of the document the job's bytes already are, its uploader added as a holder;
     None when the index does not have them."""
     if job.kind != "ingest":
@@ -154,7 +172,7 @@ def _take_existing(store: Store, job: Job) -> str | None:
 
 
 def run_job(
-    store: Store,
+    store: WorkerStore,
     embedder: Embedder,
     job: Job,
     worker: str,
@@ -208,7 +226,7 @@ def _job_file(job: Job, options: WorkerOptions) -> tuple[Path, DocumentKind]:
 
 
 def _ingest(
-    store: Store,
+    store: IngestTarget,
     embedder: Embedder,
     job: Job,
     options: WorkerOptions,
@@ -253,7 +271,7 @@ def _access(job: Job, current: DocumentInfo | None) -> tuple[str | None, Visibil
 
 
 def work(
-    store: Store,
+    store: WorkerStore,
     embedder: Callable[[], Embedder],
     options: WorkerOptions,
     *,
