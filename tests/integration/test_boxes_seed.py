@@ -9,14 +9,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
+from tests.helpers.boxes import float32_rows
 from tests.helpers.corpus import ROBUSTNESS, SEED
 from truthbase.chunking import chunk_unit
 from truthbase.extract import extract_pdf
 from truthbase.geometry import span_line_rects
-from truthbase.model import ExtractedDocument, Rect
+from truthbase.model import ExtractedDocument
 from truthbase.store.boxes import decode_boxes, encode_boxes
 from truthbase.text.sentences import split_sentences
 
@@ -31,15 +31,6 @@ PDFS = [
 @cache
 def extracted(path: Path) -> ExtractedDocument:
     return extract_pdf(path)
-
-
-def float32_rows(boxes: list[Rect | None]) -> bytes:
-    """What schema 14 and earlier stored: float32 (len(text), 4), NaN for no box."""
-    table = np.full((len(boxes), 4), np.nan, dtype=np.float32)
-    for i, box in enumerate(boxes):
-        if box is not None:
-            table[i] = box
-    return table.tobytes()
 
 
 def test_every_page_packs_bit_for_bit_with_the_same_highlights() -> None:

@@ -12,21 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.boxes import float32_rows
 from truthbase.geometry import span_line_rects
 from truthbase.model import ExtractedDocument, Rect, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.store import SQLiteStore
 from truthbase.store.boxes import FLOAT32, GRID, MAGIC, decode_boxes, encode_boxes, repacked
 from truthbase.store.sqlite import SCHEMA_VERSION
-
-
-def float32_rows(boxes: list[Rect | None]) -> bytes:
-    """What schema 14 and earlier stored: float32 (len(text), 4), NaN for no box."""
-    table = np.full((len(boxes), 4), np.nan, dtype=np.float32)
-    for i, box in enumerate(boxes):
-        if box is not None:
-            table[i] = box
-    return table.tobytes()
 
 
 def as_float32(boxes: list[Rect | None]) -> list[Rect | None]:
