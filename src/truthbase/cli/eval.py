@@ -3,76 +3,30 @@ set."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
-from ..eval.golden import GoldenSet, default_corpus_root, load_golden
+from ..eval.golden import default_corpus_root
 from ..eval.metrics import METRIC_NAMES
-from ..eval.retrieval import PreparedCorpus, evaluate_retrieval, prepare_corpus, tune_retrieval
+from ..eval.retrieval import evaluate_retrieval, prepare_corpus, tune_retrieval
 from ..records import ANSWER_MODES
-from ..store import Store
 from .common import AppContext, console, err_console, run_metadata
-
-
-def _prepare_eval(
-    app: AppContext, store: Store, golden_path: Path, corpus_root: Path | None
-) -> tuple[GoldenSet, PreparedCorpus]:
-    golden = load_golden(golden_path)
-    root = corpus_root if corpus_root is not None else default_corpus_root(golden_path)
-    with err_console.status("ingesting the golden set's documents") as status:
-        prepared = prepare_corpus(
-            golden,
-            root,
-            store,
-            app.embedder,
-            app.settings.chunking,
-            on_document=lambda name: status.update(f"ingesting {name}"),
-        )
-    for name, why in prepared.skipped_documents.items():
-        if name in prepared.failed_documents:
-            err_console.print(
-                f"[yellow]missing document[/] {name} (its questions count as misses): {why}"
-            )
-        else:
-            err_console.print(f"[yellow]skipped document[/] {name}: {why}")
-    return golden, prepared
-
-
-def _metrics_table(title: str, rows: dict[str, dict[str, float]]) -> Table:
-    table = Table(title=title)
-    table.add_column("mode")
-    for name in METRIC_NAMES:
-        table.add_column(name, justify="right")
-    for mode, metrics in rows.items():
-        table.add_row(mode, *(f"{metrics[name]:.3f}" for name in METRIC_NAMES))
-    return table
-
-
-_golden_option = click.option(
-    "--golden",
-    "golden_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A golden set (format of shared/golden/README.md).",
+from .eval_common import (
+    corpus_root_option,
+    golden_option,
+    goldens_option,
+    index_dir_option,
+    json_out_option,
+    metrics_table,
+    prepare_eval,
+    print_answer_report,
+    set_store,
+    write_report,
 )
-_corpus_root_option = click.option(
-    "--corpus-root",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
-    help="Folder the golden document paths are relative to [default: the golden file's "
-    "folder's parent].",
-)
-_json_out_option = click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the full report as JSON to this file.",
-)
+from .eval_sets import answer_set, answers_across_sets, retrieval_across_sets, tune_across_sets
 
 
 @click.group(name="eval")
@@ -80,21 +34,18 @@ def eval_group() -> None:
     """Measure retrieval and answers against a golden set."""
 
 
-def _write_report(json_out: Path | None, report: dict[str, Any]) -> None:
-    """The full report as JSON, when --json names a file."""
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
-        console.print(f"written: {json_out}")
-
-
 @eval_group.command(name="retrieval")
-@_golden_option
-@_corpus_root_option
-@_json_out_option
+@goldens_option
+@corpus_root_option
+@index_dir_option
+@json_out_option
 @click.pass_obj
 def eval_retrieval(
-    app: AppContext, golden_path: Path, corpus_root: Path | None, json_out: Path | None
+    app: AppContext,
+    golden_paths: tuple[Path, ...],
+    corpus_root: Path | None,
+    index_dir: Path | None,
+    json_out: Path | None,
 ) -> None:
     """Recall@1/5/8/15, MRR and nDCG@5 for fts-only, dense-only and hybrid retrieval.
 
@@ -102,13 +53,18 @@ def eval_retrieval(
     Questions on a document whose ingest fails count as misses (the document is reported
     missing); questions on documents that are not tried (a kind that cannot be ingested, a
     missing file) are listed as skipped. On a set with capability tags (ocr, german, table,
-    cjk) the metrics are also shown per tag.
+    cjk) the metrics are also shown per tag. Several sets (--golden repeated, --index-dir):
+    each set's hybrid row and the pool of all their questions.
     """
-    with app.store() as store:
-        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+    if len(golden_paths) > 1:
+        retrieval_across_sets(app, golden_paths, corpus_root, index_dir, json_out)
+        return
+    golden_path = golden_paths[0]
+    with set_store(app, golden_path, index_dir) as store:
+        golden, prepared = prepare_eval(app, store, golden_path, corpus_root)
         report = evaluate_retrieval(golden, prepared, store, app.embedder, app.settings.retrieval)
     report = {**run_metadata(), "golden": str(golden_path), **report}
-    console.print(_metrics_table(f"retrieval on {report['questions']} questions", report["modes"]))
+    console.print(metrics_table(f"retrieval on {report['questions']} questions", report["modes"]))
     for kind, row in report["by_kind"]["hybrid"].items():
         console.print(
             f"hybrid on {kind} questions ({int(row['n'])}): "
@@ -116,7 +72,7 @@ def eval_retrieval(
         )
     for tag, rows in report.get("by_capability", {}).items():
         modes = {mode: row for mode, row in rows.items() if mode != "n"}
-        console.print(_metrics_table(f"{tag} questions ({int(rows['n'])})", modes))
+        console.print(metrics_table(f"{tag} questions ({int(rows['n'])})", modes))
     if report["misses"]:
         table = Table(title="hybrid misses (not found in the top 8)")
         for column in ("id", "expected", "rank", "ranked first"):
@@ -135,13 +91,14 @@ def eval_retrieval(
         console.print(table)
     for item in report["skipped"]:
         console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
-    _write_report(json_out, report)
+    write_report(json_out, report)
 
 
 @eval_group.command(name="tune")
-@_golden_option
-@_corpus_root_option
-@_json_out_option
+@goldens_option
+@corpus_root_option
+@index_dir_option
+@json_out_option
 @click.option(
     "--folds",
     type=click.IntRange(2, 20),
@@ -152,25 +109,32 @@ def eval_retrieval(
 @click.pass_obj
 def eval_tune(
     app: AppContext,
-    golden_path: Path,
+    golden_paths: tuple[Path, ...],
     corpus_root: Path | None,
+    index_dir: Path | None,
     json_out: Path | None,
     folds: int,
 ) -> None:
     """Grid over RRF k and arm weights with k-fold cross-validation; prints the best values.
 
     Put the chosen values into settings (TRUTHBASE_RETRIEVAL__RRF_K and the weights) or make
-    them the defaults in config/ together with the JSON report under docs/evals/.
+    them the defaults in config/ together with the JSON report under docs/evals/. Several sets
+    (--golden repeated, --index-dir): leave-one-set-out cross-validation instead of folds
+    (each set measured with the values chosen on the others, beside the values chosen on all).
     """
-    with app.store() as store:
-        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+    if len(golden_paths) > 1:
+        tune_across_sets(app, golden_paths, corpus_root, index_dir, json_out)
+        return
+    golden_path = golden_paths[0]
+    with set_store(app, golden_path, index_dir) as store:
+        golden, prepared = prepare_eval(app, store, golden_path, corpus_root)
         report = tune_retrieval(
             golden, prepared, store, app.embedder, app.settings.retrieval, folds=folds
         )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     chosen = report["chosen"]
     console.print(
-        _metrics_table(
+        metrics_table(
             f"{report['configurations']} configurations, {folds}-fold cross-validation",
             {"cross-validated": report["cross_validated"], "chosen, full set": chosen["full_set"]},
         )
@@ -180,13 +144,14 @@ def eval_tune(
         f"dense_weight={chosen['dense_weight']:g} late_weight={chosen['late_weight']:g} "
         f"prf_weight={chosen['prf_weight']:g}"
     )
-    _write_report(json_out, report)
+    write_report(json_out, report)
 
 
 @eval_group.command(name="answers")
-@_golden_option
-@_corpus_root_option
-@_json_out_option
+@goldens_option
+@corpus_root_option
+@index_dir_option
+@json_out_option
 @click.option(
     "--mode",
     type=click.Choice(ANSWER_MODES),
@@ -196,8 +161,9 @@ def eval_tune(
 @click.pass_obj
 def eval_answers(
     app: AppContext,
-    golden_path: Path,
+    golden_paths: tuple[Path, ...],
     corpus_root: Path | None,
+    index_dir: Path | None,
     json_out: Path | None,
     mode: str | None,
 ) -> None:
@@ -208,93 +174,15 @@ def eval_answers(
     metrics are also shown per tag, with the share of table questions whose citations hold
     all the row's cells;
     verified_share re-checks every citation marked verified against the stored page text;
-    supported_share is the share of those whose claim also passes the support checks.
+    supported_share is the share of those whose claim also passes the support checks. Several
+    sets (--golden repeated, --index-dir): each set's report and the pool of their questions.
     """
-    from ..answer import answerer_for, resolve_mode
-    from ..eval.answers import evaluate_answers
-
-    chosen = resolve_mode(mode, app.settings.llm)
-    with app.store() as store:
-        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
-        with err_console.status("answering") as status:
-            report = evaluate_answers(
-                golden,
-                prepared,
-                store,
-                app.embedder,
-                app.settings.retrieval,
-                answerer=answerer_for(
-                    app.settings.llm, app.settings.extractive, app.embedder, chosen
-                ),
-                on_question=lambda qid: status.update(f"answering {qid}"),
-            )
-    report = {**run_metadata(), "golden": str(golden_path), **report}
-    _print_answer_report(report)
-    _write_report(json_out, report)
-
-
-def _print_answer_report(report: dict[str, Any]) -> None:
-    """The answer metrics as a table, then a line per question kind and capability, the weak
-    outcomes, the refusal threshold's cross-validation and the skipped questions."""
-    table = Table(title=f"answers on {report['questions']} questions ({report['answerer']})")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for name in (
-        "unanswerable_refused",
-        "answered",
-        "answered_with_correct_citation",
-        "citation_precision",
-        "false_refusals",
-        "verified_share",
-        "supported_share",
-    ):
-        value = report[name]
-        table.add_row(name, str(value) if isinstance(value, int) else f"{value:.3f}")
-    console.print(table)
-    for kind, row in [*report["by_kind"].items(), *report.get("by_capability", {}).items()]:
-        console.print(_kind_line(kind, row))
-    console.print(
-        f"weak (counted as refused; the closest passages shown): {report['weak_answerable']} "
-        f"answerable, {report['weak_unanswerable']} unanswerable"
-    )
-    for cv in report["refusal_cv"]:
-        if "skipped" in cv:
-            continue
-        console.print(_refusal_cv_line(cv))
-    for item in report["skipped"]:
-        console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
-
-
-def _kind_line(kind: str, row: dict[str, Any]) -> str:
-    """The answer metrics of one question kind (or capability tag) on one line."""
-    return (
-        f"{kind} questions ({row['n']}): answered {row['answered']:.3f}, with a correct "
-        f"citation {row['answered_with_correct_citation']:.3f}, citation precision "
-        f"{row['citation_precision']:.3f}, false refusals {row['false_refusals']}"
-        + (
-            f", citations hold the row's cells {row['cells_held']:.3f}"
-            if "cells_held" in row
-            else ""
-        )
-    )
-
-
-def _refusal_cv_line(cv: dict[str, Any]) -> str:
-    """One cross-validation of the refusal threshold, with the threshold fitted on all the
-    questions when there is one."""
-    fitted = cv.get("fitted")
-    fitted_text = (
-        f"; fitted threshold {fitted['threshold']}: false refusals "
-        f"{fitted['false_refusal_rate']:.1%}, unanswerable answered "
-        f"{fitted['unanswerable_answered_rate']:.1%}"
-        if fitted
-        else ""
-    )
-    return (
-        f"refusal threshold cross-validated ({cv['folds']} folds x {len(cv['seeds'])} seeds, "
-        f"{cv['objective']}): false refusals {cv['cv_false_refusal_rate']:.1%}, "
-        f"unanswerable answered {cv['cv_unanswerable_answered_rate']:.1%}{fitted_text}"
-    )
+    if len(golden_paths) > 1:
+        answers_across_sets(app, golden_paths, corpus_root, index_dir, json_out, mode)
+        return
+    report = answer_set(app, golden_paths[0], corpus_root, index_dir, mode)
+    print_answer_report(report)
+    write_report(json_out, report)
 
 
 @eval_group.command(name="claims")
@@ -326,8 +214,8 @@ def _refusal_cv_line(cv: dict[str, Any]) -> str:
     help="With --claims: a stratified subset, this many claims of each kind spread over the "
     "file [default: every claim].",
 )
-@_corpus_root_option
-@_json_out_option
+@corpus_root_option
+@json_out_option
 @click.pass_obj
 def eval_claims(
     app: AppContext,
@@ -351,7 +239,7 @@ def eval_claims(
         from .claim_set import run_claim_set
 
         report = run_claim_set(app, claims_path, corpus_root, judge=judge, per_kind=per_kind)
-        _write_report(json_out, report)
+        write_report(json_out, report)
         return
     if judge is not None or per_kind is not None:
         raise click.UsageError("--judge and --per-kind go with --claims")
@@ -359,7 +247,7 @@ def eval_claims(
     from ..eval.claims import FAITHFUL_KINDS, evaluate_claims
 
     with app.store() as store:
-        golden, prepared = _prepare_eval(app, store, golden_path, corpus_root)
+        golden, prepared = prepare_eval(app, store, golden_path, corpus_root)
         with err_console.status("checking claims") as status:
             report = evaluate_claims(
                 golden,
@@ -401,13 +289,13 @@ def eval_claims(
         console.print(f"[yellow]quote not found[/] {item['id']} ({item['doc']})")
     for qid in report["skipped"]:
         console.print(f"[yellow]skipped[/] {qid}: its document is not indexed")
-    _write_report(json_out, report)
+    write_report(json_out, report)
 
 
 @eval_group.command(name="conversations")
-@_golden_option
-@_corpus_root_option
-@_json_out_option
+@golden_option
+@corpus_root_option
+@json_out_option
 @click.option(
     "--as-written",
     is_flag=True,
@@ -460,7 +348,7 @@ def eval_conversations(
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     _print_conversations(report)
-    _write_report(json_out, report)
+    write_report(json_out, report)
 
 
 def _conversation_row(table: Table, name: str, row: dict[str, Any]) -> None:

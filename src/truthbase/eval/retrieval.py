@@ -386,6 +386,58 @@ def _folds(ids: Sequence[str], k: int, seed: int) -> list[set[str]]:
     return [set(shuffled[i::k]) for i in range(k)]
 
 
+@dataclass(slots=True, kw_only=True)
+class GridScores:
+    """Every tuning configuration's result on every runnable question of one set, from one
+    pass of searches: ``results[c][id]`` is configuration ``configs[c]``'s result on ``id``."""
+
+    questions: list[GoldenQuestion]
+    skipped: list[dict[str, Any]]
+    configs: list[RetrievalSettings]
+    results: list[dict[str, QuestionResult]]
+
+
+def score_grid(
+    golden: GoldenSet,
+    prepared: PreparedCorpus,
+    store: Searchable,
+    embedder: Embedder,
+    base: RetrievalSettings,
+) -> GridScores:
+    """The tuning grid (:func:`grid`) scored on the set's runnable questions."""
+    questions, skipped = split_questions(golden, prepared)
+    if not questions:
+        raise GoldenError("no answerable question has all its documents indexed")
+    # every list is collected once (late weight > 0 computes it); each config weighs them
+    collected = collect_arms(
+        questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})
+    )
+    chunks = ChunkCache(store, prepared.names)
+    configs = grid(base)
+    return GridScores(
+        questions=questions,
+        skipped=skipped,
+        configs=configs,
+        results=_score_grid(collected, store, chunks, configs),
+    )
+
+
+def best_config(
+    results: Sequence[Mapping[str, QuestionResult]],
+    configs: Sequence[RetrievalSettings],
+    base: RetrievalSettings,
+    ids: Collection[str],
+) -> int:
+    """The index of the configuration that scores best on the questions ``ids``: Recall@8
+    first, then MRR, then Recall@5; among equals, the one nearest the current defaults."""
+    return _best_config(results, configs, base, ids)
+
+
+def config_values(config: RetrievalSettings) -> dict[str, float]:
+    """The tuned values of ``config`` (RRF k and the list weights)."""
+    return _config(config)
+
+
 def tune_retrieval(
     golden: GoldenSet,
     prepared: PreparedCorpus,
@@ -397,23 +449,16 @@ def tune_retrieval(
     seed: int = 13,
 ) -> dict[str, Any]:
     """Grid over RRF k and arm weights with k-fold cross-validation on the golden set."""
-    questions, skipped = split_questions(golden, prepared)
-    if not questions:
-        raise GoldenError("no answerable question has all its documents indexed")
-    if len(questions) < folds:
+    questions, _ = split_questions(golden, prepared)
+    if questions and len(questions) < folds:
         raise InvalidInput(
             f"{folds} folds need at least {folds} answerable questions whose documents are "
             f"indexed; there are {len(questions)}"
         )
-    # every list is collected once (late weight > 0 computes it); each config weighs them
-    collected = collect_arms(
-        questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})
-    )
-    chunks = ChunkCache(store, prepared.names)
-    configs = grid(base)
-    results = _score_grid(collected, store, chunks, configs)
+    scores = score_grid(golden, prepared, store, embedder, base)
+    configs, results = scores.configs, scores.results
 
-    all_ids = {q.id for q in questions}
+    all_ids = {q.id for q in scores.questions}
     held_out: list[QuestionResult] = []
     fold_reports = []
     for fold in _folds(sorted(all_ids), folds, seed):
@@ -435,8 +480,8 @@ def tune_retrieval(
         for c, config in enumerate(configs)
     ]
     return {
-        "questions": len(questions),
-        "skipped": skipped,
+        "questions": len(scores.questions),
+        "skipped": scores.skipped,
         "configurations": len(configs),
         "folds": folds,
         "seed": seed,
@@ -451,10 +496,14 @@ def tune_retrieval(
 
 
 __all__ = [
+    "GridScores",
     "PreparedCorpus",
+    "best_config",
     "by_capability",
+    "config_values",
     "evaluate_retrieval",
     "missing_documents",
     "prepare_corpus",
+    "score_grid",
     "tune_retrieval",
 ]
