@@ -116,6 +116,44 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Conflict:
+    """Where a claim departs from its page: the failing check (``code``, ``message``), the two
+    sides ("85%" / "87%"), and the page's side located on the page: [page_start, page_end) of
+    the unit's canonical text with its per-line ``rects`` (None and () when it was not found,
+    e.g. a check that names stemmed words). ``text`` is the line every output shows: "the
+    answer says 85% · the page says 87%"."""
+
+    code: str
+    message: str
+    claim_says: str
+    page_says: str
+    page_start: int | None = None
+    page_end: int | None = None
+    rects: tuple[Rect, ...] = ()
+
+    @property
+    def text(self) -> str:
+        sides = []
+        if self.claim_says:
+            sides.append(f"the answer says {self.claim_says}")
+        if self.page_says:
+            sides.append(f"the page says {self.page_says}")
+        return " · ".join(sides)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "claim_says": self.claim_says,
+            "page_says": self.page_says,
+            "text": self.text,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "rects": _rects_json(self.rects),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Citation:
     """A resolved citation: the span of source ``n``'s page that supports a claim.
 
@@ -143,6 +181,9 @@ class Citation:
     via: Literal["marker", "tag"] = "marker"
     state: CitationState = "unverified"
     reasons: tuple[str, ...] = ()
+    #: For a ``quote_only`` citation, the check that failed with the two sides, the page's
+    #: side located on the page (:class:`Conflict`); None otherwise.
+    conflict: Conflict | None = None
 
     @property
     def page(self) -> int:
@@ -168,6 +209,7 @@ class Citation:
             "via": self.via,
             "state": self.state,
             "reasons": list(self.reasons),
+            "conflict": None if self.conflict is None else self.conflict.to_json(),
         }
 
 

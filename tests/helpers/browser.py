@@ -28,7 +28,9 @@ ARTIFACTS = REPO / "artifacts"
 
 
 class LiveServer:
-    def __init__(self, db: Path) -> None:
+    """The app over ``db``, or with ``settings`` (a scripted model's, say) when given."""
+
+    def __init__(self, db: Path, settings: Settings | None = None) -> None:
         import uvicorn
 
         with socket.socket() as sock:
@@ -36,7 +38,7 @@ class LiveServer:
             self.port = int(sock.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            create_app(Settings(db=db)),
+            create_app(settings if settings is not None else Settings(db=db)),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

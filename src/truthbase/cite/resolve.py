@@ -17,8 +17,10 @@ Then two checks, for markers and tags alike (a tag is never a free pass):
    model judge (``support.judge``, :mod:`truthbase.cite.judge`) when no veto failed.
 
 The state (:func:`citation_state`): ``supported`` when both pass, ``quote_only`` when only the
-quote check does, ``unverified`` otherwise; ``reasons`` name every failed check. Markers that
-name no source and tags that resolve to no source are dropped and reported.
+quote check does, ``unverified`` otherwise; ``reasons`` name every failed check. A
+``quote_only`` citation also carries its conflict (:mod:`.conflict`): the failing check, the
+two sides, the page's side located on the page.
+Markers that name no source and tags that resolve to no source are dropped and reported.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from ..telemetry import span
 from ..text.matching import find_quote, normalize, quote_in
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, terms, weighted_coverage
+from .conflict import conflict_of
 from .judge import Judge
+from .model import Reason
 from .parse import Claim, ParsedAnswer, Tag, render_groups
 from .support import check_support
 
@@ -89,6 +93,8 @@ class Support(NamedTuple):
     supported: bool
     score: float
     reasons: tuple[str, ...]
+    #: The same reasons as records, with the two sides of each conflict (:mod:`.conflict`).
+    checks: tuple[Reason, ...] = ()
 
 
 def _lexical(claim: str, quote: str, context: str) -> float:
@@ -129,7 +135,9 @@ def claim_support(
         return Support(False, 0.0, ("empty_quote: no quote",))
     with span("verify"):
         check = check_support(claim, quote, context=context, embedder=embedder, judge=judge)
-    return Support(check.supported, check.score, tuple(str(r) for r in check.reasons))
+    return Support(
+        check.supported, check.score, tuple(str(r) for r in check.reasons), check.reasons
+    )
 
 
 def citation_state(
@@ -221,6 +229,11 @@ def make_citation(
         else None
     )
     state, reasons = citation_state(verified, support, injected)
+    conflict = (
+        conflict_of(support.checks, unit.text, unit.boxes, start, end)
+        if state == "quote_only" and injected is None
+        else None
+    )
     return Citation(
         n=source.n,
         doc_id=source.doc_id,
@@ -235,6 +248,7 @@ def make_citation(
         via="tag" if via == "tag" else "marker",
         state=state,
         reasons=reasons,
+        conflict=conflict,
     )
 
 

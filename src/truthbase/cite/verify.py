@@ -17,8 +17,10 @@ from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
 from ..geometry import span_line_rects
 from ..model import Rect
+from ..records import Conflict
 from ..store.base import Documents
 from ..text.matching import find_quote, normalize
+from .conflict import conflict_of
 from .judge import Judge
 from .support import Reason, SupportCheck, check_support, context_around, document_names
 
@@ -41,6 +43,9 @@ class ClaimVerdict:
     end: int | None = None
     rects: tuple[Rect, ...] = ()
     check: SupportCheck | None = None
+    #: When the state is ``quote_only``: the failing check, the two sides and the page's side
+    #: located on the page (:mod:`.conflict`).
+    conflict: Conflict | None = None
 
     @property
     def page(self) -> int:
@@ -66,6 +71,7 @@ class ClaimVerdict:
             "rects": [list(r) for r in self.rects],
             "support": self.check.to_json() if self.check is not None else None,
             "reasons": [r.to_json() for r in self.reasons],
+            "conflict": None if self.conflict is None else self.conflict.to_json(),
         }
 
 
@@ -145,4 +151,7 @@ def verify_claim(
         end=end,
         rects=tuple(span_line_rects(stored.text, stored.boxes, start, end)),
         check=check,
+        conflict=None
+        if check.supported
+        else conflict_of(check.reasons, stored.text, stored.boxes, start, end),
     )

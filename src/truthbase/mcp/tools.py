@@ -289,6 +289,15 @@ def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
     }
 
 
+def _without_rects(citation: dict[str, Any]) -> dict[str, Any]:
+    """A citation record without its boxes (its own and its conflict's): page geometry is of
+    no use to a model."""
+    row = {k: v for k, v in citation.items() if k != "rects"}
+    if isinstance(row.get("conflict"), dict):
+        row["conflict"] = {k: v for k, v in row["conflict"].items() if k != "rects"}
+    return row
+
+
 def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
     service = call.service
     plan = service.plan_answer(
@@ -312,7 +321,7 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
                 for s in data["sources"]
             ]
         elif kind == "citations":
-            citations = [{k: v for k, v in c.items() if k != "rects"} for c in data["citations"]]
+            citations = [_without_rects(c) for c in data["citations"]]
         elif kind == "done":
             answer = data["answer"]
             return {

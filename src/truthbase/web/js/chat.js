@@ -2,6 +2,7 @@
 // done | error); [n] markers become footnote buttons: the first click (Enter, Space) shows a
 // preview of the cited text, the second closes it (so does Escape), and its "Open" button shows
 // the cited span highlighted: in the pdf.js viewer for a PDF, in the reader for an EPUB.
+import { conflictNote, conflictSpan } from "./conflict.js";
 import { el } from "./dom.js";
 import { Reader } from "./reader.js";
 
@@ -89,7 +90,7 @@ function targetOf(source, citation) {
   const light = sameUnit && source ? { start: source.start, end: source.end } : null;
   const doc = citation?.doc_id ?? source.doc_id;
   const unit = citation?.unit ?? source.unit;
-  return { doc, unit, page: unit + 1, strong, light, title: source?.title };
+  return { doc, unit, page: unit + 1, strong, light, conflict: conflictSpan(citation), title: source?.title };
 }
 
 // The standalone page of a target, for "open in a new tab".
@@ -104,6 +105,10 @@ function targetUrl(target) {
   if (target.light) {
     params.set("cstart", String(target.light.start));
     params.set("cend", String(target.light.end));
+  }
+  if (target.conflict) {
+    params.set("conflict_start", String(target.conflict.start));
+    params.set("conflict_end", String(target.conflict.end));
   }
   return `${kinds.get(target.doc) === "epub" ? "/read" : "/view"}?${params}`;
 }
@@ -173,6 +178,7 @@ function togglePreview(button, source, citation) {
   }, [
     el("span", { class: "preview-where", text: `[${button.dataset.n}] ${source.title}, ${where(target.doc, target.unit)}` }),
     el("q", { class: "preview-quote", text: squashSpaces(citation ? citation.quote : snippet(source.text, 400)) }),
+    ...[conflictNote(citation)].filter(Boolean),
     el("span", { class: "preview-tools" }, [
       el("span", { class: "preview-status", text: status }),
       openButton,

@@ -1,5 +1,7 @@
-// /view?doc=ID&page=N&start=S&end=E[&cstart=S2&cend=E2][&zoom=1|0.5|200|fit][&rotation=90]
-// Opens one span directly: strong = [start, end), light = [cstart, cend) (both optional).
+// /view?doc=ID&page=N&start=S&end=E[&cstart=S2&cend=E2][&conflict_start=S3&conflict_end=E3]
+//   [&zoom=1|0.5|200|fit][&rotation=90]
+// Opens one span directly: strong = [start, end), light = [cstart, cend), conflict = the page's
+// side of a claim's conflict [conflict_start, conflict_end) (all optional).
 import { Viewer } from "./viewer.js";
 
 const params = new URLSearchParams(location.search);
@@ -17,7 +19,7 @@ if (!doc) {
   root.textContent = "Name a span: /view?doc=ID&page=N&start=S&end=E";
 } else {
   viewer.open(
-    { doc, page: Number(params.get("page") ?? 1), strong: span("start", "end"), light: span("cstart", "cend") },
+    { doc, page: Number(params.get("page") ?? 1), strong: span("start", "end"), light: span("cstart", "cend"), conflict: span("conflict_start", "conflict_end") },
     { zoom: params.get("zoom") ?? 1, rotation: params.get("rotation") ?? 0 },
   );
 }

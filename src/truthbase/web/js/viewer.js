@@ -3,8 +3,9 @@
 // zoom and rotation. Highlight positions never come from a text layer.
 //
 // Zoom 1 is 100%: one PDF point is 96/72 CSS pixels (as in pdf.js's viewer), so the page's CSS
-// scale is zoom * 4/3. Highlight boxes are <div class="hl hl-strong|hl-light"> children of
-// .tb-page-layer, absolutely positioned in page pixels (CSS px from the page's top-left corner).
+// scale is zoom * 4/3. Highlight boxes are <div class="hl hl-strong|hl-light|hl-conflict">
+// children of .tb-page-layer, absolutely positioned in page pixels (CSS px from the page's
+// top-left corner). "conflict" is the page's side of a claim that departs from it (conflict.js).
 import * as pdfjsLib from "/pdfjs/build/pdf.mjs";
 
 import { el, getJson } from "./dom.js";
@@ -17,6 +18,8 @@ const MIN_ZOOM = 0.5;
 const MAX_ZOOM = 4;
 // Stored page text and the PDF's own text count as the same page above this bigram similarity.
 const SAME_PAGE_SIMILARITY = 0.8;
+// The spans a target may name, drawn in this order after the light one (the last on top).
+const HIGHLIGHT_KINDS = ["strong", "light", "conflict"];
 
 const documents = new Map(); // doc id -> Promise<PDFDocumentProxy>
 // One pdf.js worker for every document of the page: a second document opens without starting
@@ -74,7 +77,7 @@ function pageText(doc, pdf, pageNumber) {
 // that open() only draws. Failures are left for open() to report.
 export function prefetch(target) {
   const pdf = loadDocument(target.doc);
-  for (const kind of ["strong", "light"]) {
+  for (const kind of HIGHLIGHT_KINDS) {
     const span = target[kind];
     if (span) fetchSpan(target.doc, target.page, span.start, span.end).catch(() => {});
   }
@@ -226,6 +229,12 @@ export class Viewer {
       el("span", { class: "swatch swatch-light", "aria-hidden": "true" }),
       " its passage",
     ]);
+    this.conflictLegend = el("span", { class: "legend-conflict", hidden: "" }, [
+      " ",
+      el("span", { class: "swatch swatch-conflict", "aria-hidden": "true" }),
+      " where the claim departs from the page",
+    ]);
+    this.legend.append(this.conflictLegend);
     this.error = el("p", { class: "viewer-error", role: "alert", hidden: "" });
     this.scroller = el("div", { class: "viewer-scroll", tabindex: "0", "aria-label": "Page" });
     this.root.replaceChildren(
@@ -246,10 +255,12 @@ export class Viewer {
     this.resizeObserver.observe(this.scroller);
   }
 
-  // target: {doc, page, strong: {start, end} | null, light: {start, end} | null, title?}
+  // target: {doc, page, strong: {start, end} | null, light: {start, end} | null,
+  //          conflict?: {start, end} | null, title?}
   async open(target, { zoom = null, rotation = null } = {}) {
     this.target = target;
     this.pageNumber = target.page;
+    this.conflictLegend.hidden = !target.conflict;
     if (zoom !== null) this.zoom = parseZoom(zoom);
     if (rotation !== null) this.rotation = ((Number(rotation) % 360) + 360) % 360;
     this.zoomSelect.value = String(this.zoom);
@@ -300,7 +311,7 @@ export class Viewer {
     // Both spans at once, and the page's text beside them (it is not needed for an OCR page).
     const text = pageText(target.doc, this.pdf, target.page);
     text.catch(() => {});
-    const kinds = ["strong", "light"].filter((kind) => target[kind]);
+    const kinds = HIGHLIGHT_KINDS.filter((kind) => target[kind]);
     const fetched = await Promise.all(
       kinds.map((kind) => fetchSpan(target.doc, target.page, target[kind].start, target[kind].end)),
     );
