@@ -14,7 +14,7 @@ import pypdfium2 as pdfium
 import pytest
 from PIL import Image
 
-from tests.helpers.corpus import SEED
+from tests.helpers.corpus import ROBUSTNESS, SEED
 from truthbase.errors import InvalidInput
 from truthbase.export import (
     CitedEvidence,
@@ -210,3 +210,17 @@ def test_an_image_is_drawn_only_from_the_indexed_bytes(tmp_path: object) -> None
     assert file_has_bytes(path, sha)
     assert not file_has_bytes(path, SHA)
     assert not file_has_bytes(Path(str(tmp_path)) / "gone.pdf", sha)
+
+
+@pytest.mark.corpus
+def test_a_rotated_page_is_turned_as_it_is_read_before_the_band_is_cut() -> None:
+    # pypdf's habibi page 0 is /Rotate 90: 595 x 842 pt unrotated, read as 842 x 595
+    path = ROBUSTNESS / "pypdf-habibi-rotated.pdf"
+    rect = (62.25, 768.33, 69.98, 777.75)  # the glyph "h" of "habibi" (pdfium's loose box)
+    image = Image.open(io.BytesIO(render_cited_region(path, 0, [rect]))).convert("RGB")
+    # the band runs across the page as it is read (842 pt wide at 2x); the box turned 90
+    # degrees clockwise lies at x 1536..1555, y 124..140 of the whole page, 80 px under the cut
+    assert image.width == 1684
+    assert abs(image.height - (140 + 80 - (124 - 80))) <= 1  # whole pixels
+    inside = image.getpixel((1546, 88))
+    assert isinstance(inside, tuple) and inside[2] < 200 < inside[0], inside

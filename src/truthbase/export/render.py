@@ -3,7 +3,8 @@ report's images (pypdfium2 renders, Pillow draws).
 
 The highlight is the span's per-line rects (:func:`truthbase.geometry.span_line_rects`, PDF
 user space, y up), drawn on the page rendered unrotated, so user space maps to pixels by the
-crop box alone; the picture is turned by the page's own rotation last, as a reader sees it.
+crop box alone; the picture is then turned by the page's own rotation, as a reader sees it, and
+cut to the band of the highlighted lines across the page as it is read.
 """
 
 from __future__ import annotations
@@ -41,6 +42,20 @@ def file_has_bytes(path: Path, sha256: str) -> bool:
     return digest.hexdigest() == sha256
 
 
+def _turned(
+    box: tuple[float, float, float, float], rotation: int, size: tuple[int, int]
+) -> tuple[float, float, float, float]:
+    """A pixel box of an image of ``size`` as it lies once the image is turned clockwise by
+    ``rotation`` degrees (90, 180 or 270)."""
+    x0, y0, x1, y1 = box
+    width, height = size
+    if rotation == 90:
+        return (height - y1, x0, height - y0, x1)
+    if rotation == 180:
+        return (width - x1, height - y1, width - x0, height - y0)
+    return (y0, width - x1, y1, width - x0)
+
+
 def render_cited_region(path: Path, unit: int, rects: Sequence[Rect]) -> bytes:
     """Page ``unit`` (0-based) of the PDF at ``path``, cut to the band of ``rects`` with some
     lines around it, the rects highlighted; PNG bytes. The whole page when there are no
@@ -63,14 +78,16 @@ def render_cited_region(path: Path, unit: int, rects: Sequence[Rect]) -> bytes:
     for box in boxes:
         draw.rectangle(box, fill=_FILL, outline=_EDGE, width=2)
     shown = Image.alpha_composite(image, overlay).convert("RGB")
+    if rotation:
+        # Turned as a reader sees the page, so that the band cut below runs along its lines.
+        boxes = [_turned(box, rotation, shown.size) for box in boxes]
+        shown = shown.rotate(-rotation, expand=True)
     if boxes:
         margin = _MARGIN_PT * _SCALE
         upper = max(0, int(min(b[1] for b in boxes) - margin))
         lower = min(shown.height, int(max(b[3] for b in boxes) + margin))
         if lower > upper:
             shown = shown.crop((0, upper, shown.width, lower))
-    if rotation:
-        shown = shown.rotate(-rotation, expand=True)
     out = io.BytesIO()
     shown.save(out, format="PNG", optimize=True)
     return out.getvalue()
