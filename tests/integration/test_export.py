@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.helpers.answer_index import Index, run
 from tests.helpers.pg_server import BACKENDS
-from tests.integration.test_verify import Index, run
 from truthbase.export import NOT_IN_INDEX, read_evidence
 from truthbase.server import create_app
 from truthbase.store import open_store
