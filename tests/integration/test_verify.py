@@ -5,78 +5,19 @@ both backends (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from tests.helpers.answer_index import Index, run
 from tests.helpers.indexes import copy_db
-from tests.helpers.pg_server import BACKENDS, copy_into_postgres, shared_server
+from tests.helpers.pg_server import BACKENDS
 from truthbase.cli import cli
-from truthbase.config import Settings
-from truthbase.records import StoredAnswer
 from truthbase.server import create_app
-from truthbase.store import open_store
 
 pytestmark = pytest.mark.slow
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
-    return result.exit_code, result.output
-
-
-class Index:
-    """The seed index on one backend, as the CLI (arguments, environment) and the server
-    (settings) reach it, with a way to overwrite a stored page's text."""
-
-    def __init__(self, kind: str, seed_db: Path, folder: Path) -> None:
-        self.db = copy_db(seed_db, folder / "answers.sqlite")
-        self.url: str | None = None
-        if kind == "postgres":
-            self.url = copy_into_postgres(self.db)
-        self.args = ["--db", str(self.db)] if self.url is None else []
-        self.env = {} if self.url is None else {"TRUTHBASE_DATABASE_URL": self.url}
-        self.settings = Settings(db=self.db, database_url=self.url)
-
-    def answers(self) -> list[StoredAnswer]:
-        store = open_store(self.settings)
-        try:
-            return store.answers()
-        finally:
-            store.close()
-
-    def corrupt(self, doc_id: str, unit: int, folder: Path) -> Index:
-        """A copy (SQLite) or this index (PostgreSQL) with the page's text overwritten."""
-        if self.url is None:
-            corrupted = copy_db(self.db, folder / "corrupted.sqlite")
-            con = sqlite3.connect(corrupted)
-            (text,) = con.execute(
-                "SELECT text FROM units WHERE doc_id = ? AND idx = ?", (doc_id, unit)
-            ).fetchone()
-            con.execute(
-                "UPDATE units SET text = ? WHERE doc_id = ? AND idx = ?",
-                ("x" * len(text), doc_id, unit),
-            )
-            con.commit()
-            con.close()
-            self.db = corrupted
-            self.args = ["--db", str(corrupted)]
-        else:
-            with psycopg.connect(self.url, autocommit=True) as conn:
-                conn.execute(
-                    "UPDATE truthbase.units SET text = repeat('x', length(text)) "
-                    "WHERE doc_id = %s AND idx = %s",
-                    (doc_id, unit),
-                )
-        return self
-
-    def drop(self) -> None:
-        if self.url is not None:
-            shared_server().drop_database(self.url)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

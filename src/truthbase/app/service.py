@@ -39,6 +39,7 @@ from ..config import ServerSettings, Settings, data_folder
 from ..conversation import resolve_question
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
+from ..export import ReportCheck
 from ..jobs import Job, UploadLimits
 from ..llm.chain import load_stage_model
 from ..llm.judge import ModelJudge, VerdictCache, judge_for
@@ -48,7 +49,7 @@ from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRec
 from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..turns import Resolution, Turn
-from . import accounts, lifecycle
+from . import accounts, exports, lifecycle
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
 from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
@@ -353,6 +354,22 @@ class Service:
         return _verify_claim(
             self.store, info.id, unit, quote, claim, self.embedder, judge=self.judge(judge)
         )
+
+    # -- exports (:mod:`.exports`) ------------------------------------------------------------
+
+    def export_answers(
+        self, answer_ids: Sequence[int], fmt: str, *, base_url: str | None = None
+    ) -> exports.ExportFile:
+        """Stored answers (one, or a thread's in order) as Markdown (``md``) or one HTML
+        evidence report (``html``), each citation linking to the web app under ``base_url``
+        (default: ``server.base_url``, else the server's host and port)."""
+        server = self.settings.server
+        base = base_url or server.base_url or f"http://{server.host}:{server.port}"
+        return exports.export_answers(self.store, self.viewer, answer_ids, fmt, base)
+
+    def verify_report(self, report: str) -> ReportCheck:
+        """What of an exported HTML report no longer holds in this index."""
+        return exports.verify_report(self.store, self.viewer, report)
 
     # -- the document lifecycle -------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
 from .docs import docs, search_command
 from .eval import eval_group
+from .exports import export_command
 from .ingest import ingest
 from .jobs import jobs_group, worker_command
 from .mcp import mcp_command
@@ -74,6 +75,7 @@ for _command in (
     ask_command,
     verify_command,
     verify_claim_command,
+    export_command,
     mcp_command,
 ):
     cli.add_command(_command)

@@ -177,15 +177,32 @@ def _place(kind: str | None, page: int) -> str:
 
 @click.command(name="verify")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--report",
+    "report_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Re-check an exported HTML evidence report (`truthbase export`) instead of the "
+    "stored answers.",
+)
 @click.pass_obj
-def verify_command(app: AppContext, as_json: bool) -> None:
+def verify_command(app: AppContext, as_json: bool, report_file: Path | None) -> None:
     """Re-check every stored answer's verified citations against the stored documents.
 
     Each citation that was shown as verified must still have its quote in the stored page text
     at its span, under the one matcher of every answer. Exits 1 with the list of failures
     (answer id, citation n, document, page, why), 0 with the count of citations checked.
+    With --report FILE, the citations of that exported report are re-checked instead (a
+    document no longer in the index is a failure there): exit 0 when all hold, 1 with the list
+    of those that no longer hold, 2 for a file that is not a readable report.
     """
     from ..cite import verify_answers
+
+    if report_file is not None:
+        from .exports import verify_report_file
+
+        verify_report_file(app, report_file, as_json)
+        return
 
     with app.store() as store:
         known = {d.id for d in store.list_documents()}

@@ -177,6 +177,10 @@ class AnswerLog(Protocol):
         """Every stored answer, oldest first."""
         ...
 
+    def answer(self, answer_id: int) -> StoredAnswer | None:
+        """One stored answer (None: no such id), for an export."""
+        ...
+
 
 class SegmentIndex(Protocol):
     """Segment indexes (:mod:`truthbase.segments`), cached per document and summarizer id;

@@ -35,6 +35,14 @@ class AnswerRows:
             ).fetchall()
         return [stored_answer(r) for r in rows]
 
+    def answer(self, answer_id: int) -> StoredAnswer | None:
+        """One stored answer; None when there is no such id."""
+        with self._sql.read() as conn:
+            row = conn.execute(
+                "SELECT id, question, answer, created_at FROM answers WHERE id = ?", (answer_id,)
+            ).fetchone()
+        return stored_answer(row) if row else None
+
 
 class SegmentRows:
     """:class:`~truthbase.store.base.SegmentIndex` over :attr:`_sql`. Summary vectors are

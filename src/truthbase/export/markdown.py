@@ -1,0 +1,81 @@
+"""An export as Markdown: each answer, its [n] markers as footnotes, and each footnote the
+citation's quote, document, printed and physical page, state, span and the link that opens its
+highlight. Pure: text in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .evidence import CitedEvidence, ExportedAnswer, split_markers
+
+__all__ = ["markdown_report"]
+
+
+def _footnote_id(answer: ExportedAnswer, n: int, several: bool) -> str:
+    # Footnote labels are global to a Markdown file: a thread's answers each have their [1].
+    return f"a{answer.answer_id}-{n}" if several else str(n)
+
+
+def _inline(text: str) -> str:
+    """Text on one line of Markdown, its characters that start markup escaped."""
+    flat = " ".join(text.split())
+    for ch in "\\`*_[]<>#|":
+        flat = flat.replace(ch, "\\" + ch)
+    return flat
+
+
+def _footnote(c: CitedEvidence) -> str:
+    title = _inline(c.title) if c.title else "(document no longer in the index)"
+    parts = [f"“{_inline(c.quote)}” — *{title}*, {c.place}"]
+    if c.link:
+        parts.append(f"[open the highlight]({c.link.replace(')', '%29')})")
+    facts = f"state: {c.state}; sha256 `{c.doc_id}`; unit {c.unit}, span [{c.start}, {c.end})"
+    if c.reasons:
+        facts += "; " + _inline(", ".join(c.reasons))
+    parts.append(facts)
+    return ". ".join(parts)
+
+
+def _answer_text(answer: ExportedAnswer, several: bool) -> str:
+    cited = {c.n for c in answer.citations}
+    out: list[str] = []
+    for piece in split_markers(answer.text):
+        if isinstance(piece, str):
+            out.append(piece)
+        else:
+            out.append(
+                "".join(
+                    f"[^{_footnote_id(answer, n, several)}]" if n in cited else f"[{n}]"
+                    for n in piece
+                )
+            )
+    return "".join(out)
+
+
+def _answer_section(answer: ExportedAnswer, several: bool) -> list[str]:
+    lines = [f"## {_inline(answer.question)}", ""]
+    lines.append(f"*Answer {answer.answer_id}, {answer.created_at}*")
+    lines.append("")
+    lines.append("(no answer: refused)" if answer.refused else _answer_text(answer, several))
+    lines.append("")
+    by_n: dict[int | None, list[CitedEvidence]] = {}
+    for c in answer.citations:
+        by_n.setdefault(c.n, []).append(c)
+    for n, group in by_n.items():
+        label = _footnote_id(answer, n, several) if n is not None else f"a{answer.answer_id}-x"
+        body = "\n    ".join(_footnote(c) for c in group)
+        lines.append(f"[^{label}]: {body}")
+    if by_n:
+        lines.append("")
+    return lines
+
+
+def markdown_report(answers: Sequence[ExportedAnswer], exported_at: str) -> str:
+    """The answers (one, or a thread's in order) as one Markdown document."""
+    several = len(answers) > 1
+    lines = ["# TruthBase answers" if several else "# TruthBase answer", ""]
+    lines.append(f"Exported {exported_at}. Each footnote names the cited document by its sha256.")
+    lines.append("")
+    for answer in answers:
+        lines.extend(_answer_section(answer, several))
+    return "\n".join(lines).rstrip("\n") + "\n"

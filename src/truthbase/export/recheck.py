@@ -1,0 +1,117 @@
+"""Re-check an exported report against an index: what it cites must still hold.
+
+The evidence block of a report (:func:`.html.read_evidence`) keeps each answer's citations as
+the answer log kept them, so the re-check is ``truthbase verify``'s audit
+(:func:`truthbase.cite.verify_answers`, the one matcher) over them. Where the audit of the log
+lists a citation of a deleted document apart (the log keeps answers as they were shown), a report
+is evidence: a cited document that is no longer in the index no longer holds, and is listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cite import verify_answers
+from ..cite.resolve import UnitReader
+from ..errors import InvalidInput
+from ..records import StoredAnswer
+
+__all__ = ["NOT_IN_INDEX", "ReportCheck", "ReportProblem", "recheck_report"]
+
+#: Why a citation of a document the index no longer holds fails the re-check.
+NOT_IN_INDEX = "the document (this sha256) is no longer in the index"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportProblem:
+    """A citation of the report that no longer holds, and why."""
+
+    answer_id: int
+    n: int | None
+    doc_id: str
+    page: int | None
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer_id": self.answer_id,
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "page": self.page,
+            "why": self.why,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class ReportCheck:
+    """What the re-check of a report found."""
+
+    answers: int = 0
+    checked: int = 0  # citations the report shows on their page, each re-checked
+    unverified: int = 0  # citations the report shows as unverified (nothing to re-check)
+    problems: list[ReportProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "answers": self.answers,
+            "checked_citations": self.checked,
+            "unverified_citations": self.unverified,
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+
+def _stored(entry: Any) -> StoredAnswer:
+    if not isinstance(entry, dict):
+        raise InvalidInput("an answer of the report's evidence is not an object")
+    answer_id, answer = entry.get("id"), entry.get("answer")
+    if not isinstance(answer_id, int) or not isinstance(answer, dict):
+        raise InvalidInput("an answer of the report's evidence has no id or no answer record")
+    return StoredAnswer(
+        answer_id, str(entry.get("question", "")), answer, str(entry.get("created_at", ""))
+    )
+
+
+def _page(citation: dict[str, Any]) -> int | None:
+    unit = citation.get("unit")
+    return unit + 1 if isinstance(unit, int) and not isinstance(unit, bool) else None
+
+
+def recheck_report(
+    evidence: dict[str, Any], reader: UnitReader, known_documents: Collection[str]
+) -> ReportCheck:
+    """Re-check the citations of ``evidence`` (a report's evidence block) against ``reader``'s
+    units; ``known_documents`` are the ids the index holds. InvalidInput for evidence that is
+    not made of answer records."""
+    answers = [_stored(entry) for entry in evidence.get("answers", [])]
+    audit = verify_answers(answers, reader, known_documents)
+    check = ReportCheck(
+        answers=audit.answers,
+        checked=audit.verified_citations,
+        unverified=audit.unverified_citations,
+    )
+    pages = {
+        (a.id, c.get("n"), c.get("doc_id")): _page(c)
+        for a in answers
+        for c in a.answer.get("citations", [])
+        if isinstance(c, dict)
+    }
+    for d in audit.deleted:
+        page = pages.get((d.answer_id, d.n, d.doc_id))
+        check.problems.append(
+            ReportProblem(
+                answer_id=d.answer_id, n=d.n, doc_id=d.doc_id, page=page, why=NOT_IN_INDEX
+            )
+        )
+    check.problems.extend(
+        ReportProblem(answer_id=f.answer_id, n=f.n, doc_id=f.doc_id, page=f.page, why=f.why)
+        for f in audit.failures
+    )
+    check.problems.sort(key=lambda p: (p.answer_id, p.n if p.n is not None else -1))
+    return check

@@ -1,0 +1,55 @@
+"""The export route (a router): a stored answer as Markdown or one HTML evidence report, as a
+download. Who may export which answer is the application's
+(:meth:`truthbase.app.Service.export_answers`); this route translates."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi import Path as PathParam
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from .deps import CurrentService
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get(
+    "/api/answers/{answer_id}/export",
+    tags=["answers"],
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"text/markdown": {}, "text/html": {}},
+            "description": "The export, as an attachment.",
+        }
+    },
+)
+async def export_answer(
+    request: Request,
+    service: CurrentService,
+    answer_id: Annotated[int, PathParam(ge=1, description="The answer's id (`done` carries it).")],
+    fmt: Annotated[
+        Literal["md", "html"],
+        Query(
+            alias="format",
+            description="md: Markdown, a footnote per citation; html: an evidence report.",
+        ),
+    ] = "html",
+) -> Response:
+    """A stored answer as Markdown (each citation a footnote with its quote, document, pages,
+    sha256, span, state and a link that opens the highlight) or as one self-contained HTML
+    evidence report (each cited region rendered with its highlight, opens offline with no
+    script; `truthbase verify --report` re-checks it). 404 for an answer that cites a document
+    the viewer may not see, as for a missing one."""
+    base_url = service.settings.server.base_url or str(request.base_url)
+    exported = await run_in_threadpool(service.export_answers, [answer_id], fmt, base_url=base_url)
+    return Response(
+        exported.content,
+        media_type=exported.media_type,
+        headers={"Content-Disposition": f'attachment; filename="{exported.filename}"'},
+    )
