@@ -271,7 +271,7 @@ class Service:
             for event in events:
                 if isinstance(event, DoneEvent):
                     if record:
-                        record_answer(self.store, event.answer)
+                        record_answer(self.store, event.answer, self.viewer.user_id)
                     if resolution is not None:
                         event = replace(event, resolution=resolution)
                 yield event

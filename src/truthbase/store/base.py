@@ -28,6 +28,8 @@ from ..records import (
     IndexEmbedder,
     ScreenResult,
     SessionRecord,
+    FeedbackRecord,
+    NewFeedback,
     StoredAnswer,
     StoredSegments,
     UserRecord,
@@ -37,6 +39,7 @@ from ..records import (
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "FeedbackLog",
     "DocumentAdmin",
     "DocumentReader",
     "Documents",
@@ -169,12 +172,34 @@ class TokenSigns(Protocol):
 class AnswerLog(Protocol):
     """The answers that were shown (for ``truthbase verify``)."""
 
-    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
-        """Keep an answer's JSON as it was shown; returns its id."""
+    def add_answer(
+        self, question: str, answer: dict[str, Any], asked_by: str | None = None
+    ) -> int:
+        """Keep an answer's JSON as it was shown (``asked_by``: its user's id); returns its
+        id."""
+        ...
+
+    def answer(self, answer_id: int) -> StoredAnswer | None:
+        """The stored answer ``answer_id``, or None."""
         ...
 
     def answers(self) -> list[StoredAnswer]:
         """Every stored answer, oldest first."""
+        ...
+
+
+class FeedbackLog(Protocol):
+    """Users' reports on shown answers (:mod:`truthbase.app.feedback` decides who may)."""
+
+    def put_feedback(self, report: NewFeedback) -> int:
+        """Keep ``report``, replacing its user's earlier one of the same group on the same
+        answer and citation; returns its id."""
+        ...
+
+    def feedback(
+        self, *, user_id: str | None = None, everyone: bool = False, limit: int | None = None
+    ) -> list[FeedbackRecord]:
+        """Reports, newest first: ``everyone``'s or ``user_id``'s; at most ``limit``."""
         ...
 
 
@@ -357,6 +382,7 @@ class Store(
     SearchArms,
     TokenSigns,
     AnswerLog,
+    FeedbackLog,
     SegmentIndex,
     QuotaCounters,
     Accounts,
