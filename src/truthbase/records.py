@@ -517,3 +517,16 @@ class FeedbackRecord:
     user: str | None
     question: str
     created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        """As the doors show it: the user by name, never by id."""
+        return {
+            "id": self.id,
+            "answer_id": self.answer_id,
+            "citation": self.citation,
+            "kind": self.kind,
+            "comment": self.comment,
+            "user": self.user,
+            "question": self.question,
+            "created_at": self.created_at,
+        }

@@ -23,6 +23,7 @@ from .claims import verify_claim_command
 from .common import AppContext, TruthBaseGroup
 from .docs import docs, search_command
 from .eval import eval_group
+from .feedback import feedback_group
 from .ingest import ingest
 from .jobs import jobs_group, worker_command
 from .mcp import mcp_command
@@ -81,6 +82,7 @@ cli.add_command(segments_group)
 cli.add_command(users_group)
 cli.add_command(tokens_group)
 cli.add_command(jobs_group)
+cli.add_command(feedback_group)
 cli.add_command(worker_command)
 
 

@@ -23,13 +23,13 @@ from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
     ApiTokenRecord,
     ArmHit,
+    FeedbackRecord,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    NewFeedback,
     ScreenResult,
     SessionRecord,
-    FeedbackRecord,
-    NewFeedback,
     StoredAnswer,
     StoredSegments,
     UserRecord,
@@ -39,10 +39,10 @@ from ..records import (
 __all__ = [
     "Accounts",
     "AnswerLog",
-    "FeedbackLog",
     "DocumentAdmin",
     "DocumentReader",
     "Documents",
+    "FeedbackLog",
     "Jobs",
     "QuotaCounters",
     "SearchArms",
@@ -172,9 +172,7 @@ class TokenSigns(Protocol):
 class AnswerLog(Protocol):
     """The answers that were shown (for ``truthbase verify``)."""
 
-    def add_answer(
-        self, question: str, answer: dict[str, Any], asked_by: str | None = None
-    ) -> int:
+    def add_answer(self, question: str, answer: dict[str, Any], asked_by: str | None = None) -> int:
         """Keep an answer's JSON as it was shown (``asked_by``: its user's id); returns its
         id."""
         ...

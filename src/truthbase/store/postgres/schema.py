@@ -163,8 +163,10 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
 
 
 def _has_step(version: int) -> bool:
-    return version in MIGRATIONS or version in (TERMS_REMADE, BOXES_REPACKED) or (
-        version in OTHER_BRANCHES
+    return (
+        version in MIGRATIONS
+        or version in (TERMS_REMADE, BOXES_REPACKED)
+        or (version in OTHER_BRANCHES)
     )
 
 

@@ -4,8 +4,8 @@ One module per concept, each a class of methods over ``self._sql`` (the backend'
 :mod:`.documents` (the reads of documents, units and chunks; owner and visibility),
 :mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
 :mod:`.accounts` (users, sessions, API tokens), :mod:`.answers` (the answer log and the
-segment index), :mod:`.feedback` (reports on answers) and :mod:`.tokens` (token signs). :class:`SharedRows` combines them; a backend's
-store (:class:`~truthbase.store.sqlite.SQLiteStore`,
+segment index), :mod:`.feedback` (reports on answers) and :mod:`.tokens` (token signs).
+:class:`SharedRows` combines them; a backend's store (:class:`~truthbase.store.sqlite.SQLiteStore`,
 :class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
 schema and its migrations, the write of a document, delete and rename (the full text), the two
 search arms and the quota counters.

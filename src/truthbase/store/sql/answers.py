@@ -18,9 +18,7 @@ class AnswerRows:
 
     _sql: Dialect
 
-    def add_answer(
-        self, question: str, answer: dict[str, Any], asked_by: str | None = None
-    ) -> int:
+    def add_answer(self, question: str, answer: dict[str, Any], asked_by: str | None = None) -> int:
         """Keep an answer as it was shown (``asked_by``: its user's id); returns its id."""
         with self._sql.write() as conn:
             row = conn.execute(

@@ -16,8 +16,7 @@ from .dialect import Dialect
 __all__ = ["FeedbackRows"]
 
 _COLUMNS = (
-    "f.id, f.answer_id, f.citation, f.kind, f.comment, f.user_id, u.name, a.question, "
-    "f.created_at"
+    "f.id, f.answer_id, f.citation, f.kind, f.comment, f.user_id, u.name, a.question, f.created_at"
 )
 _FROM = "FROM feedback f JOIN answers a ON a.id = f.answer_id LEFT JOIN users u ON u.id = f.user_id"
 
