@@ -18,7 +18,13 @@ def feedback_group() -> None:
 
 
 @feedback_group.command("list")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="How many of the latest reports.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def feedback_list(app: AppContext, limit: int, as_json: bool) -> None:
