@@ -38,8 +38,9 @@ function reportButton(label, title, onclick) {
 function citationRow(answerId, citation, comment, status) {
   const buttons = [];
   const report = (kind) => async (event) => {
+    const button = event.currentTarget; // null once the handler has awaited
     const ok = await send(answerId, { kind, citation: citation.n, comment: comment.value }, status);
-    if (ok) pressed(buttons, event.currentTarget);
+    if (ok) pressed(buttons, button);
   };
   buttons.push(
     reportButton("Wrong passage", `Citation [${citation.n}] does not support what it is cited for`, report("wrong_passage")),
@@ -67,8 +68,9 @@ function render(answer, box) {
   });
   const votes = [];
   const vote = (kind) => async (event) => {
+    const button = event.currentTarget; // null once the handler has awaited
     const ok = await send(answer.id, { kind, comment: comment.value }, status);
-    if (ok) pressed(votes, event.currentTarget);
+    if (ok) pressed(votes, button);
   };
   votes.push(
     reportButton("👍", "A good answer", vote("up")),
