@@ -2,28 +2,35 @@
 real PostgreSQL, tests/helpers/pg_server.py): a user reports on the answers they were shown
 (thumbs up or down; "wrong passage" or "passage missing" on a citation), a later report of the
 same group replaces the earlier, another user's answer is not found, the admin lists everyone's
-reports, a removed user's reports go with them, and `feedback export --golden` writes a draft
-that the golden loader reads back, its evidence the cited spans the users confirmed."""
+reports, a removed user's reports go with them, `feedback export --golden` writes a draft that
+the golden loader reads back, its evidence the cited spans the users confirmed, and an index from
+before feedback (SQLite 15, PostgreSQL 14) opens with it."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from tests.helpers.corpus import ROBUSTNESS
+from tests.helpers.pg_server import Backend
 from truthbase import accounts
+from truthbase.app import feedback
 from truthbase.cli import cli
 from truthbase.config import AuthSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
+from truthbase.errors import NotFound
 from truthbase.eval.golden import load_golden
 from truthbase.ingest import IngestOptions, ingest_file
+from truthbase.records import OPERATOR, Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
@@ -213,3 +220,53 @@ def test_export_writes_a_draft_golden_set_from_the_reports(
     assert listed.exit_code == 0, listed.output
     kinds = sorted(r["kind"] for r in json.loads(listed.output))
     assert kinds == ["passage_missing", "up", "up"]
+
+
+def _to_version_before_feedback(backend: Backend) -> None:
+    """Make the fresh index ``backend`` holds look as it did before feedback: no feedback
+    table, answers without their asker, one answer kept, the version before (SQLite 15,
+    PostgreSQL 14)."""
+    answer = json.dumps({"text": "Yes [1].", "citations": [{"n": 1}]})
+    if backend.kind == "sqlite":
+        db = sqlite3.connect(backend.location)
+        db.executescript(
+            "DROP TABLE feedback; DROP TABLE answers; "
+            "CREATE TABLE answers (id INTEGER PRIMARY KEY, question TEXT NOT NULL, "
+            "answer TEXT NOT NULL, created_at TEXT NOT NULL);"
+            "UPDATE meta SET value = '15' WHERE key = 'schema_version';"
+        )
+        db.execute("INSERT INTO answers VALUES (1, 'Why?', ?, '2026-01-01T00:00:00')", (answer,))
+        db.commit()
+        db.close()
+        return
+    with psycopg.connect(backend.location, autocommit=True) as conn:
+        conn.execute("DROP TABLE truthbase.feedback")
+        conn.execute("ALTER TABLE truthbase.answers DROP COLUMN asked_by")
+        conn.execute("UPDATE truthbase.meta SET value = '14' WHERE key = 'schema_version'")
+        conn.execute(
+            "INSERT INTO truthbase.answers(question, answer, created_at) "
+            "VALUES ('Why?', %s, '2026-01-01T00:00:00')",
+            (answer,),
+        )
+
+
+def test_an_index_from_before_feedback_opens_with_it(backend: Backend) -> None:
+    backend.open().close()
+    _to_version_before_feedback(backend)
+    store = backend.open()
+    try:
+        (old,) = store.answers()
+        assert old.asked_by is None  # nobody known: only those who see everything report
+        accounts.add_user(store, "ann", PASSWORD)
+        ann = Viewer(user="ann", user_id=store.user("ann").id)
+        with pytest.raises(NotFound):
+            feedback.give_feedback(store, ann, old.id, "up")
+        report = feedback.give_feedback(store, OPERATOR, old.id, "wrong_passage", citation=1)
+        assert (report.kind, report.citation, report.user) == ("wrong_passage", 1, None)
+        mine = store.add_answer("Who?", {"text": "Ann.", "citations": []}, ann.user_id)
+        assert store.answer(mine).asked_by == ann.user_id
+        feedback.give_feedback(store, ann, mine, "down", comment="no")
+        assert [r.kind for r in feedback.list_feedback(store, ann)] == ["down"]
+        assert len(feedback.list_feedback(store, OPERATOR)) == 2
+    finally:
+        store.close()

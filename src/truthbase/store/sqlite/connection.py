@@ -49,7 +49,7 @@ ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
-#: Columns added to existing tables by versions 7, 10 and 11, as (table, column, type): the
+#: Columns added to existing tables by versions 7, 10, 11 and 19, as (table, column, type): the
 #: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
 ADDED_COLUMNS = (
     ("documents", "owner", "TEXT"),
@@ -256,7 +256,9 @@ def _add_columns(conn: sqlite3.Connection, columns: Sequence[tuple[str, str, str
     """Each (table, column, type) of ``columns`` that its table lacks, added in place (the
     schema script's CREATE TABLE IF NOT EXISTS leaves an existing table as it is)."""
     for table, column, kind in columns:
-        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        # A table the version lacks (answers before 4) comes whole from the schema script.
+        if present and column not in present:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
