@@ -13,6 +13,9 @@ The rules, decided here once:
   replaces the earlier (the store does it in one transaction).
 * A user lists their own reports; those who see everything list everyone's, and only they draft
   a golden set from them.
+* A report is not counted against the chat quota: it calls no model, and the replacing rule
+  bounds a user's reports by the answers they were shown (which the quota counts) times their
+  citations and the two groups.
 
 The draft (:func:`draft_golden`) is for a person to review, in the golden format of
 ``shared/golden/README.md``: an up-voted answer's citations become its evidence (the cited
