@@ -34,6 +34,7 @@ __all__ = [
     "may_manage",
     "may_see",
     "narrow",
+    "owns_answer",
     "require_visible",
     "sees_everything",
     "visible_ids",
@@ -63,6 +64,13 @@ def may_manage(viewer: Viewer, document: DocumentInfo) -> bool:
     if sees_everything(viewer):
         return True
     return document.owner is not None and document.owner == viewer.user_id
+
+
+def owns_answer(viewer: Viewer, asked_by: str | None) -> bool:
+    """A stored answer is its asker's (feedback on it, its export): theirs, or everyone's for
+    those who see everything. An answer of no known asker (kept before answers had one, or
+    asked by the operator) is only for those."""
+    return sees_everything(viewer) or (asked_by is not None and asked_by == viewer.user_id)
 
 
 def visible_ids(viewer: Viewer, documents: Iterable[DocumentInfo]) -> DocScope:

@@ -314,12 +314,14 @@ class WindowDraft:
 
 @dataclass(frozen=True, slots=True)
 class StoredAnswer:
-    """An answer as it was shown: ``answer`` is the answer object's JSON (with citations)."""
+    """An answer as it was shown: ``answer`` is the answer object's JSON (with citations);
+    ``asked_by`` its user's id (None: the operator, the local user, or not known)."""
 
     id: int
     question: str
     answer: dict[str, Any]
     created_at: str
+    asked_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -514,3 +516,59 @@ class ApiTokenRecord:
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+# -- feedback on answers ---------------------------------------------------------------------
+
+#: What a user may say of an answer (``up``, ``down``: on the answer as a whole) or of one of
+#: its citations (``wrong_passage``: the cited passage does not support the claim;
+#: ``passage_missing``: the passage that does is not among the citations).
+FeedbackKind = Literal["up", "down", "wrong_passage", "passage_missing"]
+FEEDBACK_KINDS: tuple[FeedbackKind, ...] = ("up", "down", "wrong_passage", "passage_missing")
+#: The kinds one report replaces among: a user's later word of a group on the same answer and
+#: citation replaces the earlier (a thumbs-down after a thumbs-up is a change of mind).
+FEEDBACK_GROUPS: tuple[tuple[FeedbackKind, ...], ...] = (
+    ("up", "down"),
+    ("wrong_passage", "passage_missing"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewFeedback:
+    """A report as a user gives it: ``citation`` 0 for the answer as a whole, else its [n]."""
+
+    answer_id: int
+    citation: int
+    kind: FeedbackKind
+    comment: str
+    user_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeedbackRecord:
+    """A stored report, with the question it was given on and its user's name (None: the
+    operator or the local user; :data:`REMOVED_USER` never shows: a removed user's reports go
+    with them)."""
+
+    id: int
+    answer_id: int
+    citation: int
+    kind: FeedbackKind
+    comment: str
+    user_id: str | None
+    user: str | None
+    question: str
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        """As the doors show it: the user by name, never by id."""
+        return {
+            "id": self.id,
+            "answer_id": self.answer_id,
+            "citation": self.citation,
+            "kind": self.kind,
+            "comment": self.comment,
+            "user": self.user,
+            "question": self.question,
+            "created_at": self.created_at,
+        }

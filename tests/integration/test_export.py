@@ -6,7 +6,9 @@ naming the citation; a file that is not a report exits 2."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -131,24 +133,36 @@ def test_an_answer_is_exported_to_those_who_see_what_it_cites(
     store = SQLiteStore(index.db)
     try:
         ann = accounts.add_user(store, "ann", "correct horse battery")
-        accounts.add_user(store, "bob", "correct horse battery")
-        for doc_id in cited:
-            assert store.set_document_access(doc_id, ann.id, "private")
+        bob = accounts.add_user(store, "bob", "correct horse battery")
         tokens = {name: accounts.create_token(store, name).secret for name in ("ann", "bob")}
     finally:
         store.close()
+    with sqlite3.connect(index.db) as conn:  # ann asked it (the chat door records its asker)
+        conn.execute("UPDATE answers SET asked_by = ? WHERE id = ?", (ann.id, answer["id"]))
     settings = Settings(
         db=index.db,
         auth=AuthSettings(secret_key_file=tmp_path / "secret.key"),
         server=ServerSettings(allowed_hosts=["testserver"]),
     )
     route = f"/api/answers/{answer['id']}/export?format=md"
-    with TestClient(create_app(settings)) as client:
-        assert client.get(route).status_code == 401
-        shown = {
-            name: client.get(route, headers={"Authorization": f"Bearer {secret}"})
-            for name, secret in tokens.items()
-        }
+
+    def shown_to() -> dict[str, Any]:
+        with TestClient(create_app(settings)) as client:
+            assert client.get(route).status_code == 401
+            return {
+                name: client.get(route, headers={"Authorization": f"Bearer {secret}"})
+                for name, secret in tokens.items()
+            }
+
+    shown = shown_to()  # the cited documents are shared: bob sees them, but did not ask
     assert shown["ann"].status_code == 200, shown["ann"].text
     assert shown["bob"].status_code == 404  # as a missing answer: nothing of it is told
     assert shown["bob"].json()["detail"] == f"no answer {answer['id']}"
+    store = SQLiteStore(index.db)
+    try:
+        for doc_id in cited:
+            assert store.set_document_access(doc_id, bob.id, "private")
+    finally:
+        store.close()
+    shown = shown_to()  # the asker no longer sees what the answer cites
+    assert shown["ann"].status_code == 404

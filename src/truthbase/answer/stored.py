@@ -8,8 +8,8 @@ from .model import Answer
 __all__ = ["record_answer"]
 
 
-def record_answer(store: AnswerLog, answer: Answer) -> int:
-    """Keep ``answer`` in ``store``'s answer log (every store has one); sets ``answer.id`` and
-    returns it."""
-    answer.id = store.add_answer(answer.question, answer.to_json())
+def record_answer(store: AnswerLog, answer: Answer, asked_by: str | None = None) -> int:
+    """Keep ``answer`` in ``store``'s answer log (every store has one), with its user's id
+    (``asked_by``; None: the operator or the local user); sets ``answer.id`` and returns it."""
+    answer.id = store.add_answer(answer.question, answer.to_json(), asked_by)
     return answer.id

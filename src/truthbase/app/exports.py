@@ -1,10 +1,9 @@
 """Exports and their re-check, with who may export what.
 
-An answer is exported (:mod:`truthbase.export`) for a viewer who sees everything, or when it
-cites documents and the viewer may see every one of them: the answer log keeps no owner, so the
-documents an answer quotes decide, as for every other read; anything else is NotFound, exactly as
-a missing answer. A report is re-checked against the whole index, by those who see all of it
-(the CLI's operator, admins).
+An answer is exported (:mod:`truthbase.export`) for a viewer who sees everything, or for the
+user who asked it (:func:`truthbase.access.owns_answer`) while they may still see every document
+it cites; anything else is NotFound, exactly as a missing answer. A report is re-checked against
+the whole index, by those who see all of it (the CLI's operator, admins).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Literal
 
-from ..access import may_see, sees_everything
+from ..access import may_see, owns_answer, sees_everything
 from ..errors import InvalidInput, NotFound
 from ..export import (
     ReportCheck,
@@ -56,6 +55,8 @@ def _readable(store: Store, viewer: Viewer, answer_id: int) -> StoredAnswer:
         raise missing
     if sees_everything(viewer):
         return stored
+    if not owns_answer(viewer, stored.asked_by):
+        raise missing
     citations = stored.answer.get("citations")
     cited = {c.get("doc_id") for c in citations if isinstance(c, dict)} if citations else set()
     if not cited:

@@ -45,11 +45,19 @@ from ..llm.chain import load_stage_model
 from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
-from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
+from ..records import (
+    OPERATOR,
+    ApiTokenRecord,
+    FeedbackRecord,
+    ResolvedMode,
+    SearchHit,
+    UserRecord,
+    Viewer,
+)
 from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..turns import Resolution, Turn
-from . import accounts, exports, lifecycle
+from . import accounts, exports, feedback, lifecycle
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
 from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
@@ -272,7 +280,7 @@ class Service:
             for event in events:
                 if isinstance(event, DoneEvent):
                     if record:
-                        record_answer(self.store, event.answer)
+                        record_answer(self.store, event.answer, self.viewer.user_id)
                     if resolution is not None:
                         event = replace(event, resolution=resolution)
                 yield event
@@ -438,6 +446,24 @@ class Service:
     def usage(self) -> list[UserUsage]:
         """Each user's counted chats now and what they hold (admins)."""
         return accounts.usage(self.store, self.viewer)
+
+    # -- feedback (the rules: :mod:`.feedback`) ------------------------------------------------
+
+    def give_feedback(
+        self, answer_id: int, kind: str, *, citation: int = 0, comment: str = ""
+    ) -> FeedbackRecord:
+        """The viewer's report on an answer they may see."""
+        return feedback.give_feedback(
+            self.store, self.viewer, answer_id, kind, citation=citation, comment=comment
+        )
+
+    def feedback_reports(self, limit: int | None = feedback.LATEST) -> list[FeedbackRecord]:
+        """The latest reports the viewer may list, newest first."""
+        return feedback.list_feedback(self.store, self.viewer, limit)
+
+    def feedback_golden(self) -> feedback.GoldenDraft:
+        """Every reported question as a draft golden set (admins)."""
+        return feedback.draft_golden(self.store, self.viewer)
 
     def remove_user(
         self, name: str, *, transfer_to: str | None = None, delete_documents: bool = False

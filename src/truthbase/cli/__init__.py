@@ -24,6 +24,7 @@ from .common import AppContext, TruthBaseGroup
 from .docs import docs, search_command
 from .eval import eval_group
 from .exports import export_command
+from .feedback import feedback_group
 from .ingest import ingest
 from .jobs import jobs_group, worker_command
 from .mcp import mcp_command
@@ -83,6 +84,7 @@ cli.add_command(segments_group)
 cli.add_command(users_group)
 cli.add_command(tokens_group)
 cli.add_command(jobs_group)
+cli.add_command(feedback_group)
 cli.add_command(worker_command)
 
 

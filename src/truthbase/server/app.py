@@ -40,7 +40,7 @@ from ..config import Settings
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..quota import Admission, retry_after_header
 from ..store import StoreError
-from . import admin, auth, chat, documents, epub_routes, exports, library_routes
+from . import admin, auth, chat, documents, epub_routes, exports, feedback, library_routes
 from .auth import AuthGate
 from .documents import package_version
 from .invalid import invalid_request
@@ -177,7 +177,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(TruthBaseError, _truthbase_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    for module in (documents, epub_routes, exports, auth, admin, library_routes):
+    for module in (documents, epub_routes, exports, auth, admin, library_routes, feedback):
         app.include_router(module.router)
     if settings.telemetry.metrics:
         app.include_router(metrics_router)

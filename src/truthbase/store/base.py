@@ -23,9 +23,11 @@ from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
     ApiTokenRecord,
     ArmHit,
+    FeedbackRecord,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
+    NewFeedback,
     ScreenResult,
     SessionRecord,
     StoredAnswer,
@@ -40,6 +42,7 @@ __all__ = [
     "DocumentAdmin",
     "DocumentReader",
     "Documents",
+    "FeedbackLog",
     "Jobs",
     "QuotaCounters",
     "SearchArms",
@@ -169,16 +172,32 @@ class TokenSigns(Protocol):
 class AnswerLog(Protocol):
     """The answers that were shown (for ``truthbase verify``)."""
 
-    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
-        """Keep an answer's JSON as it was shown; returns its id."""
+    def add_answer(self, question: str, answer: dict[str, Any], asked_by: str | None = None) -> int:
+        """Keep an answer's JSON as it was shown (``asked_by``: its user's id); returns its
+        id."""
+        ...
+
+    def answer(self, answer_id: int) -> StoredAnswer | None:
+        """The stored answer ``answer_id``, or None."""
         ...
 
     def answers(self) -> list[StoredAnswer]:
         """Every stored answer, oldest first."""
         ...
 
-    def answer(self, answer_id: int) -> StoredAnswer | None:
-        """One stored answer (None: no such id), for an export."""
+
+class FeedbackLog(Protocol):
+    """Users' reports on shown answers (:mod:`truthbase.app.feedback` decides who may)."""
+
+    def put_feedback(self, report: NewFeedback) -> int:
+        """Keep ``report``, replacing its user's earlier one of the same group on the same
+        answer and citation; returns its id."""
+        ...
+
+    def feedback(
+        self, *, user_id: str | None = None, everyone: bool = False, limit: int | None = None
+    ) -> list[FeedbackRecord]:
+        """Reports, newest first: ``everyone``'s or ``user_id``'s; at most ``limit``."""
         ...
 
 
@@ -361,6 +380,7 @@ class Store(
     SearchArms,
     TokenSigns,
     AnswerLog,
+    FeedbackLog,
     SegmentIndex,
     QuotaCounters,
     Accounts,

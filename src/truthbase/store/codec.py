@@ -265,8 +265,9 @@ def answer_row(question: str, answer: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def stored_answer(row: Sequence[Any]) -> StoredAnswer:
-    """An answer from (id, question, answer, created_at)."""
-    return StoredAnswer(int(row[0]), str(row[1]), json.loads(row[2]), str(row[3]))
+    """An answer from (id, question, answer, created_at[, asked_by])."""
+    asked_by = row[4] if len(row) > 4 else None
+    return StoredAnswer(int(row[0]), str(row[1]), json.loads(row[2]), str(row[3]), asked_by)
 
 
 # -- segments --------------------------------------------------------------------------------

@@ -18,30 +18,32 @@ class AnswerRows:
 
     _sql: Dialect
 
-    def add_answer(self, question: str, answer: dict[str, Any]) -> int:
-        """Keep an answer as it was shown; returns its id."""
+    def add_answer(self, question: str, answer: dict[str, Any], asked_by: str | None = None) -> int:
+        """Keep an answer as it was shown (``asked_by``: its user's id); returns its id."""
         with self._sql.write() as conn:
             row = conn.execute(
-                "INSERT INTO answers(question, answer, created_at) VALUES (?, ?, ?) RETURNING id",
-                answer_row(question, answer),
+                "INSERT INTO answers(question, answer, created_at, asked_by) "
+                "VALUES (?, ?, ?, ?) RETURNING id",
+                (*answer_row(question, answer), asked_by),
             ).fetchone()
         return int(row[0])
+
+    def answer(self, answer_id: int) -> StoredAnswer | None:
+        """The stored answer ``answer_id``, or None."""
+        with self._sql.read() as conn:
+            row = conn.execute(
+                "SELECT id, question, answer, created_at, asked_by FROM answers WHERE id = ?",
+                (answer_id,),
+            ).fetchone()
+        return stored_answer(row) if row else None
 
     def answers(self) -> list[StoredAnswer]:
         """Every stored answer, oldest first."""
         with self._sql.read() as conn:
             rows = conn.execute(
-                "SELECT id, question, answer, created_at FROM answers ORDER BY id"
+                "SELECT id, question, answer, created_at, asked_by FROM answers ORDER BY id"
             ).fetchall()
         return [stored_answer(r) for r in rows]
-
-    def answer(self, answer_id: int) -> StoredAnswer | None:
-        """One stored answer; None when there is no such id."""
-        with self._sql.read() as conn:
-            row = conn.execute(
-                "SELECT id, question, answer, created_at FROM answers WHERE id = ?", (answer_id,)
-            ).fetchone()
-        return stored_answer(row) if row else None
 
 
 class SegmentRows:

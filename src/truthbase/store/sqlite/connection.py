@@ -32,7 +32,7 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 15  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 19  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
@@ -40,14 +40,16 @@ SCHEMA_VERSION = 15  # 2: sentence windows, title in full text; 3: EPUB reader d
 # 12: users get a stable id, and documents, holders and jobs name their user by it;
 # 13: sessions, API tokens and quota counters name their user by id too; 14: identifiers are
 # whole full-text terms (:func:`_to_version_14` makes the terms again); 15: glyph boxes packed
-# (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`)
+# (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`);
+# 19: feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column
+# (16 to 18 are other branches' steps: additive here until the merge chains them)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
-#: Columns added to existing tables by versions 7, 10 and 11, as (table, column, type): the
+#: Columns added to existing tables by versions 7, 10, 11 and 19, as (table, column, type): the
 #: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
 ADDED_COLUMNS = (
     ("documents", "owner", "TEXT"),
@@ -61,6 +63,7 @@ ADDED_COLUMNS = (
     ("chunks", "kind", "TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table'))"),
     ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
     ("chunks", "context_terms", "TEXT NOT NULL DEFAULT ''"),
+    ("answers", "asked_by", "TEXT REFERENCES users(id) ON DELETE SET NULL"),
 )
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
@@ -253,7 +256,9 @@ def _add_columns(conn: sqlite3.Connection, columns: Sequence[tuple[str, str, str
     """Each (table, column, type) of ``columns`` that its table lacks, added in place (the
     schema script's CREATE TABLE IF NOT EXISTS leaves an existing table as it is)."""
     for table, column, kind in columns:
-        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        # A table the version lacks (answers before 4) comes whole from the schema script.
+        if present and column not in present:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 

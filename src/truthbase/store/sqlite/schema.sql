@@ -101,7 +101,10 @@ CREATE TABLE IF NOT EXISTS answers (
     id         INTEGER PRIMARY KEY,
     question   TEXT NOT NULL,
     answer     TEXT NOT NULL,                    -- JSON: the answer object
-    created_at TEXT NOT NULL                     -- ISO 8601, UTC
+    created_at TEXT NOT NULL,                    -- ISO 8601, UTC
+    -- who asked (version 19, for feedback's access): NULL for the operator, the local user,
+    -- an answer from before 19, or one whose user was removed
+    asked_by   TEXT REFERENCES users(id) ON DELETE SET NULL
 );
 
 -- The segment index (truthbase.segments; queries in sqlite/segments.py): a document's segments
@@ -198,3 +201,21 @@ CREATE TABLE IF NOT EXISTS document_holders (
     added_at TEXT NOT NULL,
     PRIMARY KEY (doc_id, holder)
 );
+
+-- Feedback on shown answers (version 19; truthbase.app.feedback): a thumbs up or down on an
+-- answer (citation 0) or "wrong passage" / "passage missing" on its citation [n], with an
+-- optional comment. One user's later report of a group (up/down; wrong/missing) on the same
+-- answer and citation replaces the earlier. user_id NULL: the operator or the local user; a
+-- removed user's reports go with them, as their sessions do.
+CREATE TABLE IF NOT EXISTS feedback (
+    id         INTEGER PRIMARY KEY,
+    answer_id  INTEGER NOT NULL REFERENCES answers(id) ON DELETE CASCADE,
+    citation   INTEGER NOT NULL DEFAULT 0 CHECK (citation >= 0),
+    kind       TEXT NOT NULL
+               CHECK (kind IN ('up', 'down', 'wrong_passage', 'passage_missing')),
+    comment    TEXT NOT NULL DEFAULT '',
+    user_id    TEXT REFERENCES users(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL                     -- ISO 8601, UTC
+);
+CREATE INDEX IF NOT EXISTS feedback_by_answer ON feedback (answer_id, citation);
+CREATE INDEX IF NOT EXISTS feedback_by_time ON feedback (created_at);

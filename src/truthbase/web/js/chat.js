@@ -341,6 +341,8 @@ function handle(event, data) {
     );
   } else if (event === "done") {
     const answer = data.answer;
+    // js/feedback.js draws the thumbs and the citations' report buttons under it.
+    document.dispatchEvent(new CustomEvent("truthbase:answer", { detail: { answer, box: answerBox } }));
     state.citations = answer.citations;
     state.sources = answer.sources;
     renderSources();

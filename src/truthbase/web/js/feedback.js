@@ -1,0 +1,96 @@
+// Feedback under each answer: thumbs up or down on the answer, and "Wrong passage" / "Passage
+// missing" on each citation, with an optional comment; POST /api/answers/{id}/feedback. The
+// chat page announces each finished answer with a "truthbase:answer" event (its detail: the
+// answer as the `done` event gave it, with its id in the answer log); a new question clears the
+// bar. A later report of the same group replaces the earlier (the server decides).
+import { el } from "./dom.js";
+
+const COMMENT_MAX = 2000;
+let bar = null;
+
+async function send(answerId, body, status) {
+  status.textContent = "Sending…";
+  const response = await fetch(`/api/answers/${answerId}/feedback`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    let detail = response.statusText;
+    try {
+      detail = (await response.json()).detail ?? detail;
+    } catch { /* not JSON */ }
+    status.textContent = `Feedback not saved: ${typeof detail === "string" ? detail : response.status}`;
+    return false;
+  }
+  status.textContent = "Thank you: your feedback is saved.";
+  return true;
+}
+
+function pressed(group, chosen) {
+  for (const button of group) button.setAttribute("aria-pressed", String(button === chosen));
+}
+
+function reportButton(label, title, onclick) {
+  return el("button", { type: "button", class: "feedback-button", title, "aria-pressed": "false", text: label, onclick });
+}
+
+function citationRow(answerId, citation, comment, status) {
+  const buttons = [];
+  const report = (kind) => async (event) => {
+    const button = event.currentTarget; // null once the handler has awaited
+    const ok = await send(answerId, { kind, citation: citation.n, comment: comment.value }, status);
+    if (ok) pressed(buttons, button);
+  };
+  buttons.push(
+    reportButton("Wrong passage", `Citation [${citation.n}] does not support what it is cited for`, report("wrong_passage")),
+    reportButton("Passage missing", `The passage that supports this is not cited at [${citation.n}]`, report("passage_missing")),
+  );
+  for (const [i, button] of buttons.entries()) {
+    button.dataset.kind = i === 0 ? "wrong_passage" : "passage_missing";
+  }
+  return el("li", { class: "feedback-citation", "data-n": String(citation.n) }, [
+    el("span", { class: "feedback-n", text: `[${citation.n}]` }),
+    ...buttons,
+  ]);
+}
+
+function render(answer, box) {
+  bar?.remove();
+  if (!Number.isInteger(answer.id)) return;
+  const status = el("p", { class: "feedback-status", role: "status", "aria-live": "polite" });
+  const comment = el("input", {
+    type: "text",
+    class: "feedback-comment",
+    maxlength: String(COMMENT_MAX),
+    placeholder: "Optional comment",
+    "aria-label": "Optional comment with your feedback",
+  });
+  const votes = [];
+  const vote = (kind) => async (event) => {
+    const button = event.currentTarget; // null once the handler has awaited
+    const ok = await send(answer.id, { kind, comment: comment.value }, status);
+    if (ok) pressed(votes, button);
+  };
+  votes.push(
+    reportButton("👍", "A good answer", vote("up")),
+    reportButton("👎", "A bad answer", vote("down")),
+  );
+  votes[0].dataset.kind = "up";
+  votes[0].setAttribute("aria-label", "Thumbs up: a good answer");
+  votes[1].dataset.kind = "down";
+  votes[1].setAttribute("aria-label", "Thumbs down: a bad answer");
+  const citations = (answer.citations ?? []).map((c) => citationRow(answer.id, c, comment, status));
+  bar = el("section", { class: "feedback", "aria-label": "Feedback on this answer", "data-answer-id": String(answer.id) }, [
+    el("div", { class: "feedback-votes" }, [el("span", { text: "Was this answer right?" }), ...votes, comment]),
+    ...(citations.length ? [el("ul", { class: "feedback-citations", "aria-label": "Feedback on the citations" }, citations)] : []),
+    status,
+  ]);
+  box.after(bar);
+}
+
+document.addEventListener("truthbase:answer", (event) => render(event.detail.answer, event.detail.box));
+document.getElementById("ask")?.addEventListener("submit", () => {
+  bar?.remove();
+  bar = null;
+});
