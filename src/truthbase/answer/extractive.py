@@ -11,7 +11,10 @@ question, a weighted sum of
 - ``rank``: 1 / retrieval rank of the source.
 
 The best 1 to 3 sentences within ``keep_ratio`` of the best score, no two near-duplicates, make
-the answer, in source order.
+the answer, in source order. A question that asks several things at once (:mod:`.parts`) gets
+the best sentence for each of its parts instead. Only whole sentences are quoted, never the
+labels drawn inside a figure (:mod:`.quotable`): a span the splitter cut short is joined with
+the rest of its sentence or left out, so the answer reads as prose.
 
 Answerability: the question's *named terms* (acronyms such as CISA or MMLU, tokens with digits
 such as 42001, capitalized words that do not start a sentence) must all occur in the sources
