@@ -11,8 +11,9 @@ Illustration of the CSF Tiers"), a list's lead-in. :func:`whole_spans` keeps
   label opens it: "o GV.OC-03: Legal, regulatory ... are understood and managed");
 - otherwise the span joined with the spans after it in the same source, up to the first one
   that ends like a sentence (not across a row, a list item or figure text): the sentence the
-  splitter cut, made whole again. A short line of its own (a heading, a caption) is not
-  joined, and a span that no join makes whole is not quoted.
+  splitter cut, made whole again; a line of its own is whole as a line, unless it is a
+  caption or a numbered heading (neither is quoted nor joined). A span that no join makes
+  whole is not quoted.
 
 Figure text (:mod:`truthbase.text.figures`: the labels drawn in a figure, found above their
 caption in the source, or a span that is nothing but such labels) is never quoted.
@@ -35,6 +36,8 @@ MIN_ITEM_WORDS = 6
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
 #: An identifier label that opens a list item: "GV.OC-03:", "ID.RA-10:", "Step 2:".
 _LABEL = re.compile(r"[\w.-]*[\d.-][\w.-]*:\s|\w+ \d+:\s")
+#: A caption's label: "Table 2.", "Figure 1:", "Fig. 3".
+_CAPTION = re.compile(r"(?:fig(?:ure)?s?\.?|table|tab\.|chart|exhibit)\s*\d+", re.IGNORECASE)
 
 
 def ends_sentence(text: str) -> bool:
@@ -74,8 +77,13 @@ def whole_spans(
         if (start, end) in row_set or ends_sentence(piece) or _item(piece):
             out.append((start, end))
             continue
-        if "\n" not in piece and len(piece.split()) < MIN_ITEM_WORDS:
-            continue  # a heading or caption line: joined, it would open the next sentence
+        if "\n" not in piece:
+            # A line of its own is whole as a line ("9000x9000 pixels at 800 DPI"), unless it
+            # is a caption or a numbered heading, which answer nothing; joined, either would
+            # open the next sentence.
+            if not (_CAPTION.match(piece) or opens_list_item(piece)):
+                out.append((start, end))
+            continue
         for nxt in spans[i + 1 :]:
             if nxt in row_set or nxt in banned or _item(text[nxt[0] : nxt[1]]):
                 break

@@ -64,6 +64,8 @@ def figure_blocks(text: str) -> list[tuple[int, int]]:
     least :data:`MIN_LABEL_LINES` label lines that ends right above a caption line (blank
     lines between them belong to the run), from its first label's start to its last label's
     end. In order, not overlapping."""
+    if _CAPTION.search(text) is None:
+        return []  # most pages: no caption anywhere, nothing to measure
     lines = [(m.start(), m.end()) for m in _LINE.finditer(text)]
     lines = [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in lines]
     lines = [(s, s + len(text[s:e].rstrip())) for s, e in lines if text[s:e].strip()]
