@@ -71,13 +71,16 @@ def figure_blocks(text: str) -> list[tuple[int, int]]:
     lines = [(s, s + len(text[s:e].rstrip())) for s, e in lines if text[s:e].strip()]
     if not lines:
         return []
-    long_line = _long_line([e - s for s, e in lines])
+    page_long_line = _long_line([e - s for s, e in lines])
     blocks: list[tuple[int, int]] = []
     floor = 0  # a block never reaches back into the one before
     for i, (start, end) in enumerate(lines):
         if not _CAPTION.match(text, start, end):
             continue
         first = i
+        # The caption's first line is as wide as the column: the measure where the page (or
+        # a chunk of it) is mostly labels.
+        long_line = max(page_long_line, end - start)
         while first > floor and _is_label(
             text[lines[first - 1][0] : lines[first - 1][1]], long_line
         ):
