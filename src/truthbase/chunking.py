@@ -10,10 +10,16 @@ overlapping chunks. A chunk never crosses a unit: one unit is one page.
 Tables (``Unit.tables``, one line per row): each row is one atom beside the sentences, so a row
 is never split across chunks, and a chunk of rows without its table's header row carries the
 column names in ``ChunkDraft.context`` (not in its span, which citations use).
+
+Figures (``Unit.figures``: the labels drawn inside a figure, see :mod:`truthbase.text.figures`):
+a figure's text is packed into chunks of its own, never with the prose around it (still
+searchable and highlightable; a prose chunk reads as prose). On a page with tables the figure
+blocks are left to the sentence splitter, which cuts them off from every sentence.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from .geometry import span_line_rects
@@ -140,7 +146,7 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
     if not unit.tables:
         return [
             _draft(unit, start, end)
-            for start, end in chunk_spans(unit.text, max_chars=max_chars, overlap=overlap)
+            for start, end in _apart(unit.text, unit.figures, max_chars, overlap)
         ]
     overlap_chars = _check(max_chars, overlap)
     atoms: list[tuple[int, int]] = []
@@ -177,6 +183,25 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
                 break
         chunks.append(_draft(unit, start, end, kind="table", context=context))
     return chunks
+
+
+def _apart(
+    text: str, figures: list[tuple[int, int]], max_chars: int, overlap: float
+) -> list[tuple[int, int]]:
+    """Chunk spans of ``text`` in which no chunk mixes a figure's text (``figures``: the
+    spans of ``Unit.figures``) with prose: each figure block and each stretch of prose
+    between them is packed on its own."""
+    if not figures:
+        return chunk_spans(text, max_chars=max_chars, overlap=overlap)
+    overlap_chars = _check(max_chars, overlap)
+    edges = [0, *(edge for block in sorted(figures) for edge in block), len(text)]
+    out: list[tuple[int, int]] = []
+    for start, end in itertools.pairwise(edges):
+        atoms = _region_atoms(text, start, end, max_chars, overlap_chars)
+        out.extend(
+            (atoms[c[0]][0], atoms[c[-1]][1]) for c in _pack(atoms, max_chars, overlap_chars)
+        )
+    return out
 
 
 def _region_atoms(

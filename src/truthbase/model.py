@@ -139,6 +139,9 @@ class Unit:
     text_source: TextSource = "pdf"
     ocr: OcrInfo | None = None  # text_source "ocr" only: how the page was read
     tables: list[TableRows] = field(default_factory=list)  # PDF: tables kept as rows
+    # PDF: the [start, end) spans of text drawn inside figures (truthbase.text.figures), kept
+    # out of sentences and prose chunks; found again from the text where a unit is re-read.
+    figures: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.boxes) != len(self.text):

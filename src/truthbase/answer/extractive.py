@@ -11,7 +11,10 @@ question, a weighted sum of
 - ``rank``: 1 / retrieval rank of the source.
 
 The best 1 to 3 sentences within ``keep_ratio`` of the best score, no two near-duplicates, make
-the answer, in source order.
+the answer, in source order. A question that asks several things at once (:mod:`.parts`) gets
+the best sentence for each of its parts instead. Only whole sentences are quoted, never the
+labels drawn inside a figure (:mod:`.quotable`): a span the splitter cut short is joined with
+the rest of its sentence or left out, so the answer reads as prose.
 
 Answerability: the question's *named terms* (acronyms such as CISA or MMLU, tokens with digits
 such as 42001, capitalized words that do not start a sentence) must all occur in the sources
@@ -52,7 +55,9 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from .base import Draft
 from .model import NO_ANSWER, Source
+from .parts import question_parts
 from .policy import Outcome, extractive_outcome
+from .quotable import whole_spans
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,7 +264,8 @@ class ExtractiveAnswerer:
         for source in sources:
             ordered = _row_spans(source.text)  # in text order, as _table_rows_apart walks them
             rows = set(ordered)
-            for s, e in _table_rows_apart(source.text, split_sentences(source.text), ordered):
+            spans = _table_rows_apart(source.text, split_sentences(source.text), ordered)
+            for s, e in whole_spans(source.text, spans, ordered):
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
@@ -370,9 +376,13 @@ class ExtractiveAnswerer:
         return out
 
     def choose(
-        self, candidates: Sequence[Candidate], missing_terms: Sequence[str] = ()
+        self,
+        candidates: Sequence[Candidate],
+        missing_terms: Sequence[str] = (),
+        parts: Sequence[str] = (),
     ) -> Selection:
-        """Apply the named-term rule and the threshold, and pick the answer sentences."""
+        """Apply the named-term rule and the threshold, and pick the answer sentences: the best
+        ones, or with two or more ``parts`` (:func:`.parts.question_parts`) the best per part."""
         cfg = self.settings
         best_score = candidates[0].score if candidates else 0.0
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
@@ -391,6 +401,14 @@ class ExtractiveAnswerer:
                 outcome=outcome,
             )
         best = candidates[0]
+        if len(parts) >= 2:
+            return Selection(
+                candidates=tuple(candidates),
+                chosen=tuple(self._per_part(candidates, parts)),
+                support=best.score,
+                refused=False,
+                best_score=best.score,
+            )
         chosen: list[Candidate] = [best]
         chosen_terms = [terms(best.text)]
         for c in candidates[1:]:
@@ -414,9 +432,30 @@ class ExtractiveAnswerer:
             best_score=best.score,
         )
 
+    def _per_part(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
+        """The best candidate for each part, in source order, each once: scored as for the
+        whole question, with the part's share of idf mass in place of the question's."""
+        cfg = self.settings
+        sentence_terms = [terms(c.text) for c in candidates]
+        idf, unseen = idf_table(sentence_terms)
+        chosen: list[Candidate] = []
+        for part in parts:
+            p_terms = terms(part)
+            scores = [
+                c.score + cfg.w_lexical * (weighted_coverage(p_terms, st, idf, unseen) - c.lexical)
+                for c, st in zip(candidates, sentence_terms, strict=True)
+            ]
+            pick = candidates[max(range(len(candidates)), key=scores.__getitem__)]
+            if all(pick is not c for c in chosen):
+                chosen.append(pick)
+        chosen.sort(key=lambda c: (c.n, c.start))
+        return chosen
+
     def select(self, question: str, sources: Sequence[Source]) -> Selection:
         return self.choose(
-            self.candidates(question, sources), missing_named_terms(question, sources)
+            self.candidates(question, sources),
+            missing_named_terms(question, sources),
+            question_parts(question),
         )
 
     def compose(self, selection: Selection) -> str:
@@ -427,8 +466,11 @@ class ExtractiveAnswerer:
     def draft(self, question: str, sources: Sequence[Source]) -> Draft:
         """The answer as one token per sentence (each with its marker), and the support; chosen
         from the :meth:`contenders` only (the same choice, sooner)."""
+        parts = question_parts(question)
+        # A part's best sentence need not be a contender for the whole question: all are scored.
+        scored = self.candidates if len(parts) >= 2 else self.contenders
         selection = self.choose(
-            self.contenders(question, sources), missing_named_terms(question, sources)
+            scored(question, sources), missing_named_terms(question, sources), parts
         )
         return Draft(
             tokens=self._tokens(selection),

@@ -366,7 +366,9 @@ class ExtractiveSettings(_Section):
         default=3, ge=1, le=20, description="Most sentences of an extractive answer."
     )
     keep_ratio: float = Field(
-        default=0.9,
+        # 0.8: chosen by leave-one-set-out cross-validation over dev.json, capabilities-dev.json
+        # and the first turns of followups-dev.json (docs/evals/selection.md).
+        default=0.8,
         gt=0,
         le=1,
         description="A further answer sentence scores at least this share of the best one's.",

@@ -38,6 +38,7 @@ from ..model import (
     Unit,
 )
 from ..telemetry import span
+from ..text.figures import figure_blocks
 from .charread import handle, raw_calls, read_page
 from .errors import ExtractionError
 from .hyphens import decide_line_end_hyphens
@@ -461,6 +462,7 @@ def extract_pdf(
                 geometry=raw_page.geometry,
                 text_source="ocr" if read is not None else "pdf",
                 ocr=read.info if read is not None else None,
+                figures=figure_blocks(page_text.text),
             )
         )
         if raw_page.error is not None:

@@ -6,7 +6,8 @@ inside a paragraph a sentence runs on across it. A sentence ends at terminal pun
 that can start a sentence, unless the word before the period is an abbreviation, an initial or a
 caption label's number. A new sentence also starts at a line that begins with a list item or a
 bullet, after a heading-like line (short, no final punctuation, last word not lower case) when
-the next line starts with a capital or a digit, and after a blank line.
+the next line starts with a capital or a digit, and after a blank line. The labels drawn inside
+a figure (:func:`truthbase.text.figures.figure_blocks`) are cut off from the text around them.
 
 Pure and deterministic; the only entry point is :func:`split_sentences`. Where the rules are in
 doubt they keep text together: a missed boundary costs a slightly longer sentence, a false one
@@ -18,7 +19,9 @@ from __future__ import annotations
 import itertools
 import re
 
-__all__ = ["split_sentences"]
+from .figures import figure_blocks
+
+__all__ = ["opens_list_item", "split_sentences"]
 
 # fmt: off
 #: Words that end with a period but (almost) never end a sentence, lower-cased, without the period.
@@ -175,6 +178,11 @@ def _list_marker(text: str, start: int, end: int) -> tuple[str, int] | None:
     return None
 
 
+def opens_list_item(text: str) -> bool:
+    """Whether ``text`` begins with a list marker: a bullet, a dash or a number ("1." "(b)")."""
+    return bool(text) and _list_marker(text, 0, len(text)) is not None
+
+
 def _starts_upper(text: str, at: int, end: int) -> bool:
     """Whether the line content from ``at`` starts with a capital letter or a digit."""
     while at < end and text[at].isspace():
@@ -268,7 +276,11 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         prev = (start, end)
 
     cuts.append(len(text))
-    return _spans(text, cuts)
+    # A figure's labels are a block of their own: cut at its edges, so no sentence (the
+    # caption below it above all) reads them as its words.
+    for start, end in figure_blocks(text):
+        cuts.extend((start, end))
+    return _spans(text, sorted(set(cuts)))
 
 
 def _line_opens_sentence(
