@@ -3,7 +3,8 @@
 One module per concept, each a class of methods over ``self._sql`` (the backend's dialect):
 :mod:`.documents` (the reads of documents, units and chunks; owner and visibility),
 :mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
-:mod:`.accounts` (users, sessions, API tokens), :mod:`.answers` (the answer log and the
+:mod:`.accounts` (users, sessions, API tokens), :mod:`.collections` (the collections users
+keep), :mod:`.answers` (the answer log and the
 segment index) and :mod:`.tokens` (token signs). :class:`SharedRows` combines them; a backend's
 store (:class:`~truthbase.store.sqlite.SQLiteStore`,
 :class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from .accounts import AccountRows
 from .answers import AnswerRows, SegmentRows
+from .collections import CollectionRows
 from .dialect import Connection, Cursor, Dialect, batches
 from .documents import DocumentRows, index_embedder
 from .holdings import HoldingRows, holders_of, restore_holders, write_screen
@@ -24,6 +26,7 @@ from .tokens import TokenRows
 __all__ = [
     "AccountRows",
     "AnswerRows",
+    "CollectionRows",
     "Connection",
     "Cursor",
     "Dialect",
@@ -43,6 +46,13 @@ __all__ = [
 
 
 class SharedRows(
-    DocumentRows, HoldingRows, JobRows, AccountRows, AnswerRows, SegmentRows, TokenRows
+    DocumentRows,
+    HoldingRows,
+    JobRows,
+    AccountRows,
+    CollectionRows,
+    AnswerRows,
+    SegmentRows,
+    TokenRows,
 ):
     """Every method both backends share, over the backend's dialect (``_sql``)."""
