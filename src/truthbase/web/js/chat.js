@@ -4,6 +4,7 @@
 // the cited span highlighted: in the pdf.js viewer for a PDF, in the reader for an EPUB.
 import { el } from "./dom.js";
 import { Reader } from "./reader.js";
+import { scopeOf } from "./scope.js";
 
 const form = document.getElementById("ask");
 const input = document.getElementById("question");
@@ -380,6 +381,7 @@ async function ask(question) {
   try {
     // "auto" is the server's default: the field is sent only to ask for another mode.
     const body = modeSelect.value === "auto" ? { question } : { question, mode: modeSelect.value };
+    Object.assign(body, scopeOf()); // the documents or collection the picker limits it to
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
