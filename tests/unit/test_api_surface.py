@@ -64,7 +64,14 @@ def test_viewer_urls_open_the_span() -> None:
 
 def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
     names = [t.name for t in mcp_tools.TOOLS]
-    assert names == ["search", "ask", "get_passage", "verify_claim", "list_documents"]
+    assert names == [
+        "search",
+        "ask",
+        "get_passage",
+        "verify_claim",
+        "list_documents",
+        "list_collections",
+    ]
     for tool in mcp_tools.TOOLS:
         assert tool.input_schema["type"] == "object" and tool.description
         assert tool.input_schema.get("additionalProperties") is False
