@@ -106,6 +106,7 @@ def test_each_mcp_schema_is_generated_from_its_arguments_model() -> None:
         "get_passage": mcp_tools.PassageArguments,
         "verify_claim": mcp_tools.ClaimArguments,
         "list_documents": mcp_tools.NoArguments,
+        "list_collections": mcp_tools.NoArguments,
     }
     for tool in mcp_tools.TOOLS:
         model = models[tool.name]

@@ -116,16 +116,16 @@ class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class _Scoped(_Arguments):
-    """The scope of a search or a question, as every door takes it
-    (:meth:`truthbase.app.Service.scope`)."""
-
-    documents: list[str] | None = Field(
+def _documents_argument() -> Any:
+    return Field(
         default=None,
         max_length=2000,
         description="Only these documents (ids, or unique prefixes of at least 4 characters).",
     )
-    collection: str | None = Field(
+
+
+def _collection_argument() -> Any:
+    return Field(
         default=None,
         min_length=1,
         max_length=100,
@@ -134,12 +134,14 @@ class _Scoped(_Arguments):
     )
 
 
-class SearchArguments(_Scoped):
+class SearchArguments(_Arguments):
     query: str = Field(min_length=1, description="What to look for: a question or keywords.")
     k: int = Field(default=DEFAULT_K, ge=1, le=50, description="How many passages to return.")
     doc: str | None = Field(
         default=None, min_length=4, description="Only search this document. " + _DOC_TEXT
     )
+    documents: list[str] | None = _documents_argument()
+    collection: str | None = _collection_argument()
 
 
 class HistoryTurn(BaseModel):
@@ -156,7 +158,7 @@ class HistoryTurn(BaseModel):
     searched_for: str | None = None
 
 
-class AskArguments(_Scoped):
+class AskArguments(_Arguments):
     question: str = Field(min_length=1, description="The question.")
     mode: ChatMode = Field(
         default="auto",
@@ -167,6 +169,8 @@ class AskArguments(_Scoped):
     doc: str | None = Field(
         default=None, min_length=4, description="Only answer from this document. " + _DOC_TEXT
     )
+    documents: list[str] | None = _documents_argument()
+    collection: str | None = _collection_argument()
     history: list[HistoryTurn] | None = Field(
         default=None,
         max_length=MAX_TURNS,
