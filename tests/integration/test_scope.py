@@ -72,6 +72,31 @@ def test_collections_are_kept_per_user_and_go_with_their_user(backend: Backend) 
         store.close()
 
 
+def test_a_copy_into_postgres_keeps_the_collections(tmp_path: Path) -> None:
+    from tests.helpers.pg_server import copy_into_postgres, shared_server
+    from truthbase.store.postgres import PostgresStore
+
+    source = SQLiteStore(tmp_path / "source.sqlite")
+    try:
+        ann = accounts.add_user(source, "ann", PASSWORD)
+        source.add_collection(
+            CollectionRecord(name="hers", user_id=ann.id, documents=("a",), created_at="t")
+        )
+        source.add_collection(CollectionRecord(name="ops", user_id=None, created_at="t"))
+    finally:
+        source.close()
+    url = copy_into_postgres(tmp_path / "source.sqlite")
+    target = PostgresStore(url)
+    try:
+        assert target.collections(ann.id) == [
+            CollectionRecord(name="hers", user_id=ann.id, documents=("a",), created_at="t")
+        ]
+        assert [c.name for c in target.collections(None)] == ["ops"]
+    finally:
+        target.close()
+        shared_server().drop_database(url)
+
+
 # -- a library of three documents, served over both backends ------------------------------------
 
 
