@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.pg_server import Backend
 from truthbase import accounts
-from truthbase.app import Service
+from truthbase.api import Library
 from truthbase.cli import cli
 from truthbase.config import AuthSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
@@ -101,7 +101,7 @@ def test_a_copy_into_postgres_keeps_the_collections(tmp_path: Path) -> None:
 
 
 @dataclass
-class Library:
+class Shelf:
     """ann's private PDF and two shared PDFs."""
 
     db: Path
@@ -111,7 +111,7 @@ class Library:
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Library:
+def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Shelf:
     folder = tmp_path_factory.mktemp("scope")
     db = folder / "scope.sqlite"
     store = SQLiteStore(db)
@@ -134,12 +134,12 @@ def library(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Lib
             ids[name] = outcome.doc_id
     finally:
         store.close()
-    return Library(db=db, **ids)
+    return Shelf(db=db, **ids)
 
 
 @pytest.fixture(scope="module", params=("sqlite", "postgres"))
 def settings(
-    request: pytest.FixtureRequest, library: Library, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, library: Shelf, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Settings]:
     folder = tmp_path_factory.mktemp(f"scope-{request.param}")
     auth = AuthSettings(secret_key_file=folder / "secret.key")
@@ -195,7 +195,7 @@ def _chat_sources(
 
 
 def test_search_and_chat_read_only_the_documents_asked_for(
-    client: TestClient, library: Library
+    client: TestClient, library: Shelf
 ) -> None:
     ann = _login(client, "ann")
     everything = {library.private_pdf, library.shared_a, library.shared_b}
@@ -212,7 +212,7 @@ def test_search_and_chat_read_only_the_documents_asked_for(
 
 
 def test_a_hidden_document_is_404_and_an_empty_scope_400(
-    client: TestClient, library: Library
+    client: TestClient, library: Shelf
 ) -> None:
     bob = _login(client, "bob")
     hidden = f"&documents={library.private_pdf}"
@@ -250,7 +250,7 @@ def _store_of(client: TestClient) -> Any:
 
 
 def test_a_collection_scopes_a_question_and_is_its_users_alone(
-    client: TestClient, library: Library
+    client: TestClient, library: Shelf
 ) -> None:
     ann, bob = _login(client, "ann"), _login(client, "bob")
     body = {"name": "pair", "documents": [library.private_pdf, library.shared_b[:6]]}
@@ -296,14 +296,12 @@ def test_a_collection_scopes_a_question_and_is_its_users_alone(
     assert client.get("/api/collections", headers=ann).json() == {"collections": []}
 
 
-def test_mcp_tools_take_the_same_scope(settings: Settings, library: Library) -> None:
-    from truthbase.store import open_store
-
-    store = open_store(settings)
-    try:
-        bob_user = store.user("bob")
-        bob = Viewer(user="bob", user_id=bob_user.id)
-        service = Service(store, settings, _embedder_of(settings)).for_viewer(bob)
+def test_mcp_tools_and_the_python_api_take_the_same_scope(
+    settings: Settings, library: Shelf, embedder: Embedder
+) -> None:
+    with Library(settings=settings, embedder=embedder) as opened:
+        bob_user = opened.store.user("bob")
+        service = opened.for_viewer(Viewer(user="bob", user_id=bob_user.id))
         result = call_tool(
             service, "search", {"query": "the", "k": 20, "documents": [library.shared_b]}
         )
@@ -323,26 +321,14 @@ def test_mcp_tools_take_the_same_scope(settings: Settings, library: Library) -> 
             assert not asked.is_error, asked.content
             cited = {s["doc_id"] for s in asked.structured_content["sources"]}
             assert cited and cited <= {library.shared_a}
+            # the Python API is the same service: its search takes the same scope
+            hits = service.search("the", k=20, collection="mcp")
+            assert hits and {h.chunk.doc_id for h in hits} == {library.shared_a}
         finally:
             service.delete_collection("mcp")
-    finally:
-        store.close()
 
 
-def _embedder_of(settings: Settings) -> Any:
-    from truthbase.embed import load_embedder
-
-    loaded: list[Embedder] = []
-
-    def embedder() -> Embedder:
-        if not loaded:
-            loaded.append(load_embedder(settings.embedder))
-        return loaded[0]
-
-    return embedder
-
-
-def test_the_cli_scopes_ask_and_search_and_keeps_collections(library: Library) -> None:
+def test_the_cli_scopes_ask_and_search_and_keeps_collections(library: Shelf) -> None:
     runner = CliRunner()
     db = ["--db", str(library.db)]
 
