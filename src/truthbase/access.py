@@ -23,9 +23,9 @@ Pure functions over records; the ground floor (imports nothing above :mod:`.mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
-from .errors import NotFound
+from .errors import InvalidInput, NotFound
 from .model import DocumentInfo
 from .records import Viewer
 
@@ -36,6 +36,7 @@ __all__ = [
     "narrow",
     "owns_answer",
     "require_visible",
+    "scope_of",
     "sees_everything",
     "visible_ids",
 ]
@@ -89,6 +90,30 @@ def narrow(scope: DocScope, doc_id: str | None) -> DocScope:
     if scope is None or doc_id in scope:
         return frozenset({doc_id})
     return frozenset()
+
+
+def scope_of(
+    visible: Collection[str],
+    documents: Iterable[str] = (),
+    collection: Collection[str] | None = None,
+) -> frozenset[str]:
+    """The one scope rule of a question (every mode, every door): the documents asked for (the
+    ids named, and the members of a collection) that the viewer may see, where ``visible`` is
+    every id the viewer may read.
+
+    A named id the viewer may not see is NotFound, as a missing one (nothing leaked). A
+    collection's members are kept as far as the viewer may still see them (one made private
+    since, or deleted, drops out). A scope left empty is InvalidInput (a 400, exit 2): a
+    question with nothing to read would only ever be refused."""
+    named = frozenset(documents)
+    for doc_id in sorted(named):
+        if doc_id not in visible:
+            raise NotFound(f"no document {doc_id}")
+    members = frozenset(d for d in collection or () if d in visible)
+    scope = named | members
+    if not scope:
+        raise InvalidInput("the question's scope holds no document you may read")
+    return scope
 
 
 def require_visible(viewer: Viewer, document: DocumentInfo | None, doc_id: str) -> DocumentInfo:

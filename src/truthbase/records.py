@@ -572,3 +572,16 @@ class FeedbackRecord:
             "question": self.question,
             "created_at": self.created_at,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectionRecord:
+    """A named collection of documents a user keeps, to limit questions to
+    (:func:`truthbase.access.scope_of`): ``user_id`` is its owner's :attr:`UserRecord.id` (None:
+    the operator's and the local user's), ``documents`` the ids it holds, sorted (one the viewer
+    may no longer see stays listed here and drops out of a scope)."""
+
+    name: str
+    user_id: str | None
+    documents: tuple[str, ...] = ()
+    created_at: str = ""

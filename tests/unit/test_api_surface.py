@@ -64,7 +64,14 @@ def test_viewer_urls_open_the_span() -> None:
 
 def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
     names = [t.name for t in mcp_tools.TOOLS]
-    assert names == ["search", "ask", "get_passage", "verify_claim", "list_documents"]
+    assert names == [
+        "search",
+        "ask",
+        "get_passage",
+        "verify_claim",
+        "list_documents",
+        "list_collections",
+    ]
     for tool in mcp_tools.TOOLS:
         assert tool.input_schema["type"] == "object" and tool.description
         assert tool.input_schema.get("additionalProperties") is False
@@ -99,6 +106,7 @@ def test_each_mcp_schema_is_generated_from_its_arguments_model() -> None:
         "get_passage": mcp_tools.PassageArguments,
         "verify_claim": mcp_tools.ClaimArguments,
         "list_documents": mcp_tools.NoArguments,
+        "list_collections": mcp_tools.NoArguments,
     }
     for tool in mcp_tools.TOOLS:
         model = models[tool.name]

@@ -7,8 +7,11 @@ its events, and who may rename, share, re-ingest or delete a document are decide
 
 * Reads go through :mod:`truthbase.access`: a document the viewer may not see is NotFound,
   exactly as a missing one, on every door.
-* ``doc`` (an id or a unique prefix of at least 4 characters) narrows an answer's sources, or a
-  search, to one document in every mode.
+* ``documents`` (ids or unique prefixes of at least 4 characters; ``doc`` is one) and
+  ``collection`` (the name of one of the viewer's :mod:`.collections`) limit an answer's
+  sources, or a search, in every mode, by the one scope rule
+  (:func:`truthbase.access.scope_of`): a hidden document is NotFound, an empty scope
+  InvalidInput.
 * Agent mode is for those who see everything when ``server.agent_mode`` is ``admins``
   (:class:`~.errors.Forbidden` otherwise).
 * A request that comes over a network (its door passes the client's address) is counted
@@ -28,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Self
 
-from ..access import DocScope, narrow, require_visible, sees_everything, visible_ids
+from ..access import DocScope, require_visible, scope_of, sees_everything, visible_ids
 from ..accounts import NewToken, Removal, UserUsage
 from ..answer import DoneEvent, record_answer
 from ..answer.model import Event
@@ -48,6 +51,7 @@ from ..modes import answer_events
 from ..records import (
     OPERATOR,
     ApiTokenRecord,
+    CollectionRecord,
     FeedbackRecord,
     ResolvedMode,
     SearchHit,
@@ -58,6 +62,7 @@ from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..turns import Resolution, Turn
 from . import accounts, exports, feedback, lifecycle
+from . import collections as user_collections
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
 from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
@@ -89,6 +94,19 @@ class AnswerPlan:
     scope: DocScope
     k: int | None = None
     history: tuple[Turn, ...] = ()
+
+
+def _match(documents: Sequence[DocumentInfo], doc: str) -> DocumentInfo:
+    """The one of ``documents`` (the viewer's) whose id is ``doc`` or starts with it."""
+    wanted = doc.strip().lower()
+    if len(wanted) < 4:
+        raise InvalidInput(f"document id {doc!r}: give at least 4 characters of it")
+    matches = [d for d in documents if d.id.startswith(wanted)]
+    if not matches:
+        raise NotFound(f"no document {doc}")
+    if len(matches) > 1:
+        raise InvalidInput(f"{len(matches)} document ids start with {doc!r}; give more of it")
+    return matches[0]
 
 
 class Service:
@@ -147,27 +165,44 @@ class Service:
     def document(self, doc: str) -> DocumentInfo:
         """The visible document whose id is ``doc`` or starts with it (at least 4 characters);
         NotFound when there is none (or only hidden ones), InvalidInput when several match."""
-        wanted = doc.strip().lower()
-        if len(wanted) < 4:
-            raise InvalidInput(f"document id {doc!r}: give at least 4 characters of it")
-        matches = [d for d in self.documents() if d.id.startswith(wanted)]
-        if not matches:
-            raise NotFound(f"no document {doc}")
-        if len(matches) > 1:
-            raise InvalidInput(f"{len(matches)} document ids start with {doc!r}; give more of it")
-        return require_visible(self.viewer, matches[0], matches[0].id)
+        return _match(self.documents(), doc)
+
+    def document_ids(self, docs: Sequence[str]) -> list[str]:
+        """The full ids of the visible documents ``docs`` names (ids or unique prefixes), each
+        as :meth:`document` finds it, over one listing."""
+        documents = self.documents() if docs else []
+        return [_match(documents, d).id for d in docs]
 
     def visible(self, doc_id: str) -> DocumentInfo:
         """The document of the full id ``doc_id`` when the viewer may see it; NotFound (as for
         a missing one) otherwise."""
         return require_visible(self.viewer, self.store.document(doc_id), doc_id)
 
-    def scope(self, doc: str | None = None) -> DocScope:
+    def scope(
+        self,
+        doc: str | None = None,
+        *,
+        documents: Sequence[str] = (),
+        collection: str | None = None,
+    ) -> DocScope:
         """The documents a read may touch (None: all, for those who see everything, without
-        listing them), narrowed to ``doc`` (an id or a unique prefix) when given."""
-        everything = sees_everything(self.viewer)
-        scope = None if everything else visible_ids(self.viewer, self.store.list_documents())
-        return narrow(scope, self.document(doc).id if doc is not None else None)
+        listing them); limited by :func:`~truthbase.access.scope_of` to ``doc`` and
+        ``documents`` (ids or unique prefixes) and the members of the viewer's ``collection``
+        when any is given."""
+        asked = (*documents, doc) if doc is not None else tuple(documents)
+        if not asked and collection is None:
+            if sees_everything(self.viewer):
+                return None
+            return visible_ids(self.viewer, self.store.list_documents())
+        listed = self.documents()
+        visible = frozenset(d.id for d in listed)
+        named = [_match(listed, d).id for d in asked]
+        members = (
+            user_collections.collection_members(self.store, self.viewer, collection)
+            if collection is not None
+            else None
+        )
+        return scope_of(visible, named, members)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -177,12 +212,15 @@ class Service:
         *,
         k: int | None = None,
         doc: str | None = None,
+        documents: Sequence[str] = (),
+        collection: str | None = None,
         mode: SearchMode = "hybrid",
         address: str | None = None,
     ) -> list[SearchHit]:
         """The ``k`` best chunks for ``query`` (default ``retrieval.k``) among the documents the
-        viewer may see (only ``doc``'s when given), best first; counted against the search
-        quota when it comes from ``address``."""
+        viewer may see (only those of ``doc``, ``documents`` and ``collection`` when given:
+        :meth:`scope`), best first; counted against the search quota when it comes from
+        ``address``."""
         if not query.strip():
             raise InvalidInput("the query is empty")
         admit(self.store, self.viewer, address, search_limits(self.settings.quota), SEARCH)
@@ -193,7 +231,7 @@ class Service:
             self.settings.retrieval,
             k=k,
             mode=mode,
-            doc_ids=self.scope(doc),
+            doc_ids=self.scope(doc, documents=documents, collection=collection),
         )
         return list(result.hits)
 
@@ -205,19 +243,23 @@ class Service:
         *,
         mode: str | None = None,
         doc: str | None = None,
+        documents: Sequence[str] = (),
+        collection: str | None = None,
         k: int | None = None,
         history: Sequence[Turn] = (),
     ) -> AnswerPlan:
         """The answer to run, or why not: InvalidInput for an empty question or a mode the
         settings cannot run (``llm`` without an LLM), Forbidden for agent mode where it is not
-        the viewer's, NotFound for a ``doc`` the viewer cannot see. ``history``: the earlier
-        turns of the thread the question follows (oldest first)."""
+        the viewer's, NotFound for a document the viewer cannot see (or a collection they do
+        not keep), InvalidInput for a scope with no document left (:meth:`scope`).
+        ``history``: the earlier turns of the thread the question follows (oldest first)."""
         if not question.strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
             raise Forbidden(AGENT_REFUSED)
-        return AnswerPlan(question, chosen, self.scope(doc), k, tuple(history))
+        scope = self.scope(doc, documents=documents, collection=collection)
+        return AnswerPlan(question, chosen, scope, k, tuple(history))
 
     def resolve(self, plan: AnswerPlan) -> Resolution:
         """What ``plan``'s question is searched as after its thread: the configured model's
@@ -293,6 +335,8 @@ class Service:
         *,
         mode: str | None = None,
         doc: str | None = None,
+        documents: Sequence[str] = (),
+        collection: str | None = None,
         k: int | None = None,
         record: bool = True,
         history: Sequence[Turn] = (),
@@ -300,12 +344,21 @@ class Service:
         """The events of one answer, as the server streams them: a ``SourcesEvent`` first, then
         ``TokenEvent``s, then a ``CitationsEvent``, then a ``DoneEvent`` (its ``answer`` is the
         whole answer) or an ``ErrorEvent``. ``mode``: ``auto`` (None), ``extractive``, ``llm``
-        or ``agent``; ``doc`` keeps the sources (and agent mode's book tools) to one document;
+        or ``agent``; ``doc``, ``documents`` and ``collection`` keep the sources (and agent
+        mode's book tools) to those documents (:meth:`scope`);
         ``k`` sources (default ``retrieval.k``). With ``record`` the answer is stored for
         ``truthbase verify``. ``history``: the earlier turns of the thread the question follows
         (the done event then says what was searched). Not counted against any quota (no network
         client)."""
-        plan = self.plan_answer(question, mode=mode, doc=doc, k=k, history=history)
+        plan = self.plan_answer(
+            question,
+            mode=mode,
+            doc=doc,
+            documents=documents,
+            collection=collection,
+            k=k,
+            history=history,
+        )
         yield from self.answer(plan, record=record)
 
     def shown(self, event: Event) -> tuple[str, dict[str, Any]]:
@@ -432,6 +485,39 @@ class Service:
     def jobs(self) -> list[Job]:
         """The viewer's ingest jobs (everyone's for those who see everything), newest first."""
         return lifecycle.visible_jobs(self.store, self.viewer)
+
+    # -- collections (:mod:`.collections`) ----------------------------------------------------
+
+    def collections(self) -> list[CollectionRecord]:
+        """The viewer's collections by name, each with the members they may still see."""
+        visible = frozenset(d.id for d in self.documents())
+        return user_collections.list_collections(self.store, self.viewer, visible)
+
+    def create_collection(self, name: str, documents: Sequence[str] = ()) -> CollectionRecord:
+        """A new collection of the viewer's holding ``documents`` (ids or unique prefixes of
+        documents they may see: NotFound otherwise)."""
+        return user_collections.create_collection(
+            self.store, self.viewer, name, self.document_ids(documents)
+        )
+
+    def rename_collection(self, name: str, new_name: str) -> None:
+        """Rename one of the viewer's collections."""
+        user_collections.rename_collection(self.store, self.viewer, name, new_name)
+
+    def change_collection(
+        self, name: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()
+    ) -> None:
+        """Add documents the viewer may see to one of their collections, and take some out (a
+        member is taken out by its full id even when the viewer may no longer see it)."""
+        held = user_collections.collection_members(self.store, self.viewer, name)
+        added = self.document_ids(add)
+        removed = [d for d in remove if d in held]
+        removed += self.document_ids([d for d in remove if d not in held])
+        user_collections.change_collection(self.store, self.viewer, name, add=added, remove=removed)
+
+    def delete_collection(self, name: str) -> None:
+        """Delete one of the viewer's collections (the documents stay)."""
+        user_collections.delete_collection(self.store, self.viewer, name)
 
     # -- accounts and API tokens (:mod:`.accounts`) -------------------------------------------
 

@@ -20,6 +20,7 @@ from ..errors import InvalidInput
 from .accounts import tokens_group, users_group
 from .answer import ask_command, verify_command
 from .claims import verify_claim_command
+from .collections import collections_group
 from .common import AppContext, TruthBaseGroup
 from .docs import docs, search_command
 from .eval import eval_group
@@ -83,6 +84,7 @@ for _command in (
 cli.add_command(segments_group)
 cli.add_command(users_group)
 cli.add_command(tokens_group)
+cli.add_command(collections_group)
 cli.add_command(jobs_group)
 cli.add_command(feedback_group)
 cli.add_command(worker_command)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..records import CHAT_MODES
+from .collections import COLLECTION_OPTION, DOC_OPTION
 from .common import AppContext, console, err_console, snippet
 
 if TYPE_CHECKING:
@@ -36,13 +37,8 @@ if TYPE_CHECKING:
     "or the agent (the book tools first; the extractive agent without an LLM) "
     "[default, auto: llm when llm.base_url is set, else extractive].",
 )
-@click.option(
-    "--doc",
-    "doc_id",
-    default=None,
-    metavar="ID",
-    help="Answer only from this document (its id, or a unique prefix of at least 4 characters).",
-)
+@DOC_OPTION
+@COLLECTION_OPTION
 @click.option(
     "--history",
     "history_file",
@@ -60,7 +56,8 @@ def ask_command(
     as_json: bool,
     k: int | None,
     mode: str | None,
-    doc_id: str | None,
+    doc_ids: tuple[str, ...],
+    collection: str | None,
     history_file: Path | None,
 ) -> None:
     """Answer QUESTION from the index with [n] citations, each verified against its page.
@@ -84,7 +81,10 @@ def ask_command(
     done: DoneEvent | None = None
     with app.store() as store:
         service = Service(store, app.settings, lambda: app.embedder)
-        for event in service.ask(question, mode=mode, k=k, doc=doc_id, history=history):
+        events = service.ask(
+            question, mode=mode, k=k, documents=doc_ids, collection=collection, history=history
+        )
+        for event in events:
             if isinstance(event, ErrorEvent):
                 raise AnswerError(event.message, event.stage)
             elif isinstance(event, TokenEvent) and not as_json:

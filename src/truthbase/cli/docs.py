@@ -14,6 +14,7 @@ from ..errors import InvalidInput
 from ..ingest.backfill import backfill_token_signs
 from ..records import SearchHit
 from ..retrieve.hybrid import MODES, search
+from .collections import COLLECTION_OPTION, DOC_OPTION
 from .common import AppContext, console, err_console, snippet
 
 
@@ -156,19 +157,30 @@ def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
     show_default=True,
     help="Fuse both arms, or use one alone.",
 )
+@DOC_OPTION
+@COLLECTION_OPTION
 @click.pass_obj
 def search_command(
-    app: AppContext, query: str, k: int | None, as_json: bool, explain: bool, mode: str
+    app: AppContext,
+    query: str,
+    k: int | None,
+    as_json: bool,
+    explain: bool,
+    mode: str,
+    doc_ids: tuple[str, ...],
+    collection: str | None,
 ) -> None:
-    """Rank passages for QUERY (full text + dense vectors, fused)."""
-    with app.store() as store:
+    """Rank passages for QUERY (full text + dense vectors, fused); `--doc` and `--collection`
+    keep it to those documents."""
+    with app.service() as service:
         result = search(
-            store,
+            service.store,
             app.embedder,
             query,
             app.settings.retrieval,
             k=k,
             mode=mode,  # type: ignore[arg-type]
+            doc_ids=service.scope(documents=doc_ids, collection=collection),
         )
     if as_json:
         click.echo(

@@ -101,6 +101,11 @@ _LIST_DOCUMENTS = (
     "the other tools."
 )
 
+_LIST_COLLECTIONS = (
+    "List your named collections of documents (name and document ids). Pass a name as "
+    "collection to search or ask to read only its documents."
+)
+
 # -- arguments: one typed model per tool; its JSON schema is generated from it --------------------
 
 
@@ -111,12 +116,32 @@ class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _documents_argument() -> Any:
+    return Field(
+        default=None,
+        max_length=2000,
+        description="Only these documents (ids, or unique prefixes of at least 4 characters).",
+    )
+
+
+def _collection_argument() -> Any:
+    return Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Only the documents of your collection of this name (list_collections); "
+        "with documents, both.",
+    )
+
+
 class SearchArguments(_Arguments):
     query: str = Field(min_length=1, description="What to look for: a question or keywords.")
     k: int = Field(default=DEFAULT_K, ge=1, le=50, description="How many passages to return.")
     doc: str | None = Field(
         default=None, min_length=4, description="Only search this document. " + _DOC_TEXT
     )
+    documents: list[str] | None = _documents_argument()
+    collection: str | None = _collection_argument()
 
 
 class HistoryTurn(BaseModel):
@@ -144,6 +169,8 @@ class AskArguments(_Arguments):
     doc: str | None = Field(
         default=None, min_length=4, description="Only answer from this document. " + _DOC_TEXT
     )
+    documents: list[str] | None = _documents_argument()
+    collection: str | None = _collection_argument()
     history: list[HistoryTurn] | None = Field(
         default=None,
         max_length=MAX_TURNS,
@@ -280,7 +307,14 @@ class Call:
 
 def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
     service = call.service
-    hits = service.search(args.query, k=args.k, doc=args.doc, address=call.address)
+    hits = service.search(
+        args.query,
+        k=args.k,
+        doc=args.doc,
+        documents=args.documents or (),
+        collection=args.collection,
+        address=call.address,
+    )
     kinds = {d.id: d.kind for d in service.documents()}
     base = service.settings.server.base_url
     return {
@@ -304,6 +338,8 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
         args.question,
         mode=args.mode,
         doc=args.doc,
+        documents=args.documents or (),
+        collection=args.collection,
         history=turns_from_json(
             [turn.model_dump() for turn in args.history] if args.history else None
         ),
@@ -363,6 +399,11 @@ def _list_documents(call: Call, _: NoArguments) -> dict[str, Any]:
     return {"documents": [document_json(d) for d in call.service.documents()]}
 
 
+def _list_collections(call: Call, _: NoArguments) -> dict[str, Any]:
+    kept = call.service.collections()
+    return {"collections": [{"name": c.name, "documents": list(c.documents)} for c in kept]}
+
+
 @dataclass(frozen=True, slots=True)
 class _Tool:
     """One tool: what a model sees of it (the schema from ``arguments``) and what runs it."""
@@ -390,6 +431,7 @@ _TOOLS = (
     _Tool("get_passage", _GET_PASSAGE, PassageArguments, _get_passage),
     _Tool("verify_claim", _VERIFY_CLAIM, ClaimArguments, _verify_claim),
     _Tool("list_documents", _LIST_DOCUMENTS, NoArguments, _list_documents),
+    _Tool("list_collections", _LIST_COLLECTIONS, NoArguments, _list_collections),
 )
 
 #: The tools, as a model sees them: a name, what it is for, and its arguments' JSON schema.

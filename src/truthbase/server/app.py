@@ -2,10 +2,10 @@
 pdf.js viewer.
 
 The app is its routers (:mod:`.documents`, :mod:`.epub_routes`, :mod:`.auth`, :mod:`.admin`,
-:mod:`.library_routes`, :mod:`.observe`'s metrics, :mod:`.chat`), whose routes take what they
-need through dependencies (:mod:`.deps`: the viewer, the state, the settings, the store, the
-client's address, the application service), the middleware (:mod:`.middleware`, the gate of
-:mod:`.auth`, :mod:`.observe`) and the error handlers below.
+:mod:`.library_routes`, :mod:`.collections`, :mod:`.observe`'s metrics, :mod:`.chat`), whose
+routes take what they need through dependencies (:mod:`.deps`: the viewer, the state, the
+settings, the store, the client's address, the application service), the middleware
+(:mod:`.middleware`, the gate of :mod:`.auth`, :mod:`.observe`) and the error handlers below.
 
 Every store and embedder call is synchronous (SQLite, onnxruntime), so each runs in Starlette's
 thread pool, never on the event loop. One :class:`~truthbase.store.SQLiteStore` is shared: it
@@ -40,8 +40,19 @@ from ..config import Settings
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..quota import Admission, retry_after_header
 from ..store import StoreError
-from . import admin, auth, chat, documents, epub_routes, exports, feedback, library_routes
+from . import (
+    admin,
+    auth,
+    chat,
+    collections,
+    documents,
+    epub_routes,
+    exports,
+    feedback,
+    library_routes,
+)
 from .auth import AuthGate
+from .collections import COLLECTION_ROUTES
 from .documents import package_version
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES
@@ -80,6 +91,7 @@ ROUTES = (
     "GET /api/admin/usage",
     METRICS_ROUTE,
     *LIBRARY_ROUTES,
+    *COLLECTION_ROUTES,
 )
 
 logger = logging.getLogger(__name__)
@@ -177,7 +189,16 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(TruthBaseError, _truthbase_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    for module in (documents, epub_routes, exports, auth, admin, library_routes, feedback):
+    for module in (
+        documents,
+        epub_routes,
+        exports,
+        auth,
+        admin,
+        library_routes,
+        feedback,
+        collections,
+    ):
         app.include_router(module.router)
     if settings.telemetry.metrics:
         app.include_router(metrics_router)

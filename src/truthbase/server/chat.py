@@ -57,8 +57,9 @@ async def chat(
     global one is spent; agent mode also counts against ``quota.agent_per_day``.
 
     Refused before anything runs: 400 for ``llm`` without an LLM configured; 403 for
-    agent mode when ``server.agent_mode`` keeps it for admins; 404 for a ``doc`` the caller
-    may not see; 503 with ``Retry-After`` when the process already runs
+    agent mode when ``server.agent_mode`` keeps it for admins; 404 for a ``doc`` (or one of
+    ``documents``, or a ``collection``) the caller may not see; 400 for a scope with no
+    document left; 503 with ``Retry-After`` when the process already runs
     ``server.max_concurrent_chats`` chats (``max_concurrent_agent`` in agent mode). A client
     that goes away stops agent mode before its next model call."""
     plan = await run_in_threadpool(
@@ -66,6 +67,8 @@ async def chat(
         body.question,
         mode=body.mode,
         doc=body.doc,
+        documents=body.documents,
+        collection=body.collection,
         k=state.settings.server.sources,
         history=body.turns(),
     )

@@ -103,10 +103,27 @@ async def search_route(
     address: ClientAddress,
     q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
     k: Annotated[int, Query(ge=1, le=100, description="Results.")] = DEFAULT_K,
+    documents: Annotated[
+        list[str] | None,
+        Query(max_length=2000, description="Only these documents (ids or unique prefixes)."),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        Query(min_length=1, max_length=100, description="Only the caller's collection."),
+    ] = None,
 ) -> SearchOut:
     """Hybrid search (full text + dense, fused): ranked chunks with their rects, from the
-    documents the caller may see (filtered inside each retrieval arm)."""
-    hits = await run_in_threadpool(service.search, q, k=k, address=address)
+    documents the caller may see (filtered inside each retrieval arm), and of those only the
+    ``documents`` and ``collection`` asked for, when any (404 for one the caller may not see,
+    400 for a scope left empty)."""
+    hits = await run_in_threadpool(
+        service.search,
+        q,
+        k=k,
+        documents=documents or (),
+        collection=collection,
+        address=address,
+    )
     return SearchOut(query=q, results=[SearchHitOut.of(h, i) for i, h in enumerate(hits, 1)])
 
 

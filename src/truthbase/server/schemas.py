@@ -244,6 +244,20 @@ class ChatIn(BaseModel):
         description="Answer only from this document (its id), in every mode; one the caller "
         "may not see is 404, as one that does not exist.",
     )
+    documents: list[str] = Field(
+        default_factory=list,
+        max_length=2000,
+        description="Answer only from these documents (ids or unique prefixes) and those of "
+        "`collection`, in every mode; one the caller may not see is 404.",
+    )
+    collection: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Answer only from the caller's collection of this name (with `documents`, "
+        "from both); the documents of it the caller may not see drop out, and a scope left "
+        "empty is 400.",
+    )
     history: list[TurnIn] = Field(
         default_factory=list,
         max_length=MAX_TURNS,

@@ -10,6 +10,7 @@ from ..config import Settings
 from .base import (
     Accounts,
     AnswerLog,
+    Collections,
     DocumentAdmin,
     DocumentReader,
     Documents,
@@ -29,6 +30,7 @@ from .sqlite import SQLiteStore
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "Collections",
     "DocumentAdmin",
     "DocumentReader",
     "Documents",

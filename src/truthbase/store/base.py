@@ -5,9 +5,10 @@ documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:
 (late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
 and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
-sessions, API tokens). :class:`DocumentReader` is the read half of
-:class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
-:class:`SegmentStore` (what the segment tools use) combine the small ones. A caller takes the
+sessions, API tokens), :class:`Collections` (the named collections of documents users keep).
+:class:`DocumentReader` is the read half of :class:`Documents`; :class:`Searchable` (what
+retrieval and answering read) and :class:`SegmentStore` (what the segment tools use) combine
+the small ones. A caller takes the
 smallest Protocol that has what it calls; both backends are every one of them.
 """
 
@@ -23,6 +24,7 @@ from ..quota import Admission, QuotaLimits, QuotaUsage
 from ..records import (
     ApiTokenRecord,
     ArmHit,
+    CollectionRecord,
     FeedbackRecord,
     FloatMatrix,
     IndexedDocument,
@@ -39,6 +41,7 @@ from ..records import (
 __all__ = [
     "Accounts",
     "AnswerLog",
+    "Collections",
     "DocumentAdmin",
     "DocumentReader",
     "Documents",
@@ -375,6 +378,41 @@ class Accounts(Protocol):
         ...
 
 
+class Collections(Protocol):
+    """Named collections of document ids, each its user's (``user_id`` None: the operator's);
+    a name is unique per user. Removing a user removes their collections (ON DELETE CASCADE)."""
+
+    def collections(self, user_id: str | None) -> list[CollectionRecord]:
+        """The user's collections, by name."""
+        ...
+
+    def collection(self, user_id: str | None, name: str) -> CollectionRecord | None: ...
+
+    def add_collection(self, collection: CollectionRecord) -> None:
+        """InvalidInput when the user has a collection of that name already."""
+        ...
+
+    def rename_collection(self, user_id: str | None, name: str, new_name: str) -> bool:
+        """False when there is no such collection; InvalidInput when ``new_name`` is taken."""
+        ...
+
+    def change_collection(
+        self,
+        user_id: str | None,
+        name: str,
+        *,
+        add: Collection[str] = (),
+        remove: Collection[str] = (),
+    ) -> bool:
+        """Add and remove document ids (one transaction); False when there is no such
+        collection."""
+        ...
+
+    def remove_collection(self, user_id: str | None, name: str) -> bool:
+        """False when there is no such collection."""
+        ...
+
+
 class Store(
     Documents,
     SearchArms,
@@ -384,6 +422,7 @@ class Store(
     SegmentIndex,
     QuotaCounters,
     Accounts,
+    Collections,
     DocumentAdmin,
     Jobs,
     Protocol,

@@ -4,10 +4,10 @@ Each document is read back whole from the SQLite file (units with boxes, geometr
 reader data; chunks with their rects, vectors and token signs; sentence windows with theirs) and
 written with the target's ``add_document``: one transaction per document, documents already in
 the target are skipped. The accounts come first (users with their ids and password hashes, API
-tokens, revoked ones too), so that the documents' owners and holders, which name users by id,
-are the same people in the copy; a copied document keeps its holders. Used by the tests to give
-PostgreSQL the seed index without a second embedding run, and usable to move an index that
-outgrew its file.
+tokens, revoked ones too, and the collections of documents users keep), so that the documents'
+owners and holders, which name users by id, are the same people in the copy; a copied document
+keeps its holders. Used by the tests to give PostgreSQL the seed index without a second
+embedding run, and usable to move an index that outgrew its file.
 
 Not copied: login sessions (a session is a signed-in browser of the server that serves the
 source; its cookie is signed with that server's key, and signing in again is cheap, so a copy
@@ -71,6 +71,10 @@ def _copy_accounts(source: SQLiteStore, target: Store) -> None:
     for token in source.tokens():
         if target.token_by_hash(token.secret_hash) is None:
             target.add_token(token)
+    for user_id in (None, *(user.id for user in users)):  # None: the operator's
+        for collection in source.collections(user_id):
+            if target.collection(user_id, collection.name) is None:
+                target.add_collection(collection)
 
 
 def _copy(

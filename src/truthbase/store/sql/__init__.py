@@ -3,8 +3,9 @@
 One module per concept, each a class of methods over ``self._sql`` (the backend's dialect):
 :mod:`.documents` (the reads of documents, units and chunks; owner and visibility),
 :mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
-:mod:`.accounts` (users, sessions, API tokens), :mod:`.answers` (the answer log and the
-segment index), :mod:`.feedback` (reports on answers) and :mod:`.tokens` (token signs).
+:mod:`.accounts` (users, sessions, API tokens), :mod:`.collections` (the collections users
+keep), :mod:`.answers` (the answer log and the segment index), :mod:`.feedback` (reports on
+answers) and :mod:`.tokens` (token signs).
 :class:`SharedRows` combines them; a backend's store (:class:`~truthbase.store.sqlite.SQLiteStore`,
 :class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
 schema and its migrations, the write of a document, delete and rename (the full text), the two
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from .accounts import AccountRows
 from .answers import AnswerRows, SegmentRows
+from .collections import CollectionRows
 from .dialect import Connection, Cursor, Dialect, batches
 from .documents import DocumentRows, index_embedder
 from .feedback import FeedbackRows
@@ -25,6 +27,7 @@ from .tokens import TokenRows
 __all__ = [
     "AccountRows",
     "AnswerRows",
+    "CollectionRows",
     "Connection",
     "Cursor",
     "Dialect",
@@ -51,6 +54,7 @@ class SharedRows(
     AccountRows,
     AnswerRows,
     FeedbackRows,
+    CollectionRows,
     SegmentRows,
     TokenRows,
 ):

@@ -154,6 +154,23 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     revoked_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS api_tokens_by_user_id ON api_tokens (user_id);
+-- Collections (version 17; store/sql/collections.py): named lists of document ids a user keeps,
+-- to limit questions to. user_id NULL: the operator's (and the local user's). A member is an
+-- id, not a foreign key: a deleted document leaves it, and the scope rule drops it.
+CREATE TABLE IF NOT EXISTS collections (
+    id         INTEGER PRIMARY KEY,
+    user_id    TEXT REFERENCES users(id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS collections_by_user_name
+    ON collections (coalesce(user_id, ''), name);
+CREATE INDEX IF NOT EXISTS collections_by_user_id ON collections (user_id);
+CREATE TABLE IF NOT EXISTS collection_documents (
+    collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    doc_id        TEXT NOT NULL,
+    PRIMARY KEY (collection_id, doc_id)
+);
 -- Ingest jobs (truthbase.jobs; queries in sqlite/jobs.py): one row per file to ingest, its
 -- state, progress, lease (a worker's claim, renewed by heartbeats) and how it ended. Times are
 -- Unix seconds. doc_id has no foreign key: a job outlives the document it made.

@@ -5,6 +5,7 @@
 import { conflictNote, conflictSpan } from "./conflict.js";
 import { el } from "./dom.js";
 import { Reader } from "./reader.js";
+import { scopeOf } from "./scope.js";
 
 const form = document.getElementById("ask");
 const input = document.getElementById("question");
@@ -388,6 +389,7 @@ async function ask(question) {
   try {
     // "auto" is the server's default: the field is sent only to ask for another mode.
     const body = modeSelect.value === "auto" ? { question } : { question, mode: modeSelect.value };
+    Object.assign(body, scopeOf()); // the documents or collection the picker limits it to
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
