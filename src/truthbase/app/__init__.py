@@ -5,7 +5,8 @@ API (:class:`truthbase.api.Library` is a Service) go through; each only translat
 and responses. Its parts: :mod:`.admission` (quotas), :mod:`.redaction` (what a viewer is
 shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.uploads` (received files
 as ingest jobs, within the upload limits), :mod:`.passages` (passages and the viewers' spans),
-:mod:`.accounts` (users and API tokens, and who may manage them), :mod:`.viewers` (who is
+:mod:`.accounts` (users and API tokens, and who may manage them), :mod:`.threads` (saved
+threads, each its owner's alone), :mod:`.viewers` (who is
 asking: API tokens, sessions), :mod:`.errors` (the refusals doors translate).
 """
 

@@ -19,6 +19,9 @@ its events, and who may rename, share, re-ingest or delete a document are decide
   against them first (:func:`truthbase.conversation.resolve_question`: the configured model's
   standalone rewrite when ``llm.followup_rewrite`` is on and the mode is not extractive, else the
   resolution without a model); the ``done`` event says what was searched (``searched_for``).
+* A saved thread (:mod:`.threads`) is its owner's alone; a question asked in one follows its
+  stored turns, and the finished answer is appended to it (or to a new one) before ``done``,
+  which names it (``thread``). Admins see counts of threads, never their contents.
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ from ..modes import answer_events
 from ..records import OPERATOR, ApiTokenRecord, ResolvedMode, SearchHit, UserRecord, Viewer
 from ..retrieve.hybrid import search as _search
 from ..store import Store
-from ..turns import Resolution, Turn
+from ..turns import Resolution, ThreadInfo, Turn
 from . import accounts, lifecycle
+from . import threads as saved_threads
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
 from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
@@ -73,13 +77,17 @@ def agent_allowed(viewer: Viewer, settings: ServerSettings) -> bool:
 class AnswerPlan:
     """One answer, decided before anything runs: the question, the mode (resolved once), the
     documents its sources may come from, how many sources (None: ``retrieval.k``), and the
-    earlier turns of its thread (oldest first; none for a question on its own)."""
+    earlier turns of its thread (oldest first; none for a question on its own); whether the
+    finished answer is kept in a saved thread, and in which (None: a new one)."""
 
     question: str
     mode: ResolvedMode
     scope: DocScope
     k: int | None = None
     history: tuple[Turn, ...] = ()
+    #: Keep the finished answer in a saved thread: ``thread`` (the viewer's), or a new one.
+    keep: bool = False
+    thread: str | None = None
 
 
 class Service:
@@ -198,17 +206,27 @@ class Service:
         doc: str | None = None,
         k: int | None = None,
         history: Sequence[Turn] = (),
+        thread: str | None = None,
+        keep: bool = False,
     ) -> AnswerPlan:
         """The answer to run, or why not: InvalidInput for an empty question or a mode the
         settings cannot run (``llm`` without an LLM), Forbidden for agent mode where it is not
         the viewer's, NotFound for a ``doc`` the viewer cannot see. ``history``: the earlier
-        turns of the thread the question follows (oldest first)."""
+        turns of the thread the question follows (oldest first). ``thread``: the viewer's saved
+        thread the question follows instead (its stored turns are the history; NotFound for
+        anyone else's; InvalidInput with ``history`` too); the answer is appended to it.
+        ``keep`` without ``thread``: the answer starts a new saved thread."""
         if not question.strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
             raise Forbidden(AGENT_REFUSED)
-        return AnswerPlan(question, chosen, self.scope(doc), k, tuple(history))
+        if thread is not None:
+            if history:
+                raise InvalidInput("give either a thread or a history, not both")
+            history = saved_threads.continue_thread(self.store, self.viewer, thread)
+        keep = keep or thread is not None
+        return AnswerPlan(question, chosen, self.scope(doc), k, tuple(history), keep, thread)
 
     def resolve(self, plan: AnswerPlan) -> Resolution:
         """What ``plan``'s question is searched as after its thread: the configured model's
@@ -274,9 +292,23 @@ class Service:
                         record_answer(self.store, event.answer)
                     if resolution is not None:
                         event = replace(event, resolution=resolution)
+                    if plan.keep:
+                        event = replace(event, thread=self._keep(plan, event))
                 yield event
         except Exception as exc:
             yield failure_event("answer", exc)
+
+    def _keep(self, plan: AnswerPlan, done: DoneEvent) -> str | None:
+        """Append the finished answer to the plan's saved thread (or a new one)."""
+        return saved_threads.save_turn(
+            self.store,
+            self.viewer,
+            plan.thread,
+            plan.question,
+            done.answer.to_json(),
+            answer_id=done.answer.id,
+            resolution=done.resolution.to_json() if done.resolution is not None else None,
+        )
 
     def ask(
         self,
@@ -302,6 +334,27 @@ class Service:
     def shown(self, event: Event) -> tuple[str, dict[str, Any]]:
         """An event's kind and data as this viewer is shown them (:mod:`.redaction`)."""
         return event.kind, shown_event(self.viewer, event.kind, event.to_json())
+
+    # -- saved threads (:mod:`.threads`) -----------------------------------------------------
+
+    def threads(self, query: str | None = None) -> list[ThreadInfo]:
+        """The viewer's saved threads, newest first; with ``query``, those whose questions or
+        answers contain each of its words."""
+        return saved_threads.threads(self.store, self.viewer, query)
+
+    def thread(self, thread_id: str) -> saved_threads.OpenedThread:
+        """The viewer's thread with every citation checked again against the index."""
+        return saved_threads.open_thread(self.store, self.viewer, thread_id)
+
+    def rename_thread(self, thread_id: str, title: str) -> ThreadInfo:
+        return saved_threads.rename_thread(self.store, self.viewer, thread_id, title)
+
+    def delete_thread(self, thread_id: str) -> None:
+        saved_threads.delete_thread(self.store, self.viewer, thread_id)
+
+    def thread_counts(self) -> list[saved_threads.ThreadCounts]:
+        """Per user, how many threads and turns (admins only; never contents)."""
+        return saved_threads.thread_counts(self.store, self.viewer)
 
     # -- passages and claims ----------------------------------------------------------------
 

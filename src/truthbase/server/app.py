@@ -2,10 +2,10 @@
 pdf.js viewer.
 
 The app is its routers (:mod:`.documents`, :mod:`.epub_routes`, :mod:`.auth`, :mod:`.admin`,
-:mod:`.library_routes`, :mod:`.observe`'s metrics, :mod:`.chat`), whose routes take what they
-need through dependencies (:mod:`.deps`: the viewer, the state, the settings, the store, the
-client's address, the application service), the middleware (:mod:`.middleware`, the gate of
-:mod:`.auth`, :mod:`.observe`) and the error handlers below.
+:mod:`.library_routes`, :mod:`.threads`, :mod:`.observe`'s metrics, :mod:`.chat`), whose routes
+take what they need through dependencies (:mod:`.deps`: the viewer, the state, the settings, the
+store, the client's address, the application service), the middleware (:mod:`.middleware`,
+the gate of :mod:`.auth`, :mod:`.observe`) and the error handlers below.
 
 Every store and embedder call is synchronous (SQLite, onnxruntime), so each runs in Starlette's
 thread pool, never on the event loop. One :class:`~truthbase.store.SQLiteStore` is shared: it
@@ -40,7 +40,7 @@ from ..config import Settings
 from ..errors import NotFound, TruthBaseError, Unavailable
 from ..quota import Admission, retry_after_header
 from ..store import StoreError
-from . import admin, auth, chat, documents, epub_routes, library_routes
+from . import admin, auth, chat, documents, epub_routes, library_routes, threads
 from .auth import AuthGate
 from .documents import package_version
 from .invalid import invalid_request
@@ -177,7 +177,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(TruthBaseError, _truthbase_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    for module in (documents, epub_routes, auth, admin, library_routes):
+    for module in (documents, epub_routes, auth, admin, library_routes, threads):
         app.include_router(module.router)
     if settings.telemetry.metrics:
         app.include_router(metrics_router)

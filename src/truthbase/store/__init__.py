@@ -22,6 +22,7 @@ from .base import (
     Store,
     StoreError,
     StoreFull,
+    ThreadLog,
     TokenSigns,
 )
 from .sqlite import SQLiteStore
@@ -42,6 +43,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreFull",
+    "ThreadLog",
     "TokenSigns",
     "open_store",
 ]

@@ -5,8 +5,8 @@ documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:
 (late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
 and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
-sessions, API tokens). :class:`DocumentReader` is the read half of
-:class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
+sessions, API tokens), :class:`ThreadLog` (saved threads). :class:`DocumentReader` is the
+read half of :class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
 :class:`SegmentStore` (what the segment tools use) combine the small ones. A caller takes the
 smallest Protocol that has what it calls; both backends are every one of them.
 """
@@ -33,6 +33,7 @@ from ..records import (
     UserRecord,
     check_sign_blob,
 )
+from ..turns import StoredTurn, ThreadCount, ThreadInfo
 
 __all__ = [
     "Accounts",
@@ -50,6 +51,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoreUnavailable",
+    "ThreadLog",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -175,6 +177,42 @@ class AnswerLog(Protocol):
 
     def answers(self) -> list[StoredAnswer]:
         """Every stored answer, oldest first."""
+        ...
+
+
+class ThreadLog(Protocol):
+    """Saved threads (:mod:`truthbase.app.threads` says whose): each turn's question and its
+    answer as it was shown. ``owner`` is a user id, None for the local user or the operator."""
+
+    def add_thread(self, thread_id: str, owner: str | None, title: str) -> ThreadInfo: ...
+
+    def thread(self, thread_id: str) -> ThreadInfo | None: ...
+
+    def threads(self, owner: str | None, words: Sequence[str] = ()) -> list[ThreadInfo]:
+        """``owner``'s threads, newest first; with ``words``, those whose questions or answers
+        contain every one of them (case-folded)."""
+        ...
+
+    def thread_turns(self, thread_id: str) -> list[StoredTurn]: ...
+
+    def add_turn(
+        self,
+        thread_id: str,
+        question: str,
+        answer: dict[str, Any],
+        *,
+        answer_id: int | None = None,
+        resolution: dict[str, Any] | None = None,
+    ) -> StoredTurn | None:
+        """Append a turn (None when the thread is gone); the thread becomes the newest."""
+        ...
+
+    def rename_thread(self, thread_id: str, title: str) -> bool: ...
+
+    def delete_thread(self, thread_id: str) -> bool: ...
+
+    def thread_counts(self) -> list[ThreadCount]:
+        """Per owner, how many threads and turns."""
         ...
 
 
@@ -357,6 +395,7 @@ class Store(
     SearchArms,
     TokenSigns,
     AnswerLog,
+    ThreadLog,
     SegmentIndex,
     QuotaCounters,
     Accounts,

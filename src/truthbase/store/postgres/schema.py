@@ -16,7 +16,7 @@ languages and the full text over terms made in Python, 9 the units' text source 
 users' stable ids (owners, holders and job owners name users by id), 12 sessions, API tokens
 and quota counters by user id, 13 the full-text terms made again (identifiers as whole terms),
 14 the units' glyph boxes packed (:mod:`truthbase.store.boxes`; 13 and 14 are Python steps, no
-SQL file).
+SQL file), 15 the saved threads (:mod:`truthbase.app.threads`).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -52,14 +52,14 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
 # of the rows already stored), 11 gives users ids and maps the names that stood for them, 12
 # keys sessions, tokens and quota counters by those ids; 13 (:data:`TERMS_REMADE`) makes the
 # full-text terms again, as :func:`_remake_terms` says; 14 (:data:`BOXES_REPACKED`) re-packs
-# the glyph boxes (:func:`_repack_boxes`).
+# the glyph boxes (:func:`_repack_boxes`); 15 adds the saved threads.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -72,6 +72,7 @@ MIGRATIONS = {
     10: "migration_10.sql",
     11: "migration_11.sql",
     12: "migration_12.sql",
+    15: "migration_15.sql",
 }
 #: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
 #: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.

@@ -4,8 +4,8 @@ One module per concept, each a class of methods over ``self._sql`` (the backend'
 :mod:`.documents` (the reads of documents, units and chunks; owner and visibility),
 :mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
 :mod:`.accounts` (users, sessions, API tokens), :mod:`.answers` (the answer log and the
-segment index) and :mod:`.tokens` (token signs). :class:`SharedRows` combines them; a backend's
-store (:class:`~truthbase.store.sqlite.SQLiteStore`,
+segment index), :mod:`.threads` (saved threads) and :mod:`.tokens` (token signs).
+:class:`SharedRows` combines them; a backend's store (:class:`~truthbase.store.sqlite.SQLiteStore`,
 :class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
 schema and its migrations, the write of a document, delete and rename (the full text), the two
 search arms and the quota counters.
@@ -19,6 +19,7 @@ from .dialect import Connection, Cursor, Dialect, batches
 from .documents import DocumentRows, index_embedder
 from .holdings import HoldingRows, holders_of, restore_holders, write_screen
 from .jobs import JobRows, check_limits
+from .threads import ThreadRows
 from .tokens import TokenRows
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "JobRows",
     "SegmentRows",
     "SharedRows",
+    "ThreadRows",
     "TokenRows",
     "batches",
     "check_limits",
@@ -43,6 +45,13 @@ __all__ = [
 
 
 class SharedRows(
-    DocumentRows, HoldingRows, JobRows, AccountRows, AnswerRows, SegmentRows, TokenRows
+    DocumentRows,
+    HoldingRows,
+    JobRows,
+    AccountRows,
+    AnswerRows,
+    ThreadRows,
+    SegmentRows,
+    TokenRows,
 ):
     """Every method both backends share, over the backend's dialect (``_sql``)."""

@@ -32,7 +32,7 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 15  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 16  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
@@ -40,10 +40,11 @@ SCHEMA_VERSION = 15  # 2: sentence windows, title in full text; 3: EPUB reader d
 # 12: users get a stable id, and documents, holders and jobs name their user by it;
 # 13: sessions, API tokens and quota counters name their user by id too; 14: identifiers are
 # whole full-text terms (:func:`_to_version_14` makes the terms again); 15: glyph boxes packed
-# (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`)
+# (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`);
+# 16: saved threads (truthbase.app.threads), tables only
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
