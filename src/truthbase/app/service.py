@@ -347,9 +347,11 @@ class Service:
         return saved_threads.open_thread(self.store, self.viewer, thread_id)
 
     def rename_thread(self, thread_id: str, title: str) -> ThreadInfo:
+        """A new title for the viewer's thread (NotFound for anyone else's)."""
         return saved_threads.rename_thread(self.store, self.viewer, thread_id, title)
 
     def delete_thread(self, thread_id: str) -> None:
+        """Delete the viewer's thread (the answer log keeps its answers for ``verify``)."""
         saved_threads.delete_thread(self.store, self.viewer, thread_id)
 
     def thread_counts(self) -> list[saved_threads.ThreadCounts]:
