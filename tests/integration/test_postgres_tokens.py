@@ -192,7 +192,8 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
                     "SELECT value FROM truthbase.meta WHERE key = 'schema_version'"
                 ).fetchone() == (str(SCHEMA_VERSION),)
             # 6 accounts, 7 jobs, 8 languages, 9 OCR, 10 chunk kind, 11 user ids, 12 sessions and
-            # tokens by user id, 13 identifiers as whole full-text terms, 14 packed glyph boxes, 15 threads
+            # tokens by user id, 13 identifiers as whole full-text terms, 14 packed glyph boxes,
+            # 15 saved threads
             assert SCHEMA_VERSION == 15
             assert [c.text for c in store.chunks([1, 2])] == [
                 "risk of risks",
