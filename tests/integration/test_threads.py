@@ -303,3 +303,45 @@ def test_reopened_citations_say_changed_hidden_or_deleted_with_the_reason(
     assert gone and all(
         c["recheck"] == {"state": "deleted", "reason": "document deleted"} for c in gone
     )
+
+
+# -- the store alone, on both backends (no index needed) --------------------------------------
+
+
+def test_the_thread_log_keeps_owners_apart_and_goes_with_a_removed_user(backend: Any) -> None:
+    store = backend.open()
+    try:
+        ann = accounts.add_user(store, "ann", PASSWORD)
+        accounts.add_user(store, "bob", PASSWORD)
+        mine = store.add_thread("a" * 32, ann.id, "Ann's")
+        local = store.add_thread("b" * 32, None, "Local")
+        answer = {"text": "Tiles 50%_off [1]", "refused": False, "citations": []}
+        assert store.add_turn(mine.id, "first?", answer, answer_id=None) is not None
+        second = store.add_turn(
+            mine.id, "then?", {"text": "x"}, answer_id=7, resolution={"searched_for": "then x"}
+        )
+        assert second is not None and second.idx == 1 and second.searched_for == "then x"
+        assert store.add_turn("c" * 32, "q", answer) is None  # no such thread
+        assert [t.id for t in store.threads(ann.id)] == [mine.id]
+        assert [t.id for t in store.threads(None)] == [local.id]
+        assert store.threads(store.user("bob").id) == []
+        assert [t.turns for t in store.threads(ann.id)] == [2]
+        assert [t.id for t in store.threads(ann.id, ["50%_off"])] == [mine.id]
+        assert store.threads(ann.id, ["5%_"]) == []  # % and _ are themselves
+        assert store.threads(ann.id, ["first?", "nowhere"]) == []  # every word must match
+        turns = store.thread_turns(mine.id)
+        assert [(t.idx, t.question, t.answer_id) for t in turns] == [
+            (0, "first?", None),
+            (1, "then?", 7),
+        ]
+        assert turns[0].answer == answer
+        counts = {c.owner: (c.threads, c.turns) for c in store.thread_counts()}
+        assert counts == {ann.id: (1, 2), None: (1, 0)}
+        assert (
+            store.rename_thread(local.id, "Renamed") and store.thread(local.id).title == "Renamed"
+        )
+        assert store.remove_user("ann")
+        assert store.thread(mine.id) is None and store.thread_turns(mine.id) == []
+        assert store.delete_thread(local.id) and not store.delete_thread(local.id)
+    finally:
+        store.close()
