@@ -451,7 +451,7 @@ initThreads({
     state = { text: "", sources: [], citations: null };
     delete answerBox.dataset.outcome;
     answerBox.replaceChildren();
-    documentsLoaded.catch(() => {}).finally(() => handle("done", { answer, searched_for: searchedFor }));
+    return documentsLoaded.catch(() => {}).then(() => handle("done", { answer, searched_for: searchedFor }));
   },
 });
 

@@ -98,10 +98,12 @@ function markStale(answer) {
   return answer;
 }
 
+// Shows a stored turn's answer; resolves once it is drawn.
 function showTurn(turn) {
   shownTurn = turn.idx;
-  showAnswer(markStale(turn.answer), turn.searched_for ?? null);
+  const drawn = showAnswer(markStale(turn.answer), turn.searched_for ?? null);
   turnsList.querySelectorAll("button").forEach((b) => b.setAttribute("aria-current", String(Number(b.dataset.idx) === turn.idx)));
+  return Promise.resolve(drawn);
 }
 
 async function openThread(id, { show = true, turn = null, cite = null } = {}) {
@@ -124,7 +126,7 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
   if (show && data.turns.length) {
     const wanted = data.turns.find((t) => t.idx === turn) ?? data.turns[data.turns.length - 1];
     openedCite = null;
-    showTurn(wanted);
+    await showTurn(wanted);
     if (cite !== null) sourcesList.querySelector(`.source-open[data-n="${cite}"]:not([disabled])`)?.click();
   } else if (!show) {
     shownTurn = data.turns.length ? data.turns[data.turns.length - 1].idx : null;
