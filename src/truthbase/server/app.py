@@ -50,6 +50,7 @@ from .observe import METRICS_ROUTE, Observe, metrics_router
 from .openapi_errors import declare_error_responses
 from .pages import mount_web
 from .state import AppState
+from .threads import THREAD_ROUTES
 
 __all__ = ["ROUTES", "create_app", "default_web_dir", "error_status"]
 
@@ -80,6 +81,7 @@ ROUTES = (
     "GET /api/admin/usage",
     METRICS_ROUTE,
     *LIBRARY_ROUTES,
+    *THREAD_ROUTES,
 )
 
 logger = logging.getLogger(__name__)

@@ -12,9 +12,18 @@ from starlette.concurrency import run_in_threadpool
 from .deps import CurrentService
 from .schemas import ThreadRenameIn
 
-__all__ = ["router"]
+__all__ = ["THREAD_ROUTES", "router"]
 
 router = APIRouter()
+
+#: This router's routes, for :data:`truthbase.server.ROUTES`.
+THREAD_ROUTES = (
+    "GET /api/threads",
+    "GET /api/threads/{thread_id}",
+    "PATCH /api/threads/{thread_id}",
+    "DELETE /api/threads/{thread_id}",
+    "GET /api/admin/threads",
+)
 
 #: A thread id as the application makes them (:func:`truthbase.app.threads.new_thread`).
 ThreadId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
