@@ -5,7 +5,8 @@ and appended; the list is the user's own, newest first, searchable by words of q
 answers; rename and delete; another user (an admin too) gets 404 for the thread and an admin
 gets counts, never contents; opening a thread checks each citation again: current, changed (the
 page's stored text differs, as after a re-ingest with another extractor), hidden (made private
-to someone else) and deleted, each with its reason, never a highlight on other text."""
+to someone else) and deleted, each with its reason, never a highlight on other text. The thread
+log itself on both backends, and the MCP ask tool's thread."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.indexes import use_copy
 from truthbase import accounts
+from truthbase.app import Service
 from truthbase.config import AuthSettings, ServerSettings, Settings
+from truthbase.embed import Embedder
+from truthbase.mcp.tools import call_tool
+from truthbase.records import Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore, Store
 
@@ -343,5 +348,34 @@ def test_the_thread_log_keeps_owners_apart_and_goes_with_a_removed_user(backend:
         assert store.remove_user("ann")
         assert store.thread(mine.id) is None and store.thread_turns(mine.id) == []
         assert store.delete_thread(local.id) and not store.delete_thread(local.id)
+    finally:
+        store.close()
+
+
+def test_the_mcp_ask_tool_starts_and_follows_a_saved_thread(
+    seed_db: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    db = use_copy(seed_db, tmp_path / "seed.sqlite")
+    store = SQLiteStore(db)
+    try:
+        service = Service(store, Settings(db=db), lambda: embedder)
+        first = call_tool(
+            service, "ask", {"question": FIRST, "mode": "extractive", "new_thread": True}
+        )
+        assert not first.is_error and first.structured_content is not None, first.content
+        thread_id = first.structured_content["thread"]
+        follow_up = call_tool(
+            service, "ask", {"question": FOLLOW_UP, "mode": "extractive", "thread": thread_id}
+        )
+        assert not follow_up.is_error and follow_up.structured_content is not None
+        assert follow_up.structured_content["thread"] == thread_id
+        assert "raptor" in follow_up.structured_content["searched_for"].casefold()
+        opened = service.thread(thread_id)
+        assert [t.question for t in opened.turns] == [FIRST, FOLLOW_UP]
+        plain = call_tool(service, "ask", {"question": OTHER, "mode": "extractive"})
+        assert plain.structured_content is not None and "thread" not in plain.structured_content
+        someone = service.for_viewer(Viewer(user="eve", user_id="e" * 32))
+        taken = call_tool(someone, "ask", {"question": FOLLOW_UP, "thread": thread_id})
+        assert taken.is_error and "NotFound" in str(taken.content)
     finally:
         store.close()
