@@ -28,6 +28,7 @@ from ..records import REMOVED_USER, Viewer
 from ..store import Accounts, DocumentReader, ThreadLog
 from ..turns import MAX_TURNS, StoredTurn, ThreadInfo, Turn
 from .accounts import require_admin
+from .errors import Forbidden
 
 __all__ = [
     "HIDDEN",
@@ -105,6 +106,16 @@ class ThreadCounts:
         return {"user": self.user, "threads": self.threads, "turns": self.turns}
 
 
+def _owner(viewer: Viewer) -> str | None:
+    """Whose threads the viewer's are: a signed-in user's id, None for the local user and the
+    operator; a user without an id (never made by the gate) owns none, so never another's."""
+    if viewer.local:
+        return None
+    if viewer.user_id is None:
+        raise Forbidden("threads are kept per user id; this viewer has none")
+    return viewer.user_id
+
+
 def search_words(query: str | None) -> list[str]:
     """The words of a thread search (InvalidInput for too many or too long ones)."""
     words = (query or "").split()
@@ -118,13 +129,13 @@ def search_words(query: str | None) -> list[str]:
 def threads(store: ThreadLog, viewer: Viewer, query: str | None = None) -> list[ThreadInfo]:
     """The viewer's threads, newest first; with ``query``, those whose questions or answers
     contain each of its words."""
-    return store.threads(viewer.user_id, search_words(query))
+    return store.threads(_owner(viewer), search_words(query))
 
 
 def own_thread(store: ThreadLog, viewer: Viewer, thread_id: str) -> ThreadInfo:
     """The viewer's thread ``thread_id``; NotFound for a missing one or anyone else's."""
     info = store.thread(thread_id)
-    if info is None or info.owner != viewer.user_id:
+    if info is None or info.owner != _owner(viewer):
         raise NotFound(f"no thread {thread_id}")
     return info
 
@@ -138,7 +149,7 @@ def _title(text: str) -> str:
 
 def new_thread(store: ThreadLog, viewer: Viewer, first_question: str) -> ThreadInfo:
     """A new thread of the viewer's, titled by its first question."""
-    return store.add_thread(secrets.token_hex(16), viewer.user_id, _title(first_question))
+    return store.add_thread(secrets.token_hex(16), _owner(viewer), _title(first_question))
 
 
 def continue_thread(store: ThreadLog, viewer: Viewer, thread_id: str) -> tuple[Turn, ...]:
