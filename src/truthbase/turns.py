@@ -1,9 +1,10 @@
-"""The turns of a conversation as the doors pass them, and how a follow-up was resolved.
+r"""The turns of a conversation as the doors pass them, and how a follow-up was resolved.
 
 A thread is the list of earlier turns a client sends with its next question: each turn's
 question, the answer text it got, and the spans that answer cited (document, unit, offsets,
-quote). Nothing here is stored yet; the shape is the one a saved thread keeps (issue 26 item 2),
-so that a stored turn and a sent one read alike. :class:`Resolution` says what a follow-up was
+quote). A saved thread (:class:`ThreadInfo`, its :class:`StoredTurn`\ s) keeps each turn's whole
+answer as it was shown; :meth:`StoredTurn.as_turn` reads it as a sent turn, so that a stored
+turn and a sent one resolve a follow-up alike. :class:`Resolution` says what a follow-up was
 searched as ("searched for: ..."), which documents the earlier turns make likelier, and why.
 
 Ground floor (the records row): the application, the doors, the conversation stage and the
@@ -23,6 +24,9 @@ __all__ = [
     "CitedSpan",
     "Resolution",
     "ResolutionKind",
+    "StoredTurn",
+    "ThreadCount",
+    "ThreadInfo",
     "Turn",
     "turns_from_json",
 ]
@@ -169,3 +173,72 @@ def turns_from_json(data: Any) -> list[Turn]:
             )
         )
     return turns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThreadInfo:
+    """A saved thread: ``owner`` is its user's id (None: the local user or the operator),
+    ``turns`` how many it has; ``updated_at`` is its last turn's time (lists are newest first)."""
+
+    id: str
+    owner: str | None
+    title: str
+    created_at: str
+    updated_at: str
+    turns: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "turns": self.turns,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredTurn:
+    """One turn of a saved thread: the question as asked, the answer object as it was shown
+    (its JSON, with citations, spans and rects), its id in the answer log, and how a follow-up
+    was searched (:meth:`Resolution.to_json`; None for a question on its own)."""
+
+    idx: int
+    question: str
+    answer: dict[str, Any]
+    answer_id: int | None = None
+    resolution: dict[str, Any] | None = None
+    created_at: str = ""
+
+    @property
+    def searched_for(self) -> str | None:
+        value = (self.resolution or {}).get("searched_for")
+        return value if isinstance(value, str) else None
+
+    def as_turn(self) -> Turn:
+        """This turn as an earlier turn of the thread's next question (a refusal keeps no text;
+        a citation record the store no longer reads whole is left out)."""
+        spans: list[CitedSpan] = []
+        for citation in self.answer.get("citations") or []:
+            try:
+                spans.append(_span(citation, f"stored turn {self.idx}"))
+            except InvalidInput:
+                continue  # an old or damaged record: the follow-up loses one prior, no more
+        text = self.answer.get("text")
+        refused = bool(self.answer.get("refused"))
+        return Turn(
+            question=self.question,
+            answer="" if refused or not isinstance(text, str) else text,
+            citations=tuple(spans),
+            searched_for=self.searched_for,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThreadCount:
+    """What an admin is shown of one user's threads: how many, and how many turns; never
+    their contents. ``owner`` None: the local user's or the operator's."""
+
+    owner: str | None
+    threads: int
+    turns: int

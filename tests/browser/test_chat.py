@@ -167,6 +167,9 @@ def test_mode_selector_posts_mode_only_when_not_auto(page: Any, live_server: Liv
     page.select_option("#mode", "extractive")
     page.press("#question", "Enter")
     page.wait_for_function(ANSWERED, timeout=60_000)
+    # the second question follows the first in its saved thread (tests/browser/test_threads.py)
+    thread = bodies[1].pop("thread", None)
+    assert isinstance(thread, str) and len(thread) == 32, bodies
     assert bodies == [{"question": question}, {"question": question, "mode": "extractive"}]
     assert page.get_attribute("#answer", "data-state") == "done", page.inner_text("#answer")
 

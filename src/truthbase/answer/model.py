@@ -113,10 +113,13 @@ class CitationsEvent:
 @dataclass(frozen=True, slots=True)
 class DoneEvent:
     """The whole answer; for a question asked in a thread, also how it was resolved: the
-    data's ``searched_for`` is what the user is shown as "searched for: ..."."""
+    data's ``searched_for`` is what the user is shown as "searched for: ...", and ``thread``
+    the saved thread it was kept in."""
 
     answer: Answer
     resolution: Resolution | None = None
+    #: The saved thread the answer was appended to (None: not kept in a thread).
+    thread: str | None = None
     kind: Literal["done"] = "done"
 
     def to_json(self) -> dict[str, Any]:
@@ -124,6 +127,8 @@ class DoneEvent:
         if self.resolution is not None:
             data["searched_for"] = self.resolution.searched_for
             data["resolution"] = self.resolution.to_json()
+        if self.thread is not None:
+            data["thread"] = self.thread
         return data
 
 

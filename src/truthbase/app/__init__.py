@@ -6,7 +6,8 @@ and responses. Its parts: :mod:`.admission` (quotas), :mod:`.redaction` (what a 
 shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.uploads` (received files
 as ingest jobs, within the upload limits), :mod:`.passages` (passages and the viewers' spans),
 :mod:`.accounts` (users and API tokens, and who may manage them), :mod:`.collections` (the
-named collections of documents a user keeps, to limit questions to), :mod:`.viewers` (who is
+named collections of documents a user keeps, to limit questions to), :mod:`.threads` (saved
+threads, each its owner's alone), :mod:`.viewers` (who is
 asking: API tokens, sessions), :mod:`.errors` (the refusals doors translate).
 """
 

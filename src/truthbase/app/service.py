@@ -22,6 +22,9 @@ its events, and who may rename, share, re-ingest or delete a document are decide
   against them first (:func:`truthbase.conversation.resolve_question`: the configured model's
   standalone rewrite when ``llm.followup_rewrite`` is on and the mode is not extractive, else the
   resolution without a model); the ``done`` event says what was searched (``searched_for``).
+* A saved thread (:mod:`.threads`) is its owner's alone; a question asked in one follows its
+  stored turns, and the finished answer is appended to it (or to a new one) before ``done``,
+  which names it (``thread``). Admins see counts of threads, never their contents.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ from ..config import ServerSettings, Settings, data_folder
 from ..conversation import resolve_question
 from ..embed import Embedder
 from ..errors import InvalidInput, NotFound
-from ..export import ReportCheck
 from ..jobs import Job, UploadLimits
 from ..llm.chain import load_stage_model
 from ..llm.judge import ModelJudge, VerdictCache, judge_for
@@ -52,7 +54,6 @@ from ..records import (
     OPERATOR,
     ApiTokenRecord,
     CollectionRecord,
-    FeedbackRecord,
     ResolvedMode,
     SearchHit,
     UserRecord,
@@ -61,10 +62,12 @@ from ..records import (
 from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..turns import Resolution, Turn
-from . import accounts, exports, feedback, lifecycle
+from . import accounts, lifecycle
 from . import collections as user_collections
+from . import threads as saved_threads
 from .admission import SEARCH, admit, chat_limits, search_limits
 from .errors import Forbidden
+from .kept import KeptAnswers
 from .passages import Passage, UnitSpan, read_passage, read_span, read_unit
 from .redaction import failure_event, shown_event
 from .uploads import ReceivedFile, UploadResult, parse_visibility, queue_uploads, remove_received
@@ -87,13 +90,17 @@ def agent_allowed(viewer: Viewer, settings: ServerSettings) -> bool:
 class AnswerPlan:
     """One answer, decided before anything runs: the question, the mode (resolved once), the
     documents its sources may come from, how many sources (None: ``retrieval.k``), and the
-    earlier turns of its thread (oldest first; none for a question on its own)."""
+    earlier turns of its thread (oldest first; none for a question on its own); whether the
+    finished answer is kept in a saved thread, and in which (None: a new one)."""
 
     question: str
     mode: ResolvedMode
     scope: DocScope
     k: int | None = None
     history: tuple[Turn, ...] = ()
+    #: Keep the finished answer in a saved thread: ``thread`` (the viewer's), or a new one.
+    keep: bool = False
+    thread: str | None = None
 
 
 def _match(documents: Sequence[DocumentInfo], doc: str) -> DocumentInfo:
@@ -109,7 +116,7 @@ def _match(documents: Sequence[DocumentInfo], doc: str) -> DocumentInfo:
     return matches[0]
 
 
-class Service:
+class Service(KeptAnswers):
     """The use cases over one open index, as ``viewer`` may run them.
 
     ``embedder`` gives the embedder (loaded on first use by whoever owns it). A service is
@@ -247,19 +254,30 @@ class Service:
         collection: str | None = None,
         k: int | None = None,
         history: Sequence[Turn] = (),
+        thread: str | None = None,
+        keep: bool = False,
     ) -> AnswerPlan:
         """The answer to run, or why not: InvalidInput for an empty question or a mode the
         settings cannot run (``llm`` without an LLM), Forbidden for agent mode where it is not
         the viewer's, NotFound for a document the viewer cannot see (or a collection they do
         not keep), InvalidInput for a scope with no document left (:meth:`scope`).
-        ``history``: the earlier turns of the thread the question follows (oldest first)."""
+        ``history``: the earlier turns of the thread the question follows (oldest first).
+        ``thread``: the viewer's saved thread the question follows instead (its stored turns
+        are the history; NotFound for anyone else's; InvalidInput with ``history`` too); the
+        answer is appended to it. ``keep`` without ``thread``: the answer starts a new saved
+        thread."""
         if not question.strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
             raise Forbidden(AGENT_REFUSED)
         scope = self.scope(doc, documents=documents, collection=collection)
-        return AnswerPlan(question, chosen, scope, k, tuple(history))
+        if thread is not None:
+            if history:
+                raise InvalidInput("give either a thread or a history, not both")
+            history = saved_threads.continue_thread(self.store, self.viewer, thread)
+        keep = keep or thread is not None
+        return AnswerPlan(question, chosen, scope, k, tuple(history), keep, thread)
 
     def resolve(self, plan: AnswerPlan) -> Resolution:
         """What ``plan``'s question is searched as after its thread: the configured model's
@@ -325,9 +343,23 @@ class Service:
                         record_answer(self.store, event.answer, self.viewer.user_id)
                     if resolution is not None:
                         event = replace(event, resolution=resolution)
+                    if plan.keep:
+                        event = replace(event, thread=self._keep(plan, event))
                 yield event
         except Exception as exc:
             yield failure_event("answer", exc)
+
+    def _keep(self, plan: AnswerPlan, done: DoneEvent) -> str | None:
+        """Append the finished answer to the plan's saved thread (or a new one)."""
+        return saved_threads.save_turn(
+            self.store,
+            self.viewer,
+            plan.thread,
+            plan.question,
+            done.answer.to_json(),
+            answer_id=done.answer.id,
+            resolution=done.resolution.to_json() if done.resolution is not None else None,
+        )
 
     def ask(
         self,
@@ -415,22 +447,6 @@ class Service:
         return _verify_claim(
             self.store, info.id, unit, quote, claim, self.embedder, judge=self.judge(judge)
         )
-
-    # -- exports (:mod:`.exports`) ------------------------------------------------------------
-
-    def export_answers(
-        self, answer_ids: Sequence[int], fmt: str, *, base_url: str | None = None
-    ) -> exports.ExportFile:
-        """Stored answers (one, or a thread's in order) as Markdown (``md``) or one HTML
-        evidence report (``html``), each citation linking to the web app under ``base_url``
-        (default: ``server.base_url``, else the server's host and port)."""
-        server = self.settings.server
-        base = base_url or server.base_url or f"http://{server.host}:{server.port}"
-        return exports.export_answers(self.store, self.viewer, answer_ids, fmt, base)
-
-    def verify_report(self, report: str) -> ReportCheck:
-        """What of an exported HTML report no longer holds in this index."""
-        return exports.verify_report(self.store, self.viewer, report)
 
     # -- the document lifecycle -------------------------------------------------------------
 
@@ -532,24 +548,6 @@ class Service:
     def usage(self) -> list[UserUsage]:
         """Each user's counted chats now and what they hold (admins)."""
         return accounts.usage(self.store, self.viewer)
-
-    # -- feedback (the rules: :mod:`.feedback`) ------------------------------------------------
-
-    def give_feedback(
-        self, answer_id: int, kind: str, *, citation: int = 0, comment: str = ""
-    ) -> FeedbackRecord:
-        """The viewer's report on an answer they may see."""
-        return feedback.give_feedback(
-            self.store, self.viewer, answer_id, kind, citation=citation, comment=comment
-        )
-
-    def feedback_reports(self, limit: int | None = feedback.LATEST) -> list[FeedbackRecord]:
-        """The latest reports the viewer may list, newest first."""
-        return feedback.list_feedback(self.store, self.viewer, limit)
-
-    def feedback_golden(self) -> feedback.GoldenDraft:
-        """Every reported question as a draft golden set (admins)."""
-        return feedback.draft_golden(self.store, self.viewer)
 
     def remove_user(
         self, name: str, *, transfer_to: str | None = None, delete_documents: bool = False

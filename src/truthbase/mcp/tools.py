@@ -179,6 +179,17 @@ class AskArguments(_Arguments):
         "second one?' is resolved against them; the result's searched_for says what was "
         "searched.",
     )
+    thread: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{32}$",
+        description="A saved thread of the user's (an earlier ask's result names it): the "
+        "question follows its stored turns (do not send history too) and the answer is kept "
+        "in it.",
+    )
+    new_thread: bool = Field(
+        default=False,
+        description="Keep this answer in a new saved thread (the result's thread names it).",
+    )
 
 
 class PassageArguments(_Arguments):
@@ -343,6 +354,8 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
         history=turns_from_json(
             [turn.model_dump() for turn in args.history] if args.history else None
         ),
+        thread=args.thread,
+        keep=args.new_thread,
     )
     service.admit_answer(plan, call.address)
     sources: list[dict[str, Any]] = []
@@ -370,6 +383,7 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
                 "problems": answer["problems"],
                 "answer_id": answer["id"],
                 **({"searched_for": data["searched_for"]} if "searched_for" in data else {}),
+                **({"thread": data["thread"]} if "thread" in data else {}),
             }
     raise InvalidInput("the answer stream ended without an answer")
 

@@ -2,10 +2,11 @@
 pdf.js viewer.
 
 The app is its routers (:mod:`.documents`, :mod:`.epub_routes`, :mod:`.auth`, :mod:`.admin`,
-:mod:`.library_routes`, :mod:`.collections`, :mod:`.observe`'s metrics, :mod:`.chat`), whose
-routes take what they need through dependencies (:mod:`.deps`: the viewer, the state, the
-settings, the store, the client's address, the application service), the middleware
-(:mod:`.middleware`, the gate of :mod:`.auth`, :mod:`.observe`) and the error handlers below.
+:mod:`.library_routes`, :mod:`.collections`, :mod:`.threads`, :mod:`.observe`'s metrics,
+:mod:`.chat`), whose routes take what they need through dependencies (:mod:`.deps`: the viewer,
+the state, the settings, the store, the client's address, the application service), the
+middleware (:mod:`.middleware`, the gate of :mod:`.auth`, :mod:`.observe`) and the error
+handlers below.
 
 Every store and embedder call is synchronous (SQLite, onnxruntime), so each runs in Starlette's
 thread pool, never on the event loop. One :class:`~truthbase.store.SQLiteStore` is shared: it
@@ -50,6 +51,7 @@ from . import (
     exports,
     feedback,
     library_routes,
+    threads,
 )
 from .auth import AuthGate
 from .collections import COLLECTION_ROUTES
@@ -61,6 +63,7 @@ from .observe import METRICS_ROUTE, Observe, metrics_router
 from .openapi_errors import declare_error_responses
 from .pages import mount_web
 from .state import AppState
+from .threads import THREAD_ROUTES
 
 __all__ = ["ROUTES", "create_app", "default_web_dir", "error_status"]
 
@@ -92,6 +95,7 @@ ROUTES = (
     METRICS_ROUTE,
     *LIBRARY_ROUTES,
     *COLLECTION_ROUTES,
+    *THREAD_ROUTES,
 )
 
 logger = logging.getLogger(__name__)
@@ -198,6 +202,7 @@ def create_app(settings: Settings) -> FastAPI:
         library_routes,
         feedback,
         collections,
+        threads,
     ):
         app.include_router(module.router)
     if settings.telemetry.metrics:

@@ -50,7 +50,10 @@ async def chat(
     ``token``s, then ``citations`` (verified spans with rects), then ``done`` or ``error``.
     Each event's data is JSON with a ``type`` field equal to the event name. With ``history``
     (the thread's earlier turns) the question is resolved against them first, and ``done``
-    carries ``searched_for`` (what was searched) and ``resolution`` (how, and why).
+    carries ``searched_for`` (what was searched) and ``resolution`` (how, and why). With
+    ``thread`` (one of the caller's saved threads) the history is that thread's stored turns;
+    the answer is kept in it, or, without ``thread`` and ``history``, in a new one, and
+    ``done`` carries ``thread`` (its id).
 
     Refused with 429 and ``Retry-After`` (before any model call) when the caller's quota
     (a signed-in user's by name; the anonymous local mode's by client address) or the
@@ -71,6 +74,8 @@ async def chat(
         collection=body.collection,
         k=state.settings.server.sources,
         history=body.turns(),
+        thread=body.thread,
+        keep=not body.history,  # a client that keeps its own history keeps its own thread
     )
     release = state.slots.take(plan.mode == "agent")
     if release is None:

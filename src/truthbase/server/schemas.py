@@ -266,6 +266,15 @@ class ChatIn(BaseModel):
         "was searched.",
     )
 
+    thread: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{32}$",
+        description="The caller's saved thread this question follows: its stored turns are "
+        "the history (do not send `history` too) and the answer is appended to it. Without "
+        "`thread` and `history` the answer starts a new saved thread; either way the done "
+        "event's `thread` names it. Anyone else's thread is 404.",
+    )
+
     def turns(self) -> list[Turn]:
         """The earlier turns as the application takes them."""
         return [t.to_turn() for t in self.history]
@@ -279,3 +288,9 @@ class ChatIn(BaseModel):
         if not question.strip():
             raise ValueError("the question is empty (only whitespace)")
         return question
+
+
+class ThreadRenameIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200)

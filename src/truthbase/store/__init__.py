@@ -23,6 +23,7 @@ from .base import (
     Store,
     StoreError,
     StoreFull,
+    ThreadLog,
     TokenSigns,
 )
 from .sqlite import SQLiteStore
@@ -44,6 +45,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreFull",
+    "ThreadLog",
     "TokenSigns",
     "open_store",
 ]

@@ -5,10 +5,10 @@ documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:
 (late interaction's packed token signs), :class:`AnswerLog` (answers as they were shown, for
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
 and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
-sessions, API tokens), :class:`Collections` (the named collections of documents users keep).
-:class:`DocumentReader` is the read half of :class:`Documents`; :class:`Searchable` (what
-retrieval and answering read) and :class:`SegmentStore` (what the segment tools use) combine
-the small ones. A caller takes the
+sessions, API tokens), :class:`Collections` (the named collections of documents users keep),
+:class:`ThreadLog` (saved threads). :class:`DocumentReader` is the read half of
+:class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
+:class:`SegmentStore` (what the segment tools use) combine the small ones. A caller takes the
 smallest Protocol that has what it calls; both backends are every one of them.
 """
 
@@ -37,6 +37,7 @@ from ..records import (
     UserRecord,
     check_sign_blob,
 )
+from ..turns import StoredTurn, ThreadCount, ThreadInfo
 
 __all__ = [
     "Accounts",
@@ -56,6 +57,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoreUnavailable",
+    "ThreadLog",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -201,6 +203,42 @@ class FeedbackLog(Protocol):
         self, *, user_id: str | None = None, everyone: bool = False, limit: int | None = None
     ) -> list[FeedbackRecord]:
         """Reports, newest first: ``everyone``'s or ``user_id``'s; at most ``limit``."""
+        ...
+
+
+class ThreadLog(Protocol):
+    """Saved threads (:mod:`truthbase.app.threads` says whose): each turn's question and its
+    answer as it was shown. ``owner`` is a user id, None for the local user or the operator."""
+
+    def add_thread(self, thread_id: str, owner: str | None, title: str) -> ThreadInfo: ...
+
+    def thread(self, thread_id: str) -> ThreadInfo | None: ...
+
+    def threads(self, owner: str | None, words: Sequence[str] = ()) -> list[ThreadInfo]:
+        """``owner``'s threads, newest first; with ``words``, those whose questions or answers
+        contain every one of them (case-folded)."""
+        ...
+
+    def thread_turns(self, thread_id: str) -> list[StoredTurn]: ...
+
+    def add_turn(
+        self,
+        thread_id: str,
+        question: str,
+        answer: dict[str, Any],
+        *,
+        answer_id: int | None = None,
+        resolution: dict[str, Any] | None = None,
+    ) -> StoredTurn | None:
+        """Append a turn (None when the thread is gone); the thread becomes the newest."""
+        ...
+
+    def rename_thread(self, thread_id: str, title: str) -> bool: ...
+
+    def delete_thread(self, thread_id: str) -> bool: ...
+
+    def thread_counts(self) -> list[ThreadCount]:
+        """Per owner, how many threads and turns."""
         ...
 
 
@@ -419,6 +457,7 @@ class Store(
     TokenSigns,
     AnswerLog,
     FeedbackLog,
+    ThreadLog,
     SegmentIndex,
     QuotaCounters,
     Accounts,

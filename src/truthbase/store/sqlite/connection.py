@@ -41,9 +41,10 @@ SCHEMA_VERSION = 19  # 2: sentence windows, title in full text; 3: EPUB reader d
 # 13: sessions, API tokens and quota counters name their user by id too; 14: identifiers are
 # whole full-text terms (:func:`_to_version_14` makes the terms again); 15: glyph boxes packed
 # (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`);
-# 17: collections of documents (the schema script adds their tables); 19: feedback on answers
-# and the answers' asker (truthbase.app.feedback), tables and a column (16 and 18 are other
-# branches' steps: additive here until the merge chains them)
+# 16: saved threads (truthbase.app.threads), tables only; 17: collections of documents (the
+# schema script adds their tables); 19: feedback on answers and the answers' asker
+# (truthbase.app.feedback), tables and a column (18 is another branch's step: additive here
+# until the merge chains it)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
 ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})

@@ -236,3 +236,27 @@ CREATE TABLE IF NOT EXISTS feedback (
 );
 CREATE INDEX IF NOT EXISTS feedback_by_answer ON feedback (answer_id, citation);
 CREATE INDEX IF NOT EXISTS feedback_by_time ON feedback (created_at);
+-- Saved threads (version 16; truthbase.app.threads): a user's conversations, each turn the
+-- question as asked, what it was searched as, and the answer as it was shown (its JSON, with
+-- citations and spans; the answer log keeps its own copy for `truthbase verify`). owner NULL: the
+-- local user or the operator. A removed user's threads go with them.
+CREATE TABLE IF NOT EXISTS threads (
+    id         TEXT PRIMARY KEY,                 -- random hex
+    owner      TEXT REFERENCES users(id) ON DELETE CASCADE,
+    title      TEXT NOT NULL,
+    created_at TEXT NOT NULL,                    -- ISO 8601, UTC
+    updated_at TEXT NOT NULL                     -- the last turn's time (lists sort by it)
+);
+CREATE INDEX IF NOT EXISTS threads_by_owner ON threads (owner, updated_at);
+
+CREATE TABLE IF NOT EXISTS thread_turns (
+    thread_id    TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    idx          INTEGER NOT NULL,               -- 0-based, in the order asked
+    question     TEXT NOT NULL,
+    answer_text  TEXT NOT NULL,                  -- what a thread search reads
+    answer       TEXT NOT NULL,                  -- JSON: the answer object as it was shown
+    answer_id    INTEGER,                        -- its row in answers (no key: the log is apart)
+    resolution   TEXT,                           -- JSON: how a follow-up was searched, or NULL
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (thread_id, idx)
+);

@@ -6,6 +6,7 @@ import { conflictNote, conflictSpan } from "./conflict.js";
 import { el } from "./dom.js";
 import { Reader } from "./reader.js";
 import { scopeOf } from "./scope.js";
+import { initThreads, noteDone, threadBody } from "./threads.js";
 
 const form = document.getElementById("ask");
 const input = document.getElementById("question");
@@ -143,17 +144,30 @@ function closePreview(button, { focus = false } = {}) {
 // only state with the verified look), "quote_only" (the quote is on the page; the claim is not
 // shown to follow: check this passage), "unverified". An answer stored before states has only
 // `verified`, which then reads as before.
+// A citation of a reopened thread that is no longer current (:mod:`truthbase.app.threads`:
+// "changed", "deleted", "hidden") takes that state, with its reason, and opens no highlight.
+const STALE = new Set(["changed", "deleted", "hidden"]);
 function stateOf(citation) {
   if (!citation) return null;
+  if (STALE.has(citation.recheck?.state)) return citation.recheck.state;
   return citation.state ?? (citation.verified ? "supported" : "unverified");
 }
 const STATE_STATUS = {
   supported: "Verified quote",
   quote_only: "Check this passage: the quote is on the page, but the claim is not shown to follow from it",
   unverified: "Not verified",
+  changed: "Changed since: the document's text is not the same here now",
+  deleted: "The document was deleted",
+  hidden: "The document is no longer visible to you",
 };
-const STATE_LABEL = { supported: ", verified", quote_only: ", check this passage", unverified: ", not verified" };
-const STATE_CLASS = { supported: "", quote_only: " cite-quote-only", unverified: " cite-unverified" };
+const STATE_LABEL = {
+  supported: ", verified", quote_only: ", check this passage", unverified: ", not verified",
+  changed: ", changed since", deleted: ", document deleted", hidden: ", no longer visible",
+};
+const STATE_CLASS = {
+  supported: "", quote_only: " cite-quote-only", unverified: " cite-unverified",
+  changed: " cite-stale", deleted: " cite-stale", hidden: " cite-stale",
+};
 
 function togglePreview(button, source, citation) {
   if (button.getAttribute("aria-expanded") === "true") {
@@ -163,7 +177,9 @@ function togglePreview(button, source, citation) {
   answerBox.querySelectorAll(".cite[aria-expanded=true]").forEach((b) => closePreview(b));
   const target = targetOf(source, citation);
   const kind = stateOf(citation);
-  const status = citation ? STATE_STATUS[kind] : "Source passage (no citation resolved)";
+  const stale = STALE.has(kind);
+  const reason = stale && citation.recheck.reason ? ` (${citation.recheck.reason})` : "";
+  const status = citation ? `${STATE_STATUS[kind]}${reason}` : "Source passage (no citation resolved)";
   const openButton = el("button", {
     type: "button",
     class: "preview-open",
@@ -172,7 +188,7 @@ function togglePreview(button, source, citation) {
     onclick: () => openTarget(button, source, citation),
   });
   const preview = el("span", {
-    class: `cite-preview${kind === "unverified" ? " cite-preview-unverified" : kind === "quote_only" ? " cite-preview-quote-only" : ""}`,
+    class: `cite-preview${kind === "unverified" || stale ? " cite-preview-unverified" : kind === "quote_only" ? " cite-preview-quote-only" : ""}`,
     id: button.getAttribute("aria-controls"),
     role: "group",
     "aria-label": `Citation ${button.dataset.n}`,
@@ -182,8 +198,10 @@ function togglePreview(button, source, citation) {
     ...[conflictNote(citation)].filter(Boolean),
     el("span", { class: "preview-tools" }, [
       el("span", { class: "preview-status", text: status }),
-      openButton,
-      el("a", { class: "preview-link", href: targetUrl(target), target: "_blank", rel: "noopener", text: "new tab" }),
+      ...(stale ? [] : [
+        openButton,
+        el("a", { class: "preview-link", href: targetUrl(target), target: "_blank", rel: "noopener", text: "new tab" }),
+      ]),
     ]),
   ]);
   preview.addEventListener("keydown", (event) => {
@@ -293,7 +311,7 @@ function renderSources() {
     : [];
   sourcesList.replaceChildren(
     ...listed.map((source) => {
-      const citation = state.citations?.find((c) => c.n === source.n && c.verified) ?? null;
+      const citation = state.citations?.find((c) => c.n === source.n && c.verified && !STALE.has(stateOf(c))) ?? null;
       const button = el("button", {
         type: "button",
         class: "source-open",
@@ -306,10 +324,14 @@ function renderSources() {
         el("span", { class: "source-n", text: `[${source.n}]` }),
         el("span", { class: "source-title", text: source.title }),
         el("span", { class: "source-page", text: where(source.doc_id, source.unit) }),
+        ...(source.recheck
+          ? [el("span", { class: "source-stale", text: STATE_STATUS[source.recheck.state] })]
+          : []),
         ...(flagged.has(source.doc_id)
           ? [el("span", { class: "flag-instructions", title: "The document contains text addressed to an AI model; it is treated as data, never followed.", text: "contains instructions" })]
           : []),
       ]);
+      if (source.recheck) button.disabled = true; // its page's text is not the one cited
       return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),
     ...more,
@@ -341,6 +363,7 @@ function handle(event, data) {
         .map(([source, c]) => targetOf(source, c)),
     );
   } else if (event === "done") {
+    noteDone(data);
     const answer = data.answer;
     // js/feedback.js draws the thumbs and the citations' report buttons under it.
     document.dispatchEvent(new CustomEvent("truthbase:answer", { detail: { answer, box: answerBox } }));
@@ -390,6 +413,7 @@ async function ask(question) {
     // "auto" is the server's default: the field is sent only to ask for another mode.
     const body = modeSelect.value === "auto" ? { question } : { question, mode: modeSelect.value };
     Object.assign(body, scopeOf()); // the documents or collection the picker limits it to
+    Object.assign(body, threadBody()); // the opened thread: the server sends its turns along
     const response = await fetch("/api/chat", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
@@ -429,6 +453,16 @@ form.addEventListener("submit", (event) => {
   event.preventDefault();
   const question = input.value.trim();
   if (question) ask(question);
+});
+
+// A stored answer of a saved thread, shown as it was (its citations checked again).
+initThreads({
+  show: (answer, searchedFor) => {
+    state = { text: "", sources: [], citations: null };
+    delete answerBox.dataset.outcome;
+    answerBox.replaceChildren();
+    return documentsLoaded.catch(() => {}).then(() => handle("done", { answer, searched_for: searchedFor }));
+  },
 });
 
 documentsLoaded

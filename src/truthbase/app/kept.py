@@ -1,0 +1,85 @@
+"""The use cases of what a user keeps of answers: saved threads (:mod:`.threads`), exports
+and their re-check (:mod:`.exports`) and feedback (:mod:`.feedback`), as methods of the
+:class:`~truthbase.app.service.Service` (which inherits them), each asking its rules module."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config import Settings
+from ..export import ReportCheck
+from ..records import FeedbackRecord, Viewer
+from ..store import Store
+from ..turns import ThreadInfo
+from . import exports, feedback
+from . import threads as saved_threads
+
+__all__ = ["KeptAnswers"]
+
+
+class KeptAnswers:
+    """Saved threads, exports and feedback over :attr:`store`, as :attr:`viewer` may."""
+
+    settings: Settings
+    viewer: Viewer
+
+    @property
+    def store(self) -> Store:
+        raise NotImplementedError  # the service's open store
+
+    # -- saved threads (:mod:`.threads`) -----------------------------------------------------
+
+    def threads(self, query: str | None = None) -> list[ThreadInfo]:
+        """The viewer's saved threads, newest first; with ``query``, those whose questions or
+        answers contain each of its words."""
+        return saved_threads.threads(self.store, self.viewer, query)
+
+    def thread(self, thread_id: str) -> saved_threads.OpenedThread:
+        """The viewer's thread with every citation checked again against the index."""
+        return saved_threads.open_thread(self.store, self.viewer, thread_id)
+
+    def rename_thread(self, thread_id: str, title: str) -> ThreadInfo:
+        """A new title for the viewer's thread (NotFound for anyone else's)."""
+        return saved_threads.rename_thread(self.store, self.viewer, thread_id, title)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the viewer's thread (the answer log keeps its answers for ``verify``)."""
+        saved_threads.delete_thread(self.store, self.viewer, thread_id)
+
+    def thread_counts(self) -> list[saved_threads.ThreadCounts]:
+        """Per user, how many threads and turns (admins only; never contents)."""
+        return saved_threads.thread_counts(self.store, self.viewer)
+
+    # -- exports (:mod:`.exports`) ------------------------------------------------------------
+
+    def export_answers(
+        self, answer_ids: Sequence[int], fmt: str, *, base_url: str | None = None
+    ) -> exports.ExportFile:
+        """Stored answers (one, or a thread's in order) as Markdown (``md``) or one HTML
+        evidence report (``html``), each citation linking to the web app under ``base_url``
+        (default: ``server.base_url``, else the server's host and port)."""
+        server = self.settings.server
+        base = base_url or server.base_url or f"http://{server.host}:{server.port}"
+        return exports.export_answers(self.store, self.viewer, answer_ids, fmt, base)
+
+    def verify_report(self, report: str) -> ReportCheck:
+        """What of an exported HTML report no longer holds in this index."""
+        return exports.verify_report(self.store, self.viewer, report)
+
+    # -- feedback (the rules: :mod:`.feedback`) ------------------------------------------------
+
+    def give_feedback(
+        self, answer_id: int, kind: str, *, citation: int = 0, comment: str = ""
+    ) -> FeedbackRecord:
+        """The viewer's report on an answer they may see."""
+        return feedback.give_feedback(
+            self.store, self.viewer, answer_id, kind, citation=citation, comment=comment
+        )
+
+    def feedback_reports(self, limit: int | None = feedback.LATEST) -> list[FeedbackRecord]:
+        """The latest reports the viewer may list, newest first."""
+        return feedback.list_feedback(self.store, self.viewer, limit)
+
+    def feedback_golden(self) -> feedback.GoldenDraft:
+        """Every reported question as a draft golden set (admins)."""
+        return feedback.draft_golden(self.store, self.viewer)

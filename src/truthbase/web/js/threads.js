@@ -1,0 +1,209 @@
+// Saved threads on the chat page: the list (newest first, searchable by words of questions and
+// answers), open, rename, delete, "New thread"; the opened thread's turns; the "searched for"
+// line of a follow-up. The server keeps the turns (POST /api/chat with `thread`): the page sends
+// the thread's id, never the turns themselves. The URL keeps the opened thread, its shown turn
+// and the opened citation (?thread=ID&turn=N&cite=N), so a reload shows the same highlight.
+// chat.js renders answers; this module calls it through the `show` it is given.
+import { el, getJson } from "./dom.js";
+
+const panel = document.getElementById("threads");
+const answerBox = document.getElementById("answer");
+const sourcesList = document.getElementById("sources");
+
+let current = null; // the opened thread's id (null: the next question starts a new thread)
+let shownTurn = null;
+let openedCite = null; // the citation or source last opened (its [n]): a reload opens it again
+let showAnswer = () => {};
+
+const searchedFor = el("p", { id: "searched-for", class: "searched-for", hidden: "" });
+answerBox.before(searchedFor);
+
+const search = el("input", {
+  id: "thread-search",
+  type: "search",
+  autocomplete: "off",
+  maxlength: "1000",
+  placeholder: "Words of questions or answers",
+});
+const list = el("ul", { id: "thread-list", class: "thread-list", "aria-label": "Saved threads" });
+const turnsList = el("ol", { id: "thread-turns", class: "thread-turns", "aria-label": "Questions in this thread" });
+const note = el("p", { class: "thread-note", role: "status", "aria-live": "polite" });
+
+// What the chat sends: the opened thread's id, or nothing (a new thread).
+export function threadBody() {
+  return current ? { thread: current } : {};
+}
+
+function setUrl() {
+  const params = new URLSearchParams(location.search);
+  for (const key of ["thread", "turn", "cite"]) params.delete(key);
+  if (current) params.set("thread", current);
+  if (current && shownTurn !== null) params.set("turn", String(shownTurn));
+  if (current && openedCite !== null) params.set("cite", String(openedCite));
+  const query = params.toString();
+  history.replaceState(null, "", query ? `?${query}` : location.pathname);
+}
+
+function showSearched(text) {
+  searchedFor.hidden = !text;
+  searchedFor.textContent = text ? `Searched for: ${text}` : "";
+}
+
+// A finished answer (chat.js's done event): it is the opened thread's newest turn now.
+export function noteDone(data) {
+  showSearched(data.searched_for ?? "");
+  if (!data.thread) return;
+  current = data.thread;
+  openedCite = null;
+  shownTurn = null;
+  refresh().then(() => openThread(current, { show: false }));
+}
+
+async function refresh() {
+  const q = search.value.trim();
+  const url = q ? `/api/threads?q=${encodeURIComponent(q)}` : "/api/threads";
+  let threads;
+  try {
+    threads = (await getJson(url, "threads")).threads;
+  } catch (error) {
+    note.textContent = error.message;
+    return;
+  }
+  list.replaceChildren(
+    ...threads.map((t) => el("li", { class: "thread", "data-id": t.id }, [
+      el("button", {
+        type: "button",
+        class: "thread-open",
+        "aria-current": t.id === current ? "true" : "false",
+        text: t.title,
+        title: `${t.turns} question${t.turns === 1 ? "" : "s"}, last ${t.updated_at.slice(0, 16).replace("T", " ")}`,
+        onclick: () => openThread(t.id),
+      }),
+      el("button", { type: "button", class: "thread-rename", text: "Rename", "aria-label": `Rename ${t.title}`, onclick: () => rename(t) }),
+      el("button", { type: "button", class: "thread-delete", text: "Delete", "aria-label": `Delete ${t.title}`, onclick: () => remove(t) }),
+    ])),
+  );
+  if (!threads.length) list.append(el("li", { class: "thread-none", text: q ? "No thread has these words." : "No saved threads yet." }));
+}
+
+// The documents whose citations are no longer current: their sources are not opened on a
+// highlight either (the page's text moved, or the document is gone or hidden).
+function markStale(answer) {
+  const stale = new Map();
+  for (const c of answer.citations ?? []) {
+    const state = c.recheck?.state;
+    if (state === "changed" || state === "deleted" || state === "hidden") stale.set(c.doc_id, c.recheck);
+  }
+  for (const s of answer.sources ?? []) if (stale.has(s.doc_id)) s.recheck = stale.get(s.doc_id);
+  return answer;
+}
+
+// Shows a stored turn's answer; resolves once it is drawn.
+function showTurn(turn) {
+  shownTurn = turn.idx;
+  const drawn = showAnswer(markStale(turn.answer), turn.searched_for ?? null);
+  turnsList.querySelectorAll("button").forEach((b) => b.setAttribute("aria-current", String(Number(b.dataset.idx) === turn.idx)));
+  return Promise.resolve(drawn);
+}
+
+async function openThread(id, { show = true, turn = null, cite = null } = {}) {
+  let data;
+  try {
+    data = await getJson(`/api/threads/${id}`, "thread");
+  } catch (error) {
+    note.textContent = error.message;
+    if (id === current) { current = null; setUrl(); }
+    return;
+  }
+  current = id;
+  turnsList.replaceChildren(
+    ...data.turns.map((t) => el("li", {}, [
+      el("button", { type: "button", class: "thread-turn", "data-idx": String(t.idx), text: t.question, onclick: () => { openedCite = null; showTurn(t); setUrl(); } }),
+    ])),
+  );
+  note.textContent = `Thread: ${data.title}`;
+  list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", String(b.closest("li").dataset.id === id)));
+  if (show && data.turns.length) {
+    const wanted = data.turns.find((t) => t.idx === turn) ?? data.turns[data.turns.length - 1];
+    openedCite = null;
+    await showTurn(wanted);
+    if (cite !== null) sourcesList.querySelector(`.source-open[data-n="${cite}"]:not([disabled])`)?.click();
+  } else if (!show) {
+    shownTurn = data.turns.length ? data.turns[data.turns.length - 1].idx : null;
+    turnsList.querySelectorAll("button").forEach((b) => b.setAttribute("aria-current", String(Number(b.dataset.idx) === shownTurn)));
+  }
+  setUrl();
+}
+
+async function rename(thread) {
+  const title = prompt("New title for this thread", thread.title);
+  if (!title || !title.trim()) return;
+  const response = await fetch(`/api/threads/${thread.id}`, {
+    method: "PATCH",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ title: title.trim().slice(0, 200) }),
+  });
+  note.textContent = response.ok ? "Renamed." : `Rename failed (HTTP ${response.status}).`;
+  await refresh();
+}
+
+async function remove(thread) {
+  if (!confirm(`Delete the thread "${thread.title}"?`)) return;
+  const response = await fetch(`/api/threads/${thread.id}`, { method: "DELETE" });
+  note.textContent = response.ok ? "Deleted." : `Delete failed (HTTP ${response.status}).`;
+  if (response.ok && thread.id === current) newThread();
+  await refresh();
+}
+
+function newThread() {
+  current = null;
+  shownTurn = null;
+  openedCite = null;
+  turnsList.replaceChildren();
+  showSearched("");
+  note.textContent = "The next question starts a new thread.";
+  list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", "false"));
+  setUrl();
+}
+
+// Which [n] was opened last, wherever it was clicked: a source, or a footnote preview's "Open".
+document.addEventListener("click", (event) => {
+  const target = event.target instanceof Element ? event.target : null;
+  const source = target?.closest(".source-open[data-n]");
+  const preview = target?.closest(".preview-open");
+  const n = source?.dataset.n ?? preview?.closest(".cite-preview")?.previousElementSibling?.dataset.n;
+  if (n !== undefined && current) {
+    openedCite = Number(n);
+    setUrl();
+  }
+});
+
+let searchTimer = null;
+search.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(refresh, 250);
+});
+
+// Called once by chat.js with its renderer of a stored answer.
+export function initThreads({ show }) {
+  showAnswer = show;
+  if (!panel) return;
+  panel.replaceChildren(
+    el("h2", { id: "threads-heading", text: "Threads" }),
+    el("button", { type: "button", id: "new-thread", class: "new-thread", text: "New thread", onclick: newThread }),
+    el("label", { for: "thread-search", text: "Search threads" }),
+    search,
+    list,
+    el("h3", { text: "In this thread" }),
+    turnsList,
+    note,
+  );
+  const params = new URLSearchParams(location.search);
+  const id = params.get("thread");
+  const refreshed = refresh();
+  if (id && /^[0-9a-f]{32}$/.test(id)) {
+    const turn = params.has("turn") ? Number(params.get("turn")) : null;
+    const cite = params.has("cite") ? Number(params.get("cite")) : null;
+    refreshed.then(() => openThread(id, { turn, cite }));
+  }
+}
