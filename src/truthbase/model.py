@@ -185,8 +185,9 @@ class ChunkDraft:
     ``text`` is always ``unit.text[start:end]`` (what citations and highlights use). ``context``
     is not part of the span: for a table chunk whose rows do not include the header row, the
     column names, which are embedded and full-text indexed with the chunk but never cited.
-    ``section`` is not part of the span either: the chunk's section path (:mod:`truthbase.sections`),
-    embedded and full-text indexed with it, shown with search hits, never cited.
+    ``section`` is not part of the span either: the chunk's section path
+    (:mod:`truthbase.sections`), embedded and full-text indexed with it, shown with search hits,
+    never cited.
     """
 
     unit: int

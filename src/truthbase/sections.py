@@ -63,7 +63,9 @@ def section_paths(toc: Sequence[TocEntry], drafts: Sequence[ChunkDraft]) -> list
     upcoming = 0
     for i in order:
         here = (drafts[i].unit, drafts[i].start)
-        while upcoming < len(entries) and (entries[upcoming].unit, entries[upcoming].offset) <= here:
+        while (
+            upcoming < len(entries) and (entries[upcoming].unit, entries[upcoming].offset) <= here
+        ):
             entry = entries[upcoming]
             while stack and stack[-1].depth >= entry.depth:
                 stack.pop()
@@ -172,7 +174,9 @@ def document_sections(document: ExtractedDocument) -> list[TocEntry]:
     return []
 
 
-def with_section_paths(document: ExtractedDocument, drafts: Sequence[ChunkDraft]) -> list[ChunkDraft]:
+def with_section_paths(
+    document: ExtractedDocument, drafts: Sequence[ChunkDraft]
+) -> list[ChunkDraft]:
     """The chunks of ``document`` with their section paths (``ChunkDraft.section``)."""
     paths = section_paths(document_sections(document), drafts)
     return [replace(d, section=p) if p else d for d, p in zip(drafts, paths, strict=True)]

@@ -16,7 +16,8 @@ languages and the full text over terms made in Python, 9 the units' text source 
 users' stable ids (owners, holders and job owners name users by id), 12 sessions, API tokens
 and quota counters by user id, 13 the full-text terms made again (identifiers as whole terms),
 14 the units' glyph boxes packed (:mod:`truthbase.store.boxes`; 13 and 14 are Python steps, no
-SQL file).
+SQL file), 17 the chunks' section paths (15 and 16 are other branches' steps; a version without
+a step here is passed over).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -52,7 +53,7 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 17
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
@@ -72,6 +73,7 @@ MIGRATIONS = {
     10: "migration_10.sql",
     11: "migration_11.sql",
     12: "migration_12.sql",
+    17: "migration_17.sql",
 }
 #: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
 #: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.
@@ -124,6 +126,8 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                 version = int(row[0]) if row else 0
                 while 1 <= version < SCHEMA_VERSION and _has_step(version + 1):
                     version += 1
+                    if version in _RESERVED:
+                        continue
                     if version in MIGRATIONS:
                         conn.execute(sql_text(MIGRATIONS[version]))
                     if version == 8:
@@ -158,8 +162,14 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
 
 
+#: Versions whose steps other branches add (passed over until they are merged).
+_RESERVED = frozenset({15, 16})
+
+
 def _has_step(version: int) -> bool:
-    return version in MIGRATIONS or version in (TERMS_REMADE, BOXES_REPACKED)
+    return (
+        version in MIGRATIONS or version in (TERMS_REMADE, BOXES_REPACKED) or version in _RESERVED
+    )
 
 
 def _remake_terms(conn: Connection) -> None:
