@@ -303,7 +303,8 @@ function renderSources() {
           ? [el("span", { class: "flag-instructions", title: "The document contains text addressed to an AI model; it is treated as data, never followed.", text: "contains instructions" })]
           : []),
       ]);
-      return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
+      const section = source.section ? [el("p", { class: "source-section", text: source.section })] : [];
+      return el("li", { class: "source" }, [button, ...section, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),
     ...more,
   );
