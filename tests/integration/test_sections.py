@@ -8,11 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import psycopg
+from fastapi.testclient import TestClient
 
 from tests.helpers.pg_server import Backend, PgServer
+from truthbase.config import Settings
+from truthbase.embed import Embedder
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
+from truthbase.server import create_app
 from truthbase.store import SQLiteStore, Store
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import SCHEMA_VERSION, PostgresStore
@@ -99,3 +103,26 @@ def test_a_version_14_postgres_database_gets_the_section_column(
         version = conn.execute("SELECT value FROM truthbase.meta WHERE key = 'schema_version'")
         assert version.fetchone() == (str(SCHEMA_VERSION),)
         assert SCHEMA_VERSION == 17
+
+
+def test_api_search_hits_show_the_section(tmp_path: Path, embedder: Embedder) -> None:
+    indexed = _indexed()
+    texts = [c.text for c in indexed.chunks]
+    store = SQLiteStore(tmp_path / "api.sqlite")
+    try:
+        store.add_document(
+            IndexedDocument(
+                document=indexed.document,
+                chunks=indexed.chunks,
+                vectors=np.asarray(embedder.embed(texts), dtype=np.float32),
+                embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
+            )
+        )
+    finally:
+        store.close()
+    with TestClient(create_app(Settings(db=tmp_path / "api.sqlite"))) as client:
+        results = client.get("/api/search", params={"q": "methodology critic", "k": 2}).json()
+        first = results["results"][0]
+        assert first["section"] == SECTION
+        assert first["text"] == TEXT[: TEXT.index("Grapes") - 1]
+        assert [r["section"] for r in results["results"][1:]] == [""]

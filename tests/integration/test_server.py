@@ -69,14 +69,6 @@ def test_search_returns_chunks_with_rects(client: TestClient) -> None:
     assert client.get("/api/search", params={"q": "x", "k": 0}).status_code == 422
 
 
-def test_search_hits_show_their_section_path(client: TestClient) -> None:
-    # self-rag.pdf has no outline: its sections come from its numbered headings
-    params = {"q": "How is the critic model trained?", "k": 8}
-    results = client.get("/api/search", params=params).json()["results"]
-    sections = [r["section"] for r in results]
-    assert any(s.endswith("> 3.2.1 TRAINING THE CRITIC MODEL") for s in sections), sections
-
-
 def test_spans_are_the_stored_boxes_line_rects(client: TestClient, seed_db: Path) -> None:
     hit = client.get("/api/search", params={"q": "trustworthy AI", "k": 1}).json()["results"][0]
     params = {"doc": hit["doc_id"], "page": hit["page"], "start": hit["start"], "end": hit["end"]}

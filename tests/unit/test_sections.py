@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from truthbase.chunking import chunk_units
+from truthbase.config import ChunkingSettings
 from truthbase.extract import extract_path
+from truthbase.ingest.windows import context_text, embedded_text, with_context
 from truthbase.model import ChunkDraft, ExtractedDocument, Rect, TocEntry, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
@@ -211,3 +213,24 @@ def test_a_version_15_index_gets_the_section_columns_and_view(tmp_path: Path) ->
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
     finally:
         db.close()
+
+
+def test_without_a_section_the_embedded_text_is_what_it_was() -> None:
+    # chunking.section_paths off (the default) embeds exactly what ingest embedded before
+    assert embedded_text("T", "", "", "body") == context_text("T", "body") == "T\nbody"
+    assert embedded_text("T", "", "a | b", "1 | 2") == context_text(
+        "T", with_context("a | b", "1 | 2")
+    )
+    assert embedded_text("T", "2 Method", "", "body") == "T\n2 Method\nbody"
+    assert embedded_text("", "2 Method", "", "body") == "2 Method\nbody"
+
+
+def test_one_page_gets_its_heading_and_the_setting_is_off_by_default() -> None:
+    text = "1 Introduction\nThe page says one thing. It says another."
+    unit = Unit(index=0, text=text, boxes=[(0.0, 0.0, 5.0, 9.0)] * len(text))
+    document = ExtractedDocument(
+        sha256="a", title="T", path="/a.pdf", kind="pdf", units=[unit], extractor_version="t"
+    )
+    drafts = chunk_units(document.units)
+    assert [d.section for d in with_section_paths(document, drafts)] == ["1 Introduction"]
+    assert ChunkingSettings().section_paths is False
