@@ -174,7 +174,7 @@ class ExtractedDocument:
     units: list[Unit]
     extractor_version: str
     report: ExtractionReport = field(default_factory=ExtractionReport)
-    toc: list[TocEntry] = field(default_factory=list)  # EPUB for now; empty when unknown
+    toc: list[TocEntry] = field(default_factory=list)  # EPUB nav, PDF outline; [] when none
     metadata: dict[str, str] = field(default_factory=dict)  # e.g. creator, language
     language: str | None = (
         None  # ISO 639-1, detected at ingest (truthbase.text.language); None: unknown
@@ -188,6 +188,9 @@ class ChunkDraft:
     ``text`` is always ``unit.text[start:end]`` (what citations and highlights use). ``context``
     is not part of the span: for a table chunk whose rows do not include the header row, the
     column names, which are embedded and full-text indexed with the chunk but never cited.
+    ``section`` is not part of the span either: the chunk's section path
+    (:mod:`truthbase.sections`), embedded and full-text indexed with it, shown with search hits,
+    never cited.
     """
 
     unit: int
@@ -197,6 +200,7 @@ class ChunkDraft:
     rects: tuple[Rect, ...]
     kind: ChunkKind = "text"
     context: str = ""
+    section: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,6 +217,7 @@ class Chunk:
     href: str | None = None  # EPUB: the spine item's href
     kind: ChunkKind = "text"
     context: str = ""  # not in the span: a table chunk's column names (see ChunkDraft)
+    section: str = ""  # not in the span: the chunk's section path (see ChunkDraft); "": none
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

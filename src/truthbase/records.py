@@ -93,6 +93,7 @@ class Source:
     rects: tuple[Rect, ...]
     chunk_id: int | None = None
     score: float = 0.0
+    section: str = ""  # the chunk's section path (truthbase.sections); "": none found
 
     @property
     def page(self) -> int:
@@ -112,6 +113,7 @@ class Source:
             "rects": _rects_json(self.rects),
             "chunk_id": self.chunk_id,
             "score": self.score,
+            "section": self.section,
         }
 
 

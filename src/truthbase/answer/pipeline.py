@@ -60,6 +60,7 @@ def sources_from_hits(hits: Sequence[SearchHit]) -> list[Source]:
             rects=h.chunk.rects,
             chunk_id=h.chunk.id,
             score=h.score,
+            section=h.chunk.section,
         )
         for i, h in enumerate(hits, 1)
     ]

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -136,11 +137,18 @@ def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
         "rects": [list(r) for r in c.rects],
         "kind": c.kind,
         "context": c.context,
+        "section": c.section,
         "arms": {
             arm: {"rank": hit.arm_ranks[arm], "score": hit.arm_scores.get(arm)}
             for arm in hit.arm_ranks
         },
     }
+
+
+def _document_cell(hit: SearchHit) -> str:
+    """The document's title and, under it, the hit's section path (when it has one)."""
+    title = escape(hit.document_title)
+    return f"{title}\n[dim]{escape(hit.chunk.section)}[/dim]" if hit.chunk.section else title
 
 
 @click.command(name="search")
@@ -215,7 +223,7 @@ def search_command(
     for i, hit in enumerate(result.hits, 1):
         row = [
             str(i),
-            hit.document_title,
+            _document_cell(hit),
             str(hit.chunk.unit + 1),
             f"{hit.score:.4f}",
             hit.chunk.kind,

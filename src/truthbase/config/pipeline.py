@@ -70,6 +70,15 @@ class ChunkingSettings(_Section):
         default=True,
         description="Embed chunks and windows with the document title prefixed as context.",
     )
+    section_paths: bool = Field(
+        default=False,
+        description=(
+            "Give each chunk its section path (the PDF outline or EPUB table of contents, else "
+            "headings found from the page layout): full-text indexed with the title, embedded "
+            "before the chunk's text, shown with search hits; never part of its span. Off: on "
+            "the dev sets it lowered R@1 and MRR (docs/evals/sections.md)."
+        ),
+    )
     token_signs: bool = Field(
         default=True,
         description=(

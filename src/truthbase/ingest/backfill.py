@@ -19,7 +19,7 @@ from ..embed import Embedder, TokenEmbedder, check_compatible
 from ..model import Chunk
 from ..store import DocumentReader, TokenSigns
 from .embedding import pack_signs
-from .windows import context_text, with_context
+from .windows import embedded_text
 
 __all__ = ["BackfillReport", "Backfillable", "backfill_token_signs"]
 
@@ -48,7 +48,7 @@ def chunk_inputs(chunks: Sequence[Chunk], titles: dict[str, str], title_context:
     :func:`truthbase.ingest.embedding.index_document`): ``titles`` maps document ids to
     their titles."""
     return [
-        context_text(titles[c.doc_id] if title_context else "", with_context(c.context, c.text))
+        embedded_text(titles[c.doc_id] if title_context else "", c.section, c.context, c.text)
         for c in chunks
     ]
 

@@ -14,11 +14,12 @@ from ..chunking import chunk_units
 from ..embed import Embedder, TokenEmbedder, Vectors
 from ..model import ChunkDraft, ExtractedDocument
 from ..records import IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
+from ..sections import with_section_paths
 from ..telemetry import start_span
 from ..text.language import assign_languages
 from .events import StageTimes
 from .options import IngestOptions
-from .windows import chunk_windows, context_text, with_context
+from .windows import chunk_windows, embedded_text
 
 __all__ = ["EMBED_GROUP", "TOKEN_GROUP", "index_document", "pack_signs"]
 
@@ -123,6 +124,8 @@ def index_document(
     chunk_span = start_span("chunk", units=len(document.units))
     assign_languages(document)  # the full-text terms are stemmed in each unit's language
     drafts = chunk_units(document.units, max_chars=chunking.max_chars, overlap=chunking.overlap)
+    if chunking.section_paths:
+        drafts = with_section_paths(document, drafts)
     texts = {unit.index: unit.text for unit in document.units}
     windows = _windows(drafts, texts, options)
     times.chunk = time.perf_counter() - started
@@ -132,12 +135,15 @@ def index_document(
     started = time.perf_counter()
     embed_span = start_span("embed", chunks=len(drafts), windows=len(windows))
     title = document.title if chunking.title_context else ""
-    # A table chunk's column names (its context) are embedded with it, before its rows.
-    chunk_inputs = [context_text(title, with_context(d.context, d.text)) for d in drafts]
+    # A chunk's section path and a table chunk's column names (its context) are embedded with
+    # it, before its text, as are its windows.
+    chunk_inputs = [embedded_text(title, d.section, d.context, d.text) for d in drafts]
     window_inputs = [
-        context_text(
+        embedded_text(
             title,
-            with_context(drafts[w.chunk].context, texts[drafts[w.chunk].unit][w.start : w.end]),
+            drafts[w.chunk].section,
+            drafts[w.chunk].context,
+            texts[drafts[w.chunk].unit][w.start : w.end],
         )
         for w in windows
     ]

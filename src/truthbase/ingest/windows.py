@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..chunking import chunk_spans
 
-__all__ = ["ChunkWindow", "chunk_windows", "context_text", "with_context"]
+__all__ = ["ChunkWindow", "chunk_windows", "context_text", "embedded_text", "with_context"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +74,9 @@ def with_context(context: str, text: str) -> str:
     """A table chunk's text with its column names (``Chunk.context``, not in its span) first:
     what ingest embeds for it, so that a row is found by the header's words."""
     return f"{context}\n{text}" if context else text
+
+
+def embedded_text(title: str, section: str, context: str, text: str) -> str:
+    """What ingest embeds for a chunk (or one of its windows): the document title, the chunk's
+    section path and its table context (each only when there is one), then its text."""
+    return context_text(title, with_context(section, with_context(context, text)))

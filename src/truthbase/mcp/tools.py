@@ -297,6 +297,8 @@ def _hit_json(
     }
     if c.context:
         row["context"] = c.context
+    if c.section:
+        row["section"] = c.section
     if base_url:
         row["viewer_url"] = viewer_url(
             base_url, kinds.get(c.doc_id, "pdf"), c.doc_id, c.unit, c.start, c.end

@@ -85,6 +85,11 @@ class SearchHitOut(_Body):
     context: str = Field(
         default="", description="A table chunk's column names (not part of its span)."
     )
+    section: str = Field(
+        default="",
+        description='The chunk\'s section path, outermost first, joined by " > " (not part of '
+        'its span); "" when the document has no structure found.',
+    )
 
     @classmethod
     def of(cls, hit: SearchHit, rank: int) -> SearchHitOut:
@@ -103,6 +108,7 @@ class SearchHitOut(_Body):
             rects=list(c.rects),
             kind=c.kind,
             context=c.context,
+            section=c.section,
         )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "now_iso",
     "rects_from_json",
     "rects_json",
+    "section_terms",
     "segment_rows",
     "stored_answer",
     "stored_segments",
@@ -220,8 +221,9 @@ def rects_from_json(text: str) -> tuple[Rect, ...]:
 
 
 def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> list[Chunk]:
-    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href, kind, context), in
-    the order of ``chunk_ids`` (ids without a row are left out), as both backends select them."""
+    """Chunks from rows of (id, doc_id, unit, start, end, text, rects, href, kind, context,
+    section), in the order of ``chunk_ids`` (ids without a row are left out), as both backends
+    select them."""
     by_id = {
         int(row[0]): Chunk(
             id=int(row[0]),
@@ -234,6 +236,7 @@ def chunks_in_order(rows: Sequence[Sequence[Any]], chunk_ids: Sequence[int]) -> 
             href=row[7],
             kind="table" if row[8] == "table" else "text",
             context=str(row[9] or ""),
+            section=str(row[10] or ""),
         )
         for row in rows
     }
@@ -347,11 +350,22 @@ def context_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
     return chunk_terms(document, replace(chunk, text=chunk.context))
 
 
+def section_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
+    """The full-text terms of a chunk's section path (``ChunkDraft.section``, not in its span),
+    in its unit's language; "" for a chunk without."""
+    if not chunk.section:
+        return ""
+    return chunk_terms(document, replace(chunk, text=chunk.section))
+
+
 def chunk_title_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
     """What both backends index as a chunk's title field: the document title's terms, then a
-    table chunk's column names' (:func:`context_terms`), so they are searched but never part
-    of the chunk's text (its span)."""
-    return join_terms(title_terms(document), context_terms(document, chunk))
+    table chunk's column names' (:func:`context_terms`), then its section path's
+    (:func:`section_terms`), so they are searched but never part of the chunk's text (its
+    span)."""
+    return join_terms(
+        title_terms(document), context_terms(document, chunk), section_terms(document, chunk)
+    )
 
 
 def join_terms(*parts: str) -> str:

@@ -140,7 +140,7 @@ def _read_indexed(
     with theirs, as the source holds them (in the order of their ids)."""
     doc_id = document.sha256
     rows = db.execute(
-        'SELECT id, unit, start, "end", text, rects, vector, kind, context FROM chunks '
+        'SELECT id, unit, start, "end", text, rects, vector, kind, context, section FROM chunks '
         "WHERE doc_id = ? ORDER BY id",
         (doc_id,),
     ).fetchall()
@@ -154,6 +154,7 @@ def _read_indexed(
             rects=rects_from_json(r[5]),
             kind="table" if r[7] == "table" else "text",
             context=r[8],
+            section=r[9],
         )
         for r in rows
     ]

@@ -102,13 +102,13 @@ def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
     document, chunk_drafts = indexed.document, indexed.chunks
     rows = cur.execute(
         'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
-        "rects, vector, terms, title_terms, kind, context) "
+        "rects, vector, terms, title_terms, kind, context, section) "
         'SELECT %s, c.unit, c.start, c."end", c.text, %s, c.rects, '
-        "c.vector::vector, c.terms, c.title_terms, c.kind, c.context "
+        "c.vector::vector, c.terms, c.title_terms, c.kind, c.context, c.section "
         "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::text[], "
-        "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+        "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
         'WITH ORDINALITY c(unit, start, "end", text, rects, vector, terms, '
-        "title_terms, kind, context, i) ORDER BY c.i RETURNING id",
+        "title_terms, kind, context, section, i) ORDER BY c.i RETURNING id",
         (
             document.sha256,
             document.title,
@@ -122,6 +122,7 @@ def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
             [chunk_title_terms(document, chunk) for chunk in chunk_drafts],
             [chunk.kind for chunk in chunk_drafts],
             [chunk.context for chunk in chunk_drafts],
+            [chunk.section for chunk in chunk_drafts],
         ),
     ).fetchall()
     chunk_ids = sorted(int(row[0]) for row in rows)
@@ -179,16 +180,22 @@ def rename_document(pool: Pool, doc_id: str, title: str) -> bool:
             "UPDATE truthbase.chunks SET title = %s, title_terms = %s WHERE doc_id = %s",
             (title, terms, doc_id),
         )
-        # A table chunk's column names follow the title (store.codec.chunk_title_terms).
-        tables = conn.execute(
-            "SELECT c.id, c.context, coalesce(u.language, %s) FROM truthbase.chunks c "
+        # A table chunk's column names and a chunk's section path follow the title
+        # (store.codec.chunk_title_terms).
+        extras = conn.execute(
+            "SELECT c.id, c.context, c.section, coalesce(u.language, %s) FROM truthbase.chunks c "
             "LEFT JOIN truthbase.units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
-            "WHERE c.doc_id = %s AND c.context <> ''",
+            "WHERE c.doc_id = %s AND (c.context <> '' OR c.section <> '')",
             (row[0], doc_id),
         ).fetchall()
-        for chunk_id, context, language in tables:
+        for chunk_id, context, section, language in extras:
             conn.execute(
                 "UPDATE truthbase.chunks SET title_terms = %s WHERE id = %s",
-                (join_terms(terms, term_string(context, language)), chunk_id),
+                (
+                    join_terms(
+                        terms, term_string(context, language), term_string(section, language)
+                    ),
+                    chunk_id,
+                ),
             )
     return True

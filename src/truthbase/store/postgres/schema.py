@@ -17,8 +17,7 @@ users' stable ids (owners, holders and job owners name users by id), 12 sessions
 and quota counters by user id, 13 the full-text terms made again (identifiers as whole terms),
 14 the units' glyph boxes packed (:mod:`truthbase.store.boxes`; 13 and 14 are Python steps, no
 SQL file), 15 the saved threads (:mod:`truthbase.app.threads`), 16 the collections of documents
-users keep, 18 feedback on answers and the answers' asker (17 is kept for another branch's step
-until the merge chains it).
+users keep, 17 the chunks' section paths, 18 feedback on answers and the answers' asker.
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -61,8 +60,8 @@ SCHEMA_VERSION = 18
 # of the rows already stored), 11 gives users ids and maps the names that stood for them, 12
 # keys sessions, tokens and quota counters by those ids; 13 (:data:`TERMS_REMADE`) makes the
 # full-text terms again, as :func:`_remake_terms` says; 14 (:data:`BOXES_REPACKED`) re-packs
-# the glyph boxes (:func:`_repack_boxes`); 15 adds the saved threads, 16 the collections, 18
-# the feedback (17: another branch's step, :data:`OTHER_BRANCHES`, until the merge chains it).
+# the glyph boxes (:func:`_repack_boxes`); 15 adds the saved threads, 16 the collections, 17
+# the chunks' section paths, 18 the feedback and the answers' asker.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -77,10 +76,9 @@ MIGRATIONS = {
     12: "migration_12.sql",
     15: "migration_15.sql",
     16: "migration_16.sql",
+    17: "migration_17.sql",
     18: "migration_18.sql",
 }
-#: Versions whose steps other branches add (none here): passed through until the merge.
-OTHER_BRANCHES = frozenset({17})
 #: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
 #: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.
 TERMS_REMADE = 13
@@ -167,11 +165,7 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
 
 
 def _has_step(version: int) -> bool:
-    return (
-        version in MIGRATIONS
-        or version in (TERMS_REMADE, BOXES_REPACKED)
-        or (version in OTHER_BRANCHES)
-    )
+    return version in MIGRATIONS or version in (TERMS_REMADE, BOXES_REPACKED)
 
 
 def _remake_terms(conn: Connection) -> None:

@@ -90,7 +90,7 @@ class DocumentRows:
                 among, params = self._sql.ids_in("c.id", batch)
                 rows += conn.execute(
                     'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
-                    "c.kind, c.context FROM chunks c "
+                    "c.kind, c.context, c.section FROM chunks c "
                     f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE {among}",
                     params,
                 ).fetchall()

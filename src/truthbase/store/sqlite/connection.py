@@ -42,16 +42,17 @@ SCHEMA_VERSION = 19  # 2: sentence windows, title in full text; 3: EPUB reader d
 # whole full-text terms (:func:`_to_version_14` makes the terms again); 15: glyph boxes packed
 # (truthbase.store.boxes), the float32 rows of earlier units re-packed (:func:`_to_version_15`);
 # 16: saved threads (truthbase.app.threads), tables only; 17: collections of documents (the
-# schema script adds their tables); 19: feedback on answers and the answers' asker
-# (truthbase.app.feedback), tables and a column (18 is another branch's step: additive here
-# until the merge chains it)
+# schema script adds their tables); 18: chunks' section paths (truthbase.sections) with their
+# terms, indexed with the title (:func:`_to_version_18` makes the full-text view again); 19:
+# feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
-#: (existing documents: shared, no owner), 10 and 11, the schema script the tables they lack.
+#: (existing documents: shared, no owner), 10, 11, 18 and 19, the schema script the tables they
+#: lack.
 ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
-#: Columns added to existing tables by versions 7, 10, 11 and 19, as (table, column, type): the
+#: Columns added to existing tables by versions 7, 10, 11, 18 and 19, as (table, column, type): the
 #: schema script's CREATE TABLE IF NOT EXISTS does not add them to a table that exists.
 ADDED_COLUMNS = (
     ("documents", "owner", "TEXT"),
@@ -65,6 +66,8 @@ ADDED_COLUMNS = (
     ("chunks", "kind", "TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table'))"),
     ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
     ("chunks", "context_terms", "TEXT NOT NULL DEFAULT ''"),
+    ("chunks", "section", "TEXT NOT NULL DEFAULT ''"),
+    ("chunks", "section_terms", "TEXT NOT NULL DEFAULT ''"),
     ("answers", "asked_by", "TEXT REFERENCES users(id) ON DELETE SET NULL"),
 )
 #: Seconds a statement waits for another connection's (or process's) write lock.
@@ -222,6 +225,8 @@ class Database:
                         _quota_by_user_id(conn)
                     if version < 15:
                         _to_version_15(conn)
+                    if version < 18:
+                        _to_version_18(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -349,6 +354,17 @@ def _to_version_14(conn: sqlite3.Connection) -> None:
             ],
         )
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+
+def _to_version_18(conn: sqlite3.Connection) -> None:
+    """Schema 17 (or older) to 18, in the caller's transaction: the full-text view made again
+    from the schema script, with the chunks' section path terms in the title field. The chunks
+    stored before have no section path (re-ingest gives them one), so the terms the FTS5
+    index holds for them are the view's terms already: nothing to rebuild."""
+    conn.execute("DROP VIEW IF EXISTS chunks_fts_content")
+    for statement in _statements(_schema_script()):
+        if "VIEW IF NOT EXISTS chunks_fts_content" in statement:
+            conn.execute(statement)
 
 
 #: Where a user's name stood for them before version 12, as (table, column).

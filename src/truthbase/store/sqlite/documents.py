@@ -23,6 +23,7 @@ from ..codec import (
     context_terms,
     document_row,
     rects_json,
+    section_terms,
     title_terms,
     unit_rows,
     vector_blob,
@@ -72,7 +73,8 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
             terms = chunk_terms(document, chunk)
             cursor = conn.execute(
                 'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms, kind, '
-                "context, context_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "context, context_terms, section, section_terms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.sha256,
                     chunk.unit,
@@ -85,6 +87,8 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
                     chunk.kind,
                     chunk.context,
                     context_terms(document, chunk),
+                    chunk.section,
+                    section_terms(document, chunk),
                 ),
             )
             assert cursor.lastrowid is not None

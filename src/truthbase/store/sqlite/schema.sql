@@ -51,7 +51,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     terms   TEXT NOT NULL DEFAULT '',            -- full-text terms, space-separated (fulltext.py)
     kind    TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table')),
     context TEXT NOT NULL DEFAULT '',            -- not in the span: a table chunk's column names
-    context_terms TEXT NOT NULL DEFAULT ''       -- the context's full-text terms
+    context_terms TEXT NOT NULL DEFAULT '',      -- the context's full-text terms
+    section TEXT NOT NULL DEFAULT '',            -- not in the span: the section path (sections.py)
+    section_terms TEXT NOT NULL DEFAULT ''       -- the section path's full-text terms
 );
 CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (doc_id, unit);
 
@@ -76,14 +78,14 @@ CREATE TABLE IF NOT EXISTS chunk_tokens (
 
 -- What the full-text index reads: each chunk's terms with its document's title terms, so that a
 -- question that names the document ("Self-RAG's critic") can match it (weighted at query time by
--- bm25()), and a table chunk's column names (its context) with the title, outside its text. The
--- terms are made in Python, stemmed per language (truthbase.text.fulltext), the same for PostgreSQL;
+-- bm25()), and a table chunk's column names (its context) and the chunk's section path with the
+-- title, outside its text. The terms are made in Python, stemmed per language
+-- (truthbase.text.fulltext), the same for PostgreSQL;
 -- the 'ascii' tokenizer only splits them at their spaces (every non-ASCII character is a token
 -- character to it, and the terms hold no ASCII punctuation or capitals).
 CREATE VIEW IF NOT EXISTS chunks_fts_content AS
     SELECT c.id AS id,
-           CASE WHEN c.context_terms = '' THEN d.title_terms
-                ELSE d.title_terms || ' ' || c.context_terms END AS title,
+           trim(d.title_terms || ' ' || c.context_terms || ' ' || c.section_terms) AS title,
            c.terms AS text
     FROM chunks c JOIN documents d ON d.id = c.doc_id;
 

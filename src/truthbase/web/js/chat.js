@@ -332,7 +332,8 @@ function renderSources() {
           : []),
       ]);
       if (source.recheck) button.disabled = true; // its page's text is not the one cited
-      return el("li", { class: "source" }, [button, el("p", { class: "snippet", text: snippet(source.text) })]);
+      const section = source.section ? [el("p", { class: "source-section", text: source.section })] : [];
+      return el("li", { class: "source" }, [button, ...section, el("p", { class: "snippet", text: snippet(source.text) })]);
     }),
     ...more,
   );
