@@ -25,6 +25,7 @@ from truthbase import accounts
 from truthbase.app import Service
 from truthbase.config import AuthSettings, ServerSettings, Settings
 from truthbase.embed import Embedder
+from truthbase.export import read_evidence
 from truthbase.mcp.tools import call_tool
 from truthbase.records import Viewer
 from truthbase.server import create_app
@@ -243,6 +244,24 @@ def test_threads_are_their_owners_alone_and_an_admin_sees_counts(
     assert "RAPTOR" not in counts.text and FIRST not in counts.text
     # the thread is unchanged by the others' attempts
     assert site.client.get(f"/api/threads/{thread.id}", headers=thread.ann).json()["turns"]
+
+
+def test_a_thread_exports_every_answer_in_order_and_only_to_its_owner(
+    site: Site, thread: AnnsThread
+) -> None:
+    ids = [thread.first["answer"]["id"], thread.follow_up["answer"]["id"]]
+    url = f"/api/threads/{thread.id}/export"
+    markdown = site.client.get(url, params={"format": "md"}, headers=thread.ann)
+    assert markdown.status_code == 200, markdown.text
+    assert "attachment" in markdown.headers["content-disposition"]
+    for answer_id in ids:  # footnotes kept apart per answer
+        assert f"[^a{answer_id}-1]" in markdown.text, markdown.text[:2000]
+    report = site.client.get(url, headers=thread.ann)  # html by default
+    assert report.status_code == 200, report.text[:500]
+    assert [a["id"] for a in read_evidence(report.text)["answers"]] == ids
+    bob = _login(site.client, "bob")
+    assert site.client.get(url, headers=bob).status_code == 404
+    assert site.client.get(f"/api/answers/{ids[0]}/export", headers=bob).status_code == 404
 
 
 def test_rename_and_delete(site: Site, thread: AnnsThread) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import Settings
+from ..errors import InvalidInput
 from ..export import ReportCheck
 from ..records import FeedbackRecord, Viewer
 from ..store import Store
@@ -61,6 +62,17 @@ class KeptAnswers:
         server = self.settings.server
         base = base_url or server.base_url or f"http://{server.host}:{server.port}"
         return exports.export_answers(self.store, self.viewer, answer_ids, fmt, base)
+
+    def export_thread(
+        self, thread_id: str, fmt: str, *, base_url: str | None = None
+    ) -> exports.ExportFile:
+        """The viewer's saved thread (NotFound for anyone else's), its answers in order, as
+        :meth:`export_answers` writes them; InvalidInput when no turn has a stored answer."""
+        saved_threads.own_thread(self.store, self.viewer, thread_id)
+        ids = [t.answer_id for t in self.store.thread_turns(thread_id) if t.answer_id is not None]
+        if not ids:
+            raise InvalidInput(f"thread {thread_id} has no stored answer to export")
+        return self.export_answers(ids, fmt, base_url=base_url)
 
     def verify_report(self, report: str) -> ReportCheck:
         """What of an exported HTML report no longer holds in this index."""

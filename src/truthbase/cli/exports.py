@@ -22,8 +22,13 @@ __all__ = ["export_command", "verify_report_file"]
     "answer_ids",
     type=click.IntRange(1),
     multiple=True,
-    required=True,
-    help="A stored answer's id (`ask --json` prints it); repeat it for a thread, in order.",
+    help="A stored answer's id (`ask --json` prints it); repeat it for several, in order.",
+)
+@click.option(
+    "--thread",
+    "thread_id",
+    default=None,
+    help="A saved thread's id (the chat page's, without accounts): all its answers, in order.",
 )
 @click.option(
     "--format",
@@ -47,7 +52,12 @@ __all__ = ["export_command", "verify_report_file"]
 )
 @click.pass_obj
 def export_command(
-    app: AppContext, answer_ids: tuple[int, ...], fmt: str, out: Path, base_url: str | None
+    app: AppContext,
+    answer_ids: tuple[int, ...],
+    thread_id: str | None,
+    fmt: str,
+    out: Path,
+    base_url: str | None,
 ) -> None:
     """Export stored answers with the evidence of every citation.
 
@@ -55,10 +65,16 @@ def export_command(
     state, span, the document's sha256 and a link that opens the highlight. HTML: one file that
     opens offline with no script, each citation's region of the page rendered with its highlight
     (PDF) or its passage in context (EPUB), and the evidence that `truthbase verify --report`
-    re-checks. Exit 2 for an unknown answer.
+    re-checks. Exit 2 for an unknown answer or thread.
     """
+    if bool(answer_ids) == (thread_id is not None):
+        raise click.UsageError("give --answer ID (one or more) or --thread ID")
     with app.service() as service:
-        exported = service.export_answers(list(answer_ids), fmt, base_url=base_url)
+        exported = (
+            service.export_thread(thread_id, fmt, base_url=base_url)
+            if thread_id is not None
+            else service.export_answers(list(answer_ids), fmt, base_url=base_url)
+        )
     out.write_text(exported.content, encoding="utf-8")
     click.echo(f"wrote {out} ({len(exported.content.encode('utf-8'))} bytes)")
 

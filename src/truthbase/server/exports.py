@@ -1,6 +1,7 @@
-"""The export route (a router): a stored answer as Markdown or one HTML evidence report, as a
-download. Who may export which answer is the application's
-(:meth:`truthbase.app.Service.export_answers`); this route translates."""
+"""The export routes (a router): a stored answer, or a saved thread's answers in order, as
+Markdown or one HTML evidence report, as a download. Who may export what is the application's
+(:meth:`truthbase.app.Service.export_answers`, :meth:`~truthbase.app.Service.export_thread`);
+these routes translate."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from ..app.exports import ExportFile
 from .deps import CurrentService
 
 __all__ = ["router"]
@@ -48,6 +50,41 @@ async def export_answer(
     the viewer may not see, as for a missing one."""
     base_url = service.settings.server.base_url or str(request.base_url)
     exported = await run_in_threadpool(service.export_answers, [answer_id], fmt, base_url=base_url)
+    return _download(exported)
+
+
+@router.get(
+    "/api/threads/{thread_id}/export",
+    tags=["threads"],
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"text/markdown": {}, "text/html": {}},
+            "description": "The export, as an attachment.",
+        }
+    },
+)
+async def export_thread(
+    request: Request,
+    service: CurrentService,
+    thread_id: Annotated[str, PathParam(max_length=64, description="A saved thread's id.")],
+    fmt: Annotated[
+        Literal["md", "html"],
+        Query(
+            alias="format",
+            description="md: Markdown, a footnote per citation; html: an evidence report.",
+        ),
+    ] = "html",
+) -> Response:
+    """One of the caller's saved threads, every answer in order, as the answer export writes
+    them (footnotes kept apart per answer). 404 for another user's thread, as for a missing
+    one; 400 for a thread with no stored answer."""
+    base_url = service.settings.server.base_url or str(request.base_url)
+    exported = await run_in_threadpool(service.export_thread, thread_id, fmt, base_url=base_url)
+    return _download(exported)
+
+
+def _download(exported: ExportFile) -> Response:
     return Response(
         exported.content,
         media_type=exported.media_type,
