@@ -194,7 +194,7 @@ def test_a_version_4_database_is_migrated_to_5(pg_server: PgServer, pg_url: str)
             # 6 accounts, 7 jobs, 8 languages, 9 OCR, 10 chunk kind, 11 user ids, 12 sessions and
             # tokens by user id, 13 identifiers as whole full-text terms, 14 packed glyph boxes,
             # 15 threads, 16 collections, 17 section paths, 18 feedback
-            assert SCHEMA_VERSION == 18
+            assert SCHEMA_VERSION == 19
             assert [c.text for c in store.chunks([1, 2])] == [
                 "risk of risks",
                 "the govern function",

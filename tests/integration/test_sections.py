@@ -102,7 +102,7 @@ def test_a_version_14_postgres_database_gets_the_section_column(
     with psycopg.connect(pg_url) as conn:
         version = conn.execute("SELECT value FROM truthbase.meta WHERE key = 'schema_version'")
         assert version.fetchone() == (str(SCHEMA_VERSION),)
-        assert SCHEMA_VERSION == 18
+        assert SCHEMA_VERSION == 19
 
 
 def test_api_search_hits_show_the_section(tmp_path: Path, embedder: Embedder) -> None:

@@ -7,13 +7,14 @@ shown), :mod:`.lifecycle` (rename, share, re-ingest, delete), :mod:`.uploads` (r
 as ingest jobs, within the upload limits), :mod:`.passages` (passages and the viewers' spans),
 :mod:`.accounts` (users and API tokens, and who may manage them), :mod:`.collections` (the
 named collections of documents a user keeps, to limit questions to), :mod:`.threads` (saved
-threads, each its owner's alone), :mod:`.viewers` (who is
+threads, each its owner's alone), :mod:`.shares` (a thread's read-only links),
+:mod:`.viewers` (who is
 asking: API tokens, sessions), :mod:`.errors` (the refusals doors translate).
 """
 
 from __future__ import annotations
 
-from .errors import Conflict, Forbidden, QuotaExceeded
+from .errors import Conflict, Forbidden, NotSignedIn, QuotaExceeded
 from .passages import Passage, viewer_url
 from .service import AGENT_REFUSED, AnswerPlan, SearchMode, Service, agent_allowed
 
@@ -22,6 +23,7 @@ __all__ = [
     "AnswerPlan",
     "Conflict",
     "Forbidden",
+    "NotSignedIn",
     "Passage",
     "QuotaExceeded",
     "SearchMode",

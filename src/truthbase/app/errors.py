@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from ..errors import TruthBaseError
 
-__all__ = ["Conflict", "Forbidden", "QuotaExceeded"]
+__all__ = ["Conflict", "Forbidden", "NotSignedIn", "QuotaExceeded"]
 
 
 class Forbidden(TruthBaseError):
     """The viewer may see the thing but not do this to it (HTTP 403)."""
+
+
+class NotSignedIn(TruthBaseError):
+    """The use case is for a signed-in user only, and the viewer is none (HTTP 401)."""
 
 
 class Conflict(TruthBaseError):

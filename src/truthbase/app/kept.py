@@ -1,6 +1,7 @@
-"""The use cases of what a user keeps of answers: saved threads (:mod:`.threads`), exports
-and their re-check (:mod:`.exports`) and feedback (:mod:`.feedback`), as methods of the
-:class:`~truthbase.app.service.Service` (which inherits them), each asking its rules module."""
+"""The use cases of what a user keeps of answers: saved threads (:mod:`.threads`) and their
+read-only links (:mod:`.shares`), exports and their re-check (:mod:`.exports`) and feedback
+(:mod:`.feedback`), as methods of the :class:`~truthbase.app.service.Service` (which inherits
+them), each asking its rules module."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..export import ReportCheck
 from ..records import FeedbackRecord, Viewer
 from ..store import Store
 from ..turns import ThreadInfo
-from . import exports, feedback
+from . import exports, feedback, shares
 from . import threads as saved_threads
 
 __all__ = ["KeptAnswers"]
@@ -50,6 +51,21 @@ class KeptAnswers:
     def thread_counts(self) -> list[saved_threads.ThreadCounts]:
         """Per user, how many threads and turns (admins only; never contents)."""
         return saved_threads.thread_counts(self.store, self.viewer)
+
+    # -- their read-only links (:mod:`.shares`) ------------------------------------------------
+
+    def share_thread(self, thread_id: str) -> shares.ThreadShare:
+        """The open read-only link of the viewer's thread (made when it has none)."""
+        return shares.share_thread(self.store, self.viewer, thread_id)
+
+    def revoke_share(self, thread_id: str) -> None:
+        """Close the links of the viewer's thread, for good."""
+        shares.revoke_share(self.store, self.viewer, thread_id)
+
+    def shared_thread(self, token: str) -> saved_threads.OpenedThread:
+        """The thread a link opens, read-only, for a signed-in viewer who may see every
+        document it shows (NotFound otherwise, as for an unknown link)."""
+        return shares.open_shared(self.store, self.viewer, token)
 
     # -- exports (:mod:`.exports`) ------------------------------------------------------------
 

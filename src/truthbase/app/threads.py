@@ -36,12 +36,14 @@ __all__ = [
     "OpenedThread",
     "RecheckState",
     "ThreadCounts",
+    "ThreadStore",
     "continue_thread",
     "delete_thread",
     "new_thread",
     "open_thread",
     "own_thread",
     "recheck_citation",
+    "rechecked_turns",
     "rename_thread",
     "save_turn",
     "search_words",
@@ -64,7 +66,7 @@ _NOT_CHECKED = "shown as unverified when answered: not checked again"
 RecheckState = Literal["current", "changed", "deleted", "hidden", "unchecked"]
 
 
-class _Store(ThreadLog, DocumentReader, Accounts, Protocol):
+class ThreadStore(ThreadLog, DocumentReader, Accounts, Protocol):
     """What the thread use cases read."""
 
 
@@ -249,11 +251,17 @@ def _rechecked_answer(
     return {**answer, "citations": checked, "sources": sources}
 
 
-def open_thread(store: _Store, viewer: Viewer, thread_id: str) -> OpenedThread:
+def open_thread(store: ThreadStore, viewer: Viewer, thread_id: str) -> OpenedThread:
     """The viewer's thread with every citation checked again (:func:`recheck_citation`)."""
     info = own_thread(store, viewer, thread_id)
+    return OpenedThread(info, rechecked_turns(store, viewer, thread_id))
+
+
+def rechecked_turns(store: ThreadStore, viewer: Viewer, thread_id: str) -> tuple[StoredTurn, ...]:
+    """The thread's turns, each citation checked again as ``viewer`` may see it (whose thread
+    it is, the caller has decided: its owner's, or a share's)."""
     units = UnitCache(store)
-    turns = tuple(
+    return tuple(
         StoredTurn(
             idx=t.idx,
             question=t.question,
@@ -264,10 +272,9 @@ def open_thread(store: _Store, viewer: Viewer, thread_id: str) -> OpenedThread:
         )
         for t in store.thread_turns(thread_id)
     )
-    return OpenedThread(info, turns)
 
 
-def thread_counts(store: _Store, viewer: Viewer) -> list[ThreadCounts]:
+def thread_counts(store: ThreadStore, viewer: Viewer) -> list[ThreadCounts]:
     """Per user, how many threads and turns (admins only; never their contents), by name."""
     require_admin(viewer)
     names = {u.id: u.name for u in store.users()}

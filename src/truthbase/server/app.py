@@ -34,7 +34,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..app import Conflict, Forbidden, QuotaExceeded
+from ..app import Conflict, Forbidden, NotSignedIn, QuotaExceeded
 from ..app.redaction import redact_paths
 from ..blas import limit_blas_threads
 from ..config import Settings
@@ -51,6 +51,7 @@ from . import (
     exports,
     feedback,
     library_routes,
+    shares,
     threads,
 )
 from .auth import AuthGate
@@ -62,6 +63,7 @@ from .middleware import BodyLimit, HostCheck, SecurityHeaders, UnexpectedErrors,
 from .observe import METRICS_ROUTE, Observe, metrics_router
 from .openapi_errors import declare_error_responses
 from .pages import mount_web
+from .shares import SHARE_ROUTES
 from .state import AppState
 from .threads import THREAD_ROUTES
 
@@ -100,6 +102,7 @@ ROUTES = (
     *LIBRARY_ROUTES,
     *COLLECTION_ROUTES,
     *THREAD_ROUTES,
+    *SHARE_ROUTES,
 )
 
 logger = logging.getLogger(__name__)
@@ -111,6 +114,8 @@ def error_status(exc: TruthBaseError) -> int:
     for every other input, setting or file the request cannot be served with."""
     if isinstance(exc, NotFound):
         return 404
+    if isinstance(exc, NotSignedIn):
+        return 401
     if isinstance(exc, Forbidden):
         return 403
     if isinstance(exc, Conflict):
@@ -207,6 +212,7 @@ def create_app(settings: Settings) -> FastAPI:
         feedback,
         collections,
         threads,
+        shares,
     ):
         app.include_router(module.router)
     if settings.telemetry.metrics:

@@ -24,6 +24,7 @@ from .base import (
     StoreError,
     StoreFull,
     ThreadLog,
+    ThreadShares,
     TokenSigns,
 )
 from .sqlite import SQLiteStore
@@ -46,6 +47,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "ThreadLog",
+    "ThreadShares",
     "TokenSigns",
     "open_store",
 ]

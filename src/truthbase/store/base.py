@@ -6,10 +6,11 @@ documents, units and chunks), :class:`SearchArms` (full-text and dense), :class:
 ``truthbase verify``), :class:`SegmentIndex` (segment indexes and stored tables of contents)
 and :class:`QuotaCounters` (atomic request admission), :class:`Accounts` (users, login
 sessions, API tokens), :class:`Collections` (the named collections of documents users keep),
-:class:`ThreadLog` (saved threads). :class:`DocumentReader` is the read half of
-:class:`Documents`; :class:`Searchable` (what retrieval and answering read) and
-:class:`SegmentStore` (what the segment tools use) combine the small ones. A caller takes the
-smallest Protocol that has what it calls; both backends are every one of them.
+:class:`ThreadLog` (saved threads), :class:`ThreadShares` (their links).
+:class:`DocumentReader` is the read half of :class:`Documents`; :class:`Searchable` (what
+retrieval and answering read) and :class:`SegmentStore` (what the segment tools use) combine
+the small ones. A caller takes the smallest Protocol that has what it calls; both backends are
+every one of them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "StoreFull",
     "StoreUnavailable",
     "ThreadLog",
+    "ThreadShares",
     "TokenSigns",
     "check_same_embedder",
     "check_token_sign_map",
@@ -239,6 +241,25 @@ class ThreadLog(Protocol):
 
     def thread_counts(self) -> list[ThreadCount]:
         """Per owner, how many threads and turns."""
+        ...
+
+
+class ThreadShares(Protocol):
+    """Read-only links to saved threads (:mod:`truthbase.app.shares` says who may open one):
+    each an unguessable token of one thread, open until revoked."""
+
+    def add_share(self, token: str, thread_id: str) -> None: ...
+
+    def open_share(self, thread_id: str) -> str | None:
+        """The token of the thread's share that is not revoked, None when there is none."""
+        ...
+
+    def shared_thread_id(self, token: str) -> str | None:
+        """The thread ``token`` opens: None for an unknown or revoked token."""
+        ...
+
+    def revoke_shares(self, thread_id: str) -> int:
+        """Revoke every open share of the thread; how many were open."""
         ...
 
 
@@ -458,6 +479,7 @@ class Store(
     AnswerLog,
     FeedbackLog,
     ThreadLog,
+    ThreadShares,
     SegmentIndex,
     QuotaCounters,
     Accounts,

@@ -17,7 +17,8 @@ users' stable ids (owners, holders and job owners name users by id), 12 sessions
 and quota counters by user id, 13 the full-text terms made again (identifiers as whole terms),
 14 the units' glyph boxes packed (:mod:`truthbase.store.boxes`; 13 and 14 are Python steps, no
 SQL file), 15 the saved threads (:mod:`truthbase.app.threads`), 16 the collections of documents
-users keep, 17 the chunks' section paths, 18 feedback on answers and the answers' asker.
+users keep, 17 the chunks' section paths, 18 feedback on answers and the answers' asker,
+19 the saved threads' read-only share links (:mod:`truthbase.app.shares`).
 ``functions.sql`` (the search arms and the quota check, all ``CREATE OR REPLACE``) is
 re-applied whenever its sha256 differs from the one recorded in ``meta``. The dimension is
 fixed by the first ingest (the columns are typed then, while the tables are empty); an HNSW
@@ -53,7 +54,7 @@ __all__ = [
     "type_vectors",
 ]
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 # Each step from version N - 1 to N: an SQL file (schema.sql is version 1); 2, 3, 5, 6, 7, 9
 # and 10 only add, 4 re-creates the full-text columns and statistics in place, 8 adds the
 # languages and moves the full text onto terms made in Python (:func:`_fill_terms` makes those
@@ -61,7 +62,7 @@ SCHEMA_VERSION = 18
 # keys sessions, tokens and quota counters by those ids; 13 (:data:`TERMS_REMADE`) makes the
 # full-text terms again, as :func:`_remake_terms` says; 14 (:data:`BOXES_REPACKED`) re-packs
 # the glyph boxes (:func:`_repack_boxes`); 15 adds the saved threads, 16 the collections, 17
-# the chunks' section paths, 18 the feedback and the answers' asker.
+# the chunks' section paths, 18 the feedback and the answers' asker, 19 the threads' shares.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
@@ -78,6 +79,7 @@ MIGRATIONS = {
     16: "migration_16.sql",
     17: "migration_17.sql",
     18: "migration_18.sql",
+    19: "migration_19.sql",
 }
 #: The version whose step is Python alone: :func:`_remake_terms` makes every stored chunk's
 #: full-text terms again (identifiers' whole terms, truthbase.text.fulltext), no SQL to run.

@@ -5,7 +5,8 @@ One module per concept, each a class of methods over ``self._sql`` (the backend'
 :mod:`.library` (holders, screen verdicts), :mod:`.jobs` (the queue and its upload limits),
 :mod:`.accounts` (users, sessions, API tokens), :mod:`.collections` (the collections users
 keep), :mod:`.answers` (the answer log and the segment index), :mod:`.feedback` (reports on
-answers), :mod:`.threads` (saved threads) and :mod:`.tokens` (token signs).
+answers), :mod:`.threads` (saved threads), :mod:`.shares` (their read-only links) and
+:mod:`.tokens` (token signs).
 :class:`SharedRows` combines them; a backend's store (:class:`~truthbase.store.sqlite.SQLiteStore`,
 :class:`~truthbase.store.postgres.PostgresStore`) adds what really differs: the connection, the
 schema and its migrations, the write of a document, delete and rename (the full text), the two
@@ -22,6 +23,7 @@ from .documents import DocumentRows, index_embedder
 from .feedback import FeedbackRows
 from .holdings import HoldingRows, holders_of, restore_holders, write_screen
 from .jobs import JobRows, check_limits
+from .shares import ShareRows
 from .threads import ThreadRows
 from .tokens import TokenRows
 
@@ -37,6 +39,7 @@ __all__ = [
     "HoldingRows",
     "JobRows",
     "SegmentRows",
+    "ShareRows",
     "SharedRows",
     "ThreadRows",
     "TokenRows",
@@ -58,6 +61,7 @@ class SharedRows(
     FeedbackRows,
     CollectionRows,
     ThreadRows,
+    ShareRows,
     SegmentRows,
     TokenRows,
 ):

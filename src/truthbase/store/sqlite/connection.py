@@ -32,7 +32,7 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 19  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 20  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
@@ -44,11 +44,12 @@ SCHEMA_VERSION = 19  # 2: sentence windows, title in full text; 3: EPUB reader d
 # 16: saved threads (truthbase.app.threads), tables only; 17: collections of documents (the
 # schema script adds their tables); 18: chunks' section paths (truthbase.sections) with their
 # terms, indexed with the title (:func:`_to_version_18` makes the full-text view again); 19:
-# feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column
+# feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column;
+# 20: shared threads' read-only links (truthbase.app.shares), a table only
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10, 11, 18 and 19, the schema script the tables they
 #: lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})

@@ -262,3 +262,15 @@ CREATE TABLE IF NOT EXISTS thread_turns (
     created_at   TEXT NOT NULL,
     PRIMARY KEY (thread_id, idx)
 );
+
+-- Read-only links to saved threads (version 20; truthbase.app.shares): a token (random, from
+-- secrets.token_urlsafe) opens its thread for a signed-in user who may see every document it
+-- cites. A revoked share keeps its row (revoked_at set) and never opens again; a thread's
+-- shares go with it.
+CREATE TABLE IF NOT EXISTS thread_shares (
+    token      TEXT PRIMARY KEY,
+    thread_id  TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,                    -- ISO 8601, UTC
+    revoked_at TEXT                              -- NULL while the link opens
+);
+CREATE INDEX IF NOT EXISTS thread_shares_by_thread ON thread_shares (thread_id);
