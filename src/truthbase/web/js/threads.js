@@ -98,6 +98,12 @@ function markStale(answer) {
   return answer;
 }
 
+// A stored answer shown as chat.js draws it (shared.js shows a shared thread's turns with it);
+// resolves once it is drawn.
+export function showStored(answer, searched) {
+  return Promise.resolve(showAnswer(markStale(answer), searched ?? null));
+}
+
 // Shows a stored turn's answer; resolves once it is drawn.
 function showTurn(turn) {
   shownTurn = turn.idx;
