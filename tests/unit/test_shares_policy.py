@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from truthbase import accounts
-from truthbase.app import Forbidden, NotSignedIn
-from truthbase.app import shares
+from truthbase.app import Forbidden, NotSignedIn, shares
 from truthbase.app import threads as saved
 from truthbase.errors import NotFound
 from truthbase.records import OPERATOR, Viewer
