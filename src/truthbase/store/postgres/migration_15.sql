@@ -2,16 +2,16 @@
 -- conversations, each turn the question as asked, what it was searched as, and the answer as
 -- it was shown (JSON kept as text, so that it reads back as written). owner NULL: the local user
 -- or the operator; a removed user's threads go with them.
-CREATE TABLE truthbase.threads (
+CREATE TABLE IF NOT EXISTS truthbase.threads (
     id         text PRIMARY KEY,
     owner      text REFERENCES truthbase.users(id) ON DELETE CASCADE,
     title      text NOT NULL,
     created_at text NOT NULL,
     updated_at text NOT NULL
 );
-CREATE INDEX threads_by_owner ON truthbase.threads (owner, updated_at);
+CREATE INDEX IF NOT EXISTS threads_by_owner ON truthbase.threads (owner, updated_at);
 
-CREATE TABLE truthbase.thread_turns (
+CREATE TABLE IF NOT EXISTS truthbase.thread_turns (
     thread_id   text NOT NULL REFERENCES truthbase.threads(id) ON DELETE CASCADE,
     idx         integer NOT NULL,
     question    text NOT NULL,

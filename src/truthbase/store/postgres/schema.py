@@ -63,6 +63,8 @@ SCHEMA_VERSION = 19
 # full-text terms again, as :func:`_remake_terms` says; 14 (:data:`BOXES_REPACKED`) re-packs
 # the glyph boxes (:func:`_repack_boxes`); 15 adds the saved threads, 16 the collections, 17
 # the chunks' section paths, 18 the feedback and the answers' asker, 19 the threads' shares.
+# The steps from 15 on take again harmlessly (IF NOT EXISTS), as after a restore to an older
+# version.
 MIGRATIONS = {
     2: "migration_2.sql",
     3: "migration_3.sql",
