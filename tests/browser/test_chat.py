@@ -39,28 +39,43 @@ def _intersects(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def test_ask_and_open_the_first_citation(page: Any, live_server: LiveServer, seed_db: Path) -> None:
+def test_ask_and_open_the_citation_that_holds_the_golden_quote(
+    page: Any, live_server: LiveServer, seed_db: Path
+) -> None:
     question = _question("d001")
     (evidence,) = question["evidence"]
     _ask(page, live_server, question["question"])
     assert page.locator("#sources li").count() >= 1
-    cite = page.locator("#answer .cite").first
+    # The answer may cite more than one sentence of the page: open the marker whose span holds
+    # the golden quote (the extractive answer keeps sentences within extractive.keep_ratio).
+    cites = page.locator("#answer .cite[data-doc]")
+    doc = cites.first.get_attribute("data-doc")
+    store = SQLiteStore(seed_db)
+    try:
+        unit = store.unit(str(doc), evidence["page"] - 1)
+    finally:
+        store.close()
+    assert unit is not None and unit.geometry is not None
+    spans = find_quote(evidence["quote"], unit.text)
+    assert spans is not None
+    first, last = spans[0][0], spans[-1][1]
+    holding = [
+        i
+        for i in range(cites.count())
+        if cites.nth(i).get_attribute("data-doc") == doc
+        and int(cites.nth(i).get_attribute("data-page") or 0) == evidence["page"]
+        and int(cites.nth(i).get_attribute("data-start") or 0) < last
+        and first < int(cites.nth(i).get_attribute("data-end") or 0)
+    ]
+    assert holding, "no citation of the answer holds the golden quote"
+    cite = cites.nth(holding[0])
     cited_page = int(cite.get_attribute("data-page") or 0)
-    doc = cite.get_attribute("data-doc")
     cite.click()  # the first click shows the footnote preview; its Open button opens the page
     page.locator(f"#{cite.get_attribute('aria-controls')} .preview-open").click()
     page.wait_for_function(WAIT_READY)
     drawn = page.evaluate(READ_BOXES)
     assert drawn["page"] == cited_page == evidence["page"]
     assert not drawn["badge"]
-    store = SQLiteStore(seed_db)
-    try:
-        unit = store.unit(str(doc), cited_page - 1)
-    finally:
-        store.close()
-    assert unit is not None and unit.geometry is not None
-    spans = find_quote(evidence["quote"], unit.text)
-    assert spans is not None
     golden = [
         to_viewport(r, unit.geometry, 1.0)
         for r in span_line_rects(unit.text, unit.boxes, spans[0][0], spans[-1][1])
