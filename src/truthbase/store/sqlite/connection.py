@@ -69,7 +69,10 @@ ADDED_COLUMNS = (
     ("chunks", "context_terms", "TEXT NOT NULL DEFAULT ''"),
     ("chunks", "section", "TEXT NOT NULL DEFAULT ''"),
     ("chunks", "section_terms", "TEXT NOT NULL DEFAULT ''"),
-    ("answers", "asked_by", "TEXT REFERENCES users(id) ON DELETE SET NULL"),
+    # No foreign key when added to an old index: its users may not have their ids yet (they get
+    # them after this step), and SQLite then refuses every write to users ("foreign key
+    # mismatch"). Ids are random and never reused, so a removed asker's id matches nobody.
+    ("answers", "asked_by", "TEXT"),
 )
 #: Seconds a statement waits for another connection's (or process's) write lock.
 BUSY_TIMEOUT_S = 30.0
