@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cite import verify_answers
+from ..cite import AuditFailure, verify_answers
 from ..cite.resolve import UnitReader
 from ..errors import InvalidInput
 from ..records import StoredAnswer
@@ -24,24 +24,9 @@ __all__ = ["NOT_IN_INDEX", "ReportCheck", "ReportProblem", "recheck_report"]
 NOT_IN_INDEX = "the document (this sha256) is no longer in the index"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportProblem:
-    """A citation of the report that no longer holds, and why."""
-
-    answer_id: int
-    n: int | None
-    doc_id: str
-    page: int | None
-    why: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "answer_id": self.answer_id,
-            "n": self.n,
-            "doc_id": self.doc_id,
-            "page": self.page,
-            "why": self.why,
-        }
+#: A citation of the report that no longer holds, and why: the same record as a failure of
+#: ``truthbase verify`` (:class:`~truthbase.cite.AuditFailure`).
+ReportProblem = AuditFailure
 
 
 @dataclass(slots=True, kw_only=True)
@@ -109,9 +94,6 @@ def recheck_report(
                 answer_id=d.answer_id, n=d.n, doc_id=d.doc_id, page=page, why=NOT_IN_INDEX
             )
         )
-    check.problems.extend(
-        ReportProblem(answer_id=f.answer_id, n=f.n, doc_id=f.doc_id, page=f.page, why=f.why)
-        for f in audit.failures
-    )
+    check.problems.extend(audit.failures)
     check.problems.sort(key=lambda p: (p.answer_id, p.n if p.n is not None else -1))
     return check

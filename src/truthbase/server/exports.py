@@ -5,7 +5,7 @@ these routes translate."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
@@ -19,29 +19,33 @@ __all__ = ["router"]
 
 router = APIRouter()
 
+#: What both export routes answer, and the format they take.
+_EXPORT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/markdown": {}, "text/html": {}},
+        "description": "The export, as an attachment.",
+    }
+}
+ExportFormat = Annotated[
+    Literal["md", "html"],
+    Query(
+        alias="format",
+        description="md: Markdown, a footnote per citation; html: an evidence report.",
+    ),
+]
+
 
 @router.get(
     "/api/answers/{answer_id}/export",
     tags=["answers"],
     response_class=Response,
-    responses={
-        200: {
-            "content": {"text/markdown": {}, "text/html": {}},
-            "description": "The export, as an attachment.",
-        }
-    },
+    responses=_EXPORT_RESPONSES,
 )
 async def export_answer(
     request: Request,
     service: CurrentService,
     answer_id: Annotated[int, PathParam(ge=1, description="The answer's id (`done` carries it).")],
-    fmt: Annotated[
-        Literal["md", "html"],
-        Query(
-            alias="format",
-            description="md: Markdown, a footnote per citation; html: an evidence report.",
-        ),
-    ] = "html",
+    fmt: ExportFormat = "html",
 ) -> Response:
     """A stored answer as Markdown (each citation a footnote with its quote, document, pages,
     sha256, span, state and a link that opens the highlight) or as one self-contained HTML
@@ -57,24 +61,13 @@ async def export_answer(
     "/api/threads/{thread_id}/export",
     tags=["threads"],
     response_class=Response,
-    responses={
-        200: {
-            "content": {"text/markdown": {}, "text/html": {}},
-            "description": "The export, as an attachment.",
-        }
-    },
+    responses=_EXPORT_RESPONSES,
 )
 async def export_thread(
     request: Request,
     service: CurrentService,
     thread_id: Annotated[str, PathParam(max_length=64, description="A saved thread's id.")],
-    fmt: Annotated[
-        Literal["md", "html"],
-        Query(
-            alias="format",
-            description="md: Markdown, a footnote per citation; html: an evidence report.",
-        ),
-    ] = "html",
+    fmt: ExportFormat = "html",
 ) -> Response:
     """One of the caller's saved threads, every answer in order, as the answer export writes
     them (footnotes kept apart per answer). 404 for another user's thread, as for a missing
