@@ -70,8 +70,10 @@ class TruthBaseGroup(click.Group):
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening address for ``serve`` and ``mcp --http`` (port 0: any free one), bound here
-    so that a port in use is a clear error before the server starts."""
+    """A listening socket for ``serve`` and ``mcp --http`` (port 0: any free one), bound here
+    so that a port in use is a clear error before the server starts. It listens at once: the
+    URL line is printed before the server's startup (loading the app takes seconds), and a
+    client that connects on reading it waits in the backlog instead of being refused."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -79,6 +81,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
+    sock.listen(2048)  # uvicorn's own backlog; its startup listens again, which is harmless
     return sock
 
 
