@@ -98,16 +98,18 @@ function markStale(answer) {
   return answer;
 }
 
-// A stored answer shown as chat.js draws it (shared.js shows a shared thread's turns with it);
-// resolves once it is drawn.
+// A shared thread's stored answer shown as chat.js draws it (shared.js), read-only: no
+// feedback bar (the answer is not the reader's); resolves once it is drawn.
 export function showStored(answer, searched) {
-  return Promise.resolve(showAnswer(markStale(answer), searched ?? null));
+  return Promise.resolve(showAnswer(markStale(answer), searched ?? null, "shared"));
 }
 
-// Shows a stored turn's answer; resolves once it is drawn.
+// Shows a stored turn of one's own thread, its feedback bar with it (the answer's id: the
+// stored answer's, or the turn's for an answer stored without it); resolves once it is drawn.
 function showTurn(turn) {
   shownTurn = turn.idx;
-  const drawn = showAnswer(markStale(turn.answer), turn.searched_for ?? null);
+  const answer = { ...markStale(turn.answer), id: turn.answer.id ?? turn.answer_id };
+  const drawn = showAnswer(answer, turn.searched_for ?? null, "own");
   turnsList.querySelectorAll("button").forEach((b) => b.setAttribute("aria-current", String(Number(b.dataset.idx) === turn.idx)));
   return Promise.resolve(drawn);
 }
