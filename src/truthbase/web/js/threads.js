@@ -24,10 +24,12 @@ const search = el("input", {
   autocomplete: "off",
   maxlength: "1000",
   placeholder: "Words of questions or answers",
+  "aria-controls": "thread-list",
 });
-const list = el("ul", { id: "thread-list", class: "thread-list", "aria-label": "Saved threads" });
+// Newest first; a long list scrolls inside its own box (css/threads.css), the panel stays put.
+const list = el("ul", { id: "thread-list", class: "thread-list", "aria-label": "Saved threads, newest first" });
 const turnsList = el("ol", { id: "thread-turns", class: "thread-turns", "aria-label": "Questions in this thread" });
-const note = el("p", { class: "thread-note", role: "status", "aria-live": "polite" });
+const note = el("p", { id: "thread-note", class: "thread-note", role: "status", "aria-live": "polite" });
 
 // What the chat sends: the opened thread's id, or nothing (a new thread).
 export function threadBody() {
@@ -66,9 +68,10 @@ async function refresh() {
   try {
     threads = (await getJson(url, "threads")).threads;
   } catch (error) {
-    note.textContent = error.message;
+    say(`The threads could not be listed: ${error.message}.`, { error: true });
     return;
   }
+  list.dataset.count = String(threads.length);
   list.replaceChildren(
     ...threads.map((t) => el("li", { class: "thread", "data-id": t.id }, [
       el("button", {
@@ -119,7 +122,7 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
   try {
     data = await getJson(`/api/threads/${id}`, "thread");
   } catch (error) {
-    note.textContent = error.message;
+    say(`The thread could not be opened: ${error.message}.`, { error: true });
     if (id === current) { current = null; setUrl(); }
     return;
   }
@@ -129,7 +132,7 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
       el("button", { type: "button", class: "thread-turn", "data-idx": String(t.idx), text: t.question, onclick: () => { openedCite = null; showTurn(t); setUrl(); } }),
     ])),
   );
-  note.textContent = `Thread: ${data.title}`;
+  say(`Thread: ${data.title}`);
   list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", String(b.closest("li").dataset.id === id)));
   if (show && data.turns.length) {
     const wanted = data.turns.find((t) => t.idx === turn) ?? data.turns[data.turns.length - 1];
@@ -143,24 +146,56 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
   setUrl();
 }
 
+// The live note, an error marked so (and styled): a sentence, never a console error.
+function say(text, { error = false } = {}) {
+  note.textContent = text;
+  note.dataset.kind = error ? "error" : "done";
+}
+
+// A refused change's reason as a sentence: the server's detail when it gave one in words.
+async function reason(response) {
+  let detail = null;
+  try {
+    detail = (await response.json()).detail;
+  } catch { /* not JSON (a 204 has no body) */ }
+  return typeof detail === "string" && detail ? detail.replace(/\.?$/, ".") : `the server answered HTTP ${response.status}.`;
+}
+
+// The list is drawn anew after a change: focus goes back to the same thread's `selector`
+// button, or, when that thread is gone, to its neighbour's, or to the search box, so that a
+// keyboard user is never left on the page's body.
+function focusIn(id, selector, index) {
+  const row = list.querySelector(`.thread[data-id="${id}"]`) ?? list.querySelectorAll(".thread")[index] ?? list.querySelectorAll(".thread")[index - 1];
+  (row?.querySelector(selector) ?? search).focus();
+}
+
 async function rename(thread) {
   const title = prompt("New title for this thread", thread.title);
-  if (!title || !title.trim()) return;
+  if (title === null) return; // cancelled
+  if (!title.trim()) {
+    say("Not renamed: a title cannot be empty.", { error: true });
+    return;
+  }
   const response = await fetch(`/api/threads/${thread.id}`, {
     method: "PATCH",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ title: title.trim().slice(0, 200) }),
   });
-  note.textContent = response.ok ? "Renamed." : `Rename failed (HTTP ${response.status}).`;
+  if (response.ok) say(`Renamed to “${title.trim().slice(0, 200)}”.`);
+  else say(`Not renamed: ${await reason(response)}`, { error: true });
   await refresh();
+  focusIn(thread.id, ".thread-rename", 0);
 }
 
 async function remove(thread) {
-  if (!confirm(`Delete the thread "${thread.title}"?`)) return;
+  if (!confirm(`Delete the thread “${thread.title}”?`)) return;
+  const index = [...list.querySelectorAll(".thread")].findIndex((row) => row.dataset.id === thread.id);
   const response = await fetch(`/api/threads/${thread.id}`, { method: "DELETE" });
-  note.textContent = response.ok ? "Deleted." : `Delete failed (HTTP ${response.status}).`;
   if (response.ok && thread.id === current) newThread();
+  if (response.ok) say(`Deleted “${thread.title}”.`);
+  else say(`Not deleted: ${await reason(response)}`, { error: true });
   await refresh();
+  focusIn(thread.id, ".thread-open", Math.max(index, 0));
 }
 
 function newThread() {
@@ -169,7 +204,7 @@ function newThread() {
   openedCite = null;
   turnsList.replaceChildren();
   showSearched("");
-  note.textContent = "The next question starts a new thread.";
+  say("The next question starts a new thread.");
   list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", "false"));
   setUrl();
 }
@@ -190,6 +225,12 @@ let searchTimer = null;
 search.addEventListener("input", () => {
   clearTimeout(searchTimer);
   searchTimer = setTimeout(refresh, 250);
+});
+search.addEventListener("keydown", (event) => {
+  if (event.key === "Enter") { // at once, without waiting for the pause in typing
+    clearTimeout(searchTimer);
+    refresh();
+  }
 });
 
 // Called once by chat.js with its renderer of a stored answer.
