@@ -117,8 +117,9 @@ def _pressed(page: Any) -> dict[str, list[str]]:
     """Per row of the bar ("answer" or the citation's [n]), the kinds shown pressed."""
     return dict(
         page.evaluate(
-            """() => [...document.querySelectorAll('section.feedback .feedback-votes,
-                section.feedback .feedback-citation')].map((row) => [
+            """() => [...document.querySelectorAll(
+                'section.feedback .feedback-votes, section.feedback .feedback-citation',
+            )].map((row) => [
                 row.dataset.n ?? 'answer',
                 [...row.querySelectorAll('button[aria-pressed=true]')].map((b) => b.dataset.kind),
             ])"""

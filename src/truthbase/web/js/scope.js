@@ -75,10 +75,10 @@ async function saveCollection() {
     say(`Not saved: ${problem}`, { error: true });
     return;
   }
-  say(`Saved “${name}”.`);
   saveName.value = "";
   documentList.querySelectorAll("input[type=checkbox]").forEach((box) => { box.checked = false; });
   await loadCollections(name);
+  say(`Saved “${name}”.`); // once the picker shows it chosen
 }
 
 async function renameChosen() {
@@ -94,8 +94,8 @@ async function renameChosen() {
     newName.focus();
     return;
   }
-  say(`Renamed “${name}” to “${wanted}”.`);
   await loadCollections(wanted);
+  say(`Renamed “${name}” to “${wanted}”.`);
 }
 
 async function deleteChosen() {
@@ -109,9 +109,9 @@ async function deleteChosen() {
     say(`Not deleted: ${problem}`, { error: true });
     return;
   }
-  say(`Deleted “${name}”.`);
   await loadCollections("");
   collectionSelect.focus(); // the buttons it came from are hidden now
+  say(`Deleted “${name}”.`);
 }
 
 async function build() {
