@@ -3,7 +3,7 @@
 // empty or invalid one, a collection gone), for the page to show where the user looks, never
 // as a console error. What a name may be is the server's rule (truthbase.app.collections); the
 // page only checks what it can say before asking (a name left empty).
-import { getJson } from "./dom.js";
+import { change, getJson } from "./dom.js";
 
 export const NAME_MAX = 100; // truthbase.app.collections.MAX_NAME
 
@@ -11,34 +11,8 @@ export async function listCollections() {
   return (await getJson("/api/collections", "collections")).collections;
 }
 
-// The server's reason as a sentence: its `detail` when it gave one in words (400, 404), the
-// name's rule for a body it refused outright (422), else the HTTP status.
-async function reason(response) {
-  let detail = null;
-  try {
-    detail = (await response.json()).detail;
-  } catch { /* not JSON */ }
-  if (typeof detail === "string" && detail) {
-    const text = detail.charAt(0).toUpperCase() + detail.slice(1);
-    return /[.!?]$/.test(text) ? text : `${text}.`;
-  }
-  if (response.status === 422) return `A name has 1 to ${NAME_MAX} characters, with no slash.`;
-  return `The server answered HTTP ${response.status}.`;
-}
-
-async function send(method, url, body) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: body ? { "Content-Type": "application/json" } : {},
-      body: body ? JSON.stringify(body) : undefined,
-    });
-  } catch (error) {
-    return `The server could not be reached (${error.message}).`;
-  }
-  return response.ok ? null : reason(response);
-}
+const INVALID = `A name has 1 to ${NAME_MAX} characters, with no slash.`;
+const send = (method, url, body = null) => change(method, url, body, { invalid: INVALID });
 
 const at = (name) => `/api/collections/${encodeURIComponent(name)}`;
 

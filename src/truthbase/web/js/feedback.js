@@ -7,28 +7,16 @@
 // new question clears the bar. A reopened answer's bar shows the user's own reports on it as
 // given (GET /api/answers/{id}/feedback), exactly as if they had just been pressed. A later
 // report of the same group replaces the earlier (the server decides).
-import { el } from "./dom.js";
+import { change, el } from "./dom.js";
 
 const COMMENT_MAX = 2000;
 let bar = null;
 
 async function send(answerId, body, status) {
   status.textContent = "Sending…";
-  const response = await fetch(`/api/answers/${answerId}/feedback`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      detail = (await response.json()).detail ?? detail;
-    } catch { /* not JSON */ }
-    status.textContent = `Feedback not saved: ${typeof detail === "string" ? detail : response.status}`;
-    return false;
-  }
-  status.textContent = "Thank you: your feedback is saved.";
-  return true;
+  const problem = await change("POST", `/api/answers/${answerId}/feedback`, body);
+  status.textContent = problem ? `Feedback not saved: ${problem}` : "Thank you: your feedback is saved.";
+  return !problem;
 }
 
 function pressed(group, chosen) {

@@ -4,7 +4,7 @@
 // the thread's id, never the turns themselves. The URL keeps the opened thread, its shown turn
 // and the opened citation (?thread=ID&turn=N&cite=N), so a reload shows the same highlight.
 // chat.js renders answers; this module calls it through the `show` it is given.
-import { el, getJson } from "./dom.js";
+import { change, el, getJson } from "./dom.js";
 
 const panel = document.getElementById("threads");
 const answerBox = document.getElementById("answer");
@@ -152,15 +152,6 @@ function say(text, { error = false } = {}) {
   note.dataset.kind = error ? "error" : "done";
 }
 
-// A refused change's reason as a sentence: the server's detail when it gave one in words.
-async function reason(response) {
-  let detail = null;
-  try {
-    detail = (await response.json()).detail;
-  } catch { /* not JSON (a 204 has no body) */ }
-  return typeof detail === "string" && detail ? detail.replace(/\.?$/, ".") : `the server answered HTTP ${response.status}.`;
-}
-
 // The list is drawn anew after a change: focus goes back to the same thread's `selector`
 // button, or, when that thread is gone, to its neighbour's, or to the search box, so that a
 // keyboard user is never left on the page's body.
@@ -176,13 +167,10 @@ async function rename(thread) {
     say("Not renamed: a title cannot be empty.", { error: true });
     return;
   }
-  const response = await fetch(`/api/threads/${thread.id}`, {
-    method: "PATCH",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ title: title.trim().slice(0, 200) }),
-  });
-  if (response.ok) say(`Renamed to “${title.trim().slice(0, 200)}”.`);
-  else say(`Not renamed: ${await reason(response)}`, { error: true });
+  const wanted = title.trim().slice(0, 200);
+  const problem = await change("PATCH", `/api/threads/${thread.id}`, { title: wanted });
+  if (problem) say(`Not renamed: ${problem}`, { error: true });
+  else say(`Renamed to “${wanted}”.`);
   await refresh();
   focusIn(thread.id, ".thread-rename", 0);
 }
@@ -190,10 +178,12 @@ async function rename(thread) {
 async function remove(thread) {
   if (!confirm(`Delete the thread “${thread.title}”?`)) return;
   const index = [...list.querySelectorAll(".thread")].findIndex((row) => row.dataset.id === thread.id);
-  const response = await fetch(`/api/threads/${thread.id}`, { method: "DELETE" });
-  if (response.ok && thread.id === current) newThread();
-  if (response.ok) say(`Deleted “${thread.title}”.`);
-  else say(`Not deleted: ${await reason(response)}`, { error: true });
+  const problem = await change("DELETE", `/api/threads/${thread.id}`);
+  if (problem) say(`Not deleted: ${problem}`, { error: true });
+  else {
+    if (thread.id === current) newThread();
+    say(`Deleted “${thread.title}”.`);
+  }
   await refresh();
   focusIn(thread.id, ".thread-open", Math.max(index, 0));
 }
