@@ -1,6 +1,8 @@
 """Feedback in Chromium: ann signs in, asks, gives the answer a thumbs up and reports its first
 citation as the wrong passage with the buttons under the answer; the admin's page then lists
-both reports, hers, with the question."""
+both reports, hers, with the question. A reopened saved thread shows the same bar with what ann
+gave pressed, takes a changed vote, and a thread shared with another user shows that user no
+bar (its answers are not theirs to report on)."""
 
 from __future__ import annotations
 
@@ -108,4 +110,74 @@ def test_thumbs_up_and_a_wrong_passage_reach_the_admin(
     assert newest[2] == oldest[2] == QUESTION
     assert newest[4:] == [f"[{n}]", "wrong passage", "the wrong lawyer"]
     assert oldest[4:6] == ["answer", "👍 up"]
+    assert not errors, errors
+
+
+def _pressed(page: Any) -> dict[str, list[str]]:
+    """Per row of the bar ("answer" or the citation's [n]), the kinds shown pressed."""
+    return dict(
+        page.evaluate(
+            """() => [...document.querySelectorAll(
+                'section.feedback .feedback-votes, section.feedback .feedback-citation',
+            )].map((row) => [
+                row.dataset.n ?? 'answer',
+                [...row.querySelectorAll('button[aria-pressed=true]')].map((b) => b.dataset.kind),
+            ])"""
+        )
+    )
+
+
+def test_a_reopened_thread_shows_the_feedback_given_and_takes_more(
+    browser: Any, feedback_server: LiveServer
+) -> None:
+    errors: list[str] = []
+    ann = _signed_in(browser, feedback_server, "ann", errors)
+    ann.select_option("#mode", "extractive")
+    ann.fill("#question", QUESTION)
+    ann.press("#question", "Enter")
+    ann.wait_for_function(ANSWERED, timeout=60_000)
+    assert ann.get_attribute("#answer", "data-state") == "done", ann.inner_text("#answer")
+    ann.wait_for_function("() => document.querySelectorAll('#thread-turns li').length === 1")
+    bar = ann.locator("section.feedback")
+    answer_id = bar.get_attribute("data-answer-id")
+    n = bar.locator(".feedback-citation").first.get_attribute("data-n")
+    bar.locator("button[data-kind=up]").click()
+    ann.wait_for_selector("section.feedback .feedback-status >> text=your feedback is saved")
+    ann.evaluate("() => { document.querySelector('.feedback-status').textContent = ''; }")
+    bar.locator(f".feedback-citation[data-n='{n}'] button[data-kind=wrong_passage]").click()
+    ann.wait_for_selector("section.feedback .feedback-status >> text=your feedback is saved")
+    fresh = _pressed(ann)
+    assert fresh["answer"] == ["up"] and fresh[n] == ["wrong_passage"], fresh
+    citations = sorted(k for k in fresh if k != "answer")
+
+    # the reload reopens the saved thread: the same bar, for the same answer, as given
+    ann.reload()
+    ann.wait_for_function(ANSWERED, timeout=60_000)
+    ann.wait_for_selector("section.feedback[data-given='2']")
+    assert bar.get_attribute("data-answer-id") == answer_id
+    assert _pressed(ann) == fresh
+    assert sorted(k for k in _pressed(ann) if k != "answer") == citations  # every citation
+    assert "earlier feedback" in ann.inner_text("section.feedback .feedback-status")
+
+    # a changed vote on the reopened answer is stored (and replaces the thumbs up)
+    ann.fill("section.feedback .feedback-comment", "on second thought")
+    bar.locator("button[data-kind=down]").click()
+    ann.wait_for_selector("section.feedback .feedback-status >> text=your feedback is saved")
+    given = ann.request.get(f"{feedback_server.url}/api/answers/{answer_id}/feedback").json()
+    kinds = [(r["kind"], r["citation"], r["comment"]) for r in given["reports"]]
+    assert kinds == [("down", 0, "on second thought"), ("wrong_passage", int(n), "")], kinds
+    # opened again from the thread's list of questions, it shows the new vote
+    ann.locator("#thread-turns .thread-turn").first.click()
+    ann.wait_for_selector("section.feedback[data-given='2']")
+    assert _pressed(ann) == {**fresh, "answer": ["down"]}
+
+    # shared with the admin, the thread shows no bar there: the answer is not root's
+    thread = ann.evaluate("() => new URLSearchParams(location.search).get('thread')")
+    shared = ann.request.post(f"{feedback_server.url}/api/threads/{thread}/share")
+    assert shared.status == 200, shared.text()
+    root = _signed_in(browser, feedback_server, "root", errors)
+    root.goto(f"{feedback_server.url}{shared.json()['url']}")
+    root.wait_for_function(ANSWERED, timeout=60_000)
+    assert root.locator("#shared-turns li").count() == 1
+    assert root.locator("section.feedback").count() == 0
     assert not errors, errors

@@ -1,6 +1,8 @@
 """The chat page's scope picker in Chromium: a question limited to one document chosen from the
 library reads only that document's passages; the choice kept as a collection limits the next
-question, after a reload, by the collection's name."""
+question, after a reload, by the collection's name. Collections are renamed and deleted (after a
+confirmation) from the picker, by keyboard, and every refusal (an empty name, a name in use, a
+slash) is a sentence in the picker's live line."""
 
 from __future__ import annotations
 
@@ -89,3 +91,103 @@ def test_pick_a_document_then_keep_it_as_a_collection(
     finally:
         deleted = page.request.delete(f"{live_server.url}/api/collections/picked")
         assert deleted.status == 200
+
+
+def _collections(page: Any, server: LiveServer) -> dict[str, list[str]]:
+    listed = page.request.get(f"{server.url}/api/collections").json()["collections"]
+    return {c["name"]: c["documents"] for c in listed}
+
+
+def _said(page: Any, text: str, kind: str) -> None:
+    """The picker's live line says ``text`` (a sentence), marked as ``kind``."""
+    page.wait_for_function(
+        "([text, kind]) => { const s = document.querySelector('#scope-save-status');"
+        " return s.textContent === text && s.dataset.kind === kind; }",
+        arg=[text, kind],
+    )
+
+
+def test_collections_are_renamed_and_deleted_from_the_picker(
+    page: Any, live_server: LiveServer, seed_db: Path
+) -> None:
+    store = SQLiteStore(seed_db)
+    try:
+        documents = store.list_documents()
+    finally:
+        store.close()
+    chats: list[str] = []
+    page.on("request", lambda r: chats.append(r.url) if r.url.endswith("/api/chat") else None)
+    page.goto(live_server.url)
+    page.wait_for_selector("#scope-picker[data-ready=true]")
+    page.click("#scope-picker summary")
+    assert page.get_attribute("#scope-save-status", "aria-live") == "polite"
+    assert page.is_hidden("#scope-manage")  # nothing to rename before a collection is chosen
+
+    try:
+        page.click("#scope-save")
+        _said(page, "Not saved: Give the collection a name.", "error")
+        page.fill("#scope-save-name", "first")
+        page.click("#scope-save")
+        _said(page, "Not saved: Choose at least one document to keep.", "error")
+        first, second = documents[0], documents[1]
+        page.check(f"#scope-documents input[value='{first.id}']")
+        page.press("#scope-save-name", "Enter")  # Enter keeps the collection; it asks nothing
+        _said(page, "Saved “first”.", "done")
+        page.check(f"#scope-documents input[value='{second.id}']")
+        page.fill("#scope-save-name", "second")
+        page.click("#scope-save")
+        _said(page, "Saved “second”.", "done")
+        assert page.input_value("#scope-collection") == "second"
+        assert page.is_visible("#scope-manage")
+        assert page.input_value("#scope-rename-name") == "second"
+        # the keyboard goes from the chosen collection to its new name, Rename and Delete
+        page.focus("#scope-collection")
+        order = []
+        for _ in range(3):
+            page.keyboard.press("Tab")
+            order.append(page.evaluate("() => document.activeElement.id"))
+        assert order == ["scope-rename-name", "scope-rename", "scope-delete"], order
+
+        # refusals, each a sentence: a name in use, an empty one, a slash
+        page.fill("#scope-rename-name", "first")
+        page.press("#scope-rename-name", "Enter")
+        _said(page, "Not renamed: A collection named 'first' exists already.", "error")
+        page.fill("#scope-rename-name", "  ")
+        page.click("#scope-rename")
+        _said(page, "Not renamed: Give the collection a new name.", "error")
+        page.fill("#scope-rename-name", "a/b")
+        page.click("#scope-rename")
+        page.wait_for_function(
+            "() => document.querySelector('#scope-save-status').textContent"
+            ".startsWith('Not renamed: Collection name')"
+        )
+        assert set(_collections(page, live_server)) >= {"first", "second"}
+
+        page.fill("#scope-rename-name", "kept")
+        page.click("#scope-rename")
+        _said(page, "Renamed “second” to “kept”.", "done")
+        assert page.input_value("#scope-collection") == "kept"
+        kept = _collections(page, live_server)
+        assert "second" not in kept and kept["kept"] == [second.id]
+        assert page.inner_text("#scope-summary") == "Only: collection “kept”"
+
+        # Delete asks first: dismissed, nothing goes
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        page.click("#scope-delete")
+        _said(page, "Nothing deleted.", "done")
+        assert "kept" in _collections(page, live_server)
+        messages: list[str] = []
+        page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.accept()))
+        page.focus("#scope-delete")
+        page.keyboard.press("Enter")
+        _said(page, "Deleted “kept”.", "done")
+        assert messages == ["Delete the collection “kept”? Its documents stay in the library."]
+        assert "kept" not in _collections(page, live_server)
+        assert page.input_value("#scope-collection") == ""
+        assert page.is_hidden("#scope-manage")
+        assert page.evaluate("() => document.activeElement.id") == "scope-collection"
+        assert page.inner_text("#scope-summary") == "All documents"
+        assert chats == []  # no key press above asked a question
+    finally:
+        for name in ("first", "second", "kept"):
+            page.request.delete(f"{live_server.url}/api/collections/{name}")

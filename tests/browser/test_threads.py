@@ -7,6 +7,7 @@ threads are searched, renamed and deleted from the list."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,15 +146,109 @@ def test_threads_are_searched_renamed_and_deleted_from_the_list(
     page.fill("#thread-search", "")
     page.wait_for_function("() => document.querySelectorAll('#thread-list .thread').length >= 2")
 
+    # by keyboard: from the search box, Tab reaches the newest thread, its Rename, its Delete
+    page.focus("#thread-search")
+    reached = []
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("() => document.activeElement.className"))
+    assert reached == ["thread-open", "thread-rename", "thread-delete"], reached
+    page.keyboard.press("Shift+Tab")  # back on Rename
+
+    page.once("dialog", lambda dialog: dialog.accept("   "))
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#thread-note[data-kind=error]")
+    assert page.inner_text("#thread-note") == "Not renamed: a title cannot be empty."
+    assert page.locator("#thread-list .thread-open").first.inner_text() == OTHER
+
     page.once("dialog", lambda dialog: dialog.accept("Risk appetite"))
-    page.locator("#thread-list .thread-rename").first.click()
+    page.keyboard.press("Enter")
     page.wait_for_function(
         "() => document.querySelector('#thread-list .thread-open').textContent === 'Risk appetite'"
     )
+    assert page.inner_text("#thread-note") == "Renamed to “Risk appetite”."
+    # the list was drawn anew: the focus is back on the same thread's Rename
+    focused = "() => [document.activeElement.className, document.activeElement.textContent]"
+    assert page.evaluate(focused) == ["thread-rename", "Rename"]
     count = page.locator("#thread-list .thread").count()
+    page.keyboard.press("Tab")  # its Delete
     page.once("dialog", lambda dialog: dialog.accept())
-    page.locator("#thread-list .thread-delete").first.click()
+    page.keyboard.press("Enter")
     page.wait_for_function(
         f"() => document.querySelectorAll('#thread-list .thread').length === {count - 1}"
     )
     assert "Risk appetite" not in page.locator("#thread-list").inner_text()
+    assert page.inner_text("#thread-note") == "Deleted “Risk appetite”."
+    # the keyboard is left on the next thread, not on the page's body
+    assert page.evaluate("() => document.activeElement.className") == "thread-open"
+
+
+LONG = 60
+
+
+@pytest.fixture()
+def long_db(seed_db: Path, tmp_path: Path) -> Path:
+    """A copy of the seed index with LONG saved threads of the local user, a minute apart."""
+    db = use_copy(seed_db, tmp_path / "seed.sqlite")
+    store = SQLiteStore(db)
+    try:
+        for i in range(LONG):
+            thread_id = f"{i:032x}"
+            store.add_thread(thread_id, None, f"Saved question q{i:02d}")
+            answer = {"text": f"answer {i}", "refused": False, "sources": [], "citations": []}
+            store.add_turn(thread_id, f"Saved question q{i:02d}", answer)
+    finally:
+        store.close()
+    with sqlite3.connect(db) as conn:  # times a minute apart: the order is certain
+        for i in range(LONG):
+            stamp = f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00+00:00"
+            conn.execute(
+                "UPDATE threads SET created_at = ?, updated_at = ? WHERE id = ?",
+                (stamp, stamp, f"{i:032x}"),
+            )
+    return db
+
+
+def test_a_long_thread_list_scrolls_newest_first_and_is_searched(page: Any, long_db: Path) -> None:
+    with LiveServer(long_db) as live:
+        page.goto(live.url)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('#thread-list .thread').length === {LONG}"
+        )
+        titles = page.locator("#thread-list .thread-open").all_inner_texts()
+        assert titles == [f"Saved question q{i:02d}" for i in reversed(range(LONG))]  # newest first
+        box = page.evaluate(
+            """() => { const l = document.querySelector('#thread-list');
+            const turns = document.querySelector('#thread-turns').getBoundingClientRect();
+            return { client: l.clientHeight, scroll: l.scrollHeight, turns: turns.top,
+                     overflow: getComputedStyle(l).overflowY, viewport: innerHeight }; }"""
+        )
+        # the list scrolls inside its box; what follows it stays on the first screen
+        assert box["overflow"] == "auto" and box["scroll"] > box["client"], box
+        assert box["client"] <= 0.5 * box["viewport"] and box["turns"] < box["viewport"], box
+
+        # the keyboard scrolls it: the oldest thread, focused, is shown
+        page.locator("#thread-list .thread-open").last.focus()
+        assert page.evaluate(
+            """() => { const l = document.querySelector('#thread-list').getBoundingClientRect();
+            const b = document.activeElement.getBoundingClientRect();
+            return b.top >= l.top && b.bottom <= l.bottom + 1; }"""
+        )
+        # Enter in the search box searches at once; what it finds is still newest first
+        page.fill("#thread-search", "Q07")
+        page.press("#thread-search", "Enter")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#thread-list .thread').length === 1"
+        )
+        assert page.locator("#thread-list .thread-open").all_inner_texts() == ["Saved question q07"]
+        page.fill("#thread-search", "zebra")
+        page.press("#thread-search", "Enter")
+        page.wait_for_selector("#thread-list .thread-none >> text=No thread has these words.")
+        page.fill("#thread-search", "")
+        page.press("#thread-search", "Enter")
+        page.wait_for_function(
+            f"() => document.querySelectorAll('#thread-list .thread').length === {LONG}"
+        )
+        page.locator("#thread-list .thread-open").nth(LONG - 1).click()
+        page.wait_for_function("() => document.querySelectorAll('#thread-turns li').length === 1")
+        assert page.inner_text("#thread-note") == "Thread: Saved question q00"

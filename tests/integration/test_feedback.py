@@ -151,10 +151,21 @@ def test_reports_on_ones_own_answers_and_the_admin_sees_them(
     assert wrong.status_code == 200, wrong.text
     mine = client.get("/api/feedback", headers=ann).json()["reports"]
     assert [(r["kind"], r["citation"]) for r in mine] == [("wrong_passage", 1), ("down", 0)]
+    # what a reopened answer shows as given: one's own reports on that answer
+    given = client.get(f"/api/answers/{answer_id}/feedback", headers=ann)
+    assert given.status_code == 200, given.text
+    assert [(r["kind"], r["citation"]) for r in given.json()["reports"]] == [
+        ("wrong_passage", 1),
+        ("down", 0),
+    ]
+    other = _ask(client, ann, QUESTIONS[1])
+    assert client.get(f"/api/answers/{other['id']}/feedback", headers=ann).json() == {"reports": []}
 
     # another user's answer is not found, exactly as one that does not exist
     assert _report(client, bob, answer_id, "up").status_code == 404
     assert _report(client, bob, 10**9, "up").status_code == 404
+    assert client.get(f"/api/answers/{answer_id}/feedback", headers=bob).status_code == 404
+    assert client.get("/api/answers/1000000000/feedback", headers=ann).status_code == 404
     assert client.get("/api/feedback", headers=bob).json()["reports"] == []
     # reports that do not fit the answer
     missing = len(answer["citations"]) + 1
@@ -169,8 +180,13 @@ def test_reports_on_ones_own_answers_and_the_admin_sees_them(
     everyone = client.get("/api/feedback", headers=root).json()["reports"]
     assert {(r["user"], r["kind"]) for r in everyone} == {("ann", "wrong_passage"), ("ann", "down")}
     assert {r["question"] for r in everyone} == {answer["question"]}
+    assert client.get(f"/api/answers/{answer_id}/feedback", headers=root).json() == {
+        "reports": []
+    }  # an admin's buttons show the admin's own reports, not ann's
     assert _report(client, root, answer_id, "up").status_code == 200
     assert len(client.get("/api/feedback", headers=root).json()["reports"]) == 3
+    root_given = client.get(f"/api/answers/{answer_id}/feedback", headers=root).json()
+    assert [(r["user"], r["kind"]) for r in root_given["reports"]] == [("root", "up")]
 
     # a removed user's reports go with them; the admin's stay
     store = _open(settings)

@@ -11,7 +11,8 @@ The rules, decided here once:
   supports it is not cited at all). A comment is optional, at most :data:`COMMENT_MAX_CHARS`.
 * A user's later report of a group (up/down; wrong/missing) on the same answer and citation
   replaces the earlier (the store does it in one transaction).
-* A user lists their own reports; those who see everything list everyone's, and only they draft
+* A user lists their own reports (all, or those on one answer: a reopened answer shows them
+  as given); those who see everything list everyone's, and only they draft
   a golden set from them.
 * A report is not counted against the chat quota: it calls no model, and the replacing rule
   bounds a user's reports by the answers they were shown (which the quota counts) times their
@@ -48,6 +49,7 @@ __all__ = [
     "give_feedback",
     "list_feedback",
     "needs_evidence_path",
+    "own_feedback",
 ]
 
 COMMENT_MAX_CHARS = 2000
@@ -94,7 +96,18 @@ def give_feedback(
             user_id=viewer.user_id,
         )
     )
-    return next(r for r in store.feedback(user_id=viewer.user_id) if r.id == report_id)
+    given = store.feedback(user_id=viewer.user_id, answer_id=answer_id)
+    return next(r for r in given if r.id == report_id)
+
+
+def own_feedback(store: Store, viewer: Viewer, answer_id: int) -> list[FeedbackRecord]:
+    """The viewer's own reports on answer ``answer_id``, newest first (a reopened answer shows
+    them as given); NotFound for an answer they may not report on, as :func:`give_feedback`.
+    Those who see everything still get only their own: the buttons show what *they* said."""
+    stored = store.answer(answer_id)
+    if stored is None or not owns_answer(viewer, stored.asked_by):
+        raise NotFound(f"no answer {answer_id}")
+    return store.feedback(user_id=viewer.user_id, answer_id=answer_id)
 
 
 def list_feedback(store: Store, viewer: Viewer, limit: int | None = LATEST) -> list[FeedbackRecord]:

@@ -104,6 +104,10 @@ class KeptAnswers:
             self.store, self.viewer, answer_id, kind, citation=citation, comment=comment
         )
 
+    def own_feedback(self, answer_id: int) -> list[FeedbackRecord]:
+        """The viewer's own reports on one answer (a reopened answer shows them as given)."""
+        return feedback.own_feedback(self.store, self.viewer, answer_id)
+
     def feedback_reports(self, limit: int | None = feedback.LATEST) -> list[FeedbackRecord]:
         """The latest reports the viewer may list, newest first."""
         return feedback.list_feedback(self.store, self.viewer, limit)

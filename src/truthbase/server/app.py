@@ -97,6 +97,7 @@ ROUTES = (
     "GET /api/answers/{answer_id}/export",
     "GET /api/threads/{thread_id}/export",
     "POST /api/answers/{answer_id}/feedback",
+    "GET /api/answers/{answer_id}/feedback",
     "GET /api/feedback",
     METRICS_ROUTE,
     *LIBRARY_ROUTES,

@@ -44,6 +44,14 @@ async def give_feedback(
     return report.to_json()
 
 
+@router.get("/api/answers/{answer_id}/feedback", tags=["feedback"])
+async def own_feedback(answer_id: int, service: CurrentService) -> dict[str, Any]:
+    """Your own reports on an answer you were shown, newest first (404 for one you may not
+    see): a reopened answer's buttons show them as given."""
+    reports = await run_in_threadpool(service.own_feedback, answer_id)
+    return {"reports": [r.to_json() for r in reports]}
+
+
 @router.get("/api/feedback", tags=["feedback"])
 async def latest_feedback(service: CurrentService, limit: int = LATEST) -> dict[str, Any]:
     """The latest reports, newest first: everyone's for admins, else your own."""

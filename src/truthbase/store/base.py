@@ -202,9 +202,15 @@ class FeedbackLog(Protocol):
         ...
 
     def feedback(
-        self, *, user_id: str | None = None, everyone: bool = False, limit: int | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        everyone: bool = False,
+        limit: int | None = None,
+        answer_id: int | None = None,
     ) -> list[FeedbackRecord]:
-        """Reports, newest first: ``everyone``'s or ``user_id``'s; at most ``limit``."""
+        """Reports, newest first: ``everyone``'s or ``user_id``'s (on answer ``answer_id``
+        only, when given); at most ``limit``."""
         ...
 
 

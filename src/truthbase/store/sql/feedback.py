@@ -73,14 +73,24 @@ class FeedbackRows:
         return int(row[0])
 
     def feedback(
-        self, *, user_id: str | None = None, everyone: bool = False, limit: int | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        everyone: bool = False,
+        limit: int | None = None,
+        answer_id: int | None = None,
     ) -> list[FeedbackRecord]:
         """Reports, newest first: ``everyone``'s, or those of ``user_id`` (None: the operator's
-        and the local user's); at most ``limit``."""
-        where, args = "", cast(tuple[Any, ...], ())
+        and the local user's), on answer ``answer_id`` only when given; at most ``limit``."""
+        conditions: list[str] = []
+        args: list[Any] = []
         if not everyone:
-            where = " WHERE f.user_id IS NULL" if user_id is None else " WHERE f.user_id = ?"
-            args = () if user_id is None else (user_id,)
+            conditions.append("f.user_id IS NULL" if user_id is None else "f.user_id = ?")
+            args.extend(() if user_id is None else (user_id,))
+        if answer_id is not None:
+            conditions.append("f.answer_id = ?")
+            args.append(answer_id)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         tail = "" if limit is None else " LIMIT ?"
         with self._sql.read() as conn:
             rows = conn.execute(

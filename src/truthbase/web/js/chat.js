@@ -367,7 +367,8 @@ function handle(event, data) {
     noteDone(data);
     const answer = data.answer;
     // js/feedback.js draws the thumbs and the citations' report buttons under it.
-    document.dispatchEvent(new CustomEvent("truthbase:answer", { detail: { answer, box: answerBox } }));
+    // `origin`: absent for a fresh answer, "own" or "shared" for a stored one (js/threads.js).
+    document.dispatchEvent(new CustomEvent("truthbase:answer", { detail: { answer, box: answerBox, origin: data.origin } }));
     state.citations = answer.citations;
     state.sources = answer.sources;
     renderSources();
@@ -458,11 +459,11 @@ form.addEventListener("submit", (event) => {
 
 // A stored answer of a saved thread, shown as it was (its citations checked again).
 initThreads({
-  show: (answer, searchedFor) => {
+  show: (answer, searchedFor, origin) => {
     state = { text: "", sources: [], citations: null };
     delete answerBox.dataset.outcome;
     answerBox.replaceChildren();
-    return documentsLoaded.catch(() => {}).then(() => handle("done", { answer, searched_for: searchedFor }));
+    return documentsLoaded.catch(() => {}).then(() => handle("done", { answer, searched_for: searchedFor, origin }));
   },
 });
 

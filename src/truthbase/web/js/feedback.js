@@ -1,30 +1,22 @@
 // Feedback under each answer: thumbs up or down on the answer, and "Wrong passage" / "Passage
 // missing" on each citation, with an optional comment; POST /api/answers/{id}/feedback. The
 // chat page announces each finished answer with a "truthbase:answer" event (its detail: the
-// answer as the `done` event gave it, with its id in the answer log); a new question clears the
-// bar. A later report of the same group replaces the earlier (the server decides).
-import { el } from "./dom.js";
+// answer as the `done` event gave it, with its id in the answer log, and its `origin`: absent
+// for a fresh answer, "own" for one of the user's saved threads reopened, "shared" for another's
+// thread opened read-only, which gets no bar: its answers are not the reader's to report on); a
+// new question clears the bar. A reopened answer's bar shows the user's own reports on it as
+// given (GET /api/answers/{id}/feedback), exactly as if they had just been pressed. A later
+// report of the same group replaces the earlier (the server decides).
+import { change, el } from "./dom.js";
 
 const COMMENT_MAX = 2000;
 let bar = null;
 
 async function send(answerId, body, status) {
   status.textContent = "Sending…";
-  const response = await fetch(`/api/answers/${answerId}/feedback`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      detail = (await response.json()).detail ?? detail;
-    } catch { /* not JSON */ }
-    status.textContent = `Feedback not saved: ${typeof detail === "string" ? detail : response.status}`;
-    return false;
-  }
-  status.textContent = "Thank you: your feedback is saved.";
-  return true;
+  const problem = await change("POST", `/api/answers/${answerId}/feedback`, body);
+  status.textContent = problem ? `Feedback not saved: ${problem}` : "Thank you: your feedback is saved.";
+  return !problem;
 }
 
 function pressed(group, chosen) {
@@ -55,9 +47,34 @@ function citationRow(answerId, citation, comment, status) {
   ]);
 }
 
-function render(answer, box) {
+// The user's earlier reports on a reopened answer, pressed as they were given (the newest of
+// each group: the server keeps no other).
+async function showGiven(answerId, shown, status) {
+  let reports;
+  try {
+    const response = await fetch(`/api/answers/${answerId}/feedback`);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    reports = (await response.json()).reports;
+  } catch (error) {
+    if (bar === shown) status.textContent = `Your earlier feedback could not be read (${error.message}).`;
+    return;
+  }
+  if (bar !== shown) return; // another answer is shown by now
+  for (const report of reports) {
+    const scope = report.citation === 0
+      ? shown.querySelector(".feedback-votes")
+      : shown.querySelector(`.feedback-citation[data-n="${report.citation}"]`);
+    const chosen = scope?.querySelector(`button[data-kind="${report.kind}"]`);
+    if (chosen) pressed(scope.querySelectorAll("button[data-kind]"), chosen);
+  }
+  shown.dataset.given = String(reports.length);
+  if (reports.length) status.textContent = "Your earlier feedback on this answer is shown pressed.";
+}
+
+function render(answer, box, origin) {
   bar?.remove();
-  if (!Number.isInteger(answer.id)) return;
+  bar = null;
+  if (!Number.isInteger(answer.id) || origin === "shared") return;
   const status = el("p", { class: "feedback-status", role: "status", "aria-live": "polite" });
   const comment = el("input", {
     type: "text",
@@ -87,9 +104,10 @@ function render(answer, box) {
     status,
   ]);
   box.after(bar);
+  if (origin === "own") showGiven(answer.id, bar, status);
 }
 
-document.addEventListener("truthbase:answer", (event) => render(event.detail.answer, event.detail.box));
+document.addEventListener("truthbase:answer", (event) => render(event.detail.answer, event.detail.box, event.detail.origin));
 document.getElementById("ask")?.addEventListener("submit", () => {
   bar?.remove();
   bar = null;

@@ -1,7 +1,10 @@
 // The chat page's scope picker: limit a question to documents chosen from the library, or to
-// one of the user's collections (GET /api/collections), or both; a choice of documents can be
-// kept as a new collection (POST /api/collections). What a question may read is decided by the
-// server (truthbase.access.scope_of): this only sends `documents` and `collection`.
+// one of the user's collections, or both; the chosen documents can be kept as a new
+// collection, and the chosen collection renamed or deleted (after a confirmation), through
+// js/collections.js. Every outcome, an error included, is said in one live line
+// (#scope-save-status). What a question may read is decided by the server
+// (truthbase.access.scope_of): this only sends `documents` and `collection`.
+import { createCollection, deleteCollection, listCollections, NAME_MAX, renameCollection } from "./collections.js";
 import { el, getJson } from "./dom.js";
 
 const root = document.getElementById("scope-picker");
@@ -10,6 +13,8 @@ let documentList = null;
 let summary = null;
 let saveName = null;
 let saveStatus = null;
+let manage = null; // rename and delete of the chosen collection: shown while one is chosen
+let newName = null;
 
 // The scope fields of a chat body: none when nothing is chosen (every document).
 export function scopeOf() {
@@ -45,57 +50,107 @@ function fillCollections(collections, keep) {
   collectionSelect.value = collections.some((c) => c.name === keep) ? keep : "";
 }
 
-async function loadCollections(keep = "") {
-  const body = await getJson("/api/collections", "collections");
-  fillCollections(body.collections, keep);
+function chosenChanged() {
+  const chosen = collectionSelect.value;
+  manage.hidden = !chosen;
+  newName.value = chosen;
   describe();
 }
 
-async function saveCollection(event) {
-  event.preventDefault();
+async function loadCollections(keep = "") {
+  fillCollections(await listCollections(), keep);
+  chosenChanged();
+}
+
+// One live line for every outcome; an error is marked so (and styled), never thrown.
+function say(text, { error = false } = {}) {
+  saveStatus.textContent = text;
+  saveStatus.dataset.kind = error ? "error" : "done";
+}
+
+async function saveCollection() {
   const name = saveName.value.trim();
-  const documents = chosenDocuments();
-  if (!name || !documents.length) {
-    saveStatus.textContent = "Choose documents and give the collection a name.";
+  const problem = await createCollection(name, chosenDocuments());
+  if (problem) {
+    say(`Not saved: ${problem}`, { error: true });
     return;
   }
-  const response = await fetch("/api/collections", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ name, documents }),
-  });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try { detail = (await response.json()).detail ?? detail; } catch { /* not JSON */ }
-    saveStatus.textContent = `Not saved: ${typeof detail === "string" ? detail : "invalid name"}`;
-    return;
-  }
-  saveStatus.textContent = `Saved “${name}”.`;
   saveName.value = "";
   documentList.querySelectorAll("input[type=checkbox]").forEach((box) => { box.checked = false; });
   await loadCollections(name);
+  say(`Saved “${name}”.`); // once the picker shows it chosen
+}
+
+async function renameChosen() {
+  const name = collectionSelect.value;
+  const wanted = newName.value.trim();
+  if (name && wanted === name) {
+    say(`The collection is named “${name}” already.`);
+    return;
+  }
+  const problem = await renameCollection(name, wanted);
+  if (problem) {
+    say(`Not renamed: ${problem}`, { error: true });
+    newName.focus();
+    return;
+  }
+  await loadCollections(wanted);
+  say(`Renamed “${name}” to “${wanted}”.`);
+}
+
+async function deleteChosen() {
+  const name = collectionSelect.value;
+  if (!confirm(`Delete the collection “${name}”? Its documents stay in the library.`)) {
+    say("Nothing deleted.");
+    return;
+  }
+  const problem = await deleteCollection(name);
+  if (problem) {
+    say(`Not deleted: ${problem}`, { error: true });
+    return;
+  }
+  await loadCollections("");
+  collectionSelect.focus(); // the buttons it came from are hidden now
+  say(`Deleted “${name}”.`);
 }
 
 async function build() {
   if (!root) return;
   summary = el("span", { class: "scope-summary", id: "scope-summary", "aria-live": "polite" });
-  collectionSelect = el("select", { id: "scope-collection", onchange: describe });
-  documentList = el("ul", { class: "scope-documents", id: "scope-documents" });
-  saveName = el("input", { id: "scope-save-name", type: "text", maxlength: "100", placeholder: "Collection name" });
-  saveStatus = el("span", { class: "scope-save-status", id: "scope-save-status", role: "status" });
+  collectionSelect = el("select", { id: "scope-collection", onchange: chosenChanged });
+  documentList = el("ul", { class: "scope-documents", id: "scope-documents", "aria-label": "Documents" });
+  saveName = el("input", { id: "scope-save-name", type: "text", maxlength: String(NAME_MAX), placeholder: "Collection name" });
+  saveStatus = el("p", { class: "scope-save-status", id: "scope-save-status", role: "status", "aria-live": "polite" });
+  newName = el("input", { id: "scope-rename-name", type: "text", maxlength: String(NAME_MAX), autocomplete: "off" });
+  manage = el("div", { class: "scope-manage", id: "scope-manage", role: "group", "aria-label": "The chosen collection", hidden: "" }, [
+    el("label", { for: "scope-rename-name", text: "New name " }),
+    newName,
+    el("button", { type: "button", id: "scope-rename", text: "Rename", onclick: renameChosen }),
+    el("button", { type: "button", id: "scope-delete", text: "Delete collection", onclick: deleteChosen }),
+  ]);
+  // Enter in a name field does what its button does, not ask the question (the form's submit).
+  const enterDoes = (input, action) => input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      action();
+    }
+  });
+  enterDoes(newName, renameChosen);
+  enterDoes(saveName, saveCollection);
   root.replaceChildren(
     el("details", { class: "scope" }, [
       el("summary", {}, ["Limit to: ", summary]),
       el("label", { for: "scope-collection", text: "Collection " }),
       collectionSelect,
+      manage,
       el("p", { class: "scope-hint", text: "Documents (with a collection: both)" }),
       documentList,
       el("div", { class: "scope-save" }, [
         el("label", { for: "scope-save-name", text: "Keep the chosen documents as " }),
         saveName,
         el("button", { type: "button", id: "scope-save", text: "Save collection", onclick: saveCollection }),
-        saveStatus,
       ]),
+      saveStatus,
     ]),
   );
   describe();

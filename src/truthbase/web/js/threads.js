@@ -4,7 +4,7 @@
 // the thread's id, never the turns themselves. The URL keeps the opened thread, its shown turn
 // and the opened citation (?thread=ID&turn=N&cite=N), so a reload shows the same highlight.
 // chat.js renders answers; this module calls it through the `show` it is given.
-import { el, getJson } from "./dom.js";
+import { change, el, getJson } from "./dom.js";
 
 const panel = document.getElementById("threads");
 const answerBox = document.getElementById("answer");
@@ -24,10 +24,12 @@ const search = el("input", {
   autocomplete: "off",
   maxlength: "1000",
   placeholder: "Words of questions or answers",
+  "aria-controls": "thread-list",
 });
-const list = el("ul", { id: "thread-list", class: "thread-list", "aria-label": "Saved threads" });
+// Newest first; a long list scrolls inside its own box (css/threads.css), the panel stays put.
+const list = el("ul", { id: "thread-list", class: "thread-list", "aria-label": "Saved threads, newest first" });
 const turnsList = el("ol", { id: "thread-turns", class: "thread-turns", "aria-label": "Questions in this thread" });
-const note = el("p", { class: "thread-note", role: "status", "aria-live": "polite" });
+const note = el("p", { id: "thread-note", class: "thread-note", role: "status", "aria-live": "polite" });
 
 // What the chat sends: the opened thread's id, or nothing (a new thread).
 export function threadBody() {
@@ -66,9 +68,10 @@ async function refresh() {
   try {
     threads = (await getJson(url, "threads")).threads;
   } catch (error) {
-    note.textContent = error.message;
+    say(`The threads could not be listed: ${error.message}.`, { error: true });
     return;
   }
+  list.dataset.count = String(threads.length);
   list.replaceChildren(
     ...threads.map((t) => el("li", { class: "thread", "data-id": t.id }, [
       el("button", {
@@ -98,16 +101,18 @@ function markStale(answer) {
   return answer;
 }
 
-// A stored answer shown as chat.js draws it (shared.js shows a shared thread's turns with it);
-// resolves once it is drawn.
+// A shared thread's stored answer shown as chat.js draws it (shared.js), read-only: no
+// feedback bar (the answer is not the reader's); resolves once it is drawn.
 export function showStored(answer, searched) {
-  return Promise.resolve(showAnswer(markStale(answer), searched ?? null));
+  return Promise.resolve(showAnswer(markStale(answer), searched ?? null, "shared"));
 }
 
-// Shows a stored turn's answer; resolves once it is drawn.
+// Shows a stored turn of one's own thread, its feedback bar with it (the answer's id: the
+// stored answer's, or the turn's for an answer stored without it); resolves once it is drawn.
 function showTurn(turn) {
   shownTurn = turn.idx;
-  const drawn = showAnswer(markStale(turn.answer), turn.searched_for ?? null);
+  const answer = { ...markStale(turn.answer), id: turn.answer.id ?? turn.answer_id };
+  const drawn = showAnswer(answer, turn.searched_for ?? null, "own");
   turnsList.querySelectorAll("button").forEach((b) => b.setAttribute("aria-current", String(Number(b.dataset.idx) === turn.idx)));
   return Promise.resolve(drawn);
 }
@@ -117,7 +122,7 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
   try {
     data = await getJson(`/api/threads/${id}`, "thread");
   } catch (error) {
-    note.textContent = error.message;
+    say(`The thread could not be opened: ${error.message}.`, { error: true });
     if (id === current) { current = null; setUrl(); }
     return;
   }
@@ -127,7 +132,7 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
       el("button", { type: "button", class: "thread-turn", "data-idx": String(t.idx), text: t.question, onclick: () => { openedCite = null; showTurn(t); setUrl(); } }),
     ])),
   );
-  note.textContent = `Thread: ${data.title}`;
+  say(`Thread: ${data.title}`);
   list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", String(b.closest("li").dataset.id === id)));
   if (show && data.turns.length) {
     const wanted = data.turns.find((t) => t.idx === turn) ?? data.turns[data.turns.length - 1];
@@ -141,24 +146,46 @@ async function openThread(id, { show = true, turn = null, cite = null } = {}) {
   setUrl();
 }
 
+// The live note, an error marked so (and styled): a sentence, never a console error.
+function say(text, { error = false } = {}) {
+  note.textContent = text;
+  note.dataset.kind = error ? "error" : "done";
+}
+
+// The list is drawn anew after a change: focus goes back to the same thread's `selector`
+// button, or, when that thread is gone, to its neighbour's, or to the search box, so that a
+// keyboard user is never left on the page's body.
+function focusIn(id, selector, index) {
+  const row = list.querySelector(`.thread[data-id="${id}"]`) ?? list.querySelectorAll(".thread")[index] ?? list.querySelectorAll(".thread")[index - 1];
+  (row?.querySelector(selector) ?? search).focus();
+}
+
 async function rename(thread) {
   const title = prompt("New title for this thread", thread.title);
-  if (!title || !title.trim()) return;
-  const response = await fetch(`/api/threads/${thread.id}`, {
-    method: "PATCH",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ title: title.trim().slice(0, 200) }),
-  });
-  note.textContent = response.ok ? "Renamed." : `Rename failed (HTTP ${response.status}).`;
+  if (title === null) return; // cancelled
+  if (!title.trim()) {
+    say("Not renamed: a title cannot be empty.", { error: true });
+    return;
+  }
+  const wanted = title.trim().slice(0, 200);
+  const problem = await change("PATCH", `/api/threads/${thread.id}`, { title: wanted });
+  if (problem) say(`Not renamed: ${problem}`, { error: true });
+  else say(`Renamed to “${wanted}”.`);
   await refresh();
+  focusIn(thread.id, ".thread-rename", 0);
 }
 
 async function remove(thread) {
-  if (!confirm(`Delete the thread "${thread.title}"?`)) return;
-  const response = await fetch(`/api/threads/${thread.id}`, { method: "DELETE" });
-  note.textContent = response.ok ? "Deleted." : `Delete failed (HTTP ${response.status}).`;
-  if (response.ok && thread.id === current) newThread();
+  if (!confirm(`Delete the thread “${thread.title}”?`)) return;
+  const index = [...list.querySelectorAll(".thread")].findIndex((row) => row.dataset.id === thread.id);
+  const problem = await change("DELETE", `/api/threads/${thread.id}`);
+  if (problem) say(`Not deleted: ${problem}`, { error: true });
+  else {
+    if (thread.id === current) newThread();
+    say(`Deleted “${thread.title}”.`);
+  }
   await refresh();
+  focusIn(thread.id, ".thread-open", Math.max(index, 0));
 }
 
 function newThread() {
@@ -167,7 +194,7 @@ function newThread() {
   openedCite = null;
   turnsList.replaceChildren();
   showSearched("");
-  note.textContent = "The next question starts a new thread.";
+  say("The next question starts a new thread.");
   list.querySelectorAll(".thread-open").forEach((b) => b.setAttribute("aria-current", "false"));
   setUrl();
 }
@@ -188,6 +215,12 @@ let searchTimer = null;
 search.addEventListener("input", () => {
   clearTimeout(searchTimer);
   searchTimer = setTimeout(refresh, 250);
+});
+search.addEventListener("keydown", (event) => {
+  if (event.key === "Enter") { // at once, without waiting for the pause in typing
+    clearTimeout(searchTimer);
+    refresh();
+  }
 });
 
 // Called once by chat.js with its renderer of a stored answer.
