@@ -29,12 +29,26 @@ from ..store import Store
 from .errors import Forbidden
 from .passages import viewer_url
 
-__all__ = ["EXPORT_FORMATS", "ExportFile", "ExportFormat", "export_answers", "verify_report"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "MAX_REPORT_BYTES",
+    "REPORT_MEDIA_TYPES",
+    "ExportFile",
+    "ExportFormat",
+    "export_answers",
+    "verify_report",
+]
 
 ExportFormat = Literal["md", "html"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "html")
 
 _MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8"}
+
+#: The largest report a door hands to :func:`verify_report` (UTF-8 bytes): an HTML report
+#: carries a PNG per citation, some 100 KB each, so this holds a long thread's with room.
+MAX_REPORT_BYTES = 32 * 1024 * 1024
+#: The media types a report is sent as (what the export routes serve, and plain text).
+REPORT_MEDIA_TYPES = ("text/html", "text/markdown", "text/plain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +112,8 @@ def verify_report(store: Store, viewer: Viewer, report: str) -> ReportCheck:
     tell which documents the index holds)."""
     if not sees_everything(viewer):
         raise Forbidden("re-checking a report is for those who see every document")
+    if len(report.encode("utf-8", "surrogatepass")) > MAX_REPORT_BYTES:
+        raise InvalidInput(f"the report is larger than {MAX_REPORT_BYTES} bytes")
     evidence = read_evidence(report)
     known = {d.id for d in store.list_documents()}
     return recheck_report(evidence, store, known)
