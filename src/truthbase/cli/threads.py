@@ -52,10 +52,12 @@ def threads_list(app: AppContext, words: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"threads": [t.to_json() for t in found]}, ensure_ascii=False))
         return
     table = Table(title=f"{len(found)} threads")
-    for column in ("id", "title", "turns", "updated"):
-        table.add_column(column)
+    table.add_column("id", no_wrap=True, min_width=32)  # whole: `show ID` takes it
+    table.add_column("title")
+    table.add_column("turns", justify="right")
+    table.add_column("updated", no_wrap=True)
     for t in found:
-        table.add_row(t.id, snippet(t.title, 80), str(t.turns), t.updated_at)
+        table.add_row(t.id, snippet(t.title, 80), str(t.turns), t.updated_at[:16])
     console.print(table)
 
 
