@@ -260,6 +260,16 @@ def test_mcp_verify_report_rechecks_for_those_who_see_everything(
     assert "'report'" in too_big and "at most" in too_big
 
 
+def test_the_admin_page_has_the_thread_counts_and_no_one_else_gets_it(doors: Doors) -> None:
+    client = doors.site.client
+    page = client.get("/admin", headers=login(client, "root"))
+    assert page.status_code == 200
+    assert 'id="thread-rows"' in page.text and 'src="/js/admin-threads.js"' in page.text
+    script = client.get("/js/admin-threads.js")
+    assert script.status_code == 200 and 'fetch("/api/admin/threads")' in script.text
+    assert client.get("/admin", headers=login(client, "ann")).status_code == 403
+
+
 # -- POST /api/reports/verify -------------------------------------------------------------------
 
 

@@ -106,7 +106,9 @@ def export_answers(
 
 
 def verify_report(store: Store, viewer: Viewer, report: str) -> ReportCheck:
-    """Re-check an HTML evidence report against the index: each citation it shows on its page
+    """Re-check an exported report (HTML, or a Markdown export: both carry the evidence)
+    against the index, for every door (``verify --report``, ``POST /api/reports/verify``, MCP's
+    ``verify_report``): each citation it shows on its page
     must still be there (:func:`truthbase.export.recheck_report`). InvalidInput for a file that
     is not a report; Forbidden for a viewer who does not see every document (the answer would
     tell which documents the index holds)."""

@@ -91,7 +91,9 @@ class KeptAnswers:
         return self.export_answers(ids, fmt, base_url=base_url)
 
     def verify_report(self, report: str) -> ReportCheck:
-        """What of an exported HTML report no longer holds in this index."""
+        """What of an exported report (its HTML or Markdown text) no longer holds in this
+        index (those who see every document; InvalidInput over
+        :data:`~.exports.MAX_REPORT_BYTES` or for a file that is not a report)."""
         return exports.verify_report(self.store, self.viewer, report)
 
     # -- feedback (the rules: :mod:`.feedback`) ------------------------------------------------
