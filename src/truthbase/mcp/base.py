@@ -26,7 +26,7 @@ class Arguments(BaseModel):
 
 
 class NoArguments(Arguments):
-    pass
+    """The arguments of a tool that takes none."""
 
 
 ArgumentsT = TypeVar("ArgumentsT", bound=Arguments)
