@@ -13,6 +13,8 @@ evaluation all read these records; it imports only :mod:`.errors`.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,6 +30,7 @@ __all__ = [
     "ThreadCount",
     "ThreadInfo",
     "Turn",
+    "search_terms",
     "turns_from_json",
 ]
 
@@ -143,6 +146,17 @@ def _span(data: Any, where: str) -> CitedSpan:
         numbers[key] = value
     doc_id = _text(data, "doc_id", where, required=True)
     return CitedSpan(doc_id=doc_id, quote=_text(data, "quote", where), **numbers)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def search_terms(text: str) -> frozenset[str]:
+    """The words of ``text`` as a thread search matches them: runs of letters, digits and ``_``
+    after NFKC, case-folded. The same function cuts a search's words and a thread's questions
+    and answers, so a word matches a whole word of theirs ("rag" does not find "fragment"), on
+    both backends alike."""
+    return frozenset(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
 def turns_from_json(data: Any) -> list[Turn]:

@@ -1,8 +1,9 @@
 """Feedback in Chromium: ann signs in, asks, gives the answer a thumbs up and reports its first
 citation as the wrong passage with the buttons under the answer; the admin's page then lists
-both reports, hers, with the question. A reopened saved thread shows the same bar with what ann
-gave pressed, takes a changed vote, and a thread shared with another user shows that user no
-bar (its answers are not theirs to report on)."""
+both reports, hers, with the question, and counts her saved threads and turns (never their
+contents). A reopened saved thread shows the same bar with what ann gave pressed, takes a
+changed vote, and a thread shared with another user shows that user no bar (its answers are not
+theirs to report on)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,21 @@ def test_thumbs_up_and_a_wrong_passage_reach_the_admin(
     assert newest[2] == oldest[2] == QUESTION
     assert newest[4:] == [f"[{n}]", "wrong passage", "the wrong lawyer"]
     assert oldest[4:6] == ["answer", "👍 up"]
+
+    # the admin sees how many threads and turns ann keeps, never what they hold
+    root.wait_for_selector("#threads-status >> text=counts only")
+    counted = root.locator("#thread-rows tr")
+    by_user = {
+        row[0]: row[1:]
+        for row in (
+            [c.strip() for c in counted.nth(i).locator("td").all_inner_texts()]
+            for i in range(counted.count())
+        )
+    }
+    assert "ann" in by_user, by_user
+    threads, turns = (int(v) for v in by_user["ann"])
+    assert threads >= 1 and turns == 2, by_user  # two questions asked
+    assert QUESTION not in root.inner_text("table.thread-counts")
     assert not errors, errors
 
 

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.routes import served_routes
+from tests.helpers.sites import login
 from truthbase import accounts
 from truthbase.cli import cli
 from truthbase.config import AuthSettings, QuotaSettings, ServerSettings, Settings
@@ -144,15 +145,6 @@ def client(settings: Settings) -> Iterator[TestClient]:
         yield c
 
 
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies.get("truthbase_session")
-    assert cookie
-    client.cookies.clear()  # the tests send their cookies explicitly, per user
-    return {"Cookie": f"truthbase_session={cookie}"}
-
-
 def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):
@@ -191,7 +183,7 @@ def test_every_api_route_answers_401_without_a_login(client: TestClient) -> None
 def test_a_second_user_gets_404_for_the_first_users_private_documents(
     client: TestClient, library: Library
 ) -> None:
-    ann, bob = _login(client, "ann"), _login(client, "bob")
+    ann, bob = login(client, "ann"), login(client, "bob")
     listed = {d["id"] for d in client.get("/api/documents", headers=bob).json()}
     assert listed == {library.shared_pdf}
     owned = {d["id"]: d for d in client.get("/api/documents", headers=ann).json()}
@@ -257,7 +249,7 @@ def test_a_second_user_gets_404_for_the_first_users_private_documents(
 
 
 def test_an_admin_sees_every_document_and_the_usage(client: TestClient, library: Library) -> None:
-    root, bob = _login(client, "root"), _login(client, "bob")
+    root, bob = login(client, "root"), login(client, "bob")
     assert len(client.get("/api/documents", headers=root).json()) == 3
     usage = client.get("/api/admin/usage", headers=root).json()
     assert {u["name"] for u in usage["users"]} == {"ann", "bob", "root"}
@@ -327,18 +319,18 @@ def test_the_session_cookie_flags_expiry_and_logout(client: TestClient, settings
 
 
 def test_a_cross_site_post_is_refused(client: TestClient) -> None:
-    bob = _login(client, "bob")
+    bob = login(client, "bob")
     body = {"question": "What is this?"}
     foreign = client.post("/api/chat", json=body, headers={**bob, "Origin": "https://evil.example"})
     assert foreign.status_code == 403
     marked = client.post("/api/chat", json=body, headers={**bob, "Sec-Fetch-Site": "cross-site"})
     assert marked.status_code == 403
-    login = client.post(
+    refused = client.post(
         "/login",
         json={"name": "bob", "password": PASSWORD},
         headers={"Origin": "https://evil.example"},
     )
-    assert login.status_code == 403
+    assert refused.status_code == 403
     same = client.post("/api/chat", json=body, headers={**bob, "Origin": "http://testserver"})
     assert same.status_code == 200
 
@@ -348,7 +340,7 @@ def test_quotas_are_per_user(settings: Settings) -> None:
         update={"quota": QuotaSettings(per_client_per_day=1, agent_per_day=0)}
     )
     with TestClient(create_app(limited)) as client:
-        ann, bob = _login(client, "ann"), _login(client, "bob")
+        ann, bob = login(client, "ann"), login(client, "bob")
         question = {"question": "What is this document about?"}
         # agent mode: its own budget (0 here), refused before anything is counted
         agent = client.post("/api/chat", json={**question, "mode": "agent"}, headers=ann)
@@ -356,7 +348,7 @@ def test_quotas_are_per_user(settings: Settings) -> None:
         assert client.post("/api/chat", json=question, headers=ann).status_code == 200
         assert client.post("/api/chat", json=question, headers=ann).status_code == 429
         assert client.post("/api/chat", json=question, headers=bob).status_code == 200
-        root = _login(client, "root")
+        root = login(client, "root")
         rows = {u["name"]: u for u in client.get("/api/admin/usage", headers=root).json()["users"]}
     assert rows["ann"]["chats_today"] == 1 and rows["bob"]["chats_today"] == 1
 

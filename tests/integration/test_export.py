@@ -84,7 +84,7 @@ def _export_then_verify(index: Index, tmp_path: Path) -> None:
         assert client.get("/api/answers/999999/export").status_code == 404
         assert client.get(f"/api/answers/{second['id']}/export?format=pdf").status_code == 422
 
-    for name in ("first.html", "second.html"):
+    for name in ("first.html", "second.html", "first.md"):  # Markdown carries the evidence too
         code, out = _verify_report(index, tmp_path / name)
         assert code == 0, out
         assert "OK: 1 answers" in out
@@ -114,8 +114,12 @@ def _export_then_verify(index: Index, tmp_path: Path) -> None:
         (second["id"], gone, NOT_IN_INDEX)
     }
 
+    code, out = _verify_report(index, tmp_path / "first.md")  # and Markdown says the same
+    assert code == 1 and f"NO LONGER HOLDS answer {first['id']}" in out, out
+
     # a file that is not a report
-    code, out = _verify_report(index, tmp_path / "first.md")
+    (tmp_path / "notes.md").write_text("# Notes\n\nNo evidence here.\n", "utf-8")
+    code, out = _verify_report(index, tmp_path / "notes.md")
     assert code == 2, out
     assert "no TruthBase evidence" in out
 

@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.pg_server import Backend
+from tests.helpers.sites import login
 from truthbase import accounts
 from truthbase.app import feedback
 from truthbase.cli import cli
@@ -97,15 +98,6 @@ def _open(settings: Settings) -> Store:
     return SQLiteStore(settings.db)
 
 
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies.get("truthbase_session")
-    assert cookie
-    client.cookies.clear()  # the tests send their cookies explicitly, per user
-    return {"Cookie": f"truthbase_session={cookie}"}
-
-
 def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):
@@ -137,7 +129,7 @@ def _report(
 def test_reports_on_ones_own_answers_and_the_admin_sees_them(
     client: TestClient, settings: Settings
 ) -> None:
-    ann, bob, root = (_login(client, n) for n in ("ann", "bob", "root"))
+    ann, bob, root = (login(client, n) for n in ("ann", "bob", "root"))
     answer = _ask(client, ann, QUESTIONS[0])
     assert answer["citations"], answer  # the transcript names the petitioner's counsel
     answer_id = answer["id"]
@@ -200,7 +192,7 @@ def test_reports_on_ones_own_answers_and_the_admin_sees_them(
 def test_export_writes_a_draft_golden_set_from_the_reports(
     client: TestClient, settings: Settings, tmp_path: Path
 ) -> None:
-    ann = _login(client, "ann")
+    ann = login(client, "ann")
     confirmed = _ask(client, ann, QUESTIONS[0])
     missing = _ask(client, ann, QUESTIONS[1])
     assert confirmed["citations"] and missing["citations"]

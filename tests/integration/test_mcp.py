@@ -45,7 +45,20 @@ pytestmark = [pytest.mark.corpus]
 SRC = Path(__file__).resolve().parents[2] / "src"
 PASSWORD = "correct horse battery"
 BASE_URL = "http://127.0.0.1:8000"
-TOOLS = {"search", "ask", "get_passage", "verify_claim", "list_documents", "list_collections"}
+TOOLS = {
+    "search",
+    "ask",
+    "get_passage",
+    "verify_claim",
+    "list_documents",
+    "list_collections",
+    "list_threads",
+    "open_thread",
+    "share_thread",
+    "unshare_thread",
+    "give_feedback",
+    "verify_report",
+}
 
 
 @dataclass

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from tests.helpers.corpus import ROBUSTNESS
 from tests.helpers.pg_server import Backend
+from tests.helpers.sites import login
 from truthbase import accounts
 from truthbase.api import Library
 from truthbase.cli import cli
@@ -160,14 +161,6 @@ def client(settings: Settings) -> Iterator[TestClient]:
         yield c
 
 
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies.get("truthbase_session")
-    client.cookies.clear()
-    return {"Cookie": f"truthbase_session={cookie}"}
-
-
 def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):
@@ -197,7 +190,7 @@ def _chat_sources(
 def test_search_and_chat_read_only_the_documents_asked_for(
     client: TestClient, library: Shelf
 ) -> None:
-    ann = _login(client, "ann")
+    ann = login(client, "ann")
     everything = {library.private_pdf, library.shared_a, library.shared_b}
     assert _search_docs(client, ann, "") == everything  # unscoped: all three answer "the"
     one = f"&documents={library.shared_a}"
@@ -214,7 +207,7 @@ def test_search_and_chat_read_only_the_documents_asked_for(
 def test_a_hidden_document_is_404_and_an_empty_scope_400(
     client: TestClient, library: Shelf
 ) -> None:
-    bob = _login(client, "bob")
+    bob = login(client, "bob")
     hidden = f"&documents={library.private_pdf}"
     response = client.get(f"/api/search?q=the{hidden}", headers=bob)
     missing = client.get(f"/api/search?q=the&documents={'0' * 64}", headers=bob)
@@ -252,7 +245,7 @@ def _store_of(client: TestClient) -> Any:
 def test_a_collection_scopes_a_question_and_is_its_users_alone(
     client: TestClient, library: Shelf
 ) -> None:
-    ann, bob = _login(client, "ann"), _login(client, "bob")
+    ann, bob = login(client, "ann"), login(client, "bob")
     body = {"name": "pair", "documents": [library.private_pdf, library.shared_b[:6]]}
     created = client.post("/api/collections", json=body, headers=ann)
     assert created.status_code == 201, created.text

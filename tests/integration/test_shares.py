@@ -17,72 +17,23 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers.indexes import use_copy
-from truthbase import accounts
-from truthbase.config import AuthSettings, ServerSettings, Settings
-from truthbase.server import create_app
-from truthbase.store import SQLiteStore, Store
+from tests.helpers.pg_server import BACKENDS
+from tests.helpers.sites import Site, login, open_site
 
 pytestmark = [pytest.mark.slow]
 
-PASSWORD = "correct horse battery"
 FIRST = "How does RAPTOR segment the retrieval corpus before building its tree?"
 OTHER = "Which CSF 2.0 subcategory covers risk appetite and risk tolerance statements?"
 UNKNOWN = "A" * 32
 
 
-@dataclass
-class Site:
-    client: TestClient
-    sqlite_path: Path | None
-    pg_url: str | None
-
-    def store(self) -> Store:
-        if self.pg_url is None:
-            assert self.sqlite_path is not None
-            return SQLiteStore(self.sqlite_path)
-        from truthbase.store.postgres import PostgresStore
-
-        return PostgresStore(self.pg_url)
-
-
-@pytest.fixture(scope="module", params=("sqlite", "postgres"))
+@pytest.fixture(scope="module", params=BACKENDS)
 def site(
     request: pytest.FixtureRequest, seed_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Site]:
     folder = tmp_path_factory.mktemp(f"shares-{request.param}")
-    db = use_copy(seed_db, folder / "seed.sqlite")
-    store = SQLiteStore(db)
-    try:
-        for name in ("ann", "bob"):
-            accounts.add_user(store, name, PASSWORD)
-    finally:
-        store.close()
-    auth = AuthSettings(secret_key_file=folder / "secret.key")
-    server = ServerSettings(allowed_hosts=["testserver"])
-    url = None
-    if request.param == "sqlite":
-        settings = Settings(db=db, auth=auth, server=server)
-    else:
-        from tests.helpers.pg_server import copy_into_postgres
-
-        url = copy_into_postgres(db)
-        settings = Settings(db=folder / "unused.sqlite", database_url=url, auth=auth, server=server)
-    with TestClient(create_app(settings)) as client:
-        yield Site(client, db if url is None else None, url)
-    if url is not None:
-        from tests.helpers.pg_server import shared_server
-
-        shared_server().drop_database(url)
-
-
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies.get("truthbase_session")
-    assert cookie
-    client.cookies.clear()
-    return {"Cookie": f"truthbase_session={cookie}"}
+    with open_site(request.param, seed_db, folder, (("ann", False), ("bob", False))) as opened:
+        yield opened
 
 
 def _thread(client: TestClient, question: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -110,7 +61,7 @@ class Shared:
 
 @pytest.fixture(scope="module")
 def shared(site: Site) -> Shared:
-    ann, bob = _login(site.client, "ann"), _login(site.client, "bob")
+    ann, bob = login(site.client, "ann"), login(site.client, "bob")
     done = _thread(site.client, FIRST, ann)
     made = site.client.post(f"/api/threads/{done['thread']}/share", headers=ann)
     assert made.status_code == 200, made.text

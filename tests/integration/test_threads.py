@@ -11,7 +11,6 @@ log itself on both backends, and the MCP ask tool's thread."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,109 +20,32 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.helpers.indexes import use_copy
+from tests.helpers.pg_server import BACKENDS
+from tests.helpers.sites import PASSWORD, Site, login, open_site
 from truthbase import accounts
 from truthbase.app import Service
-from truthbase.config import AuthSettings, ServerSettings, Settings
+from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.export import read_evidence
 from truthbase.mcp.tools import call_tool
 from truthbase.records import Viewer
-from truthbase.server import create_app
-from truthbase.store import SQLiteStore, Store
+from truthbase.store import SQLiteStore
 
 pytestmark = [pytest.mark.slow]
 
-PASSWORD = "correct horse battery"
 FIRST = "How does RAPTOR segment the retrieval corpus before building its tree?"
 FOLLOW_UP = "What are they embedded with?"
 OTHER = "Which CSF 2.0 subcategory covers risk appetite and risk tolerance statements?"
 
 
-@dataclass
-class Site:
-    kind: str
-    settings: Settings
-    client: TestClient
-    sqlite_path: Path | None
-    pg_url: str | None
-
-    def store(self) -> Store:
-        if self.pg_url is None:
-            assert self.sqlite_path is not None
-            return SQLiteStore(self.sqlite_path)
-        from truthbase.store.postgres import PostgresStore
-
-        return PostgresStore(self.pg_url)
-
-    def change_unit_text(self, doc_id: str, unit: int, start: int, end: int) -> None:
-        """The page's stored text with ``[start, end)`` overwritten (same length), as a
-        re-ingest by another extractor leaves a page whose text differs there."""
-
-        def changed(text: str) -> str:
-            return text[:start] + "Z" * (end - start) + text[end:]
-
-        if self.pg_url is None:
-            assert self.sqlite_path is not None
-            db = sqlite3.connect(self.sqlite_path)
-            with db:
-                (text,) = db.execute(
-                    "SELECT text FROM units WHERE doc_id = ? AND idx = ?", (doc_id, unit)
-                ).fetchone()
-                db.execute(
-                    "UPDATE units SET text = ? WHERE doc_id = ? AND idx = ?",
-                    (changed(text), doc_id, unit),
-                )
-            db.close()
-            return
-        import psycopg
-
-        with psycopg.connect(self.pg_url) as conn:
-            (text,) = conn.execute(
-                "SELECT text FROM truthbase.units WHERE doc_id = %s AND idx = %s", (doc_id, unit)
-            ).fetchone()  # type: ignore[misc]
-            conn.execute(
-                "UPDATE truthbase.units SET text = %s WHERE doc_id = %s AND idx = %s",
-                (changed(text), doc_id, unit),
-            )
-
-
-@pytest.fixture(scope="module", params=("sqlite", "postgres"))
+@pytest.fixture(scope="module", params=BACKENDS)
 def site(
     request: pytest.FixtureRequest, seed_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Site]:
     folder = tmp_path_factory.mktemp(f"threads-{request.param}")
-    db = use_copy(seed_db, folder / "seed.sqlite")
-    store = SQLiteStore(db)
-    try:
-        for name, admin in (("ann", False), ("bob", False), ("root", True)):
-            accounts.add_user(store, name, PASSWORD, admin=admin)
-    finally:
-        store.close()
-    auth = AuthSettings(secret_key_file=folder / "secret.key")
-    server = ServerSettings(allowed_hosts=["testserver"])
-    url = None
-    if request.param == "sqlite":
-        settings = Settings(db=db, auth=auth, server=server)
-    else:
-        from tests.helpers.pg_server import copy_into_postgres
-
-        url = copy_into_postgres(db)
-        settings = Settings(db=folder / "unused.sqlite", database_url=url, auth=auth, server=server)
-    with TestClient(create_app(settings)) as client:
-        yield Site(request.param, settings, client, db if url is None else None, url)
-    if url is not None:
-        from tests.helpers.pg_server import shared_server
-
-        shared_server().drop_database(url)
-
-
-def _login(client: TestClient, name: str) -> dict[str, str]:
-    response = client.post("/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
-    cookie = response.cookies.get("truthbase_session")
-    assert cookie
-    client.cookies.clear()
-    return {"Cookie": f"truthbase_session={cookie}"}
+    users = (("ann", False), ("bob", False), ("root", True))
+    with open_site(request.param, seed_db, folder, users) as opened:
+        yield opened
 
 
 def _done(client: TestClient, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
@@ -148,7 +70,7 @@ class AnnsThread:
 
 @pytest.fixture(scope="module")
 def thread(site: Site) -> AnnsThread:
-    ann = _login(site.client, "ann")
+    ann = login(site.client, "ann")
     first = _done(site.client, {"question": FIRST}, ann)
     thread_id = first["thread"]
     assert isinstance(thread_id, str) and len(thread_id) == 32
@@ -219,13 +141,15 @@ def test_the_list_is_newest_first_and_searchable_by_questions_and_answers(
     assert only_answer, thread.first["answer"]["text"]
     assert thread.id in found(only_answer[0])
     assert found("zebras") == []
-    assert found("100%_") == []  # LIKE's wildcards are searched as themselves
+    assert found("%_") == []  # no wildcard: punctuation is no word
+    assert found("embedde") == []  # whole words: a piece of "embedded" finds nothing
+    assert found("raptor?") == [thread.id]  # punctuation aside
 
 
 def test_threads_are_their_owners_alone_and_an_admin_sees_counts(
     site: Site, thread: AnnsThread
 ) -> None:
-    bob, root = _login(site.client, "bob"), _login(site.client, "root")
+    bob, root = login(site.client, "bob"), login(site.client, "root")
     assert site.client.get("/api/threads", headers=bob).json()["threads"] == []
     for headers in (bob, root):
         url = f"/api/threads/{thread.id}"
@@ -259,7 +183,7 @@ def test_a_thread_exports_every_answer_in_order_and_only_to_its_owner(
     report = site.client.get(url, headers=thread.ann)  # html by default
     assert report.status_code == 200, report.text[:500]
     assert [a["id"] for a in read_evidence(report.text)["answers"]] == ids
-    bob = _login(site.client, "bob")
+    bob = login(site.client, "bob")
     assert site.client.get(url, headers=bob).status_code == 404
     assert site.client.get(f"/api/answers/{ids[0]}/export", headers=bob).status_code == 404
 
@@ -351,8 +275,15 @@ def test_the_thread_log_keeps_owners_apart_and_goes_with_a_removed_user(backend:
         assert store.threads(store.user("bob").id) == []
         assert [t.turns for t in store.threads(ann.id)] == [2]
         assert [t.id for t in store.threads(ann.id, ["50%_off"])] == [mine.id]
-        assert store.threads(ann.id, ["5%_"]) == []  # % and _ are themselves
+        assert store.threads(ann.id, ["5%_"]) == []  # no wildcard: "5" is no word of it
         assert store.threads(ann.id, ["first?", "nowhere"]) == []  # every word must match
+        # whole words, case-folded after NFKC, on both backends alike (SQLite's lower() and
+        # LIKE fold ASCII only): "tile" is no word of "Tiles", "STRASSE" is "Straße"
+        assert store.threads(ann.id, ["tile"]) == []
+        assert [t.id for t in store.threads(ann.id, ["TILES", "then"])] == [mine.id]
+        assert store.add_turn(local.id, "Über die Straße?", {"text": "ﬁne"}) is not None
+        assert [t.id for t in store.threads(None, ["über", "STRASSE", "fine"])] == [local.id]
+        assert store.threads(None, ["uber"]) == []
         turns = store.thread_turns(mine.id)
         assert [(t.idx, t.question, t.answer_id) for t in turns] == [
             (0, "first?", None),
@@ -360,7 +291,7 @@ def test_the_thread_log_keeps_owners_apart_and_goes_with_a_removed_user(backend:
         ]
         assert turns[0].answer == answer
         counts = {c.owner: (c.threads, c.turns) for c in store.thread_counts()}
-        assert counts == {ann.id: (1, 2), None: (1, 0)}
+        assert counts == {ann.id: (1, 2), None: (1, 1)}
         assert (
             store.rename_thread(local.id, "Renamed") and store.thread(local.id).title == "Renamed"
         )

@@ -13,6 +13,7 @@ import pytest
 import truthbase
 from truthbase import api
 from truthbase.errors import NotFound
+from truthbase.mcp import kept as mcp_kept
 from truthbase.mcp import tools as mcp_tools
 
 
@@ -71,6 +72,12 @@ def test_every_mcp_tool_has_a_schema_and_a_handler() -> None:
         "verify_claim",
         "list_documents",
         "list_collections",
+        "list_threads",
+        "open_thread",
+        "share_thread",
+        "unshare_thread",
+        "give_feedback",
+        "verify_report",
     ]
     for tool in mcp_tools.TOOLS:
         assert tool.input_schema["type"] == "object" and tool.description
@@ -107,6 +114,12 @@ def test_each_mcp_schema_is_generated_from_its_arguments_model() -> None:
         "verify_claim": mcp_tools.ClaimArguments,
         "list_documents": mcp_tools.NoArguments,
         "list_collections": mcp_tools.NoArguments,
+        "list_threads": mcp_kept.ThreadListArguments,
+        "open_thread": mcp_kept.ThreadArguments,
+        "share_thread": mcp_kept.ThreadArguments,
+        "unshare_thread": mcp_kept.ThreadArguments,
+        "give_feedback": mcp_kept.FeedbackArguments,
+        "verify_report": mcp_kept.ReportArguments,
     }
     for tool in mcp_tools.TOOLS:
         model = models[tool.name]

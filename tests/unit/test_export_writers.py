@@ -174,6 +174,16 @@ def test_markdown_makes_each_marker_a_footnote() -> None:
     assert any(line.startswith("[^2]:") and "section 12" in line for line in md.splitlines())
 
 
+def test_a_markdown_export_carries_the_same_evidence_out_of_sight() -> None:
+    answers = [_answer(5), _answer(6, "And then -- what? -->")]
+    md = markdown_report(answers, NOW)
+    assert read_evidence(md) == evidence_json(tuple(answers), NOW)  # as the HTML report's
+    block = md[md.index("<!-- truthbase-evidence/1") :]
+    assert block.count("-->") == 1 and block.rstrip().endswith("-->")  # one comment, at the end
+    with pytest.raises(InvalidInput, match="not JSON"):
+        read_evidence(md.replace('"answers"', '"answers', 1))
+
+
 def test_a_thread_keeps_each_answers_footnotes_apart() -> None:
     md = markdown_report([_answer(5), _answer(6, "And then?")], NOW)
     assert "[^a5-1]" in md and "[^a6-1]" in md

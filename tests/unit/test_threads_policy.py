@@ -15,8 +15,7 @@ from truthbase.app import threads as saved
 from truthbase.errors import InvalidInput, NotFound
 from truthbase.records import OPERATOR, Viewer
 from truthbase.store import SQLiteStore
-from truthbase.store.sql.threads import like_pattern
-from truthbase.turns import CitedSpan, StoredTurn
+from truthbase.turns import CitedSpan, StoredTurn, search_terms
 
 ANSWER = {
     "text": "Trees are built by clustering [1].",
@@ -86,7 +85,15 @@ def test_titles_and_search_words_are_checked() -> None:
     with pytest.raises(InvalidInput):
         saved.search_words(" ".join(["w"] * 11))
     assert saved.search_words("  a   b ") == ["a", "b"]
-    assert like_pattern("50%_a\\b") == "%50\\%\\_a\\\\b%"
+    # words match whole words, after NFKC and case folding, punctuation aside
+    assert search_terms("RAPTOR's ﬁle: 50%_off; Straße?") == {
+        "raptor",
+        "s",
+        "file",
+        "50",
+        "_off",
+        "strasse",
+    }
 
 
 def test_a_refused_turn_keeps_no_text() -> None:

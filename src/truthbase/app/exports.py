@@ -29,12 +29,26 @@ from ..store import Store
 from .errors import Forbidden
 from .passages import viewer_url
 
-__all__ = ["EXPORT_FORMATS", "ExportFile", "ExportFormat", "export_answers", "verify_report"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "MAX_REPORT_BYTES",
+    "REPORT_MEDIA_TYPES",
+    "ExportFile",
+    "ExportFormat",
+    "export_answers",
+    "verify_report",
+]
 
 ExportFormat = Literal["md", "html"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "html")
 
 _MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8"}
+
+#: The largest report a door hands to :func:`verify_report` (UTF-8 bytes): an HTML report
+#: carries a PNG per citation, some 100 KB each, so this holds a long thread's with room.
+MAX_REPORT_BYTES = 32 * 1024 * 1024
+#: The media types a report is sent as (what the export routes serve, and plain text).
+REPORT_MEDIA_TYPES = ("text/html", "text/markdown", "text/plain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +106,16 @@ def export_answers(
 
 
 def verify_report(store: Store, viewer: Viewer, report: str) -> ReportCheck:
-    """Re-check an HTML evidence report against the index: each citation it shows on its page
+    """Re-check an exported report (HTML, or a Markdown export: both carry the evidence)
+    against the index, for every door (``verify --report``, ``POST /api/reports/verify``, MCP's
+    ``verify_report``): each citation it shows on its page
     must still be there (:func:`truthbase.export.recheck_report`). InvalidInput for a file that
     is not a report; Forbidden for a viewer who does not see every document (the answer would
     tell which documents the index holds)."""
     if not sees_everything(viewer):
         raise Forbidden("re-checking a report is for those who see every document")
+    if len(report.encode("utf-8", "surrogatepass")) > MAX_REPORT_BYTES:
+        raise InvalidInput(f"the report is larger than {MAX_REPORT_BYTES} bytes")
     evidence = read_evidence(report)
     known = {d.id for d in store.list_documents()}
     return recheck_report(evidence, store, known)

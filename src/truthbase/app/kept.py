@@ -33,7 +33,7 @@ class KeptAnswers:
 
     def threads(self, query: str | None = None) -> list[ThreadInfo]:
         """The viewer's saved threads, newest first; with ``query``, those whose questions or
-        answers contain each of its words."""
+        answers hold each of its words as a whole word."""
         return saved_threads.threads(self.store, self.viewer, query)
 
     def thread(self, thread_id: str) -> saved_threads.OpenedThread:
@@ -91,7 +91,9 @@ class KeptAnswers:
         return self.export_answers(ids, fmt, base_url=base_url)
 
     def verify_report(self, report: str) -> ReportCheck:
-        """What of an exported HTML report no longer holds in this index."""
+        """What of an exported report (its HTML or Markdown text) no longer holds in this
+        index (those who see every document; InvalidInput over
+        :data:`~.exports.MAX_REPORT_BYTES` or for a file that is not a report)."""
         return exports.verify_report(self.store, self.viewer, report)
 
     # -- feedback (the rules: :mod:`.feedback`) ------------------------------------------------

@@ -130,7 +130,7 @@ def search_words(query: str | None) -> list[str]:
 
 def threads(store: ThreadLog, viewer: Viewer, query: str | None = None) -> list[ThreadInfo]:
     """The viewer's threads, newest first; with ``query``, those whose questions or answers
-    contain each of its words."""
+    hold each of its words as a whole word (:func:`~truthbase.turns.search_terms`)."""
     return store.threads(_owner(viewer), search_words(query))
 
 

@@ -31,6 +31,7 @@ from .jobs import jobs_group, worker_command
 from .mcp import mcp_command
 from .segments import segments_group
 from .serve import serve
+from .threads import threads_group
 
 __all__ = ["cli", "main"]
 
@@ -87,6 +88,7 @@ cli.add_command(tokens_group)
 cli.add_command(collections_group)
 cli.add_command(jobs_group)
 cli.add_command(feedback_group)
+cli.add_command(threads_group)
 cli.add_command(worker_command)
 
 

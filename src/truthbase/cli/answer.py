@@ -182,8 +182,8 @@ def _place(kind: str | None, page: int) -> str:
     "report_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Re-check an exported HTML evidence report (`truthbase export`) instead of the "
-    "stored answers.",
+    help="Re-check an exported report (`truthbase export`: the HTML report or the Markdown) "
+    "instead of the stored answers.",
 )
 @click.pass_obj
 def verify_command(app: AppContext, as_json: bool, report_file: Path | None) -> None:

@@ -46,7 +46,8 @@ class ServerSettings(_Section):
         default=1 << 20,
         ge=1024,
         description="Largest request body (bytes) of every route but uploads (which have "
-        "library.max_file_bytes): a larger one is answered 413 before it is parsed.",
+        "library.max_file_bytes) and report re-checks (32 MiB): a larger one is answered 413 "
+        "before it is parsed.",
     )
     max_concurrent_chats: int = Field(
         default=8,

@@ -25,6 +25,7 @@ from .evidence import (
     evidence_json,
     split_markers,
 )
+from .markdown import markdown_evidence
 
 __all__ = ["EVIDENCE_ELEMENT_ID", "html_report", "read_evidence"]
 
@@ -145,13 +146,17 @@ def html_report(answers: Sequence[ExportedAnswer], exported_at: str) -> str:
 
 
 def read_evidence(report: str) -> dict[str, Any]:
-    """The evidence block of an HTML report; InvalidInput when there is none, or it is not
+    """The evidence block of an HTML report (or of a Markdown export:
+    :func:`.markdown.markdown_evidence`); InvalidInput when there is none, or it is not
     evidence this version reads."""
     match = _BLOCK.search(report)
-    if match is None:
-        raise InvalidInput("no TruthBase evidence in this file (not an HTML evidence report)")
+    text = html.unescape(match.group(1)) if match is not None else markdown_evidence(report)
+    if text is None:
+        raise InvalidInput(
+            "no TruthBase evidence in this file (not an exported HTML or Markdown report)"
+        )
     try:
-        evidence = json.loads(html.unescape(match.group(1)))
+        evidence = json.loads(text)
     except ValueError as error:
         raise InvalidInput(f"the report's evidence is not JSON: {error}") from None
     if not isinstance(evidence, dict) or evidence.get("format") != EVIDENCE_FORMAT:

@@ -1,14 +1,31 @@
 """An export as Markdown: each answer, its [n] markers as footnotes, and each footnote the
 citation's quote, document, printed and physical page, state, span and the link that opens its
-highlight. Pure: text in, text out."""
+highlight. At the end, the machine-readable evidence (:func:`.evidence.evidence_json`, as the
+HTML report embeds it) in an HTML comment, which no Markdown renderer shows:
+:func:`markdown_evidence` takes it back out, so that ``truthbase verify --report`` re-checks a
+Markdown export too. Pure: text in, text out."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 
-from .evidence import CitedEvidence, ExportedAnswer, split_markers
+from .evidence import (
+    EVIDENCE_FORMAT,
+    EVIDENCE_VERSION,
+    CitedEvidence,
+    ExportedAnswer,
+    evidence_json,
+    split_markers,
+)
 
-__all__ = ["markdown_report"]
+__all__ = ["markdown_evidence", "markdown_report"]
+
+# The comment's first line names the format; the JSON holds no "--" (escaped as "-\u002d",
+# which can only occur in its strings), so the comment ends at the first "-->".
+_OPEN = f"<!-- {EVIDENCE_FORMAT}/"
+_BLOCK = re.compile(rf"^{re.escape(_OPEN)}(\d+)\n(.*?)\n-->$", re.DOTALL | re.MULTILINE)
 
 
 def _footnote_id(answer: ExportedAnswer, n: int, several: bool) -> str:
@@ -78,4 +95,12 @@ def markdown_report(answers: Sequence[ExportedAnswer], exported_at: str) -> str:
     lines.append("")
     for answer in answers:
         lines.extend(_answer_section(answer, several))
+    evidence = json.dumps(evidence_json(tuple(answers), exported_at), ensure_ascii=False)
+    lines += ["", f"{_OPEN}{EVIDENCE_VERSION}", evidence.replace("--", "-\\u002d"), "-->"]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def markdown_evidence(report: str) -> str | None:
+    """The evidence JSON text of a Markdown export (None when it has none)."""
+    match = _BLOCK.search(report)
+    return match.group(2) if match is not None else None

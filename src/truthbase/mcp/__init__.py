@@ -6,7 +6,9 @@ JSON schema and description are written here, for a model, and every error is ou
 The tools are a thin shell over the application service (:class:`truthbase.app.Service`,
 whose policy every door shares): ``search``,
 ``ask``, ``get_passage``, ``verify_claim`` (the one :func:`truthbase.cite.verify.verify_claim`
-the CLI runs) and ``list_documents``; each document's metadata is a resource
+the CLI runs), ``list_documents`` and ``list_collections`` (:mod:`.tools`); over what a user
+keeps, ``list_threads``, ``open_thread``, ``share_thread``, ``unshare_thread``,
+``give_feedback`` and ``verify_report`` (:mod:`.kept`); each document's metadata is a resource
 (``truthbase://documents/{id}``).
 
 Who asks decides what they see (:mod:`truthbase.access`, through the service's viewer):

@@ -37,7 +37,8 @@ __all__ = [
 INSTRUCTIONS = (
     "TruthBase holds the user's PDFs and EPUB books. Find evidence with search, read "
     "around it with get_passage, answer with ask (citations carry a verified state), "
-    "and check any quote you cite with verify_claim before you rely on it."
+    "and check any quote you cite with verify_claim before you rely on it. Saved threads "
+    "(list_threads, open_thread) keep answers with their citations checked again when opened."
 )
 
 

@@ -1,8 +1,10 @@
 """The MCP tools as a model sees them (:data:`TOOLS`: names, descriptions, JSON schemas) and
 the one entry point that runs one (:func:`call_tool`): each translates its arguments into a
 call of the application service (:class:`truthbase.app.Service`) and its result into JSON.
-Each tool's arguments are one typed model (:class:`SearchArguments`, ...): the schema a model
-reads is generated from it and the call is validated by it, so the two cannot drift.
+Each tool's arguments are one typed model (:class:`SearchArguments`, ...; :mod:`.base`): the
+schema a model reads is generated from it and the call is validated by it, so the two cannot
+drift. The tools over what a user keeps (saved threads, their links, feedback, the re-check of
+an exported report) are :mod:`.kept`'s.
 
 Errors: a :class:`~truthbase.errors.TruthBaseError` (an unknown or hidden document, a span out of
 range, a bad argument) is an MCP tool error whose text is its message; a spent quota says when to
@@ -14,11 +16,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..app import QuotaExceeded, Service, viewer_url
 from ..cite.tags import format_tag
@@ -28,6 +29,8 @@ from ..model import DocumentInfo
 from ..quota import Admission, retry_after_header
 from ..records import ChatMode, SearchHit
 from ..turns import MAX_TURNS, turns_from_json
+from .base import Arguments, Call, NoArguments, Tool, input_schema, parse_arguments
+from .kept import KEPT_TOOLS, without_rects
 
 __all__ = [
     "RESOURCE_PREFIX",
@@ -109,13 +112,6 @@ _LIST_COLLECTIONS = (
 # -- arguments: one typed model per tool; its JSON schema is generated from it --------------------
 
 
-class _Arguments(BaseModel):
-    """A tool's arguments: unknown names refused, JSON types taken as they are (no coercion:
-    ``"5"`` is not a number, ``true`` is not one either)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
 def _documents_argument() -> Any:
     return Field(
         default=None,
@@ -134,7 +130,7 @@ def _collection_argument() -> Any:
     )
 
 
-class SearchArguments(_Arguments):
+class SearchArguments(Arguments):
     query: str = Field(min_length=1, description="What to look for: a question or keywords.")
     k: int = Field(default=DEFAULT_K, ge=1, le=50, description="How many passages to return.")
     doc: str | None = Field(
@@ -158,7 +154,7 @@ class HistoryTurn(BaseModel):
     searched_for: str | None = None
 
 
-class AskArguments(_Arguments):
+class AskArguments(Arguments):
     question: str = Field(min_length=1, description="The question.")
     mode: ChatMode = Field(
         default="auto",
@@ -192,7 +188,7 @@ class AskArguments(_Arguments):
     )
 
 
-class PassageArguments(_Arguments):
+class PassageArguments(Arguments):
     doc: str = Field(min_length=4, description=_DOC_TEXT)
     unit: int = Field(
         ge=0, description="0-based unit: page - 1 for a PDF, the section for an EPUB."
@@ -201,7 +197,7 @@ class PassageArguments(_Arguments):
     end: int = Field(ge=0, description="End (exclusive).")
 
 
-class ClaimArguments(_Arguments):
+class ClaimArguments(Arguments):
     doc: str = Field(min_length=4, description=_DOC_TEXT)
     page: int | None = Field(default=None, ge=1, description="1-based PDF page.")
     unit: int | None = Field(
@@ -209,51 +205,6 @@ class ClaimArguments(_Arguments):
     )
     quote: str = Field(min_length=1, description="The passage, verbatim as on the page.")
     claim: str = Field(min_length=1, description="The statement the quote is cited for.")
-
-
-class NoArguments(_Arguments):
-    pass
-
-
-ArgumentsT = TypeVar("ArgumentsT", bound=_Arguments)
-
-
-def _plain(node: Any) -> Any:
-    """A JSON schema as a model reads it best: no titles, and an optional value as its own type
-    (pydantic writes ``anyOf: [T, null]`` with ``default: null``; a missing argument is None)."""
-    if isinstance(node, list):
-        return [_plain(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    node = {k: _plain(v) for k, v in node.items() if k != "title"}
-    options = node.get("anyOf")
-    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
-        (kept,) = [option for option in options if option != {"type": "null"}]
-        node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
-        if node.get("default", "") is None:
-            del node["default"]
-    return node
-
-
-def input_schema(arguments: type[_Arguments]) -> dict[str, Any]:
-    """The JSON schema of a tool's arguments, generated from their model."""
-    schema: dict[str, Any] = _plain(arguments.model_json_schema())
-    schema.setdefault("properties", {})
-    return schema
-
-
-def _parse(tool: str, model: type[ArgumentsT], args: Mapping[str, Any]) -> ArgumentsT:
-    """The arguments as their model, or InvalidInput naming each wrong one."""
-    unknown = sorted(set(args) - set(model.model_fields))
-    if unknown:
-        raise InvalidInput(f"{tool} takes no argument {', '.join(map(repr, unknown))}")
-    try:
-        return model.model_validate(dict(args))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"argument {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
-        )
-        raise InvalidInput(f"{tool}: {problems}") from exc
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -309,15 +260,6 @@ def _hit_json(
 # -- the tools -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One tool call: the service as the caller may use it, and the caller's address (None over
-    stdio: not counted against a quota)."""
-
-    service: Service
-    address: str | None = None
-
-
 def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
     service = call.service
     hits = service.search(
@@ -334,15 +276,6 @@ def _search(call: Call, args: SearchArguments) -> dict[str, Any]:
         "query": args.query,
         "results": [_hit_json(h, i, kinds, base) for i, h in enumerate(hits, 1)],
     }
-
-
-def _without_rects(citation: dict[str, Any]) -> dict[str, Any]:
-    """A citation record without its boxes (its own and its conflict's): page geometry is of
-    no use to a model."""
-    row = {k: v for k, v in citation.items() if k != "rects"}
-    if isinstance(row.get("conflict"), dict):
-        row["conflict"] = {k: v for k, v in row["conflict"].items() if k != "rects"}
-    return row
 
 
 def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
@@ -372,7 +305,7 @@ def _ask(call: Call, args: AskArguments) -> dict[str, Any]:
                 for s in data["sources"]
             ]
         elif kind == "citations":
-            citations = [_without_rects(c) for c in data["citations"]]
+            citations = [without_rects(c) for c in data["citations"]]
         elif kind == "done":
             answer = data["answer"]
             return {
@@ -420,40 +353,20 @@ def _list_collections(call: Call, _: NoArguments) -> dict[str, Any]:
     return {"collections": [{"name": c.name, "documents": list(c.documents)} for c in kept]}
 
 
-@dataclass(frozen=True, slots=True)
-class _Tool:
-    """One tool: what a model sees of it (the schema from ``arguments``) and what runs it."""
-
-    name: str
-    description: str
-    arguments: type[_Arguments]
-    handler: Callable[[Call, Any], dict[str, Any]]
-    read_only: bool = True
-
-    def listed(self) -> types.Tool:
-        return types.Tool(
-            name=self.name,
-            description=self.description,
-            input_schema=input_schema(self.arguments),
-            annotations=types.ToolAnnotations(
-                read_only_hint=self.read_only, idempotent_hint=self.read_only
-            ),
-        )
-
-
 _TOOLS = (
-    _Tool("search", _SEARCH, SearchArguments, _search),
-    _Tool("ask", _ASK, AskArguments, _ask, read_only=False),
-    _Tool("get_passage", _GET_PASSAGE, PassageArguments, _get_passage),
-    _Tool("verify_claim", _VERIFY_CLAIM, ClaimArguments, _verify_claim),
-    _Tool("list_documents", _LIST_DOCUMENTS, NoArguments, _list_documents),
-    _Tool("list_collections", _LIST_COLLECTIONS, NoArguments, _list_collections),
+    Tool("search", _SEARCH, SearchArguments, _search),
+    Tool("ask", _ASK, AskArguments, _ask, read_only=False),
+    Tool("get_passage", _GET_PASSAGE, PassageArguments, _get_passage),
+    Tool("verify_claim", _VERIFY_CLAIM, ClaimArguments, _verify_claim),
+    Tool("list_documents", _LIST_DOCUMENTS, NoArguments, _list_documents),
+    Tool("list_collections", _LIST_COLLECTIONS, NoArguments, _list_collections),
+    *KEPT_TOOLS,
 )
 
 #: The tools, as a model sees them: a name, what it is for, and its arguments' JSON schema.
 TOOLS: tuple[types.Tool, ...] = tuple(tool.listed() for tool in _TOOLS)
 _HANDLERS: dict[str, Callable[[Call, Any], dict[str, Any]]] = {t.name: t.handler for t in _TOOLS}
-_ARGUMENTS: dict[str, type[_Arguments]] = {t.name: t.arguments for t in _TOOLS}
+_ARGUMENTS: dict[str, type[Arguments]] = {t.name: t.arguments for t in _TOOLS}
 
 
 def tool_error(message: str) -> types.CallToolResult:
@@ -472,7 +385,7 @@ def call_tool(
     if handler is None:
         return tool_error(f"no tool {name!r}: the tools are {', '.join(_HANDLERS)}")
     try:
-        parsed = _parse(name, _ARGUMENTS[name], arguments)
+        parsed = parse_arguments(name, _ARGUMENTS[name], arguments)
         result = handler(Call(service, address), parsed)
     except QuotaExceeded as exc:
         wait = retry_after_header(Admission(admitted=False, retry_after_s=exc.retry_after_s))

@@ -57,6 +57,7 @@ from . import (
 from .auth import AuthGate
 from .collections import COLLECTION_ROUTES
 from .documents import package_version
+from .exports import EXPORT_ROUTES
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES
 from .middleware import BodyLimit, HostCheck, SecurityHeaders, UnexpectedErrors, allowed_hosts
@@ -94,8 +95,6 @@ ROUTES = (
     "GET /api/me",
     "GET /admin",
     "GET /api/admin/usage",
-    "GET /api/answers/{answer_id}/export",
-    "GET /api/threads/{thread_id}/export",
     "POST /api/answers/{answer_id}/feedback",
     "GET /api/answers/{answer_id}/feedback",
     "GET /api/feedback",
@@ -103,6 +102,7 @@ ROUTES = (
     *LIBRARY_ROUTES,
     *COLLECTION_ROUTES,
     *THREAD_ROUTES,
+    *EXPORT_ROUTES,
     *SHARE_ROUTES,
 )
 

@@ -52,8 +52,9 @@ PAGE_CSP = (
     "frame-ancestors 'none'"
 )
 REFERRER_POLICY = "same-origin"
-#: Routes whose bodies have their own limit (the upload's, ``library.max_file_bytes``).
-_OWN_LIMIT = frozenset({("POST", "/api/documents")})
+#: Routes whose bodies have their own limit (the upload's, ``library.max_file_bytes``; a
+#: report's, :data:`truthbase.app.exports.MAX_REPORT_BYTES`).
+_OWN_LIMIT = frozenset({("POST", "/api/documents"), ("POST", "/api/reports/verify")})
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 

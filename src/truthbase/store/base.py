@@ -224,7 +224,7 @@ class ThreadLog(Protocol):
 
     def threads(self, owner: str | None, words: Sequence[str] = ()) -> list[ThreadInfo]:
         """``owner``'s threads, newest first; with ``words``, those whose questions or answers
-        contain every one of them (case-folded)."""
+        hold every one of them as a whole word (:func:`truthbase.turns.search_terms`)."""
         ...
 
     def thread_turns(self, thread_id: str) -> list[StoredTurn]: ...

@@ -13,31 +13,20 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ...turns import StoredTurn, ThreadCount, ThreadInfo
+from ...turns import StoredTurn, ThreadCount, ThreadInfo, search_terms
 from .dialect import Dialect
 
-__all__ = ["ThreadRows", "like_pattern"]
+__all__ = ["ThreadRows"]
 
 _THREAD_COLUMNS = (
     "th.id, th.owner, th.title, th.created_at, th.updated_at, "
     "(SELECT count(*) FROM thread_turns t WHERE t.thread_id = th.id)"
-)
-# A word matches a thread when one of its questions or answers contains it, case-folded.
-_HAS_WORD = (
-    "EXISTS (SELECT 1 FROM thread_turns t WHERE t.thread_id = th.id AND "
-    "(lower(t.question) LIKE ? ESCAPE '\\' OR lower(t.answer_text) LIKE ? ESCAPE '\\'))"
 )
 
 
 def _now() -> str:
     # Microseconds, so that two turns within one second still list newest first.
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def like_pattern(word: str) -> str:
-    """``word`` (lower-cased) anywhere in a text, as a LIKE pattern with ``\\`` escaping."""
-    escaped = word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def _thread(row: Sequence[Any]) -> ThreadInfo:
@@ -89,20 +78,37 @@ class ThreadRows:
         return _thread(row) if row is not None else None
 
     def threads(self, owner: str | None, words: Sequence[str] = ()) -> list[ThreadInfo]:
-        """``owner``'s threads, newest first; with ``words``, those whose questions or answers
-        contain every one of them (case-folded)."""
-        where = ["th.owner IS NOT DISTINCT FROM ?"]
-        params: list[Any] = [owner]
-        for word in words:
-            where.append(_HAS_WORD)
-            params += [like_pattern(word)] * 2
+        """``owner``'s threads, newest first; with ``words``, those whose questions and answers
+        hold every one of them as a whole word (:func:`~truthbase.turns.search_terms` cuts
+        both). The match is made here, once for both backends, over the owner's turns' texts
+        (not their answer records): a user's threads are few enough to read, and SQLite's
+        ``lower``/``LIKE`` fold only ASCII where PostgreSQL's fold all of Unicode."""
+        terms = search_terms(" ".join(words))
         with self._sql.read() as conn:
             rows = conn.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads th WHERE {' AND '.join(where)} "
+                f"SELECT {_THREAD_COLUMNS} FROM threads th WHERE th.owner IS NOT DISTINCT FROM ? "
                 "ORDER BY th.updated_at DESC, th.created_at DESC, th.id",
-                params,
+                (owner,),
             ).fetchall()
-        return [_thread(r) for r in rows]
+            texts = (
+                conn.execute(
+                    "SELECT t.thread_id, t.question, t.answer_text FROM thread_turns t "
+                    "JOIN threads th ON th.id = t.thread_id "
+                    "WHERE th.owner IS NOT DISTINCT FROM ?",
+                    (owner,),
+                ).fetchall()
+                if terms
+                else []
+            )
+        found = [_thread(r) for r in rows]
+        if not terms:
+            return found
+        missing: dict[str, set[str]] = {t.id: set(terms) for t in found}
+        for thread_id, question, answer_text in texts:
+            left = missing.get(str(thread_id))
+            if left:
+                left -= search_terms(f"{question}\n{answer_text}")
+        return [t for t in found if not missing[t.id]]
 
     def thread_turns(self, thread_id: str) -> list[StoredTurn]:
         """The thread's turns in the order asked."""
