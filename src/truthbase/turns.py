@@ -154,8 +154,8 @@ _WORD = re.compile(r"\w+")
 def search_terms(text: str) -> frozenset[str]:
     """The words of ``text`` as a thread search matches them: runs of letters, digits and ``_``
     after NFKC, case-folded. The same function cuts a search's words and a thread's questions
-    and answers, so a word matches a whole word of theirs ("rag" does not find "fragment"), on
-    both backends alike."""
+    and answers, so a word matches the start of a word of theirs ("embed" finds "embedded",
+    "rag" does not find "fragment"), on both backends alike."""
     return frozenset(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 

@@ -142,7 +142,8 @@ def test_the_list_is_newest_first_and_searchable_by_questions_and_answers(
     assert thread.id in found(only_answer[0])
     assert found("zebras") == []
     assert found("%_") == []  # no wildcard: punctuation is no word
-    assert found("embedde") == []  # whole words: a piece of "embedded" finds nothing
+    assert found("embedde") == [thread.id]  # as one types: the start of "embedded"
+    assert found("mbedded") == []  # a word's start, not any piece of it
     assert found("raptor?") == [thread.id]  # punctuation aside
 
 
@@ -275,11 +276,12 @@ def test_the_thread_log_keeps_owners_apart_and_goes_with_a_removed_user(backend:
         assert store.threads(store.user("bob").id) == []
         assert [t.turns for t in store.threads(ann.id)] == [2]
         assert [t.id for t in store.threads(ann.id, ["50%_off"])] == [mine.id]
-        assert store.threads(ann.id, ["5%_"]) == []  # no wildcard: "5" is no word of it
+        assert store.threads(ann.id, ["5%_x"]) == []  # no wildcard: no word begins with "_x"
         assert store.threads(ann.id, ["first?", "nowhere"]) == []  # every word must match
-        # whole words, case-folded after NFKC, on both backends alike (SQLite's lower() and
-        # LIKE fold ASCII only): "tile" is no word of "Tiles", "STRASSE" is "Straße"
-        assert store.threads(ann.id, ["tile"]) == []
+        # the starts of words, case-folded after NFKC, on both backends alike (SQLite's lower()
+        # and LIKE fold ASCII only): "iles" begins no word of "Tiles", "STRASSE" is "Straße"
+        assert store.threads(ann.id, ["iles"]) == []
+        assert [t.id for t in store.threads(ann.id, ["TILE"])] == [mine.id]
         assert [t.id for t in store.threads(ann.id, ["TILES", "then"])] == [mine.id]
         assert store.add_turn(local.id, "Über die Straße?", {"text": "ﬁne"}) is not None
         assert [t.id for t in store.threads(None, ["über", "STRASSE", "fine"])] == [local.id]

@@ -33,7 +33,7 @@ class KeptAnswers:
 
     def threads(self, query: str | None = None) -> list[ThreadInfo]:
         """The viewer's saved threads, newest first; with ``query``, those whose questions or
-        answers hold each of its words as a whole word."""
+        answers hold, for each of its words, a word that begins with it."""
         return saved_threads.threads(self.store, self.viewer, query)
 
     def thread(self, thread_id: str) -> saved_threads.OpenedThread:

@@ -130,7 +130,8 @@ def search_words(query: str | None) -> list[str]:
 
 def threads(store: ThreadLog, viewer: Viewer, query: str | None = None) -> list[ThreadInfo]:
     """The viewer's threads, newest first; with ``query``, those whose questions or answers
-    hold each of its words as a whole word (:func:`~truthbase.turns.search_terms`)."""
+    hold, for each of its words, a word that begins with it
+    (:func:`~truthbase.turns.search_terms`)."""
     return store.threads(_owner(viewer), search_words(query))
 
 

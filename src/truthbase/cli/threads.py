@@ -39,8 +39,8 @@ def threads_group() -> None:
     "words",
     default=None,
     metavar="WORDS",
-    help="Only threads whose questions or answers hold every one of these words (whole words, "
-    "case-folded; at most 10).",
+    help="Only threads whose questions or answers hold, for every one of these words, a word "
+    "that begins with it (embed finds embedded; case-folded; at most 10).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_obj

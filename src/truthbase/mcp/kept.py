@@ -35,7 +35,8 @@ _THREAD_ID = r"^[0-9a-f]{32}$"
 _LIST_THREADS = (
     "List your saved threads (conversations kept with their evidence; ask with new_thread "
     "starts one), newest first: id, title, number of turns, last update. With search, only "
-    "those whose questions or answers hold every one of its words (whole words, any case)."
+    "those whose questions or answers hold, for every one of its words, a word that begins with "
+    "it (any case)."
 )
 
 _OPEN_THREAD = (

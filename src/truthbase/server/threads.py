@@ -35,7 +35,8 @@ async def list_threads(
     q: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> dict[str, Any]:
     """The caller's saved threads, newest first (``q``: only those whose questions or answers
-    hold each of its words as a whole word, case-folded: :func:`truthbase.turns.search_terms`)."""
+    hold, for each of its words, a word that begins with it, case-folded:
+    :func:`truthbase.turns.search_terms`)."""
     found = await run_in_threadpool(service.threads, q)
     return {"threads": [t.to_json() for t in found]}
 

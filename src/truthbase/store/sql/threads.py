@@ -79,10 +79,11 @@ class ThreadRows:
 
     def threads(self, owner: str | None, words: Sequence[str] = ()) -> list[ThreadInfo]:
         """``owner``'s threads, newest first; with ``words``, those whose questions and answers
-        hold every one of them as a whole word (:func:`~truthbase.turns.search_terms` cuts
-        both). The match is made here, once for both backends, over the owner's turns' texts
-        (not their answer records): a user's threads are few enough to read, and SQLite's
-        ``lower``/``LIKE`` fold only ASCII where PostgreSQL's fold all of Unicode."""
+        hold, for every one of them, a word that begins with it (:func:`~truthbase.turns.
+        search_terms` cuts both): the page searches as one types, so "embed" finds "embedded"
+        while "bed" does not. The match is made here, once for both backends, over the owner's
+        turns' texts (not their answer records): a user's threads are few enough to read, and
+        SQLite's ``lower``/``LIKE`` fold only ASCII where PostgreSQL's fold all of Unicode."""
         terms = search_terms(" ".join(words))
         with self._sql.read() as conn:
             rows = conn.execute(
@@ -107,7 +108,8 @@ class ThreadRows:
         for thread_id, question, answer_text in texts:
             left = missing.get(str(thread_id))
             if left:
-                left -= search_terms(f"{question}\n{answer_text}")
+                words = search_terms(f"{question}\n{answer_text}")
+                left -= {term for term in left if any(w.startswith(term) for w in words)}
         return [t for t in found if not missing[t.id]]
 
     def thread_turns(self, thread_id: str) -> list[StoredTurn]:
