@@ -79,35 +79,22 @@ def ingest_once(src: Path, settings: dict[str, str], folder: Path) -> tuple[floa
     return wall, usage.ru_maxrss / 1024
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", action="append", required=True, help="NAME=SRC[:K=V,...]")
-    parser.add_argument("--folder", type=Path, default=SEED)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    trees = [parse_tree(spec) for spec in args.tree]
-    pages = pages_of(args.folder)
-    walls: dict[str, list[float]] = {name: [] for name, _, _ in trees}
-    peaks: dict[str, list[float]] = {name: [] for name, _, _ in trees}
-    load: list[float] = []
-    for round_no in range(args.rounds):
-        order = trees if round_no % 2 == 0 else trees[::-1]
-        for name, src, settings in order:
-            wall, peak = ingest_once(src, settings, args.folder)
-            walls[name].append(wall)
-            peaks[name].append(peak)
-            load.append(os.getloadavg()[0])
-            print(
-                f"round {round_no + 1} {name}: {wall:.1f} s, {pages / wall:.2f} pages/s, "
-                f"peak {peak:.0f} MiB, load {load[-1]:.1f}",
-                flush=True,
-            )
+def write_report(
+    args: argparse.Namespace,
+    trees: list[tuple[str, Path, dict[str, str]]],
+    pages: int,
+    walls: dict[str, list[float]],
+    peaks: dict[str, list[float]],
+    load: list[float],
+) -> None:
+    """Print and (with --json) write the figures of the rounds done so far."""
+    rounds = min(len(w) for w in walls.values())
+    walls = {name: w[:rounds] for name, w in walls.items()}
     first = statistics.median(walls[trees[0][0]])
     report = {
         "folder": str(args.folder),
         "pages": pages,
-        "rounds": args.rounds,
+        "rounds": rounds,
         "load_average_after_each_run": load,
         "trees": {
             name: {
@@ -132,6 +119,33 @@ def main() -> int:
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", action="append", required=True, help="NAME=SRC[:K=V,...]")
+    parser.add_argument("--folder", type=Path, default=SEED)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    trees = [parse_tree(spec) for spec in args.tree]
+    pages = pages_of(args.folder)
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in trees}
+    peaks: dict[str, list[float]] = {name: [] for name, _, _ in trees}
+    load: list[float] = []
+    for round_no in range(args.rounds):
+        order = trees if round_no % 2 == 0 else trees[::-1]
+        for name, src, settings in order:
+            wall, peak = ingest_once(src, settings, args.folder)
+            walls[name].append(wall)
+            peaks[name].append(peak)
+            load.append(os.getloadavg()[0])
+            print(
+                f"round {round_no + 1} {name}: {wall:.1f} s, {pages / wall:.2f} pages/s, "
+                f"peak {peak:.0f} MiB, load {load[-1]:.1f}",
+                flush=True,
+            )
+            write_report(args, trees, pages, walls, peaks, load)
     return 0
 
 
