@@ -128,6 +128,17 @@ def test_token_vectors_come_from_the_same_pass(minilm: OnnxEmbedder) -> None:
         if item.tokens:
             np.testing.assert_allclose(np.linalg.norm(item.vectors, axis=1), 1.0, rtol=1e-5)
     assert tokens[1].tokens[0] == "rap" and tokens[3].tokens == ()
+    # Each piece's start is where its text begins (ingest keeps a window's title pieces once
+    # by it); pieces of one word start after the word's first.
+    for item in tokens:
+        assert len(item.starts) == len(item.tokens)
+        assert list(item.starts) == sorted(item.starts)
+    words = tokens[1]
+    assert [
+        TEXTS[1][a:].lower().startswith(t.removeprefix("##"))
+        for t, a in zip(words.tokens, words.starts, strict=True)
+    ] == [True] * len(words.tokens)
+    assert words.starts[:3] == (0, 3, 7)  # rap ##tor rec(ursively)
 
 
 def test_late_interaction_finds_the_paraphrased_passage(minilm: OnnxEmbedder) -> None:

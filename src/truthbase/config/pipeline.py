@@ -79,6 +79,15 @@ class ChunkingSettings(_Section):
             "the dev sets it lowered R@1 and MRR (docs/evals/sections.md)."
         ),
     )
+    chunk_pass: bool = Field(
+        default=True,
+        description=(
+            "Embed each chunk that has sentence windows again whole, in a pass of its own. "
+            "Off: only the windows are embedded, and such a chunk's vector (the mean of its "
+            "windows' vectors) and token vectors (its windows' tokens) come from their pass, "
+            "about half the tokens (docs/evals/pooled-chunks.md)."
+        ),
+    )
     token_signs: bool = Field(
         default=True,
         description=(

@@ -54,10 +54,13 @@ class Embedder(Protocol):
 @dataclass(frozen=True, slots=True)
 class TokenVectors:
     """One text's contextual token vectors: a row of unit norm per word piece (the model's
-    special tokens left out), and the word pieces themselves, in order."""
+    special tokens left out), and the word pieces themselves, in order. ``starts``: where each
+    piece begins in the text, in characters (empty when the embedder does not tell): ingest
+    keeps a window's title prefix once in its chunk's token vectors by it."""
 
     vectors: Vectors  # (len(tokens), dim)
     tokens: tuple[str, ...]
+    starts: tuple[int, ...] = ()
 
 
 @runtime_checkable

@@ -281,6 +281,7 @@ def _token_vectors(hidden: npt.NDArray[np.float32], encoding: Encoding) -> Token
     return TokenVectors(
         vectors=l2_normalize(hidden[keep].reshape(len(keep), hidden.shape[-1])),
         tokens=tuple(encoding.tokens[i] for i in keep),
+        starts=tuple(encoding.offsets[i][0] for i in keep),
     )
 
 

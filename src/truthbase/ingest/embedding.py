@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from ..chunking import chunk_units
-from ..embed import Embedder, TokenEmbedder, Vectors
+from ..embed import Embedder, TokenEmbedder, TokenVectors, Vectors, l2_normalize
 from ..model import ChunkDraft, ExtractedDocument
 from ..records import IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
 from ..sections import with_section_paths
@@ -91,6 +92,107 @@ def _embed_chunks(
     return out, packed
 
 
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """A text embedded for a chunk: one of its windows' inputs, or (a chunk without windows)
+    its own; ``prefix`` characters of it are the title/section/context put before the span."""
+
+    text: str
+    prefix: int
+
+
+def _chunk_parts(
+    drafts: Sequence[ChunkDraft],
+    windows: Sequence[WindowDraft],
+    chunk_inputs: Sequence[str],
+    window_inputs: Sequence[str],
+) -> list[list[_Part]]:
+    """Each chunk's texts to embed when chunks get no pass of their own: its windows (which
+    cover its text), else the chunk itself."""
+    parts: list[list[_Part]] = [[] for _ in drafts]
+    for window, text in zip(windows, window_inputs, strict=True):
+        parts[window.chunk].append(_Part(text, len(text) - (window.end - window.start)))
+    for index, text in enumerate(chunk_inputs):
+        if not parts[index]:
+            parts[index].append(_Part(text, len(text) - len(drafts[index].text)))
+    return parts
+
+
+def _groups(parts: Sequence[Sequence[_Part]]) -> list[list[int]]:
+    """The chunks in groups of :data:`TOKEN_GROUP`, longest first (see :func:`_embed_chunks`)."""
+    order = sorted(
+        range(len(parts)), key=lambda i: sum(len(p.text) for p in parts[i]), reverse=True
+    )
+    return [order[lo : lo + TOKEN_GROUP] for lo in range(0, len(order), TOKEN_GROUP)]
+
+
+def _group_texts(parts: Sequence[Sequence[_Part]], group: Sequence[int]) -> list[str]:
+    return list(dict.fromkeys(p.text for i in group for p in parts[i]))
+
+
+def _embed_from_parts(
+    embedder: Embedder,
+    parts: Sequence[Sequence[_Part]],
+    groups: Sequence[Sequence[int]],
+    *,
+    with_signs: bool,
+    meter: Meter | None,
+) -> tuple[npt.NDArray[np.float32], dict[str, npt.NDArray[np.float32]], list[bytes] | None]:
+    """One pass over the chunks' parts: the chunks' vectors, each part text's vector, and the
+    chunks' packed token signs (None: no token data).
+
+    A chunk's vector is the mean of its parts' vectors weighed by their span's length,
+    normalized (its own vector when it is its one part); its token vectors are its parts',
+    in order, the prefix pieces (title, section) kept from the first part only. Every token is
+    then read in the context of its window instead of the whole chunk: the price of embedding
+    each sentence once instead of twice (docs/evals/pooled-chunks.md)."""
+    chunk_vectors = np.zeros((len(parts), embedder.dim), dtype=np.float32)
+    by_text: dict[str, npt.NDArray[np.float32]] = {}
+    packed: list[bytes] | None = [b""] * len(parts) if with_signs else None
+    for group in groups:
+        texts = _group_texts(parts, group)
+        tokens: list[TokenVectors] | None = None
+        if packed is not None:
+            assert isinstance(embedder, TokenEmbedder)
+            vectors, tokens = embedder.embed_with_tokens(texts)
+            if tokens is None or not all(len(t.tokens) for t in tokens):
+                packed, tokens = None, None
+        else:
+            vectors = embedder.embed(texts)
+        row = {text: k for k, text in enumerate(texts)}
+        for k, text in enumerate(texts):
+            by_text[text] = np.asarray(vectors[k], dtype=np.float32)
+        for i in group:
+            rows = [row[p.text] for p in parts[i]]
+            if len(rows) == 1:
+                chunk_vectors[i] = vectors[rows[0]]
+            else:
+                weights = np.array([max(1, len(p.text) - p.prefix) for p in parts[i]], np.float32)
+                mean = (np.asarray(vectors[rows], dtype=np.float32) * weights[:, None]).sum(0)
+                chunk_vectors[i] = l2_normalize(mean[None, :])[0]
+            if packed is not None and tokens is not None:
+                packed[i] = pack_signs(
+                    np.concatenate(
+                        [
+                            _body_rows(tokens[r], p.prefix if n else 0)
+                            for n, (r, p) in enumerate(zip(rows, parts[i], strict=True))
+                        ]
+                    )
+                )
+        if meter is not None:
+            meter(len(texts))
+    return chunk_vectors, by_text, packed
+
+
+def _body_rows(tokens: TokenVectors, prefix: int) -> Vectors:
+    """The token rows of a part from character ``prefix`` on (all when the embedder gives no
+    piece offsets, or when that would leave none)."""
+    if not prefix or not tokens.starts:
+        return tokens.vectors
+    keep = [k for k, start in enumerate(tokens.starts) if start >= prefix]
+    return tokens.vectors[keep] if keep else tokens.vectors
+
+
 def _windows(
     drafts: Sequence[ChunkDraft], texts: dict[int, str], options: IngestOptions
 ) -> list[WindowDraft]:
@@ -120,6 +222,7 @@ def index_document(
     document's texts embedded, in pages)."""
     times = times if times is not None else StageTimes()
     chunking = options.chunking
+    pages = len(document.units)
     started = time.perf_counter()
     chunk_span = start_span("chunk", units=len(document.units))
     assign_languages(document)  # the full-text terms are stemmed in each unit's language
@@ -147,14 +250,28 @@ def index_document(
         )
         for w in windows
     ]
-    meter = _meter(len(chunk_inputs) + len(set(window_inputs)), len(document.units), on_pages)
+    with_signs = chunking.token_signs and isinstance(embedder, TokenEmbedder)
     token_signs: list[bytes] | None = None
-    if chunking.token_signs and drafts and isinstance(embedder, TokenEmbedder):
-        # The chunk vectors and their token vectors come from one forward pass.
-        chunk_vectors, token_signs = _embed_chunks(embedder, chunk_inputs, meter)
-        vectors = np.concatenate([chunk_vectors, _embed_distinct(embedder, window_inputs, meter)])
+    if not chunking.chunk_pass and windows:
+        parts = _chunk_parts(drafts, windows, chunk_inputs, window_inputs)
+        groups = _groups(parts)
+        meter = _meter(sum(len(_group_texts(parts, g)) for g in groups), pages, on_pages)
+        chunk_vectors, by_text, token_signs = _embed_from_parts(
+            embedder, parts, groups, with_signs=with_signs, meter=meter
+        )
+        vectors = np.concatenate(
+            [chunk_vectors, np.array([by_text[t] for t in window_inputs], dtype=np.float32)]
+        )
     else:
-        vectors = _embed_distinct(embedder, chunk_inputs + window_inputs, meter)
+        meter = _meter(len(chunk_inputs) + len(set(window_inputs)), pages, on_pages)
+        if with_signs and drafts:
+            # The chunk vectors and their token vectors come from one forward pass.
+            chunk_vectors, token_signs = _embed_chunks(embedder, chunk_inputs, meter)
+            vectors = np.concatenate(
+                [chunk_vectors, _embed_distinct(embedder, window_inputs, meter)]
+            )
+        else:
+            vectors = _embed_distinct(embedder, chunk_inputs + window_inputs, meter)
     times.embed = time.perf_counter() - started
     embed_span.end()
     return IndexedDocument(
