@@ -108,8 +108,8 @@ class ThreadRows:
         for thread_id, question, answer_text in texts:
             left = missing.get(str(thread_id))
             if left:
-                words = search_terms(f"{question}\n{answer_text}")
-                left -= {term for term in left if any(w.startswith(term) for w in words)}
+                said = search_terms(f"{question}\n{answer_text}")
+                left -= {term for term in left if any(w.startswith(term) for w in said)}
         return [t for t in found if not missing[t.id]]
 
     def thread_turns(self, thread_id: str) -> list[StoredTurn]:
