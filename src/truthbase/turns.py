@@ -98,6 +98,15 @@ class Resolution:
     kind: ResolutionKind
     reason: str
     prior_documents: tuple[str, ...] = ()
+    #: The words the earlier turns lend the follow-up (their subject, then the last answer's
+    #: most repeated words): the extractive answerer weighs them below the question's own.
+    context_words: tuple[str, ...] = ()
+    #: The follow-up's own content words that no earlier turn has: what it asks beyond the
+    #: inherited topic, so the cited passages must hold them (:mod:`truthbase.answer.policy`).
+    new_words: tuple[str, ...] = ()
+    #: Whether the follow-up compares with the earlier subject ("similar", "compared with"):
+    #: then it is answered from both sides, a sentence for each.
+    compares: bool = False
 
     @property
     def answer_question(self) -> str:
@@ -118,6 +127,9 @@ class Resolution:
             "kind": self.kind,
             "reason": self.reason,
             "prior_documents": list(self.prior_documents),
+            "context_words": list(self.context_words),
+            "new_words": list(self.new_words),
+            "compares": self.compares,
         }
 
 

@@ -157,8 +157,7 @@ class _Scorer:
             resolution.answer_question,
             self.retrieval,
             answerer=self.answerer,
-            prior_documents=resolution.prior_documents,
-            search_query=resolution.searched_for,
+            follow_up=resolution,
         )
         store: DocumentReader = self.store
         spans, _ = golden_spans(question, self.prepared, store)
@@ -166,6 +165,8 @@ class _Scorer:
         record["found@8"] = self.rank(question, answer) is not None if question.answerable else None
         record["searched_for"] = resolution.searched_for
         record["resolution"] = resolution.kind
+        record["new_words"] = list(resolution.new_words)
+        record["new_words_held"] = answer.info.get("new_words_held")
         return answer, record
 
 
