@@ -4,8 +4,7 @@
 Two settings of the extractive answerer act on follow-ups only: ``follow_up_context_weight``
 (how much the words the earlier turns lend a follow-up count in choosing its sentences) and
 ``follow_up_new_support`` (the share of the words a follow-up adds that its cited passages
-must hold). A third choice is measured beside them: whether a comparison follow-up is answered
-from both sides. Each weight x comparison pair is one full run of the conversation evaluation
+must hold). Each weight is one full run of the conversation evaluation
 (extractive, no model, with the new-words rule off); each new-words threshold is applied to
 that run's answers afterwards (a turn refused by it: its answer's ``new_words_held`` below the
 threshold; the later turns of its conversation keep the history of the run, so a third turn
@@ -23,8 +22,6 @@ one; the test cache's golden index does).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import itertools
 import json
 import random
 import sys
@@ -37,29 +34,21 @@ import truthbase.eval.conversations as conversations_eval
 from truthbase.answer import ExtractiveAnswerer
 from truthbase.blas import limit_blas_threads
 from truthbase.config import ChunkingSettings, ExtractiveSettings, RetrievalSettings
-from truthbase.conversation import resolve_question
 from truthbase.embed import default_embedder
 from truthbase.eval.golden import default_corpus_root
 from truthbase.eval.retrieval import prepare_corpus
 from truthbase.store import SQLiteStore
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
-COMPARES = (False, True)
 NEW_SUPPORT = (0.0, 0.25, 0.5, 0.75, 1.0)
 GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "golden" / "followups-dev.json"
 
 
-def _run(index: Path, golden_path: Path, weight: float, compares: bool) -> list[dict[str, Any]]:
+def _run(index: Path, golden_path: Path, weight: float) -> list[dict[str, Any]]:
     """One full conversation evaluation: its per-turn records, each with its conversation."""
     conversations, golden = conversations_eval.load_conversations(golden_path)
     embedder = default_embedder()
     settings = ExtractiveSettings(follow_up_context_weight=weight, follow_up_new_support=0.0)
-
-    def resolve(*args: Any, **kwargs: Any) -> Any:
-        resolution = resolve_question(*args, **kwargs)
-        return resolution if compares else dataclasses.replace(resolution, compares=False)
-
-    conversations_eval.resolve_question = resolve  # type: ignore[assignment]
     store = SQLiteStore(index)
     try:
         prepared = prepare_corpus(
@@ -76,7 +65,6 @@ def _run(index: Path, golden_path: Path, weight: float, compares: bool) -> list[
         )
     finally:
         store.close()
-        conversations_eval.resolve_question = resolve_question
     return list(report["per_turn"])
 
 
@@ -106,28 +94,28 @@ def _score(counts: dict[str, int]) -> float:
     return correct + refused
 
 
-Setting = tuple[float, bool, float]
+Setting = tuple[float, float]
 
 
-def _best(runs: dict[tuple[float, bool], list[dict[str, Any]]], ids: set[str]) -> Setting:
+def _best(runs: dict[float, list[dict[str, Any]]], ids: set[str]) -> Setting:
     """The setting with the best score on conversations ``ids``; ties: the smaller weight,
-    no two-sided comparison, the smaller threshold (the closest to answering as before)."""
+    then the smaller threshold (the closest to answering as before)."""
     scored = []
-    for (weight, compares), records in runs.items():
+    for weight, records in runs.items():
         chosen = [r for r in records if r["conversation"] in ids]
         for new_support in NEW_SUPPORT:
             score = _score(_counts(chosen, new_support))
-            scored.append((-score, weight, compares, new_support))
-    _, weight, compares, new_support = min(scored)
-    return weight, compares, new_support
+            scored.append((-score, weight, new_support))
+    _, weight, new_support = min(scored)
+    return weight, new_support
 
 
 def cross_validate(
-    runs: dict[tuple[float, bool], list[dict[str, Any]]], folds: int, seeds: int
+    runs: dict[float, list[dict[str, Any]]], folds: int, seeds: int
 ) -> dict[str, Any]:
     ids = sorted({r["conversation"] for records in runs.values() for r in records})
     fitted = _best(runs, set(ids))
-    fitted_counts = _counts(runs[fitted[:2]], fitted[2])
+    fitted_counts = _counts(runs[fitted[0]], fitted[1])
     per_seed = []
     chosen: dict[str, int] = {}
     for seed in range(seeds):
@@ -138,8 +126,8 @@ def cross_validate(
             held = {i for n, i in enumerate(order) if n % folds == fold}
             setting = _best(runs, set(ids) - held)
             chosen[str(setting)] = chosen.get(str(setting), 0) + 1
-            test = [r for r in runs[setting[:2]] if r["conversation"] in held]
-            for key, value in _counts(test, setting[2]).items():
+            test = [r for r in runs[setting[0]] if r["conversation"] in held]
+            for key, value in _counts(test, setting[1]).items():
                 total[key] += value
         per_seed.append(total)
 
@@ -155,8 +143,7 @@ def cross_validate(
         "seeds": seeds,
         "fitted": {
             "follow_up_context_weight": fitted[0],
-            "compares_both_sides": fitted[1],
-            "follow_up_new_support": fitted[2],
+            "follow_up_new_support": fitted[1],
             **shares(fitted_counts),
         },
         "left_out": {
@@ -177,19 +164,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     limit_blas_threads()
-    runs: dict[tuple[float, bool], list[dict[str, Any]]] = {}
+    runs: dict[float, list[dict[str, Any]]] = {}
     grid: dict[str, Any] = {}
-    for weight, compares in itertools.product(WEIGHTS, COMPARES):
+    for weight in WEIGHTS:
         started = time.perf_counter()
-        records = _run(args.index, args.golden, weight, compares)
+        records = _run(args.index, args.golden, weight)
         for r in records:
             r["conversation"] = r["id"].split("#")[0]
-        runs[(weight, compares)] = records
-        grid[f"weight={weight} compares={compares}"] = {
-            f"new_support={t}": _counts(records, t) for t in NEW_SUPPORT
-        }
+        runs[weight] = records
+        grid[f"weight={weight}"] = {f"new_support={t}": _counts(records, t) for t in NEW_SUPPORT}
         print(
-            f"weight {weight} compares {compares}: {time.perf_counter() - started:.0f} s",
+            f"weight {weight}: {time.perf_counter() - started:.0f} s",
             {t: _counts(records, t) for t in NEW_SUPPORT},
             file=sys.stderr,
             flush=True,

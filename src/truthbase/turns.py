@@ -104,9 +104,6 @@ class Resolution:
     #: The follow-up's own content words that no earlier turn has: what it asks beyond the
     #: inherited topic, so the cited passages must hold them (:mod:`truthbase.answer.policy`).
     new_words: tuple[str, ...] = ()
-    #: Whether the follow-up compares with the earlier subject ("similar", "compared with"):
-    #: then it is answered from both sides, a sentence for each.
-    compares: bool = False
 
     @property
     def answer_question(self) -> str:
@@ -129,7 +126,6 @@ class Resolution:
             "prior_documents": list(self.prior_documents),
             "context_words": list(self.context_words),
             "new_words": list(self.new_words),
-            "compares": self.compares,
         }
 
 

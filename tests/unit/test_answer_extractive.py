@@ -6,7 +6,6 @@ from __future__ import annotations
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import (
     Focus,
-    comparison_sides,
     focus_coverage,
     follow_up_focus,
     missing_named_terms,
@@ -198,7 +197,6 @@ def _follow_up(question: str, context: tuple[str, ...], new: tuple[str, ...] = (
         reason="test",
         context_words=context,
         new_words=new,
-        compares=False,
     )
 
 
@@ -238,20 +236,3 @@ def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_one
     # own 1 of 1, lent 1 of 2 at half weight: (1 + 0.5) / (1 + 1)
     assert plain == 1.0
     assert focus_coverage(query, sentence, idf, 1.0, lent) == 0.75
-
-
-def test_a_comparison_follow_up_gets_a_sentence_for_each_side() -> None:
-    question = "Is the collapsed tree similar?"
-    resolution = Resolution(
-        question=question,
-        searched_for=question,
-        kind="resolved",
-        reason="test",
-        context_words=("privacy", "catalog", "example", "problems"),
-        compares=True,
-    )
-    assert comparison_sides(question, resolution) == [question, "privacy catalog example problems"]
-    assert comparison_sides(question, None) == []
-    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
-    text = "".join(answerer.draft(question, CATALOG, resolution).tokens)
-    assert {n for c in parse_answer(text).claims for n in c.numbers} == {1, 2}

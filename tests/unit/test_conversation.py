@@ -229,19 +229,15 @@ def test_a_follow_up_names_the_words_it_adds_and_the_words_it_borrows() -> None:
     # "embedding" and "encoder" are new here too: the RAPTOR turn never said them.
     assert {"dimension", "produce", "encoder"} <= set(resolution.new_words)
     assert "raptor" in resolution.context_words
-    assert not resolution.compares
     # Words the earlier turns have (any inflection) are borrowed, not new.
     again = resolve_follow_up("How long are the chunks?", [RAPTOR])
     assert "chunks" not in again.new_words
     assert resolution.to_json()["new_words"] == list(resolution.new_words)
 
 
-def test_a_comparison_follow_up_is_marked_and_a_new_topic_borrows_nothing() -> None:
-    compared = resolve_follow_up("Is it similar at Tier 3?", [TIERS])
-    assert compared.compares
-    assert compared.context_words
+def test_a_new_topic_borrows_nothing_and_adds_nothing_to_check() -> None:
     shift = resolve_follow_up(
         "In Alice's Adventures in Wonderland, what was written on the marmalade jar?", [TIERS]
     )
     assert shift.kind == "standalone"
-    assert (shift.context_words, shift.new_words, shift.compares) == ((), (), False)
+    assert (shift.context_words, shift.new_words) == ((), ())

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -133,15 +133,6 @@ def focus_coverage(
         idf.get(t, unseen) for t in lent if t in have
     )
     return found / total if total > 0 else 0.0
-
-
-def comparison_sides(question: str, follow_up: Resolution | None) -> list[str]:
-    """The two sides of a follow-up that compares with the earlier subject ("Did the Dodo's
-    idea work any better?" after the Mouse's): the question, and the words the earlier turns
-    lend it; none for any other question."""
-    if follow_up is None or not follow_up.compares or not follow_up.context_words:
-        return []
-    return [question, " ".join(follow_up.context_words)]
 
 
 def new_words_held(
@@ -539,27 +530,6 @@ class ExtractiveAnswerer:
         chosen.sort(key=lambda c: (c.n, c.start))
         return chosen
 
-    def _per_side(self, candidates: Sequence[Candidate], sides: Sequence[str]) -> list[Candidate]:
-        """For each side of a comparison, the candidate that holds most of its idf mass (ties:
-        the better score), in source order, each once: a side's words must be in its sentence,
-        where a part of a question (:meth:`_per_part`) only shifts the whole question's score."""
-        sentence_terms = [terms(c.text) for c in candidates]
-        idf, unseen = idf_table(sentence_terms)
-        chosen: list[Candidate] = []
-        for side in sides:
-            side_terms = terms(side)
-            pick = max(
-                zip(candidates, sentence_terms, strict=True),
-                key=lambda pair: (
-                    weighted_coverage(side_terms, pair[1], idf, unseen),
-                    pair[0].score,
-                ),
-            )[0]
-            if all(pick is not c for c in chosen):
-                chosen.append(pick)
-        chosen.sort(key=lambda c: (c.n, c.start))
-        return chosen
-
     def select(self, question: str, sources: Sequence[Source]) -> Selection:
         return self.choose(
             self.candidates(question, sources),
@@ -579,21 +549,17 @@ class ExtractiveAnswerer:
         from the :meth:`contenders` only (the same choice, sooner).
 
         A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
-        the words the earlier turns lend it (:func:`follow_up_focus`); one that compares with
-        the earlier subject gets a sentence for each side (the question, the lent words, as two
-        parts); one whose cited passages lack the words it adds is refused (policy rule 4)."""
+        the words the earlier turns lend it (:func:`follow_up_focus`); one whose cited passages
+        lack the words it adds is refused (policy rule 4)."""
         cfg = self.settings
         focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
-        sides = comparison_sides(question, follow_up) if len(parts) < 2 else []
         # A part's best sentence need not be a contender for the whole question: all are scored.
-        if len(parts) >= 2 or sides:
+        if len(parts) >= 2:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
         selection = self.choose(scored, missing_named_terms(question, sources), parts)
-        if sides and not selection.refused:
-            selection = replace(selection, chosen=tuple(self._per_side(scored, sides)))
         held = new_words_held(follow_up, selection.chosen, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(

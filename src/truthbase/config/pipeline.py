@@ -397,8 +397,8 @@ class ExtractiveSettings(_Section):
     )
     follow_up_context_weight: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
-        # (docs/evals/conversations.md).
-        default=0.5,
+        # (docs/evals/conversations.md, benchmarks/followups_cv.py).
+        default=0.25,
         ge=0,
         le=1,
         description="A follow-up's sentences are chosen by its own words and, with this weight "
@@ -406,7 +406,7 @@ class ExtractiveSettings(_Section):
     )
     follow_up_new_support: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
-        # (docs/evals/conversations.md).
+        # (docs/evals/conversations.md, benchmarks/followups_cv.py).
         default=0.5,
         ge=0,
         le=1,

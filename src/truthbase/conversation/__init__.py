@@ -51,7 +51,6 @@ def resolve_question(
             prior_documents=fallback.prior_documents,
             context_words=fallback.context_words,
             new_words=fallback.new_words,
-            compares=fallback.compares,
         )
     if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
         " ".join(question.split()).rstrip("?. ").casefold()

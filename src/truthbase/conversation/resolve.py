@@ -34,7 +34,6 @@ from ..turns import Resolution, Turn
 
 __all__ = [
     "ResolveSettings",
-    "compares",
     "content_words",
     "is_standalone",
     "new_words",
@@ -175,11 +174,6 @@ def new_words(question: str, history: Sequence[Turn]) -> list[str]:
     return [w for w in content_words(question) if stem(w) not in seen]
 
 
-def compares(question: str) -> bool:
-    """Whether the question compares with something said before (a comparison word)."""
-    return any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
-
-
 def resolve_follow_up(
     question: str, history: Sequence[Turn], settings: ResolveSettings | None = None
 ) -> Resolution:
@@ -210,5 +204,4 @@ def resolve_follow_up(
         prior_documents=priors,
         context_words=tuple(words),
         new_words=tuple(new_words(question, history)),
-        compares=compares(question),
     )
