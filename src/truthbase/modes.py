@@ -36,6 +36,7 @@ from .records import CHAT_MODES, ChatMode, ResolvedMode
 from .segments.tools import BookTools
 from .store import SegmentStore
 from .telemetry import traced
+from .turns import Resolution
 
 __all__ = [
     "CHAT_MODES",
@@ -117,8 +118,7 @@ def answer_events(
     doc_ids: DocScope = None,
     cancelled: Callable[[], bool] | None = None,
     judge: Judge | None = None,
-    prior_documents: Sequence[str] = (),
-    search_query: str | None = None,
+    follow_up: Resolution | None = None,
 ) -> Iterator[Event]:
     """The events of one answer in ``mode`` (already resolved, once, by the caller:
     :func:`resolve_chat_mode`); ``k`` is the pipeline's number of sources (None:
@@ -127,9 +127,10 @@ def answer_events(
     ``cancelled`` stops agent mode before its next model call (the other modes stream, and
     stop when their consumer does). ``judge``: the model judge of every citation's support
     (:func:`truthbase.llm.judge.judge_for`, the setting ``support.judge``), in every mode.
-    A follow-up's resolution gives ``search_query`` (what the
-    pipeline's retrieval searches; agent mode is asked it as its question) and
-    ``prior_documents`` (the earlier citations' documents, preferred, not required)."""
+    A follow-up's resolution (``follow_up``) gives what the pipeline's retrieval searches
+    (``searched_for``; agent mode is asked it as its question), the earlier citations'
+    documents (preferred, not required) and what the extractive answerer reads beside the
+    question (:meth:`truthbase.answer.Answerer.draft`)."""
     # One span for the whole answer; its stages' spans (retrieve, generate, resolve, model
     # calls) nest under it.
     yield from traced(
@@ -139,7 +140,7 @@ def answer_events(
             embedder,
             question,
             settings,
-            _Choice(mode, k, doc_ids, cancelled, prior_documents, search_query, judge),
+            _Choice(mode, k, doc_ids, cancelled, follow_up, judge),
         ),
         mode=mode,
     )
@@ -154,8 +155,7 @@ class _Choice:
     k: int | None
     scope: DocScope
     cancelled: Callable[[], bool] | None
-    prior_documents: Sequence[str]
-    search_query: str | None
+    follow_up: Resolution | None
     judge: Judge | None
 
 
@@ -171,7 +171,7 @@ def _mode_events(
             cancelled=choice.cancelled,
             judge=choice.judge,
         )
-        asked = choice.search_query if choice.search_query is not None else question
+        asked = choice.follow_up.searched_for if choice.follow_up is not None else question
         yield from agent_events(store, embedder, asked, agent)
         return
     yield from answer_question(
@@ -183,7 +183,6 @@ def _mode_events(
         k=choice.k,
         stages=stages_for(settings.llm, choice.mode),
         doc_ids=choice.scope,
-        prior_documents=choice.prior_documents,
-        search_query=choice.search_query,
         judge=choice.judge,
+        follow_up=choice.follow_up,
     )

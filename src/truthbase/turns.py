@@ -101,6 +101,12 @@ class Resolution:
     kind: ResolutionKind
     reason: str
     prior_documents: tuple[str, ...] = ()
+    #: The words the earlier turns lend the follow-up (their subject, then the last answer's
+    #: most repeated words): the extractive answerer weighs them below the question's own.
+    context_words: tuple[str, ...] = ()
+    #: The follow-up's own content words that no earlier turn has: what it asks beyond the
+    #: inherited topic, so the cited passages must hold them (:mod:`truthbase.answer.policy`).
+    new_words: tuple[str, ...] = ()
 
     @property
     def answer_question(self) -> str:
@@ -121,6 +127,8 @@ class Resolution:
             "kind": self.kind,
             "reason": self.reason,
             "prior_documents": list(self.prior_documents),
+            "context_words": list(self.context_words),
+            "new_words": list(self.new_words),
         }
 
 

@@ -4,10 +4,17 @@ support threshold; with a hashing embedder, no model and no index."""
 from __future__ import annotations
 
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
-from truthbase.answer.extractive import missing_named_terms, named_terms
+from truthbase.answer.extractive import (
+    Focus,
+    focus_coverage,
+    follow_up_focus,
+    missing_named_terms,
+    named_terms,
+)
 from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.turns import Resolution
 
 
 def _source(n: int, text: str, title: str = "Doc") -> Source:
@@ -164,3 +171,68 @@ def test_a_running_header_on_two_pages_of_a_document_is_no_answer() -> None:
     assert any("16.55" in t for t in texts)
     # on one page only, the same line is a sentence like any other
     assert header in [c.text for c in answerer.candidates("report 2018?", sources[:1])]
+
+
+CATALOG = [
+    _source(
+        1,
+        "The Privacy Risk Assessment Methodology has a catalog of example problems. "
+        "The catalog is used in privacy risk assessments by many organizations.",
+        title="csf",
+    ),
+    _source(
+        2,
+        "Tree traversal starts at the root layer and descends one layer at a time. "
+        "The collapsed tree compares every node of every layer at once.",
+        title="raptor",
+    ),
+]
+
+
+def _follow_up(question: str, context: tuple[str, ...], new: tuple[str, ...] = ()) -> Resolution:
+    return Resolution(
+        question=question,
+        searched_for=f"{question} ({' '.join(context)})",
+        kind="resolved",
+        reason="test",
+        context_words=context,
+        new_words=new,
+    )
+
+
+def test_a_follow_up_whose_passages_lack_the_words_it_adds_is_refused() -> None:
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, follow_up_new_support=0.5)
+    )
+    question = "How many does that catalog contain?"
+    context = ("privacy", "risk", "assessment", "methodology", "catalog", "example", "problems")
+    lacking = answerer.draft(question, CATALOG, _follow_up(question, context, ("contain",)))
+    assert "".join(lacking.tokens) == NO_ANSWER
+    assert lacking.info["new_words_held"] == 0.0
+    held = answerer.draft(question, CATALOG, _follow_up(question, context, ("organizations",)))
+    assert "".join(held.tokens) != NO_ANSWER
+    assert held.info["new_words_held"] == 1.0
+    # Not a follow-up, or one that adds nothing: the rule has nothing to check.
+    alone = answerer.draft(question, CATALOG)
+    assert "".join(alone.tokens) != NO_ANSWER
+    assert "new_words_held" not in alone.info
+
+
+def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_ones() -> None:
+    question = "And which one looks at all of them at once?"
+    context = ("collapsed", "tree", "node", "layer")
+    resolution = _follow_up(question, context)
+    focus = follow_up_focus(question, resolution, 0.5)
+    assert focus is not None
+    assert focus.weight == 0.5
+    assert "layer" in focus.lent
+    assert focus.cosine_text == f"{question} (collapsed tree node layer)"
+    assert follow_up_focus(question, resolution, 0.0) is None
+    assert follow_up_focus(question, None, 0.5) is None
+    query, sentence = ["once"], ["once", "tree"]
+    idf = {"once": 1.0, "tree": 1.0, "layer": 1.0}
+    plain = focus_coverage(query, sentence, idf, 1.0, None)
+    lent = Focus(lent=("tree", "layer"), weight=0.5, cosine_text="")
+    # own 1 of 1, lent 1 of 2 at half weight: (1 + 0.5) / (1 + 1)
+    assert plain == 1.0
+    assert focus_coverage(query, sentence, idf, 1.0, lent) == 0.75

@@ -28,6 +28,7 @@ from truthbase.model import Unit
 from truthbase.records import StoredAnswer
 from truthbase.store import SQLiteStore
 from truthbase.store.sqlite import SCHEMA_VERSION
+from truthbase.turns import Resolution
 
 SOURCES = [
     Source(
@@ -76,7 +77,9 @@ class Fallback:
     def name(self) -> str:
         return "extractive"
 
-    def draft(self, question: str, sources: Sequence[Source]) -> Draft:
+    def draft(
+        self, question: str, sources: Sequence[Source], follow_up: Resolution | None = None
+    ) -> Draft:
         return Draft(tokens=iter(["NO_ANSWER"]), info={"support": 0.1})
 
 

@@ -222,3 +222,22 @@ def test_no_model_is_asked_for_a_first_question(server: Scripted) -> None:
     resolution = resolve_question("What is RAPTOR?", [], model=server.model())
     assert resolution.kind == "first"
     assert server.requests == []
+
+
+def test_a_follow_up_names_the_words_it_adds_and_the_words_it_borrows() -> None:
+    resolution = resolve_follow_up("What embedding dimension does that encoder produce?", [RAPTOR])
+    # "embedding" and "encoder" are new here too: the RAPTOR turn never said them.
+    assert {"dimension", "produce", "encoder"} <= set(resolution.new_words)
+    assert "raptor" in resolution.context_words
+    # Words the earlier turns have (any inflection) are borrowed, not new.
+    again = resolve_follow_up("How long are the chunks?", [RAPTOR])
+    assert "chunks" not in again.new_words
+    assert resolution.to_json()["new_words"] == list(resolution.new_words)
+
+
+def test_a_new_topic_borrows_nothing_and_adds_nothing_to_check() -> None:
+    shift = resolve_follow_up(
+        "In Alice's Adventures in Wonderland, what was written on the marmalade jar?", [TIERS]
+    )
+    assert shift.kind == "standalone"
+    assert (shift.context_words, shift.new_words) == ((), ())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import TruthBaseError
+from ..turns import Resolution
 from .model import Source
 
 
@@ -35,9 +36,13 @@ class Answerer(Protocol):
 
     ``draft`` may raise; the pipeline reports that as an ``error`` event. The LLM answerer
     (:mod:`.llm`) catches its chain's failure and lets the extractive answerer answer.
+    ``follow_up``: a follow-up's resolution against its thread (None for a first question),
+    which the extractive answerer reads beside the question (:mod:`.extractive`).
     """
 
     @property
     def name(self) -> str: ...
 
-    def draft(self, question: str, sources: Sequence[Source]) -> Draft: ...
+    def draft(
+        self, question: str, sources: Sequence[Source], follow_up: Resolution | None = None
+    ) -> Draft: ...

@@ -53,10 +53,11 @@ from ..extract.tables import CELL_SEPARATOR
 from ..text.language import detect
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
+from ..turns import Resolution
 from .base import Draft
 from .model import NO_ANSWER, Source
 from .parts import question_parts
-from .policy import Outcome, extractive_outcome
+from .policy import Outcome, extractive_outcome, follow_up_refuses
 from .quotable import whole_spans
 
 
@@ -86,6 +87,71 @@ class Selection:
     best_score: float = 0.0  # the best candidate's score, before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What a follow-up's sentences are scored by beside its own words: the terms the earlier
+    turns lend it (stemmed, none of the question's), at ``weight`` of the question's own in
+    the lexical and context shares, and the text the sentence embeddings are compared with
+    (the question followed by the lent words: "And at Tier 3?" alone is close to nothing)."""
+
+    lent: tuple[str, ...]
+    weight: float
+    cosine_text: str
+
+
+def follow_up_focus(question: str, follow_up: Resolution | None, weight: float) -> Focus | None:
+    """The focus of a resolved follow-up (None for a first turn, a new topic, weight 0, or
+    nothing lent): its :attr:`~truthbase.turns.Resolution.context_words`, weighted."""
+    if follow_up is None or weight <= 0 or not follow_up.context_words:
+        return None
+    own = set(terms(question))
+    lent = tuple(t for t in dict.fromkeys(terms(" ".join(follow_up.context_words))) if t not in own)
+    if not lent:
+        return None
+    return Focus(lent, weight, f"{question} ({' '.join(follow_up.context_words)})")
+
+
+def focus_coverage(
+    query: Sequence[str],
+    passage: Sequence[str],
+    idf: dict[str, float],
+    unseen: float,
+    focus: Focus | None,
+) -> float:
+    """:func:`~truthbase.text.vocabulary.weighted_coverage` of ``query``, with the focus's lent
+    terms added to both masses at ``focus.weight`` of their idf."""
+    if focus is None:
+        return weighted_coverage(query, passage, idf, unseen)
+    own, have = set(query), set(passage)
+    lent = [t for t in focus.lent if t not in own]
+    total = sum(idf.get(t, unseen) for t in own) + focus.weight * sum(
+        idf.get(t, unseen) for t in lent
+    )
+    found = sum(idf.get(t, unseen) for t in own & have) + focus.weight * sum(
+        idf.get(t, unseen) for t in lent if t in have
+    )
+    return found / total if total > 0 else 0.0
+
+
+def new_words_held(
+    follow_up: Resolution | None, chosen: Sequence[Candidate], sources: Sequence[Source]
+) -> float | None:
+    """The share of the follow-up's new words (:attr:`~truthbase.turns.Resolution.new_words`,
+    stemmed) that occur in the sources its answer sentences come from; None when it adds no
+    word (or is not a follow-up)."""
+    if follow_up is None or not follow_up.new_words:
+        return None
+    wanted = set(terms(" ".join(follow_up.new_words)))
+    if not wanted:
+        return None
+    cited = {c.n for c in chosen}
+    have: set[str] = set()
+    for source in sources:
+        if source.n in cited:
+            have.update(terms(source.text))
+    return len(wanted & have) / len(wanted)
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -278,15 +344,19 @@ class ExtractiveAnswerer:
         return [item for item in raw if (item[0].doc_id, _folded(item[3])) not in running]
 
     def _lexical(
-        self, question: str, sources: Sequence[Source], raw: Sequence[tuple[Source, int, int, str]]
+        self,
+        question: str,
+        sources: Sequence[Source],
+        raw: Sequence[tuple[Source, int, int, str]],
+        focus: Focus | None = None,
     ) -> list[tuple[float, float]]:
         """(lexical, context) of each sentence: the features that need no embedding."""
         q_terms = terms(question)
         sentence_terms = [terms(text) for _, _, _, text in raw]
         idf, unseen = idf_table(sentence_terms)
-        context = {s.n: weighted_coverage(q_terms, terms(s.text), idf, unseen) for s in sources}
+        context = {s.n: focus_coverage(q_terms, terms(s.text), idf, unseen, focus) for s in sources}
         return [
-            (weighted_coverage(q_terms, st, idf, unseen), context[source.n])
+            (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
             for (source, _, _, _), st in zip(raw, sentence_terms, strict=True)
         ]
 
@@ -315,13 +385,17 @@ class ExtractiveAnswerer:
             rank=source.n,
         )
 
-    def candidates(self, question: str, sources: Sequence[Source]) -> list[Candidate]:
-        """Every usable sentence of the sources with its features and score, best first."""
+    def candidates(
+        self, question: str, sources: Sequence[Source], focus: Focus | None = None
+    ) -> list[Candidate]:
+        """Every usable sentence of the sources with its features and score, best first (a
+        follow-up's ``focus`` adds the words the earlier turns lend it)."""
         raw = self._sentences(sources)
         if not raw:
             return []
-        features = self._lexical(question, sources, raw)
-        vectors = embed_question_with(self._embedder, question, [text for _, _, _, text in raw])
+        features = self._lexical(question, sources, raw, focus)
+        asked = focus.cosine_text if focus is not None else question
+        vectors = embed_question_with(self._embedder, asked, [text for _, _, _, text in raw])
         cosines = _cosines(vectors[1:], vectors[0])
         out = [
             self._candidate(item, lexical, ctx, float(cos))
@@ -331,7 +405,11 @@ class ExtractiveAnswerer:
         return out
 
     def contenders(
-        self, question: str, sources: Sequence[Source], first: int = 4
+        self,
+        question: str,
+        sources: Sequence[Source],
+        first: int = 4,
+        focus: Focus | None = None,
     ) -> list[Candidate]:
         """The candidates that can be the best or an answer sentence, exactly scored, best first:
         what :meth:`choose` needs to make the same choice as from all :meth:`candidates`.
@@ -350,14 +428,15 @@ class ExtractiveAnswerer:
         raw = self._sentences(sources)
         if not raw:
             return []
-        features = self._lexical(question, sources, raw)
+        features = self._lexical(question, sources, raw, focus)
         bounds = [
             cfg.w_cosine + cfg.w_lexical * lexical + cfg.w_context * ctx + cfg.w_rank / item[0].n
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
         head, rest = order[:first], order[first:]
-        vectors = embed_question_with(self._embedder, question, [raw[i][3] for i in head])
+        asked = focus.cosine_text if focus is not None else question
+        vectors = embed_question_with(self._embedder, asked, [raw[i][3] for i in head])
         question_vector = vectors[0]
         out = [
             self._candidate(raw[i], *features[i], float(cos))
@@ -463,25 +542,44 @@ class ExtractiveAnswerer:
             return NO_ANSWER
         return " ".join(f"{_display(c.text)} [{c.n}]" for c in selection.chosen)
 
-    def draft(self, question: str, sources: Sequence[Source]) -> Draft:
+    def draft(
+        self, question: str, sources: Sequence[Source], follow_up: Resolution | None = None
+    ) -> Draft:
         """The answer as one token per sentence (each with its marker), and the support; chosen
-        from the :meth:`contenders` only (the same choice, sooner)."""
+        from the :meth:`contenders` only (the same choice, sooner).
+
+        A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
+        the words the earlier turns lend it (:func:`follow_up_focus`); one whose cited passages
+        lack the words it adds is refused (policy rule 4)."""
+        cfg = self.settings
+        focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
         # A part's best sentence need not be a contender for the whole question: all are scored.
-        scored = self.candidates if len(parts) >= 2 else self.contenders
-        selection = self.choose(
-            scored(question, sources), missing_named_terms(question, sources), parts
-        )
-        return Draft(
-            tokens=self._tokens(selection),
-            info={
-                "support": round(selection.support, 4),
-                "best_score": round(selection.best_score, 4),
-                "missing_terms": list(selection.missing_terms),
-                "threshold": self.settings.threshold,
-                "outcome": selection.outcome,
-            },
-        )
+        if len(parts) >= 2:
+            scored = self.candidates(question, sources, focus)
+        else:
+            scored = self.contenders(question, sources, focus=focus)
+        selection = self.choose(scored, missing_named_terms(question, sources), parts)
+        held = new_words_held(follow_up, selection.chosen, sources)
+        if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
+            selection = Selection(
+                candidates=selection.candidates,
+                chosen=(),
+                support=selection.support,
+                refused=True,
+                best_score=selection.best_score,
+                outcome="refused",
+            )
+        info: dict[str, Any] = {
+            "support": round(selection.support, 4),
+            "best_score": round(selection.best_score, 4),
+            "missing_terms": list(selection.missing_terms),
+            "threshold": cfg.threshold,
+            "outcome": selection.outcome,
+        }
+        if held is not None:
+            info["new_words_held"] = round(held, 4)
+        return Draft(tokens=self._tokens(selection), info=info)
 
     def _tokens(self, selection: Selection) -> Iterator[str]:
         if selection.refused:

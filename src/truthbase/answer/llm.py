@@ -30,6 +30,7 @@ from ..llm import (
 )
 from ..llm.chain import load_chat_model, load_stage_model, with_fallbacks
 from ..records import AnswerMode
+from ..turns import Resolution
 from .base import Answerer, Draft
 from .extractive import ExtractiveAnswerer
 from .model import Source
@@ -71,7 +72,9 @@ class LLMAnswerer:
     def name(self) -> str:
         return "llm"
 
-    def draft(self, question: str, sources: Sequence[Source]) -> Draft:
+    def draft(
+        self, question: str, sources: Sequence[Source], follow_up: Resolution | None = None
+    ) -> Draft:
         """The first model's stream, or the fallback's draft when every model failed.
 
         A failure after the first token (text already shown) is raised from the iteration.
@@ -81,7 +84,7 @@ class LLMAnswerer:
                 self.chain, question, sources, timeout=self.timeout, stream=self.stream
             )
         except AllModelsFailed as exc:
-            draft = self.fallback.draft(question, sources)
+            draft = self.fallback.draft(question, sources, follow_up)
             info = {
                 **draft.info,
                 "mode": "llm",
@@ -101,7 +104,7 @@ class LLMAnswerer:
             """The model's stream failed after its first token (stalled, broke, cut off: an
             answer that ends mid-sentence or mid-marker is no answer): the fallback answers."""
             failed = Failure(reply.model, str(exc), timed_out=isinstance(exc, LLMTimeout))
-            draft = self.fallback.draft(question, sources)
+            draft = self.fallback.draft(question, sources, follow_up)
             return Draft(
                 tokens=draft.tokens,
                 info={

@@ -31,6 +31,7 @@ from ..retrieve.fusion import prefer
 from ..retrieve.hybrid import search
 from ..store import Searchable
 from ..telemetry import bind, span, traced
+from ..turns import Resolution
 from .base import Answerer
 from .extractive import ExtractiveAnswerer
 from .finish import finish, settle
@@ -220,14 +221,14 @@ def answer_question(
     stages: Stages | None = None,
     doc_ids: DocScope = None,
     judge: Judge | None = None,
-    prior_documents: Sequence[str] = (),
-    search_query: str | None = None,
+    follow_up: Resolution | None = None,
 ) -> Iterator[Event]:
     """The events of one answer; the answerer defaults to the extractive one, ``k`` (the number
     of sources) to ``retrieval.k``. ``stages`` adds the optional LLM stages (rewrite, rerank)
     to retrieval, ``judge`` the model judge of each citation's support; each fails open. A
-    follow-up's resolution gives ``search_query`` (searched instead of the question, which the
-    answerer reads) and ``prior_documents`` (preferred, not required)."""
+    follow-up's resolution (``follow_up``) gives what is searched instead of the question
+    (``searched_for``; the answerer reads the question), the documents preferred, not
+    required (``prior_documents``), and what the answerer reads beside the question."""
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
     began = time.perf_counter()
@@ -237,12 +238,12 @@ def answer_question(
             retrieved = retrieve(
                 store,
                 embedder,
-                search_query if search_query is not None else question,
+                follow_up.searched_for if follow_up is not None else question,
                 settings,
                 k=k,
                 stages=stages,
                 doc_ids=doc_ids,
-                prior_documents=prior_documents,
+                prior_documents=follow_up.prior_documents if follow_up is not None else (),
             )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")
@@ -254,7 +255,9 @@ def answer_question(
     started = time.perf_counter()
     pieces: list[str] = []
     try:
-        generate = traced("generate", _drafted(chosen, question, sources), answerer=chosen.name)
+        generate = traced(
+            "generate", _drafted(chosen, question, sources, follow_up), answerer=chosen.name
+        )
         draft = next(generate)
         try:
             for token in generate:
@@ -290,10 +293,12 @@ def answer_question(
     )
 
 
-def _drafted(answerer: Answerer, question: str, sources: Sequence[Source]) -> Iterator[Any]:
+def _drafted(
+    answerer: Answerer, question: str, sources: Sequence[Source], follow_up: Resolution | None
+) -> Iterator[Any]:
     """The answerer's draft, then its tokens: one iterator, so that the ``generate`` span is
     current while the draft is made and each token is produced (a model's stream)."""
-    draft = answerer.draft(question, sources)
+    draft = answerer.draft(question, sources, follow_up)
     yield draft
     yield from draft.tokens
 
@@ -315,8 +320,7 @@ def ask(
     answerer: Answerer | None = None,
     k: int | None = None,
     stages: Stages | None = None,
-    prior_documents: Sequence[str] = (),
-    search_query: str | None = None,
+    follow_up: Resolution | None = None,
 ) -> Answer:
     """Run :func:`answer_question` to the end; raises :class:`AnswerError` on an error event."""
     events = answer_question(
@@ -327,8 +331,7 @@ def ask(
         answerer=answerer,
         k=k,
         stages=stages,
-        prior_documents=prior_documents,
-        search_query=search_query,
+        follow_up=follow_up,
     )
     for event in events:
         if isinstance(event, ErrorEvent):

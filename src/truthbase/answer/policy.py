@@ -16,6 +16,14 @@ Refusal. An answer is refused when
    ``extractive.threshold`` (calibrated in :mod:`.extractive`'s docstring); it then writes
    ``NO_ANSWER`` and rule 1 applies.
 
+4. a follow-up asks beyond what the cited passages say (:func:`follow_up_refuses`): the share
+   of the words it adds to the earlier turns (:attr:`truthbase.turns.Resolution.new_words`)
+   that occur in the passages its answer sentences come from is below
+   ``extractive.follow_up_new_support``. "How many example problems does that catalog
+   contain?" after a turn about the catalog must not be answered by a passage about the
+   catalog that says nothing of what it contains: the inherited topic supports the passage,
+   not the question.
+
 Weak. A refusal of rule 3 whose best support is still at least ``extractive.weak_threshold``
 (and with no named term missing) is *weak* (:func:`extractive_outcome`): the documents may not
 answer the question, so no claim is made and nothing is verified, but the closest passages are
@@ -64,6 +72,7 @@ __all__ = [
     "answer_refused",
     "extractive_outcome",
     "extractive_refuses",
+    "follow_up_refuses",
     "is_refusal",
     "model_answer_stands",
     "resolve_chat_mode",
@@ -88,6 +97,12 @@ def extractive_refuses(
 ) -> bool:
     """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring)."""
     return not has_candidates or bool(missing_terms) or support < threshold
+
+
+def follow_up_refuses(new_words_held: float | None, minimum: float) -> bool:
+    """Rule 4: whether a follow-up is refused because the cited passages hold less than
+    ``minimum`` of the words it adds (None: it adds none, nothing to check)."""
+    return new_words_held is not None and new_words_held < minimum
 
 
 def extractive_outcome(

@@ -333,8 +333,7 @@ class Service(KeptAnswers):
             doc_ids=plan.scope,
             cancelled=cancelled,
             judge=judge,
-            prior_documents=resolution.prior_documents if resolution is not None else (),
-            search_query=resolution.searched_for if resolution is not None else None,
+            follow_up=resolution,
         )
         try:
             for event in events:

@@ -302,6 +302,12 @@ def eval_claims(
     help="Ask every follow-up as written, without resolving it against the earlier turns "
     "(the baseline the resolution is measured against).",
 )
+@click.option(
+    "--extractive-answers",
+    is_flag=True,
+    help="Answer extractively even with an LLM configured: the model only rewrites the "
+    "follow-ups (llm.followup_rewrite), so the rewrites are measured alone.",
+)
 @click.pass_obj
 def eval_conversations(
     app: AppContext,
@@ -309,6 +315,7 @@ def eval_conversations(
     corpus_root: Path | None,
     json_out: Path | None,
     as_written: bool,
+    extractive_answers: bool,
 ) -> None:
     """R@8, answers with a correct citation and refusals of follow-up questions, beside the
     first turns, on a conversation golden set (shared/golden/CONVERSATIONS.md).
@@ -317,7 +324,9 @@ def eval_conversations(
     run gave. Follow-ups are reported per kind (pronoun, ellipsis, comparison, drill-down,
     topic-shift, unanswerable), and topic shifts beside the same questions asked alone.
     Extractive answers resolve follow-ups without a model; with an LLM configured, its
-    standalone rewrite (llm.followup_rewrite) is used and the LLM answers.
+    standalone rewrite (llm.followup_rewrite) is used and the LLM answers (with
+    --extractive-answers the extractive answerer does; the report's ``rewrites`` says how
+    long each rewrite took).
     """
     from ..answer import answerer_for, resolve_mode
     from ..eval.conversations import evaluate_conversations, load_conversations
@@ -327,7 +336,10 @@ def eval_conversations(
     root = corpus_root if corpus_root is not None else default_corpus_root(golden_path)
     chosen = resolve_mode(None, app.settings.llm)
     llm = app.settings.llm
-    model = load_stage_model(llm) if llm.followup_rewrite and chosen != "extractive" else None
+    rewrites = llm.followup_rewrite and llm.base_url is not None
+    model = load_stage_model(llm) if rewrites and chosen != "extractive" else None
+    if extractive_answers:
+        chosen = "extractive"
     with app.store() as store:
         with err_console.status("ingesting the set's documents"):
             prepared = prepare_corpus(golden, root, store, app.embedder, app.settings.chunking)
@@ -345,6 +357,7 @@ def eval_conversations(
                 model=model,
                 answerer=answerer_for(llm, app.settings.extractive, app.embedder, chosen),
                 on_turn=lambda turn: status.update(f"asking {turn}"),
+                rewrite_timeout=llm.followup_timeout_s,
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     _print_conversations(report)

@@ -404,6 +404,24 @@ class ExtractiveSettings(_Section):
         description="Term overlap (Jaccard) from which a sentence is a near-duplicate of a "
         "chosen one and is left out.",
     )
+    follow_up_context_weight: float = Field(
+        # chosen by cross-validation over followups-dev.json's conversations
+        # (docs/evals/conversations.md, benchmarks/followups_cv.py).
+        default=0.25,
+        ge=0,
+        le=1,
+        description="A follow-up's sentences are chosen by its own words and, with this weight "
+        "of theirs, by the words the earlier turns lend it (0: by its own words only).",
+    )
+    follow_up_new_support: float = Field(
+        # chosen by cross-validation over followups-dev.json's conversations
+        # (docs/evals/conversations.md, benchmarks/followups_cv.py).
+        default=0.5,
+        ge=0,
+        le=1,
+        description="A follow-up is refused when the cited passages hold less than this share "
+        "of the words it adds to the earlier turns (0: no such rule).",
+    )
 
 
 class SupportSettings(_Section):

@@ -49,6 +49,8 @@ def resolve_question(
             kind=fallback.kind,
             reason=f"{fallback.reason} (the model's rewrite failed: {outcome.reason})",
             prior_documents=fallback.prior_documents,
+            context_words=fallback.context_words,
+            new_words=fallback.new_words,
         )
     if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
         " ".join(question.split()).rstrip("?. ").casefold()
@@ -65,4 +67,5 @@ def resolve_question(
         kind="rewritten",
         reason=f"rewritten by the model in {outcome.seconds:.1f} s",
         prior_documents=fallback.prior_documents,
+        new_words=fallback.new_words,
     )

@@ -36,6 +36,7 @@ __all__ = [
     "ResolveSettings",
     "content_words",
     "is_standalone",
+    "new_words",
     "resolve_follow_up",
 ]
 
@@ -158,6 +159,21 @@ def context_words(question: str, history: Sequence[Turn], settings: ResolveSetti
     return words
 
 
+def new_words(question: str, history: Sequence[Turn]) -> list[str]:
+    """The question's content words that no earlier turn has (in its question, what it was
+    searched as, its answer or its quotes): what the follow-up asks beyond the inherited topic
+    ("How many example problems does that catalog contain?" after a turn about the catalog
+    adds "contain"; its answer must come from a passage that says so, not only one about the
+    catalog)."""
+    seen = _stems(
+        w
+        for turn in history
+        for text in (turn.question, *_turn_texts(turn))
+        for w in content_words(text)
+    )
+    return [w for w in content_words(question) if stem(w) not in seen]
+
+
 def resolve_follow_up(
     question: str, history: Sequence[Turn], settings: ResolveSettings | None = None
 ) -> Resolution:
@@ -186,4 +202,6 @@ def resolve_follow_up(
         kind="resolved",
         reason=why,
         prior_documents=priors,
+        context_words=tuple(words),
+        new_words=tuple(new_words(question, history)),
     )

@@ -15,6 +15,7 @@ not drag the old topic in.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,7 @@ class _Scorer:
             resolution.answer_question,
             self.retrieval,
             answerer=self.answerer,
-            prior_documents=resolution.prior_documents,
-            search_query=resolution.searched_for,
+            follow_up=resolution,
         )
         store: DocumentReader = self.store
         spans, _ = golden_spans(question, self.prepared, store)
@@ -166,6 +166,8 @@ class _Scorer:
         record["found@8"] = self.rank(question, answer) is not None if question.answerable else None
         record["searched_for"] = resolution.searched_for
         record["resolution"] = resolution.kind
+        record["new_words"] = list(resolution.new_words)
+        record["new_words_held"] = answer.info.get("new_words_held")
         return answer, record
 
 
@@ -199,6 +201,24 @@ def _topic_shifts(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _rewrites(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The model's rewrites of the follow-ups: how many were used, kept as standalone or
+    failed open, and the seconds each call took (the resolution's time, the model's call
+    nearly all of it)."""
+    asked = [r for r in records if r["kind_tag"] is not None]
+    seconds = sorted(r["resolve_seconds"] for r in asked)
+    kinds = [r["resolution"] for r in asked]
+    return {
+        "follow_ups": len(asked),
+        "rewritten": kinds.count("rewritten"),
+        "kept_standalone": kinds.count("standalone"),
+        "failed_open": sum("rewrite failed" in r["resolution_reason"] for r in asked),
+        "seconds_mean": round(sum(seconds) / len(seconds), 2) if seconds else None,
+        "seconds_median": seconds[len(seconds) // 2] if seconds else None,
+        "seconds_max": seconds[-1] if seconds else None,
+    }
+
+
 def evaluate_conversations(
     conversations: ConversationSet,
     golden: GoldenSet,
@@ -212,9 +232,11 @@ def evaluate_conversations(
     answerer: Answerer | None = None,
     settings: ResolveSettings | None = None,
     on_turn: Callable[[str], None] | None = None,
+    rewrite_timeout: float = 8.0,
 ) -> dict[str, Any]:
     """The conversation report: ``first_turns`` and ``follow_ups`` (with ``by_kind``), the
-    topic shifts beside the same questions asked alone, and per-turn records."""
+    topic shifts beside the same questions asked alone, the model's rewrites (how many, how
+    long each took; with ``model``), and per-turn records."""
     scorer = _Scorer(store, embedder, retrieval, prepared, answerer)
     by_id = {q.id: q for q in golden.questions}
     records: list[dict[str, Any]] = []
@@ -224,9 +246,14 @@ def evaluate_conversations(
             question = by_id[turn_id(conversation.id, index)]
             if on_turn is not None:
                 on_turn(question.id)
+            started = time.perf_counter()
             if resolve:
                 resolution = resolve_question(
-                    question.question, history, model=model, settings=settings
+                    question.question,
+                    history,
+                    model=model,
+                    timeout=rewrite_timeout,
+                    settings=settings,
                 )
             else:
                 resolution = Resolution(
@@ -235,8 +262,11 @@ def evaluate_conversations(
                     kind="first" if not history else "standalone",
                     reason="asked as written",
                 )
+            resolved_in = time.perf_counter() - started
             answer, record = scorer.score(question, resolution)
             record["kind_tag"] = follow_up_kind(question.tags)
+            record["resolve_seconds"] = round(resolved_in, 3)
+            record["resolution_reason"] = resolution.reason
             if record["kind_tag"] == "topic-shift":
                 alone = Resolution(
                     question=question.question,
@@ -262,6 +292,7 @@ def evaluate_conversations(
             },
         },
         "topic_shifts": _topic_shifts(records),
+        "rewrites": _rewrites(records) if model is not None else None,
         "topic_shift_detection": topic_shift_detection(conversations),
         "per_turn": records,
     }
