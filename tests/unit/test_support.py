@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from truthbase.cite.support import (
-    MIN_COSINE,
+    COVERAGE_FLOOR,
+    MIN_SCORE,
     check_support,
     context_around,
     named_terms,
@@ -163,13 +164,20 @@ class FakeEmbedder:
         return np.stack([first, *([other] * (len(texts) - 1))])
 
 
-def test_the_embedder_cosine_has_a_threshold() -> None:
+def test_the_embedder_cosine_counts_with_the_alignment() -> None:
     claim = "Every day, the plant produces forty two units."
     high = check_support(claim, QUOTE, embedder=FakeEmbedder(0.9))
     assert high.supported and high.cosine == pytest.approx(0.9)
     assert high.score == pytest.approx(0.5 * high.coverage + 0.5 * 0.9)
-    low = check_support(claim, QUOTE, embedder=FakeEmbedder(MIN_COSINE - 0.1))
+    # every word aligned: a low cosine alone no longer rejects a rewording
+    reworded = check_support(claim, QUOTE, embedder=FakeEmbedder(0.2))
+    assert reworded.coverage == 1.0 and reworded.supported
+    # half the words elsewhere and a low cosine: the score is below its threshold
+    partly = "The plant produces forty two shiny violet trumpets every day."
+    low = check_support(partly, QUOTE, embedder=FakeEmbedder(0.2))
+    assert low.coverage >= COVERAGE_FLOOR and low.score < MIN_SCORE
     assert [r.code for r in low.reasons] == ["low_similarity"]
+    assert check_support(partly, QUOTE, embedder=FakeEmbedder(0.9)).supported
 
 
 def test_empty_inputs_have_reasons() -> None:
