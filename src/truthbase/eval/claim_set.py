@@ -184,7 +184,8 @@ def store_pages(
 
 def _objective(records: Sequence[Mapping[str, Any]], threshold: float) -> float:
     """Balanced accuracy with the score threshold (``MIN_SCORE``) deciding the claims no veto
-    decided (the coverage floor counts as a veto here: it is not fitted); kept and caught weigh
+    decided (the coverage floor and the cosine backstop count as vetoes here: they are not
+    fitted); kept and caught weigh
     the same, as the goals ask for both."""
     good = [r for r in records if r["label"]]
     bad = [r for r in records if not r["label"]]
@@ -265,7 +266,8 @@ def _record(
         "supported": check.supported,
         "score": round(check.score, 4),
         "coverage": round(check.coverage, 4),
-        "vetoed": check.vetoed or any(r.code == "low_coverage" for r in check.reasons),
+        "vetoed": check.vetoed
+        or any(r.code in ("low_coverage", "low_similarity") for r in check.reasons),
         "reasons": [r.to_json() for r in check.reasons],
     }
     if check.judgement is not None:
