@@ -43,11 +43,12 @@ Since issue 24 (docs/evals/claims-realistic.md), the numbers live in :mod:`.numb
 0.28; a difference of two decimals of the quote is a light inference); a claim negation vetoes
 only words the quote states (:data:`NEGATION_ABOUT`); named terms may be the cited document's
 own (``document``: its title and the head of its first page); the coverage is the alignment of
-:mod:`.align` (lemmas, WordNet synonyms and derived forms from :mod:`.lexicon`, the embedder's
-contextual token vectors); and the vetoes of :mod:`.vetoes` apply in every mode: ``antonym``,
-``scope_widened``, ``modality``, ``hedge_dropped``, ``roles_swapped``, ``number_scope``,
-``cause_added``. Every reason may carry the two sides of its conflict (``claim_says``,
-``page_says``), shown in its text.
+:mod:`.align` (lemmas, WordNet synonyms and derived forms from :mod:`.lexicon`; not the
+embedder's token vectors, which lowered the cross-validated accuracy); and the vetoes of
+:mod:`.vetoes` apply in every mode: ``antonym``, ``scope_widened``, ``modality``,
+``hedge_dropped``, ``roles_swapped``, ``number_scope``, ``cause_added``, and the bindings of
+numbers and directions to their terms. Every reason may carry the two sides of its conflict
+(``claim_says``, ``page_says``), shown in its text.
 
 The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
 verbatim claim); with an embedder it has its threshold (:data:`MIN_SCORE`), since issue 24's

@@ -17,6 +17,9 @@ says before".
   have, with no passive "by" to turn the order round.
 - ``number_scope``: "each"/"per" on one side and "in total"/"altogether" on the other, next to
   the same number.
+- bindings (issue 24, second round): a number bound to another named term than on the page
+  (``roles_swapped``, :func:`number_binding_reasons`), a direction bound to the same thing the
+  other way round (``antonym``, :func:`direction_binding_reasons`).
 """
 
 from __future__ import annotations
