@@ -59,3 +59,13 @@ def test_the_directions_of_the_page_pass() -> None:
     lexicon = load_lexicon()
     claim = "A longer warm-up lowers throughput but improves the accuracy of the model."
     assert not direction_binding_reasons(claim, QUOTE, lexicon)
+
+
+def test_idioms_with_all_and_a_purpose_are_no_slips() -> None:
+    quote = "Long inputs are slow to process, especially when the key facts sit in the middle."
+    claim = "Long inputs are slow to process, above all when the key facts sit in the middle."
+    assert "scope_widened" not in [r.code for r in check_support(claim, quote).reasons]
+    purpose = "The reports are published so that the teams can share their goals."
+    said = "The reports are published to help the teams share their goals."
+    assert "cause_added" not in [r.code for r in check_support(purpose, said).reasons]
+    assert "scope_widened" in [r.code for r in check_support("All inputs are slow.", quote).reasons]

@@ -195,10 +195,17 @@ def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
     return next((w for w in words if w in wanted), None)
 
 
+#: Words before "all" that make an idiom of it, not a quantifier ("above all", "at all",
+#: "after all", "first of all").
+_IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
+
+
 def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
     for k, w in enumerate(words):
         following = words[k + 1] if k + 1 < len(words) else ""
-        if w in group and following not in _NOT_QUANTIFIED and not following.isdigit():
+        idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
+        quantified = following not in _NOT_QUANTIFIED and not following.isdigit()
+        if w in group and quantified and not idiom:
             return w
     return None
 
@@ -303,8 +310,10 @@ def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
 
 
 #: Words that state a cause or a consequence: a claim's "because" needs one in the passage.
+#: "So that" states a purpose, not a cause ("published so that organizations can" for "published
+#: to address"): left out.
 _CAUSAL = re.compile(
-    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|so that|leads? to|"
+    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|leads? to|"
     r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt)\b"
 )
 
