@@ -72,17 +72,18 @@ def test_no_share_drops_against_the_baseline(report: dict[str, Any]) -> None:
 def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> None:
     """Before issue 24 the checks kept none of the 92 supported claims (0.0) and caught 0.966
     of the unsupported ones (balanced accuracy 0.483, cross-validated 0.49): the badge said
-    nothing about a paraphrase. The new checks must tell the two apart clearly better, fitted and
-    cross-validated, and catch at least two wrong claims in three."""
+    nothing about a paraphrase. The second round measured balanced accuracy 0.743 fitted and
+    0.740 cross-validated, caught 0.693 / 0.686 (docs/evals/claims-realistic.md); the floors
+    sit a little under."""
     threshold = report["threshold"]
-    assert (report["kept"] + report["caught"]) / 2 >= 0.6
-    assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.6
-    assert report["caught"] >= 2 / 3 and threshold["cv_caught"] >= 2 / 3
+    assert (report["kept"] + report["caught"]) / 2 >= 0.72
+    assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.72
+    assert report["caught"] >= 0.67 and threshold["cv_caught"] >= 0.66
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 24's goals are missed: kept 0.659 / caught 0.684 cross-validated (goals 0.85 / "
+    reason="issue 24's goals are missed: kept 0.793 / caught 0.686 cross-validated (goals 0.85 / "
     "0.90); relation swaps, lowercase entity swaps and verb polarity escape the vetoes "
     "(docs/evals/claims-realistic.md)",
 )

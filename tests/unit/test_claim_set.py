@@ -30,6 +30,7 @@ def record(item: str, kind: str, label: bool, coverage: float, vetoed: bool = Fa
         "kind": kind,
         "label": label,
         "coverage": coverage,
+        "score": coverage,
         "vetoed": vetoed,
         "supported": not vetoed and coverage >= 0.5,
     }

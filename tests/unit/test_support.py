@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from truthbase.cite.support import (
+    ALIGNED,
+    COVERAGE_FLOOR,
     MIN_COSINE,
+    MIN_SCORE,
     check_support,
     context_around,
     named_terms,
@@ -163,13 +166,26 @@ class FakeEmbedder:
         return np.stack([first, *([other] * (len(texts) - 1))])
 
 
-def test_the_embedder_cosine_has_a_threshold() -> None:
+def test_the_embedder_cosine_counts_with_the_alignment() -> None:
     claim = "Every day, the plant produces forty two units."
     high = check_support(claim, QUOTE, embedder=FakeEmbedder(0.9))
     assert high.supported and high.cosine == pytest.approx(0.9)
     assert high.score == pytest.approx(0.5 * high.coverage + 0.5 * 0.9)
-    low = check_support(claim, QUOTE, embedder=FakeEmbedder(MIN_COSINE - 0.1))
-    assert [r.code for r in low.reasons] == ["low_similarity"]
+    # every word aligned: a low cosine alone no longer rejects a rewording
+    reworded = check_support(claim, QUOTE, embedder=FakeEmbedder(0.2))
+    assert reworded.coverage == 1.0 and reworded.supported
+    # half the words aligned and a low cosine: the score is below its threshold
+    half = "The plant produces forty two shiny units every day."
+    low = check_support(half, QUOTE, embedder=FakeEmbedder(0.2))
+    assert low.coverage >= ALIGNED and low.score < MIN_SCORE
+    assert [r.code for r in low.reasons] == ["low_score"] and not low.vetoed
+    assert check_support(half, QUOTE, embedder=FakeEmbedder(0.5)).supported
+    # most words elsewhere: a cosine under MIN_COSINE is the backstop, whatever the score
+    other = "The plant produces forty two shiny violet trumpets every day."
+    backstop = check_support(other, QUOTE, embedder=FakeEmbedder(MIN_COSINE - 0.05))
+    assert COVERAGE_FLOOR <= backstop.coverage < ALIGNED
+    assert [r.code for r in backstop.reasons] == ["low_similarity"]
+    assert check_support(other, QUOTE, embedder=FakeEmbedder(0.9)).supported
 
 
 def test_empty_inputs_have_reasons() -> None:

@@ -35,7 +35,7 @@ answers, so an answer the book does not back is never shown as the book's conten
 
 Support thresholds. A citation's claim is supported by its quote when
 :func:`truthbase.cite.resolve.claim_support` says so: the checks of :mod:`truthbase.cite.support`
-with their thresholds :data:`MIN_COVERAGE` and :data:`MIN_COSINE`, here re-exported; *why a
+with their thresholds :data:`MIN_COVERAGE` and :data:`MIN_SCORE`, here re-exported; *why a
 citation is verified or supported* is decided in
 :mod:`truthbase.cite.resolve`, the one place, for every mode. The extractive refusal threshold is
 the setting ``extractive.threshold``.
@@ -51,7 +51,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from ..cite.refusal import NO_ANSWER, is_refusal
-from ..cite.support import MIN_COSINE, MIN_COVERAGE
+from ..cite.support import MIN_COVERAGE, MIN_SCORE
 from ..config import LLMSettings
 from ..errors import InvalidInput
 from ..records import (
@@ -63,8 +63,8 @@ from ..records import (
 )
 
 __all__ = [
-    "MIN_COSINE",
     "MIN_COVERAGE",
+    "MIN_SCORE",
     "NO_ANSWER",
     "LLMNotConfigured",
     "Outcome",

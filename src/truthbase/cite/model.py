@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["THRESHOLD_REASONS", "Judgement", "Reason", "SupportCheck"]
 
 #: The reasons a score below its threshold gives; every other reason is a veto.
-THRESHOLD_REASONS = frozenset({"low_coverage", "low_similarity"})
+THRESHOLD_REASONS = frozenset({"low_coverage", "low_similarity", "low_score"})
 
 
 @dataclass(frozen=True, slots=True)

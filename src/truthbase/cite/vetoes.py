@@ -17,6 +17,9 @@ says before".
   have, with no passive "by" to turn the order round.
 - ``number_scope``: "each"/"per" on one side and "in total"/"altogether" on the other, next to
   the same number.
+- bindings (issue 24, second round): a number bound to another named term than on the page
+  (``roles_swapped``, :func:`number_binding_reasons`), a direction bound to the same thing the
+  other way round (``antonym``, :func:`direction_binding_reasons`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ __all__ = [
     "antonym_reasons",
     "binding_reasons",
     "cause_reasons",
+    "direction_binding_reasons",
+    "number_binding_reasons",
     "number_scope_reasons",
     "role_reasons",
     "scope_reasons",
@@ -190,10 +195,17 @@ def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
     return next((w for w in words if w in wanted), None)
 
 
+#: Words before "all" that make an idiom of it, not a quantifier ("above all", "at all",
+#: "after all", "first of all").
+_IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
+
+
 def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
     for k, w in enumerate(words):
         following = words[k + 1] if k + 1 < len(words) else ""
-        if w in group and following not in _NOT_QUANTIFIED and not following.isdigit():
+        idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
+        quantified = following not in _NOT_QUANTIFIED and not following.isdigit()
+        if w in group and quantified and not idiom:
             return w
     return None
 
@@ -298,8 +310,10 @@ def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
 
 
 #: Words that state a cause or a consequence: a claim's "because" needs one in the passage.
+#: "So that" states a purpose, not a cause ("published so that organizations can" for "published
+#: to address"): left out.
 _CAUSAL = re.compile(
-    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|so that|leads? to|"
+    r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|leads? to|"
     r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt)\b"
 )
 
@@ -397,3 +411,124 @@ def _near(text: str, value: str) -> str | None:
     if at is None:
         return None
     return text[max(0, at.start() - 40) : at.end() + 40]
+
+
+# -- bindings: which number, which direction goes with which term ----------------------------
+
+#: Tokens either side of a named term within which a number is bound to it ("Tier 2", "100
+#: tokens in the ALCE paper"), and of a shared word within which a direction is bound to it
+#: ("raises MAUVE", "lower MAUVE scores").
+BIND_REACH = 4
+DIRECTION_REACH = 2
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+#: Punctuation and coordinators a binding does not reach across ("Partial (Tier 1), Risk
+#: Informed (Tier 2)": 1 is not Risk Informed's; "Silver is Level 2 and Gold is Level 3").
+_BREAK = "|"
+_COORDINATORS = frozenset("and or but while whereas und oder aber".split())  # noqa: SIM905
+_WORDS_AND_BREAKS = re.compile(rf"{_WORDS.pattern}|[,;:]")
+
+
+def _bind_tokens(text: str) -> list[str]:
+    return [
+        _BREAK if t in ",;:" or t in _COORDINATORS else t.removesuffix("'s")
+        for t in _WORDS_AND_BREAKS.findall(normal(text))
+    ]
+
+
+def _nearest_numbers(tokens: Sequence[str], at: int) -> set[str]:
+    """The numbers nearest to ``tokens[at]`` within :data:`BIND_REACH` and its stretch between
+    punctuation marks (several on a tie)."""
+    best: dict[int, set[str]] = {}
+    for step in (-1, 1):
+        for distance in range(1, BIND_REACH + 1):
+            k = at + step * distance
+            if not 0 <= k < len(tokens) or tokens[k] == _BREAK:
+                break
+            if _NUMBER.fullmatch(tokens[k]):
+                best.setdefault(distance, set()).add(tokens[k])
+    return best[min(best)] if best else set()
+
+
+def number_binding_reasons(claim: str, quote: str, named: Sequence[str]) -> list[Reason]:
+    """A shared named term whose nearest number in the claim is, in the quote, the number of
+    none of its mentions while another number of the claim is ("Tier 2 is called Repeatable"
+    where the page has "Repeatable (Tier 3)"). A name with two numbers equally near in the
+    claim binds neither."""
+    claim_tokens, quote_tokens = _bind_tokens(claim), _bind_tokens(quote)
+    claim_numbers = {t for t in claim_tokens if _NUMBER.fullmatch(t)}
+    for name in dict.fromkeys(n.casefold() for n in named):
+        on_page: set[str] = set()
+        for k, token in enumerate(quote_tokens):
+            if token == name:
+                on_page |= _nearest_numbers(quote_tokens, k)
+        for k, token in enumerate(claim_tokens):
+            if token != name:
+                continue
+            bound = _nearest_numbers(claim_tokens, k)
+            if len(bound) != 1:
+                continue
+            value = next(iter(bound))
+            other = sorted(on_page & claim_numbers)
+            if value in quote_tokens and other and value not in on_page:
+                return [
+                    Reason(
+                        "roles_swapped",
+                        f'the claim gives {value} to "{name}", the quote gives it {other[0]}',
+                        claim_says=f"{name} {value}",
+                        page_says=f"{name} {other[0]}",
+                    )
+                ]
+    return []
+
+
+def _family_side(lemmas: set[str]) -> tuple[int, int] | None:
+    """(pair, side) of the first directional pair of :data:`OPPOSITES` a word is on."""
+    for k, pair in enumerate(OPPOSITES):
+        for side, words in enumerate(pair):
+            if lemmas & words:
+                return k, side
+    return None
+
+
+def direction_binding_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
+    """A direction the claim gives a word ("raises MAUVE") that the quote gives the same word
+    only the other way ("lower MAUVE"): the direction up to :data:`DIRECTION_REACH` tokens
+    before the word it bears on (its object: "raises X", "lower X"), on both sides, with no
+    word of the claim's side before that word in the quote. This catches directions traded
+    between two things, which the antonym check leaves alone because the claim says both
+    directions somewhere."""
+    claim_words = _WORDS.findall(normal(claim))
+    quote_words = _WORDS.findall(normal(quote))
+    claim_lemmas = [lexicon.lemmas(w) | {w} for w in claim_words]
+    quote_lemmas = [lexicon.lemmas(w) | {w} for w in quote_words]
+    quote_sides = [_family_side(set(q)) for q in quote_lemmas]
+    for i, word in enumerate(claim_words):
+        found = _family_side(set(claim_lemmas[i]))
+        if found is None:
+            continue
+        pair, side = found
+        for n in range(i + 1, min(len(claim_words), i + DIRECTION_REACH + 1)):
+            near = claim_lemmas[n]
+            if claim_words[n] in _FUNCTION or _family_side(set(near)) is not None:
+                continue
+            sides: set[int] = set()
+            theirs = ""
+            for j, lemmas in enumerate(quote_lemmas):
+                if not lemmas & near:
+                    continue
+                for m in range(max(0, j - DIRECTION_REACH), j):
+                    there = quote_sides[m]
+                    if there is not None and there[0] == pair:
+                        sides.add(there[1])
+                        theirs = theirs or quote_words[m]
+            if sides == {1 - side}:
+                return [
+                    Reason(
+                        "antonym",
+                        f'the claim says "{word} {claim_words[n]}" where the quote says '
+                        f'"{theirs} {claim_words[n]}"',
+                        claim_says=f"{word} {claim_words[n]}",
+                        page_says=theirs,
+                    )
+                ]
+    return []

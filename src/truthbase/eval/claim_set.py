@@ -183,20 +183,21 @@ def store_pages(
 
 
 def _objective(records: Sequence[Mapping[str, Any]], threshold: float) -> float:
-    """Balanced accuracy with the coverage threshold (``MIN_COVERAGE``) deciding the claims no
-    veto decided (the similarity backstop counts as a veto here: its threshold is not fitted);
-    kept and caught weigh the same, as the goals ask for both."""
+    """Balanced accuracy with the score threshold (``MIN_SCORE``) deciding the claims no veto
+    decided (the coverage floor and the cosine backstop count as vetoes here: they are not
+    fitted); kept and caught weigh
+    the same, as the goals ask for both."""
     good = [r for r in records if r["label"]]
     bad = [r for r in records if not r["label"]]
-    kept = sum(not r["vetoed"] and r["coverage"] >= threshold for r in good)
-    caught = sum(r["vetoed"] or r["coverage"] < threshold for r in bad)
+    kept = sum(not r["vetoed"] and r["score"] >= threshold for r in good)
+    caught = sum(r["vetoed"] or r["score"] < threshold for r in bad)
     return 0.5 * _share(kept, len(good)) + 0.5 * _share(caught, len(bad))
 
 
 def fit_threshold(records: Sequence[Mapping[str, Any]]) -> float:
-    """The coverage threshold that maximizes :func:`_objective` over ``records`` (the middle of the
+    """The score threshold that maximizes :func:`_objective` over ``records`` (the middle of the
     best run of candidate thresholds, so ties sit between the scores, not on one)."""
-    scores = sorted({round(float(r["coverage"]), 4) for r in records} | {0.0, 1.0})
+    scores = sorted({round(float(r["score"]), 4) for r in records} | {0.0, 1.0})
     candidates = [(a + b) / 2 for a, b in itertools.pairwise(scores)] or [0.5]
     values = [_objective(records, t) for t in candidates]
     best = max(values)
@@ -227,7 +228,7 @@ def cross_validate_threshold(
             threshold = fit_threshold(train)
             thresholds.append(threshold)
             judged += [
-                {**r, "supported": not r["vetoed"] and r["coverage"] >= threshold} for r in test
+                {**r, "supported": not r["vetoed"] and r["score"] >= threshold} for r in test
             ]
         runs.append(summarize_claim_set(judged))
     by_kind = {
@@ -265,7 +266,8 @@ def _record(
         "supported": check.supported,
         "score": round(check.score, 4),
         "coverage": round(check.coverage, 4),
-        "vetoed": check.vetoed or any(r.code == "low_similarity" for r in check.reasons),
+        "vetoed": check.vetoed
+        or any(r.code in ("low_coverage", "low_similarity") for r in check.reasons),
         "reasons": [r.to_json() for r in check.reasons],
     }
     if check.judgement is not None:
