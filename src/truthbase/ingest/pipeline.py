@@ -9,15 +9,17 @@ transaction, and nothing is written before it is whole).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine
 from ..heap import trim
-from ..records import IndexedDocument
+from ..records import ChunkBatch, IndexedDocument
 from ..store import Documents, StoreError, StoreFull
 from ..telemetry import span
+from .embedding import BATCH_CHUNKS
 from .events import (
     DocumentDone,
     FileOutcome,
@@ -40,9 +42,11 @@ def prepare_file(
     *,
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
+    batch_chunks: int | None = BATCH_CHUNKS,
 ) -> tuple[FileOutcome, IndexedDocument | None]:
     """:func:`prepare` that never raises for a bad file: its outcome (``ingested`` until the
-    store says otherwise, or ``failed`` with the reason) and the document to write."""
+    store says otherwise, or ``failed`` with the reason) and the document to write (a long one
+    embedded as the store writes it, ``batch_chunks`` chunks at a time; None: whole now)."""
     path, times = planned.path, StageTimes()
     try:
         indexed = prepare(
@@ -53,6 +57,7 @@ def prepare_file(
             engine=engine,
             progress=progress,
             times=times,
+            batch_chunks=batch_chunks,
         )
     except ExtractionError as exc:
         return _failed(planned, exc.reason, str(exc)), None
@@ -96,9 +101,14 @@ def store_prepared(
     full store raises :class:`StoreFull`: every file after it would fail the same way)."""
     if indexed is None:
         return outcome
-    started = time.perf_counter()
+    started, embedding = time.perf_counter(), outcome.times.embed
+    written = [0]
+    if indexed.batches is not None:  # a long document: embedded as it is written
+        indexed = replace(indexed, batches=_counted(indexed.batches, written))
     try:
         write_document(store, indexed)
+        if indexed.batches is not None:
+            outcome.chunks = written[0]
     except StoreFull:
         raise
     except StoreError as exc:
@@ -106,8 +116,15 @@ def store_prepared(
     except Exception as exc:  # one bad file must not stop the batch
         outcome.status, outcome.reason = "failed", "error"
         outcome.message = f"unexpected {type(exc).__name__}: {exc}"
-    outcome.times.store = time.perf_counter() - started
+    # The batches' embedding is timed as embedding (it ran inside the store's write).
+    outcome.times.store = time.perf_counter() - started - (outcome.times.embed - embedding)
     return outcome
+
+
+def _counted(batches: Iterable[ChunkBatch], written: list[int]) -> Iterator[ChunkBatch]:
+    for batch in batches:
+        yield batch
+        written[0] += len(batch.chunks)
 
 
 def ingest_file(
