@@ -1,7 +1,8 @@
-"""A long document is embedded while the store writes it, a batch of chunks at a time, inside
-its one transaction (issue 28 item 3), on both backends: the rows are those of the whole
-document written at once, byte for byte; an error in a later batch, or the writing process
-killed in the middle, leaves nothing of the document (and the store takes it afterwards)."""
+"""A long document is embedded a batch of chunks at a time and written in its one transaction
+(issue 28 item 3), on both backends: the rows are those of the whole document written at once,
+byte for byte; batches made inside the store's transaction (``add_document`` given them lazily)
+that fail, or whose process is killed, in the middle leave nothing of the document (and the store
+takes it afterwards); ``write_document`` embeds them before it takes the write lock."""
 
 from __future__ import annotations
 
@@ -87,7 +88,11 @@ def _rows(backend: Backend) -> list[str]:
     return [_TIMESTAMP.sub("<time>", line) for line in backend.dump()]
 
 
-def _write(backend: Backend, batch_chunks: int | None, embedder: Any = None) -> Any:
+def _write(
+    backend: Backend, batch_chunks: int | None, embedder: Any = None, *, lazy: bool = False
+) -> Any:
+    """Index raptor.pdf and write it: by ``write_document``, or (``lazy``) by giving the store
+    the batches to embed inside its transaction."""
     store = backend.open()
     try:
         indexed = index_document(
@@ -97,7 +102,10 @@ def _write(backend: Backend, batch_chunks: int | None, embedder: Any = None) -> 
             screen=None,
             batch_chunks=batch_chunks,
         )
-        write_document(store, indexed)
+        if lazy:
+            store.add_document(indexed)
+        else:
+            write_document(store, indexed)
         return store.counts()
     finally:
         store.close()
@@ -111,6 +119,15 @@ def test_batches_write_the_rows_of_the_whole_document(backends: tuple[Backend, B
     assert _rows(batched) == _rows(whole)
 
 
+def test_batches_embedded_inside_the_transaction_write_the_same_rows(
+    kind: str, backends: tuple[Backend, Backend], tmp_path: Path
+) -> None:
+    whole, lazy = backends
+    counts = _write(whole, None)
+    assert _write(lazy, 7, lazy=True) == counts
+    assert _rows(lazy) == _rows(whole)
+
+
 def test_an_error_in_a_later_batch_leaves_nothing(backends: tuple[Backend, Backend]) -> None:
     backend, _ = backends
     backend.open().close()  # the schema, no document
@@ -118,7 +135,7 @@ def test_an_error_in_a_later_batch_leaves_nothing(backends: tuple[Backend, Backe
     # Each batch of 7 chunks is 2+ embedder calls: the 6th call is in the third batch, after
     # two batches were written inside the transaction.
     with pytest.raises(RuntimeError, match="mid-document"):
-        _write(backend, 7, TokenHashing(fail_at=6))
+        _write(backend, 7, TokenHashing(fail_at=6), lazy=True)
     assert _rows(backend) == empty
     store = backend.open()
     try:
@@ -146,7 +163,7 @@ class Stalling(TokenHashing):
 kind, location = sys.argv[1], sys.argv[3]
 store = SQLiteStore(Path(location)) if kind == "sqlite" else PostgresStore(location)
 indexed = index_document(raptor(), Stalling(), IngestOptions(), screen=None, batch_chunks=7)
-write_document(store, indexed)
+store.add_document(indexed)  # the batches embedded inside the transaction
 """
 
 
@@ -194,3 +211,32 @@ def test_the_batches_embed_the_same_texts_as_one_call() -> None:
     )
     digest = hashlib.sha256(b"".join(s for b in batches for s in b.token_signs or ()))
     assert digest.digest() == hashlib.sha256(b"".join(whole.token_signs or ())).digest()
+
+
+def test_write_document_embeds_before_it_takes_the_write_lock(tmp_path: Path) -> None:
+    """Another writer of the same SQLite index is not kept waiting (30 s, then refused) while a
+    long document is embedded: its batches are spooled before the transaction opens."""
+    from truthbase.store import SQLiteStore
+
+    db = tmp_path / "l.sqlite"
+    store, other = SQLiteStore(db), SQLiteStore(db)
+    answered: list[float] = []
+
+    class Meanwhile(TokenHashing):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if self.calls == 5:  # mid-document: another writer writes
+                started = time.monotonic()
+                other.add_answer("meanwhile?", {"answer": "yes"})
+                answered.append(time.monotonic() - started)
+            return super().embed(texts)
+
+    try:
+        indexed = index_document(
+            raptor(), Meanwhile(), IngestOptions(), screen=None, batch_chunks=7
+        )
+        write_document(store, indexed)
+        assert answered and answered[0] < 5.0, answered
+        assert store.has_document(raptor().sha256) and len(store.answers()) == 1
+    finally:
+        store.close()
+        other.close()

@@ -8,10 +8,14 @@ transaction, and nothing is written before it is whole).
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from contextlib import ExitStack
 from pathlib import Path
+from typing import IO
 
 from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine
@@ -86,12 +90,32 @@ def _failed(planned: Planned, reason: str, message: str) -> FileOutcome:
 
 def write_document(store: Documents, indexed: IndexedDocument, *, replace: bool = False) -> None:
     """The store write of one prepared document: one transaction (``replace``: the document is
-    in the index already, a re-ingest, and its rows are replaced in the same one)."""
-    with span("store", replace=replace):
-        if replace:
-            store.add_document(indexed, replace=True)
-        else:
-            store.add_document(indexed)
+    in the index already, a re-ingest, and its rows are replaced in the same one).
+
+    A long document's batches (:attr:`IndexedDocument.batches`) are embedded first, each
+    spooled to a temporary file as it is done, and read back one at a time by the write: the
+    memory holds one batch, and the store's write lock is held for the write only, not while
+    the document is embedded (SQLite's other writers give up after 30 s)."""
+    with ExitStack() as stack:
+        if indexed.batches is not None:
+            spool = stack.enter_context(tempfile.TemporaryFile(prefix="truthbase-batches-"))
+            indexed = dataclasses.replace(indexed, batches=_spooled(indexed.batches, spool))
+        with span("store", replace=replace):
+            if replace:
+                store.add_document(indexed, replace=True)
+            else:
+                store.add_document(indexed)
+
+
+def _spooled(batches: Iterable[ChunkBatch], spool: IO[bytes]) -> Iterator[ChunkBatch]:
+    """``batches`` made and written to ``spool`` now, then read back one at a time."""
+    count = 0
+    with span("embed_batches"):
+        for batch in batches:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+            count += 1
+    spool.seek(0)
+    return (pickle.load(spool) for _ in range(count))  # our own file, just written
 
 
 def store_prepared(
@@ -104,7 +128,7 @@ def store_prepared(
     started, embedding = time.perf_counter(), outcome.times.embed
     written = [0]
     if indexed.batches is not None:  # a long document: embedded as it is written
-        indexed = replace(indexed, batches=_counted(indexed.batches, written))
+        indexed = dataclasses.replace(indexed, batches=_counted(indexed.batches, written))
     try:
         write_document(store, indexed)
         if indexed.batches is not None:
