@@ -23,12 +23,13 @@ Rect = tuple[float, float, float, float]
 
 
 class BoxColumn(Sequence[Rect | None]):
-    """A unit's glyph boxes packed in one float64 array (4 values a character) and a presence
-    mask: 33 bytes a character instead of ~200 for a list of 4-float tuples, the same values
-    bit for bit. Extraction keeps every page of a document until its document-wide decisions
-    (ligatures, hyphens, table headers) are made, so the per-character cost is what bounds a
-    long document's memory (issue 28: the 1,370-page lwarp manual). Read-only; an index gives
-    a tuple (or None), a slice a list."""
+    """A unit's glyph boxes packed in one array (4 values a character) and a presence mask:
+    17 bytes a character (33 where a value is not a float32) instead of ~200 for a list of
+    4-float tuples, the same values bit for bit (pdfium's boxes are float32s, ``FS_RECTF``).
+    Extraction keeps every page of a document until its document-wide decisions (ligatures,
+    hyphens, table headers) are made, so the per-character cost is what bounds a long
+    document's memory (issue 28: the 1,370-page lwarp manual). Read-only; an index gives a
+    tuple (or None), a slice a list."""
 
     __slots__ = ("_present", "_values")
 
@@ -47,6 +48,9 @@ class BoxColumn(Sequence[Rect | None]):
             else:
                 values.extend(box)
                 present.append(1)
+        single = array("f", values)  # each value rounded to float32 (inf past its range)
+        if array("d", single) == values:  # all of them exactly: half the bytes, same values
+            return cls(single, bytes(present))
         return cls(values, bytes(present))
 
     def __len__(self) -> int:
@@ -92,7 +96,8 @@ class BoxColumn(Sequence[Rect | None]):
 
     @property
     def values(self) -> array[float]:
-        """x0, y0, x1, y1 of each character, one after the other (0s where there is no box)."""
+        """x0, y0, x1, y1 of each character, one after the other (0s where there is no box):
+        typecode "f" (float32) when every value is one, else "d"."""
         return self._values
 
     @property

@@ -13,6 +13,7 @@ from ..config import OcrSettings
 from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine, OcrUnavailable, TesseractEngine, extract_path
 from ..extract.ocr import OcrPage
+from ..heap import trim
 from ..records import IndexedDocument
 from ..telemetry import span
 from .embedding import BATCH_CHUNKS, index_document
@@ -60,6 +61,7 @@ def prepare(
             on_ocr_page=lambda done, total: report("ocr", done, total),
         )
     times.extract = time.perf_counter() - started
+    trim()  # extraction's per-page scratch is freed: its pages go back before the embedding
     if doc_id is not None and document.sha256 != doc_id:
         raise ExtractionError("corrupt", f"{path.name} changed on disk since ingest began")
     # The server opens the file by its stored path, from whatever folder it runs in.

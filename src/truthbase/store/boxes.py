@@ -49,7 +49,8 @@ def encode_boxes(text: str, boxes: Sequence[Rect | None]) -> bytes | None:
         present = np.frombuffer(boxes.present, dtype=np.uint8).astype(bool)
         if not present.any():
             return None
-        values = np.frombuffer(boxes.values, dtype=np.float64).reshape(-1, 4)
+        dtype = np.float32 if boxes.values.typecode == "f" else np.float64
+        values = np.frombuffer(boxes.values, dtype=dtype).reshape(-1, 4)
         rows = values[present].astype(np.float32)
     else:
         present = np.array([box is not None for box in boxes], dtype=bool)
