@@ -2,17 +2,20 @@
 
 Each figure is taken in a fresh process (peak RSS is per process):
 
-- ingest: ``ingest_paths`` over the files, its peak RSS (VmHWM: after exec ``ru_maxrss``
-  starts at the forking bench process's peak) and the highest RSS seen in each stage (sampled
-  every 10 ms): imports, the embedding session loaded, extraction, chunking (the language model
-  is loaded there), the chunks' and the windows' embedding, the store;
+- ingest: ``ingest_paths`` over the files (the seed corpus; an EPUB book alone; the library's
+  longest document alone, whose peak must not grow with its pages: issue 28 item 3), its peak
+  RSS (VmHWM: after exec ``ru_maxrss`` starts at the forking bench process's peak) and the
+  highest RSS seen in each stage (sampled every 10 ms): imports, the embedding session loaded,
+  extraction, chunking (the language model is loaded there), the chunks' and the windows'
+  embedding, the store (a long document's batches are embedded inside it);
 - one onnxruntime call: the RSS a call of ``rows x length`` tokens adds, run twice (the second
   call of a shape is the one memory patterns double), with and without memory patterns;
 - throughput: ingest's embedding (chunks with token vectors, then the windows) of one document
   under each cap on padded tokens per call, the configurations interleaved round by round in one
   process so that a shared machine's load falls on all of them alike.
 
-Run alone: ``python benchmarks/memory_bench.py [--book EPUB] [PDF ...]``.
+Run alone: ``python benchmarks/memory_bench.py [--book EPUB] [--largest PDF | --no-largest]
+[PDF ...]``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT.parent / "shared" / "corpus" / "seed"
 BOOK = ROOT.parent / "shared" / "corpus" / "epub" / "pride-and-prejudice-pg1342.epub"
+LIBRARY = ROOT.parent / "shared" / "corpus" / "library"
+#: Issue 28 item 3: the library's longest document (lwarp.pdf, 1,370 pages) ingests within this.
+LARGEST_GOAL_MB = 450
 
 _INGEST_CHILD = r"""
 import json, resource, sys, tempfile, threading, time
@@ -193,10 +199,35 @@ def bench_throughput(path: Path, caps: list[int], rounds: int = 3) -> dict[str, 
     return _child(_THROUGHPUT_CHILD, str(path), str(rounds), ",".join(map(str, caps)))
 
 
-def bench_memory(seed: list[Path], book: Path | None) -> dict[str, Any]:
+def largest_document(folder: Path) -> Path | None:
+    """The PDF of the most pages under ``folder`` (None: no PDF there)."""
+    import pypdfium2 as pdfium
+
+    best: tuple[int, str] | None = None
+    for path in sorted(folder.rglob("*.pdf")):
+        try:
+            document = pdfium.PdfDocument(path)
+        except pdfium.PdfiumError:
+            continue
+        try:
+            pages = len(document)
+        finally:
+            document.close()
+        if best is None or pages > best[0]:
+            best = (pages, str(path))
+    return None if best is None else Path(best[1])
+
+
+def bench_memory(
+    seed: list[Path], book: Path | None, largest: Path | None = None
+) -> dict[str, Any]:
+    """The seed's peak, a book's and the longest document's, each in its own process, in one
+    run (so that the long document's peak is read against the seed's on the same machine)."""
     report: dict[str, Any] = {"ingest_seed": bench_ingest_memory(seed)}
     if book is not None and book.is_file():
         report["ingest_book"] = bench_ingest_memory([book])
+    if largest is not None and largest.is_file():
+        report["ingest_largest"] = bench_ingest_memory([largest])
     report["calls"] = bench_call_memory([(16, 256), (4, 256), (8, 64)])
     report["throughput"] = bench_throughput(seed[0], [4096, 512, 256])
     return report
@@ -204,7 +235,7 @@ def bench_memory(seed: list[Path], book: Path | None) -> dict[str, Any]:
 
 def print_memory(report: dict[str, Any]) -> None:
     print("\nMemory (each in a fresh process)")
-    for key in ("ingest_seed", "ingest_book"):
+    for key in ("ingest_seed", "ingest_book", "ingest_largest"):
         if key in report:
             r = report[key]
             stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_peak_rss_mib"].items())
@@ -212,6 +243,14 @@ def print_memory(report: dict[str, Any]) -> None:
                 f"ingest {', '.join(r['files'])}: {r['pages']} pages, {r['chunks']} chunks in "
                 f"{r['seconds']:.1f} s, peak RSS {r['peak_rss_mib']:.0f} MiB ({stages})"
             )
+    if "ingest_largest" in report:
+        largest, seed = report["ingest_largest"], report["ingest_seed"]
+        peak_mb = largest["peak_rss_mib"] * 2**20 / 1e6
+        print(
+            f"longest document {largest['files'][0]} ({largest['pages']} pages): peak "
+            f"{peak_mb:.0f} MB against the seed's {seed['peak_rss_mib'] * 2**20 / 1e6:.0f} MB "
+            f"(goal <= {LARGEST_GOAL_MB} MB: {'met' if peak_mb <= LARGEST_GOAL_MB else 'NOT met'})"
+        )
     for c in report["calls"]:
         print(
             f"onnxruntime call {c['rows']}x{c['length']} tokens, memory patterns "
@@ -230,10 +269,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("paths", type=Path, nargs="*", help="PDFs (default: the seed corpus)")
     parser.add_argument("--book", type=Path, default=BOOK, help="an EPUB to ingest alone")
+    parser.add_argument(
+        "--largest",
+        type=Path,
+        default=None,
+        help="a long document to ingest alone (default: the library's longest PDF)",
+    )
+    parser.add_argument("--no-largest", action="store_true", help="skip the long document")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = parser.parse_args()
     seed = args.paths or sorted(SEED.glob("*.pdf"))
-    report = bench_memory(seed, args.book)
+    largest = None if args.no_largest else (args.largest or largest_document(LIBRARY))
+    report = bench_memory(seed, args.book, largest)
     print_memory(report)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

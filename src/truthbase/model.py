@@ -13,11 +13,114 @@ before the viewer applies the page rotation and zoom.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 #: (x0, y0, x1, y1) in PDF user space, x0 <= x1 and y0 <= y1.
 Rect = tuple[float, float, float, float]
+
+
+class BoxColumn(Sequence[Rect | None]):
+    """A unit's glyph boxes packed in one array (4 values a character) and a presence mask:
+    17 bytes a character (33 where a value is not a float32) instead of ~200 for a list of
+    4-float tuples, the same values bit for bit (pdfium's boxes are float32s, ``FS_RECTF``).
+    Extraction keeps every page of a document until its document-wide decisions (ligatures,
+    hyphens, table headers) are made, so the per-character cost is what bounds a long
+    document's memory (issue 28: the 1,370-page lwarp manual). Read-only; an index gives a
+    tuple (or None), a slice a list."""
+
+    __slots__ = ("_present", "_values")
+
+    def __init__(self, values: array[float], present: bytes) -> None:
+        self._values = values
+        self._present = present
+
+    @classmethod
+    def of(cls, boxes: Iterable[Rect | None]) -> BoxColumn:
+        values: array[float] = array("d")
+        present = bytearray()
+        for box in boxes:
+            if box is None:
+                values.extend(_NO_BOX)
+                present.append(0)
+            else:
+                values.extend(box)
+                present.append(1)
+        single = array("f", values)  # each value rounded to float32 (inf past its range)
+        if array("d", single) == values:  # all of them exactly: half the bytes, same values
+            return cls(single, bytes(present))
+        return cls(values, bytes(present))
+
+    def __len__(self) -> int:
+        return len(self._present)
+
+    @overload
+    def __getitem__(self, index: int) -> Rect | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Rect | None]: ...
+
+    def __getitem__(self, index: int | slice) -> Rect | list[Rect | None] | None:
+        if isinstance(index, slice):
+            return [self._box(i) for i in range(*index.indices(len(self._present)))]
+        if index < 0:
+            index += len(self._present)
+        if not 0 <= index < len(self._present):
+            raise IndexError("box index out of range")
+        return self._box(index)
+
+    def _box(self, i: int) -> Rect | None:
+        if not self._present[i]:
+            return None
+        v = self._values
+        return (v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3])
+
+    def __iter__(self) -> Iterator[Rect | None]:
+        v, present = self._values, self._present
+        for i in range(len(present)):
+            yield (v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]) if present[i] else None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BoxColumn):
+            return self._present == other._present and self._values == other._values
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the list it replaces
+
+    def __repr__(self) -> str:
+        return f"BoxColumn({list(self)!r})"
+
+    @property
+    def values(self) -> array[float]:
+        """x0, y0, x1, y1 of each character, one after the other (0s where there is no box):
+        typecode "f" (float32) when every value is one, else "d"."""
+        return self._values
+
+    @property
+    def present(self) -> bytes:
+        """1 for a character with a box, 0 for one without."""
+        return self._present
+
+
+_NO_BOX = (0.0, 0.0, 0.0, 0.0)
+
+
+def packed_boxes(boxes: Sequence[Rect | None]) -> Sequence[Rect | None]:
+    """``boxes`` as a :class:`BoxColumn` when every box is a tuple of four floats (what packing
+    keeps bit for bit); otherwise as they are (an int would come back a float)."""
+    if isinstance(boxes, BoxColumn):
+        return boxes
+    for box in boxes:
+        if box is not None and (
+            type(box) is not tuple or len(box) != 4 or any(type(v) is not float for v in box)
+        ):
+            return boxes
+    return BoxColumn.of(boxes)
+
 
 DocumentKind = Literal["pdf", "epub"]
 
@@ -128,7 +231,7 @@ class Unit:
 
     index: int
     text: str
-    boxes: list[Rect | None]
+    boxes: Sequence[Rect | None]  # a list, or a BoxColumn (what extraction gives)
     label: str | None = None
     geometry: PageGeometry | None = None
     href: str | None = None

@@ -17,7 +17,7 @@ Pages are 1-based (the n-th page of the file); ``unit`` is the 0-based unit inde
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -402,13 +402,72 @@ def check_sign_blob(which: str, blob: object, dim: int) -> None:
         )
 
 
+def _check_chunks(
+    chunks: Sequence[ChunkDraft],
+    vectors: FloatMatrix,
+    windows: Sequence[WindowDraft],
+    window_vectors: FloatMatrix | None,
+    token_signs: Sequence[bytes] | None,
+    dim: int,
+) -> None:
+    """ValueError (InvalidInput for token signs) when chunks, windows and their vectors and
+    signs do not fit together."""
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+    if len(vectors) and vectors.shape[1] != dim:
+        raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {dim}")
+    n_window_vectors = 0 if window_vectors is None else len(window_vectors)
+    if len(windows) != n_window_vectors:
+        raise ValueError(f"{len(windows)} windows but {n_window_vectors} window vectors")
+    if window_vectors is not None and len(window_vectors) and window_vectors.shape[1] != dim:
+        raise ValueError(f"window vectors of dim {window_vectors.shape[1]}, embedder says {dim}")
+    for window in windows:
+        if not 0 <= window.chunk < len(chunks):
+            raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
+    if token_signs is not None:
+        if len(token_signs) != len(chunks):
+            raise InvalidInput(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
+        for i, blob in enumerate(token_signs):
+            check_sign_blob(f"chunk {i}", blob, dim)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ChunkBatch:
+    """A run of one document's chunks as the store writes them at once: the chunks, their
+    vectors, their windows (``WindowDraft.chunk`` indexes this batch's ``chunks``) with theirs,
+    and their token signs (None: no token data). Checked like :class:`IndexedDocument`, with
+    the embedder's ``dim``."""
+
+    chunks: Sequence[ChunkDraft]
+    vectors: FloatMatrix
+    dim: int
+    windows: Sequence[WindowDraft] = ()
+    window_vectors: FloatMatrix | None = None
+    token_signs: Sequence[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        _check_chunks(
+            self.chunks,
+            self.vectors,
+            self.windows,
+            self.window_vectors,
+            self.token_signs,
+            self.dim,
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class IndexedDocument:
     """Everything ``Store.add_document`` writes for one document, checked once, here: the
     extracted document, its chunks and their vectors (of ``embedder``), the chunks' sentence
     windows (``WindowDraft.chunk`` indexes ``chunks``) with theirs, and per chunk the packed
     signs of its token vectors (None: no token data). Raises ValueError when the parts do not
-    fit together; a backend can then write it in one transaction without checking again."""
+    fit together; a backend can then write it in one transaction without checking again.
+
+    ``batches``: instead of ``chunks`` and the rest (then empty), the chunks come as batches
+    made while the store writes them, inside the document's one transaction (ingest embeds a
+    long document's chunks a batch at a time, so its memory does not grow with its length); an
+    error raised by the batches rolls the whole document back. Iterated once."""
 
     document: ExtractedDocument
     chunks: Sequence[ChunkDraft]
@@ -420,33 +479,36 @@ class IndexedDocument:
     owner: str | None = None  # a user name; None: the operator (CLI ingest)
     visibility: Visibility = "shared"
     screen: ScreenResult | None = None  # the prompt-injection screen's verdict (None: not run)
+    batches: Iterable[ChunkBatch] | None = None
 
     def __post_init__(self) -> None:
         if self.visibility == "private" and self.owner is None:
             raise InvalidInput("a private document needs an owner")
-        chunks, vectors, dim = self.chunks, self.vectors, self.embedder.dim
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        if len(vectors) and vectors.shape[1] != dim:
-            raise ValueError(f"vectors of dim {vectors.shape[1]}, embedder says {dim}")
-        window_vectors = self.window_vectors
-        n_window_vectors = 0 if window_vectors is None else len(window_vectors)
-        if len(self.windows) != n_window_vectors:
-            raise ValueError(f"{len(self.windows)} windows but {n_window_vectors} window vectors")
-        if window_vectors is not None and len(window_vectors) and window_vectors.shape[1] != dim:
-            raise ValueError(
-                f"window vectors of dim {window_vectors.shape[1]}, embedder says {dim}"
+        if self.batches is not None and (self.chunks or self.windows or self.token_signs):
+            raise ValueError("a document's chunks come either in batches or whole, not both")
+        _check_chunks(
+            self.chunks,
+            self.vectors,
+            self.windows,
+            self.window_vectors,
+            self.token_signs,
+            self.embedder.dim,
+        )
+
+    def chunk_batches(self) -> Iterable[ChunkBatch]:
+        """The chunks as a backend writes them: the batches, or all of them as one."""
+        if self.batches is not None:
+            return self.batches
+        return [
+            ChunkBatch(
+                chunks=self.chunks,
+                vectors=self.vectors,
+                dim=self.embedder.dim,
+                windows=self.windows,
+                window_vectors=self.window_vectors,
+                token_signs=self.token_signs,
             )
-        for window in self.windows:
-            if not 0 <= window.chunk < len(chunks):
-                raise ValueError(f"window of chunk {window.chunk}: there are {len(chunks)} chunks")
-        if self.token_signs is not None:
-            if len(self.token_signs) != len(chunks):
-                raise InvalidInput(
-                    f"{len(chunks)} chunks but {len(self.token_signs)} token sign blobs"
-                )
-            for i, blob in enumerate(self.token_signs):
-                check_sign_blob(f"chunk {i}", blob, dim)
+        ]
 
 
 # -- who asks, and the accounts behind it ---------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model import Rect
@@ -42,7 +42,8 @@ class PageChars:
     """A page's characters: ``text[i]`` is character i (its code point, as ``chr``)."""
 
     text: str
-    boxes: list[Rect | None]  # loose box; None for generated characters and where pdfium has none
+    # loose box; None for generated characters and where pdfium has none
+    boxes: Sequence[Rect | None]
     # Indices pdfium flags as line-end hyphens (FPDFText_IsHyphen) whose code point does not
     # already say so (0x02, U+FFFE).
     hyphens: frozenset[int] = frozenset()
@@ -145,7 +146,7 @@ def expand_page_chars(page: PageChars, pua_map: Mapping[PuaKey, str] | None = No
         out.extend([boxes[p]] * len(letters))
         i = p + 1
     if i == 0:
-        return PageText(text, list(boxes))
+        return PageText(text, boxes)
     parts.append(text[i:])
     out.extend(boxes[i:])
     return PageText("".join(parts), out)

@@ -36,6 +36,7 @@ from ..model import (
     Rect,
     TocEntry,
     Unit,
+    packed_boxes,
 )
 from ..telemetry import span
 from ..text.figures import figure_blocks
@@ -69,6 +70,9 @@ EXTRACTOR_VERSION = (
 
 #: Called after each OCR'd page with (pages done, pages to OCR) of the document.
 OcrProgress = Callable[[int, int], None]
+
+#: What a page's place in a finished stage's list holds once the next stage has it.
+_DONE = PageText("", [])
 
 # pdfium accepts a header anywhere in the first 1024 bytes (PDF 1.7, Annex H implementation note).
 _HEADER_WINDOW = 1024
@@ -147,7 +151,15 @@ def _read_page(document: pdfium.PdfDocument, index: int) -> _RawPage:
             textpage.close()
     finally:
         page.close()
-    return _RawPage(chars, geometry, label, unmapped, rules=rules, text_rotation=upright)
+    return _RawPage(_packed(chars), geometry, label, unmapped, rules=rules, text_rotation=upright)
+
+
+def _packed(chars: PageChars) -> PageChars:
+    """The page with its boxes packed (:class:`~truthbase.model.BoxColumn`): every page of a
+    document is held until the document-wide decisions are made, and a list of box tuples
+    costs ~200 bytes a character (the 1,370-page lwarp manual held ~600 MB of them)."""
+    boxes = packed_boxes(chars.boxes)
+    return chars if boxes is chars.boxes else replace(chars, boxes=boxes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +422,11 @@ def extract_pdf(
         raise ExtractionError(
             "corrupt", f"{path.name}: no page of the document can be loaded.", path=str(path)
         )
-    cleaned = [clean_page(p.chars) for p in raw_pages]
+    # Each stage's pages replace the last's as they are made (one document's boxes at a time).
+    cleaned: list[PageChars] = []
+    for i, raw_page in enumerate(raw_pages):
+        cleaned.append(_packed(clean_page(raw_page.chars)))
+        raw_pages[i] = replace(raw_page, chars=EMPTY)
     if any(has_private_use(chars) for chars in cleaned):
         plain: list[str] = []
         keyed: list[Template] = []
@@ -430,19 +446,19 @@ def extract_pdf(
         left = ", ".join(f"{pua_key_label(k)} x{n}" for k, n in sorted(repair.unresolved.items()))
         report.warnings.append(f"private-use glyphs left as they are (not ligatures?): {left}")
 
-    expanded = [
-        ocr_results[i].page if i in ocr_results else expand_page_chars(chars, repair.mapping)
-        for i, chars in enumerate(cleaned)
-    ]
+    expanded: list[PageText] = []
+    for i, chars in enumerate(cleaned):
+        page = ocr_results[i].page if i in ocr_results else expand_page_chars(chars, repair.mapping)
+        expanded.append(PageText(page.text, packed_boxes(page.boxes)))
+        cleaned[i] = EMPTY
     decisions = decide_line_end_hyphens([page.text for page in expanded])
     report.compound_hyphens_kept = sum(sum(page) for page in decisions)
 
     units: list[Unit] = []
     page_tables: list[list[PageTable]] = []
-    for index, (raw_page, page, keep) in enumerate(
-        zip(raw_pages, expanded, decisions, strict=True)
-    ):
-        page_text = finish_page(page, keep)
+    for index, (raw_page, keep) in enumerate(zip(raw_pages, decisions, strict=True)):
+        page_text = finish_page(expanded[index], keep)
+        expanded[index] = _DONE
         read = ocr_results.get(index)
         tables: list[PageTable] = []
         grids = (
@@ -457,7 +473,7 @@ def extract_pdf(
             Unit(
                 index=index,
                 text=page_text.text,
-                boxes=page_text.boxes,
+                boxes=packed_boxes(page_text.boxes),
                 label=raw_page.label,
                 geometry=raw_page.geometry,
                 text_source="ocr" if read is not None else "pdf",

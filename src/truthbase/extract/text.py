@@ -52,7 +52,7 @@ class RawChar(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class PageText:
     text: str
-    boxes: list[Rect | None]
+    boxes: Sequence[Rect | None]
 
 
 def _is_space(code: int) -> bool:

@@ -5,8 +5,8 @@ of both and the packed signs of the chunks' token vectors. Pure but for the embe
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ..chunking import chunk_units
 from ..embed import Embedder, TokenEmbedder, TokenVectors, Vectors, l2_normalize
 from ..model import ChunkDraft, ExtractedDocument
-from ..records import IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
+from ..records import ChunkBatch, IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
 from ..sections import with_section_paths
 from ..telemetry import start_span
 from ..text.language import assign_languages
@@ -22,7 +22,7 @@ from .events import StageTimes
 from .options import IngestOptions
 from .windows import chunk_windows, embedded_text
 
-__all__ = ["EMBED_GROUP", "TOKEN_GROUP", "index_document", "pack_signs"]
+__all__ = ["BATCH_CHUNKS", "EMBED_GROUP", "TOKEN_GROUP", "index_document", "pack_signs"]
 
 #: Texts given to the embedder at once by :func:`_embed_distinct`: a call holds the tokenizer's
 #: encodings of all its texts until it returns (34 MB for Pride and Prejudice's 4,988 windows in
@@ -32,6 +32,12 @@ EMBED_GROUP = 256
 #: Chunks whose token vectors are held at once (their float32 token vectors, 1.5 KB a token:
 #: 128 chunks held 38 MB of the seed ingest's peak).
 TOKEN_GROUP = 32
+
+#: Chunks embedded and written at once when a document has more (``index_document``'s
+#: ``batch_chunks``): with their windows ~1,200 texts, ~1 MB of vectors and ~2 MB of token
+#: signs. A shorter document is embedded before its write (the store's write lock is then held
+#: only for the write); a longer one holds it while its batches are embedded.
+BATCH_CHUNKS = 256
 
 #: ``(texts embedded so far)``: how far the embedding of one document is.
 Meter = Callable[[int], None]
@@ -61,6 +67,8 @@ def _embed_distinct(
         embedded[rows] = embedder.embed([distinct[i] for i in rows])
         if meter is not None:
             meter(len(rows))
+    if meter is not None and len(inputs) > len(distinct):
+        meter(len(inputs) - len(distinct))  # the repeats are done too (the meter counts inputs)
     row = {text: i for i, text in enumerate(distinct)}
     return embedded[[row[text] for text in inputs]]
 
@@ -90,6 +98,20 @@ def _embed_chunks(
         if meter is not None:
             meter(len(rows))
     return out, packed
+
+
+def _windows(
+    drafts: Sequence[ChunkDraft], texts: dict[int, str], options: IngestOptions
+) -> list[WindowDraft]:
+    return [
+        WindowDraft(chunk=w.chunk, start=w.start, end=w.end)
+        for w in chunk_windows(
+            [(d.start, d.end) for d in drafts],
+            [texts[d.unit] for d in drafts],
+            window_chars=options.chunking.window_chars,
+            overlap=options.chunking.window_overlap,
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,20 +215,6 @@ def _body_rows(tokens: TokenVectors, prefix: int) -> Vectors:
     return tokens.vectors[keep] if keep else tokens.vectors
 
 
-def _windows(
-    drafts: Sequence[ChunkDraft], texts: dict[int, str], options: IngestOptions
-) -> list[WindowDraft]:
-    return [
-        WindowDraft(chunk=w.chunk, start=w.start, end=w.end)
-        for w in chunk_windows(
-            [(d.start, d.end) for d in drafts],
-            [texts[d.unit] for d in drafts],
-            window_chars=options.chunking.window_chars,
-            overlap=options.chunking.window_overlap,
-        )
-    ]
-
-
 def index_document(
     document: ExtractedDocument,
     embedder: Embedder,
@@ -215,14 +223,19 @@ def index_document(
     screen: ScreenResult | None,
     times: StageTimes | None = None,
     on_pages: Callable[[int, int], None] | None = None,
+    batch_chunks: int | None = None,
 ) -> IndexedDocument:
     """Detect its languages, chunk, and embed (chunks and their sentence windows) one extracted
     document, owned by ``options.owner`` with ``options.visibility``, with the screen's
     verdict ``screen``. ``on_pages(done, total)`` hears the pages embedded (the share of the
-    document's texts embedded, in pages)."""
+    document's texts embedded, in pages).
+
+    ``batch_chunks``: a document of more chunks than this is embedded while the store writes
+    it, that many chunks at a time (:attr:`IndexedDocument.batches`, iterated once), so that
+    its vectors, token signs and embedder inputs are never all held at once; None: all of it
+    now. Its vectors are the same either way (a text's vector does not depend on its batch)."""
     times = times if times is not None else StageTimes()
     chunking = options.chunking
-    pages = len(document.units)
     started = time.perf_counter()
     chunk_span = start_span("chunk", units=len(document.units))
     assign_languages(document)  # the full-text terms are stemmed in each unit's language
@@ -235,57 +248,117 @@ def index_document(
     chunk_span.set_attribute("truthbase.chunks", len(drafts))
     chunk_span.end()
 
-    started = time.perf_counter()
-    embed_span = start_span("embed", chunks=len(drafts), windows=len(windows))
     title = document.title if chunking.title_context else ""
-    # A chunk's section path and a table chunk's column names (its context) are embedded with
-    # it, before its text, as are its windows.
-    chunk_inputs = [embedded_text(title, d.section, d.context, d.text) for d in drafts]
-    window_inputs = [
-        embedded_text(
-            title,
-            drafts[w.chunk].section,
-            drafts[w.chunk].context,
-            texts[drafts[w.chunk].unit][w.start : w.end],
+    # What the meter counts: each chunk, and each window text once in its batch.
+    meter = _meter(len(drafts) + len(windows), len(document.units), on_pages)
+    embed = _Embedding(embedder, options, title, drafts, texts, windows, times, meter)
+    index_embedder = IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim)
+    whole = batch_chunks is None or len(drafts) <= batch_chunks
+    if whole:
+        batch = embed.batch(0, len(drafts))
+        return IndexedDocument(
+            document=document,
+            chunks=batch.chunks,
+            vectors=batch.vectors,
+            embedder=index_embedder,
+            windows=batch.windows,
+            window_vectors=batch.window_vectors,
+            token_signs=batch.token_signs,
+            owner=options.owner,
+            visibility=options.visibility,
+            screen=screen,
         )
-        for w in windows
-    ]
-    with_signs = chunking.token_signs and isinstance(embedder, TokenEmbedder)
-    token_signs: list[bytes] | None = None
-    if not chunking.chunk_pass and windows:
-        parts = _chunk_parts(drafts, windows, chunk_inputs, window_inputs)
-        groups = _groups(parts)
-        meter = _meter(sum(len(_group_texts(parts, g)) for g in groups), pages, on_pages)
-        chunk_vectors, by_text, token_signs = _embed_from_parts(
-            embedder, parts, groups, with_signs=with_signs, meter=meter
-        )
-        vectors = np.concatenate(
-            [chunk_vectors, np.array([by_text[t] for t in window_inputs], dtype=np.float32)]
-        )
-    else:
-        meter = _meter(len(chunk_inputs) + len(set(window_inputs)), pages, on_pages)
-        if with_signs and drafts:
-            # The chunk vectors and their token vectors come from one forward pass.
-            chunk_vectors, token_signs = _embed_chunks(embedder, chunk_inputs, meter)
-            vectors = np.concatenate(
-                [chunk_vectors, _embed_distinct(embedder, window_inputs, meter)]
-            )
-        else:
-            vectors = _embed_distinct(embedder, chunk_inputs + window_inputs, meter)
-    times.embed = time.perf_counter() - started
-    embed_span.end()
+    assert batch_chunks is not None
     return IndexedDocument(
         document=document,
-        chunks=drafts,
-        vectors=vectors[: len(drafts)],
-        embedder=IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim),
-        windows=windows,
-        window_vectors=vectors[len(drafts) :],
-        token_signs=token_signs,
+        chunks=(),
+        vectors=np.zeros((0, embedder.dim), dtype=np.float32),
+        embedder=index_embedder,
         owner=options.owner,
         visibility=options.visibility,
         screen=screen,
+        batches=embed.batches(batch_chunks),
     )
+
+
+class _Embedding:
+    """The embedding of one chunked document, a run of its chunks at a time."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        options: IngestOptions,
+        title: str,
+        drafts: Sequence[ChunkDraft],
+        texts: dict[int, str],
+        windows: Sequence[WindowDraft],
+        times: StageTimes,
+        meter: Meter | None,
+    ) -> None:
+        self.embedder, self.options, self.title = embedder, options, title
+        self.drafts, self.texts, self.windows = drafts, texts, windows
+        self.times, self.meter = times, meter
+        # windows are in chunk order: the first window of each chunk and past it
+        self.window_starts = np.searchsorted([w.chunk for w in windows], np.arange(len(drafts) + 1))
+
+    def batches(self, size: int) -> Iterator[ChunkBatch]:
+        for lo in range(0, len(self.drafts), size):
+            yield self.batch(lo, min(len(self.drafts), lo + size))
+
+    def batch(self, lo: int, hi: int) -> ChunkBatch:
+        """Chunks ``lo`` to ``hi`` embedded, with their windows (which index the batch)."""
+        started = time.perf_counter()
+        embedder, title, drafts, texts = self.embedder, self.title, self.drafts, self.texts
+        embed_span = start_span("embed", chunks=hi - lo)
+        first, last = int(self.window_starts[lo]), int(self.window_starts[hi])
+        windows = [replace(w, chunk=w.chunk - lo) for w in self.windows[first:last]]
+        chunks = drafts[lo:hi]
+        # A chunk's section path and a table chunk's column names (its context) are embedded
+        # with it, before its text, as are its windows.
+        chunk_inputs = [embedded_text(title, d.section, d.context, d.text) for d in chunks]
+        window_inputs = [
+            embedded_text(
+                title,
+                chunks[w.chunk].section,
+                chunks[w.chunk].context,
+                texts[chunks[w.chunk].unit][w.start : w.end],
+            )
+            for w in windows
+        ]
+        token_signs: list[bytes] | None = None
+        with_signs = self.options.chunking.token_signs and isinstance(embedder, TokenEmbedder)
+        if not self.options.chunking.chunk_pass and windows:
+            parts = _chunk_parts(chunks, windows, chunk_inputs, window_inputs)
+            counted = [0]
+
+            def count(n: int) -> None:
+                counted[0] += n
+                if self.meter is not None:
+                    self.meter(n)
+
+            vectors, by_text, token_signs = _embed_from_parts(
+                embedder, parts, _groups(parts), with_signs=with_signs, meter=count
+            )
+            window_vectors = np.array([by_text[t] for t in window_inputs], dtype=np.float32)
+            if self.meter is not None:  # the meter counts every chunk and window of the batch
+                self.meter(max(0, len(chunks) + len(windows) - counted[0]))
+        elif with_signs and chunks:
+            # The chunk vectors and their token vectors come from one forward pass.
+            vectors, token_signs = _embed_chunks(embedder, chunk_inputs, self.meter)
+            window_vectors = _embed_distinct(embedder, window_inputs, self.meter)
+        else:
+            both = _embed_distinct(embedder, chunk_inputs + window_inputs, self.meter)
+            vectors, window_vectors = both[: len(chunks)], both[len(chunks) :]
+        self.times.embed += time.perf_counter() - started
+        embed_span.end()
+        return ChunkBatch(
+            chunks=chunks,
+            vectors=vectors,
+            dim=embedder.dim,
+            windows=windows,
+            window_vectors=window_vectors,
+            token_signs=token_signs,
+        )
 
 
 def _meter(texts: int, pages: int, on_pages: Callable[[int, int], None] | None) -> Meter | None:

@@ -8,16 +8,22 @@ transaction, and nothing is written before it is whole).
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
+from typing import IO
 
 from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine
 from ..heap import trim
-from ..records import IndexedDocument
+from ..records import ChunkBatch, IndexedDocument
 from ..store import Documents, StoreError, StoreFull
 from ..telemetry import span
+from .embedding import BATCH_CHUNKS
 from .events import (
     DocumentDone,
     FileOutcome,
@@ -40,9 +46,11 @@ def prepare_file(
     *,
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
+    batch_chunks: int | None = BATCH_CHUNKS,
 ) -> tuple[FileOutcome, IndexedDocument | None]:
     """:func:`prepare` that never raises for a bad file: its outcome (``ingested`` until the
-    store says otherwise, or ``failed`` with the reason) and the document to write."""
+    store says otherwise, or ``failed`` with the reason) and the document to write (a long one
+    embedded as the store writes it, ``batch_chunks`` chunks at a time; None: whole now)."""
     path, times = planned.path, StageTimes()
     try:
         indexed = prepare(
@@ -53,6 +61,7 @@ def prepare_file(
             engine=engine,
             progress=progress,
             times=times,
+            batch_chunks=batch_chunks,
         )
     except ExtractionError as exc:
         return _failed(planned, exc.reason, str(exc)), None
@@ -81,12 +90,32 @@ def _failed(planned: Planned, reason: str, message: str) -> FileOutcome:
 
 def write_document(store: Documents, indexed: IndexedDocument, *, replace: bool = False) -> None:
     """The store write of one prepared document: one transaction (``replace``: the document is
-    in the index already, a re-ingest, and its rows are replaced in the same one)."""
-    with span("store", replace=replace):
-        if replace:
-            store.add_document(indexed, replace=True)
-        else:
-            store.add_document(indexed)
+    in the index already, a re-ingest, and its rows are replaced in the same one).
+
+    A long document's batches (:attr:`IndexedDocument.batches`) are embedded first, each
+    spooled to a temporary file as it is done, and read back one at a time by the write: the
+    memory holds one batch, and the store's write lock is held for the write only, not while
+    the document is embedded (SQLite's other writers give up after 30 s)."""
+    with ExitStack() as stack:
+        if indexed.batches is not None:
+            spool = stack.enter_context(tempfile.TemporaryFile(prefix="truthbase-batches-"))
+            indexed = dataclasses.replace(indexed, batches=_spooled(indexed.batches, spool))
+        with span("store", replace=replace):
+            if replace:
+                store.add_document(indexed, replace=True)
+            else:
+                store.add_document(indexed)
+
+
+def _spooled(batches: Iterable[ChunkBatch], spool: IO[bytes]) -> Iterator[ChunkBatch]:
+    """``batches`` made and written to ``spool`` now, then read back one at a time."""
+    count = 0
+    with span("embed_batches"):
+        for batch in batches:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+            count += 1
+    spool.seek(0)
+    return (pickle.load(spool) for _ in range(count))  # our own file, just written
 
 
 def store_prepared(
@@ -96,9 +125,14 @@ def store_prepared(
     full store raises :class:`StoreFull`: every file after it would fail the same way)."""
     if indexed is None:
         return outcome
-    started = time.perf_counter()
+    started, embedding = time.perf_counter(), outcome.times.embed
+    written = [0]
+    if indexed.batches is not None:  # a long document: embedded as it is written
+        indexed = dataclasses.replace(indexed, batches=_counted(indexed.batches, written))
     try:
         write_document(store, indexed)
+        if indexed.batches is not None:
+            outcome.chunks = written[0]
     except StoreFull:
         raise
     except StoreError as exc:
@@ -106,8 +140,15 @@ def store_prepared(
     except Exception as exc:  # one bad file must not stop the batch
         outcome.status, outcome.reason = "failed", "error"
         outcome.message = f"unexpected {type(exc).__name__}: {exc}"
-    outcome.times.store = time.perf_counter() - started
+    # The batches' embedding is timed as embedding (it ran inside the store's write).
+    outcome.times.store = time.perf_counter() - started - (outcome.times.embed - embedding)
     return outcome
+
+
+def _counted(batches: Iterable[ChunkBatch], written: list[int]) -> Iterator[ChunkBatch]:
+    for batch in batches:
+        yield batch
+        written[0] += len(batch.chunks)
 
 
 def ingest_file(

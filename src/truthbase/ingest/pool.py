@@ -61,7 +61,8 @@ def _start(options: IngestOptions) -> None:
 
 def _prepare(planned: Planned) -> tuple[FileOutcome, IndexedDocument | None]:
     assert _options is not None and _embedder is not None and _engine is not None
-    return prepare_file(planned, _options, _embedder, engine=_engine)
+    # Whole: what crosses the process boundary is the embedded document.
+    return prepare_file(planned, _options, _embedder, engine=_engine, batch_chunks=None)
 
 
 def ingest_paths_parallel(

@@ -13,9 +13,10 @@ from ..config import OcrSettings
 from ..embed import Embedder
 from ..extract import ExtractionError, OcrEngine, OcrUnavailable, TesseractEngine, extract_path
 from ..extract.ocr import OcrPage
+from ..heap import trim
 from ..records import IndexedDocument
 from ..telemetry import span
-from .embedding import index_document
+from .embedding import BATCH_CHUNKS, index_document
 from .events import PagesDone, Progress, Stage, StageTimes
 from .options import IngestOptions
 from .screen import screen_texts
@@ -33,6 +34,7 @@ def prepare(
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
     times: StageTimes | None = None,
+    batch_chunks: int | None = BATCH_CHUNKS,
 ) -> IndexedDocument:
     """Everything short of the store write for the file at ``path``.
 
@@ -40,6 +42,9 @@ def prepare(
     since fails as corrupt). ``title``: the document's name instead of the one extraction
     finds (a re-ingest keeps the name its owner gave it). ``engine``: the OCR engine for
     scanned pages (one opened for this file when None). ``progress`` hears each stage's pages.
+    ``batch_chunks``: a document of more chunks is embedded as the store writes it, that many
+    chunks at a time (:func:`~truthbase.ingest.embedding.index_document`); None: whole now
+    (what crosses a process boundary).
     Raises :class:`~truthbase.extract.ExtractionError` for a file that cannot be ingested."""
     times = times if times is not None else StageTimes()
 
@@ -56,6 +61,7 @@ def prepare(
             on_ocr_page=lambda done, total: report("ocr", done, total),
         )
     times.extract = time.perf_counter() - started
+    trim()  # extraction's per-page scratch is freed: its pages go back before the embedding
     if doc_id is not None and document.sha256 != doc_id:
         raise ExtractionError("corrupt", f"{path.name} changed on disk since ingest began")
     # The server opens the file by its stored path, from whatever folder it runs in.
@@ -73,6 +79,7 @@ def prepare(
         screen=screen,
         times=times,
         on_pages=lambda done, total: report("embed", done, total),
+        batch_chunks=batch_chunks,
     )
     report("store", pages, pages)
     return indexed

@@ -120,7 +120,9 @@ class Documents(DocumentReader, Protocol):
         """Write the document, its units, chunks, full text, vectors (of chunks and of their
         sentence windows), token signs and screen verdict in one transaction. StoreError when
         the index was built with another embedder. ``replace``: the document is in the index
-        and its rows are replaced in the same transaction (a re-ingest; its holders stay)."""
+        and its rows are replaced in the same transaction (a re-ingest; its holders stay).
+        ``indexed.batches``: its chunks are written a batch at a time as they come, in the same
+        transaction (an error raised by them rolls it all back)."""
         ...
 
     def set_document_access(self, doc_id: str, owner: str | None, visibility: Visibility) -> bool:

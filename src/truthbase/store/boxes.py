@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Rect
+from ..model import BoxColumn, Rect
 
 __all__ = ["FLOAT32", "GRID", "MAGIC", "decode_boxes", "encode_boxes", "repacked"]
 
@@ -45,10 +45,19 @@ def encode_boxes(text: str, boxes: Sequence[Rect | None]) -> bytes | None:
     character has a box (EPUB units, empty pages)."""
     if len(boxes) != len(text):
         raise ValueError(f"{len(text)} characters but {len(boxes)} boxes")
-    present = np.array([box is not None for box in boxes], dtype=bool)
-    if not present.any():
-        return None
-    rows = np.array([box for box in boxes if box is not None], dtype=np.float32).reshape(-1, 4)
+    if isinstance(boxes, BoxColumn):  # its arrays as they are: no tuple made per character
+        present = np.frombuffer(boxes.present, dtype=np.uint8).astype(bool)
+        if not present.any():
+            return None
+        dtype = np.float32 if boxes.values.typecode == "f" else np.float64
+        values = np.frombuffer(boxes.values, dtype=dtype).reshape(-1, 4)
+        rows = values[present].astype(np.float32)
+    else:
+        present = np.array([box is not None for box in boxes], dtype=bool)
+        if not present.any():
+            return None
+        rows = np.array([box for box in boxes if box is not None], dtype=np.float32)
+        rows = rows.reshape(-1, 4)
     found = _on_grid(rows)
     if found is None:
         table = np.full((len(boxes), 4), np.nan, dtype=np.float32)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...records import IndexedDocument, IndexEmbedder
+from ...model import ExtractedDocument
+from ...records import ChunkBatch, IndexedDocument, IndexEmbedder
 from ...text.fulltext import term_string
 from ..base import StoreError, check_same_embedder
 from ..codec import (
@@ -66,8 +67,9 @@ def add_document(
                     f"VALUES ({', '.join(['%s'] * len(rows[0]))})",
                     rows,
                 )
-            chunk_ids = _insert_chunks(cur, indexed) if indexed.chunks else []
-            _insert_chunk_extras(cur, indexed, chunk_ids)
+            for batch in indexed.chunk_batches():  # embedded as they are written (ingest)
+                chunk_ids = _insert_chunks(cur, document, batch) if batch.chunks else []
+                _insert_chunk_extras(cur, batch, chunk_ids)
         if indexed.screen is not None:
             write_screen(shared, document.sha256, indexed.screen)
         restore_holders(shared, document.sha256, holders)
@@ -92,14 +94,15 @@ def _claim_embedder(
         check_same_embedder(current, embedder)
 
 
-def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
-    """Insert the document's chunks (there is at least one); their ids, in chunk order.
+def _insert_chunks(cur: PgCursor, document: ExtractedDocument, batch: ChunkBatch) -> list[int]:
+    """Insert a batch of the document's chunks (there is at least one); their ids, in chunk
+    order.
 
-    One statement for all the chunks: the generated full-text columns' SQL functions are set
+    One statement for all the batch's chunks: the generated full-text columns' SQL functions are set
     up once per statement (~2 ms), not once per chunk, and the statistics trigger runs once.
     Ids come from the identity in insertion order (ORDER BY the chunk's position; the write
     lock keeps other writers out), so sorted ids are the chunks' ids in order."""
-    document, chunk_drafts = indexed.document, indexed.chunks
+    chunk_drafts = batch.chunks
     rows = cur.execute(
         'INSERT INTO truthbase.chunks(doc_id, unit, start, "end", text, title, '
         "rects, vector, terms, title_terms, kind, context, section) "
@@ -117,7 +120,7 @@ def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
             [chunk.end for chunk in chunk_drafts],
             [chunk.text for chunk in chunk_drafts],
             [rects_json(chunk.rects) for chunk in chunk_drafts],
-            [vector_literal(vector) for vector in indexed.vectors],
+            [vector_literal(vector) for vector in batch.vectors],
             [chunk_terms(document, chunk) for chunk in chunk_drafts],
             [chunk_title_terms(document, chunk) for chunk in chunk_drafts],
             [chunk.kind for chunk in chunk_drafts],
@@ -131,23 +134,23 @@ def _insert_chunks(cur: PgCursor, indexed: IndexedDocument) -> list[int]:
     return chunk_ids
 
 
-def _insert_chunk_extras(cur: PgCursor, indexed: IndexedDocument, chunk_ids: list[int]) -> None:
-    """What hangs off the chunks by their ids: the sentence windows' vectors and the chunks'
-    token signs."""
-    if indexed.windows and indexed.window_vectors is not None:
+def _insert_chunk_extras(cur: PgCursor, batch: ChunkBatch, chunk_ids: list[int]) -> None:
+    """What hangs off a batch's chunks by their ids: the sentence windows' vectors and the
+    chunks' token signs."""
+    if batch.windows and batch.window_vectors is not None:
         cur.executemany(
             'INSERT INTO truthbase.windows(chunk_id, start, "end", vector) '
             "VALUES (%s, %s, %s, %s::vector)",
             [
                 (chunk_ids[w.chunk], w.start, w.end, vector_literal(vector))
-                for w, vector in zip(indexed.windows, indexed.window_vectors, strict=True)
+                for w, vector in zip(batch.windows, batch.window_vectors, strict=True)
             ],
         )
-    if indexed.token_signs is not None and chunk_ids:
+    if batch.token_signs is not None and chunk_ids:
         cur.execute(
             "INSERT INTO truthbase.chunk_tokens(chunk_id, signs) "
             "SELECT * FROM unnest(%s::bigint[], %s::bytea[])",
-            (chunk_ids, [bytes(blob) for blob in indexed.token_signs]),
+            (chunk_ids, [bytes(blob) for blob in batch.token_signs]),
         )
 
 

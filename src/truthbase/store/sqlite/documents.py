@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...records import IndexedDocument
+from ...model import ExtractedDocument
+from ...records import ChunkBatch, IndexedDocument
 from ...text.fulltext import term_string
 from ..base import check_same_embedder
 from ..codec import (
@@ -68,52 +69,58 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
                 f"VALUES ({', '.join('?' * len(rows[0]))})",
                 rows,
             )
-        chunk_ids: list[int] = []
-        for chunk, vector in zip(indexed.chunks, indexed.vectors, strict=True):
-            terms = chunk_terms(document, chunk)
-            cursor = conn.execute(
-                'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms, kind, '
-                "context, context_terms, section, section_terms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    document.sha256,
-                    chunk.unit,
-                    chunk.start,
-                    chunk.end,
-                    chunk.text,
-                    rects_json(chunk.rects),
-                    vector_blob(vector),
-                    terms,
-                    chunk.kind,
-                    chunk.context,
-                    context_terms(document, chunk),
-                    chunk.section,
-                    section_terms(document, chunk),
-                ),
-            )
-            assert cursor.lastrowid is not None
-            chunk_ids.append(cursor.lastrowid)
-            conn.execute(
-                "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
-                (cursor.lastrowid, chunk_title_terms(document, chunk), terms),
-            )
-        if indexed.windows and indexed.window_vectors is not None:
-            conn.executemany(
-                'INSERT INTO windows(chunk_id, start, "end", vector) VALUES (?, ?, ?, ?)',
-                [
-                    (chunk_ids[window.chunk], window.start, window.end, vector_blob(vector))
-                    for window, vector in zip(indexed.windows, indexed.window_vectors, strict=True)
-                ],
-            )
-        if indexed.token_signs is not None:
-            conn.executemany(
-                "INSERT INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)",
-                [(i, bytes(b)) for i, b in zip(chunk_ids, indexed.token_signs, strict=True)],
-            )
+        for batch in indexed.chunk_batches():  # embedded as they are written (ingest)
+            _write_chunks(conn, document, batch)
         if indexed.screen is not None:
             write_screen(conn, document.sha256, indexed.screen)
         restore_holders(conn, document.sha256, holders)
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+
+def _write_chunks(conn: sqlite3.Connection, document: ExtractedDocument, batch: ChunkBatch) -> None:
+    """One batch of the document's chunks with their full text, windows and token signs."""
+    chunk_ids: list[int] = []
+    for chunk, vector in zip(batch.chunks, batch.vectors, strict=True):
+        terms = chunk_terms(document, chunk)
+        cursor = conn.execute(
+            'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms, kind, '
+            "context, context_terms, section, section_terms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                document.sha256,
+                chunk.unit,
+                chunk.start,
+                chunk.end,
+                chunk.text,
+                rects_json(chunk.rects),
+                vector_blob(vector),
+                terms,
+                chunk.kind,
+                chunk.context,
+                context_terms(document, chunk),
+                chunk.section,
+                section_terms(document, chunk),
+            ),
+        )
+        assert cursor.lastrowid is not None
+        chunk_ids.append(cursor.lastrowid)
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)",
+            (cursor.lastrowid, chunk_title_terms(document, chunk), terms),
+        )
+    if batch.windows and batch.window_vectors is not None:
+        conn.executemany(
+            'INSERT INTO windows(chunk_id, start, "end", vector) VALUES (?, ?, ?, ?)',
+            (
+                (chunk_ids[window.chunk], window.start, window.end, vector_blob(vector))
+                for window, vector in zip(batch.windows, batch.window_vectors, strict=True)
+            ),
+        )
+    if batch.token_signs is not None:
+        conn.executemany(
+            "INSERT INTO chunk_tokens(chunk_id, signs) VALUES (?, ?)",
+            ((i, bytes(b)) for i, b in zip(chunk_ids, batch.token_signs, strict=True)),
+        )
 
 
 def _fts_rows(conn: sqlite3.Connection, doc_id: str, op: str | None) -> None:
