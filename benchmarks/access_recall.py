@@ -22,7 +22,7 @@ from truthbase.config import RetrievalSettings, Settings
 from truthbase.embed import default_embedder
 from truthbase.eval.golden import load_golden
 from truthbase.model import DocumentInfo
-from truthbase.records import Viewer
+from truthbase.people import Viewer
 from truthbase.retrieve.hybrid import search
 from truthbase.store import open_store
 

@@ -6,7 +6,7 @@ visibility: ``shared`` documents are seen by every user, ``private`` ones by the
 holders alone (users who uploaded the same bytes: one document per content, each uploader holds
 it; :mod:`truthbase.ingest.worker`).
 The operator at the command line and the single local user of a loopback server without
-accounts (:data:`truthbase.records.OPERATOR`) see every document; so do admins, who manage the
+accounts (:data:`truthbase.people.OPERATOR`) see every document; so do admins, who manage the
 library (a private document is private from the other users, not from whoever runs the index:
 they can read its file anyway).
 
@@ -27,7 +27,7 @@ from collections.abc import Collection, Iterable
 
 from .errors import InvalidInput, NotFound
 from .model import DocumentInfo
-from .records import Viewer
+from .people import Viewer
 
 __all__ = [
     "DocScope",

@@ -20,8 +20,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from .errors import InvalidInput, NotFound
+from .people import ApiTokenRecord, SessionRecord, UserRecord, Viewer
 from .quota import QuotaUsage, client_key_for
-from .records import ApiTokenRecord, SessionRecord, UserRecord, Viewer
 from .store import Accounts, DocumentAdmin, DocumentReader, Documents, QuotaCounters
 from .store.codec import now_iso
 

@@ -38,7 +38,7 @@ from .config import Settings
 from .embed import Embedder, load_embedder
 from .ingest import IngestOptions, IngestSummary, ingest_paths
 from .model import Visibility
-from .records import Viewer
+from .people import Viewer
 from .store import open_store
 from .turns import CitedSpan, Resolution, Turn
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import TruthBaseError
-from .records import REMOVED_USER
+from .people import REMOVED_USER
 
 __all__ = [
     "JOB_COLUMNS",
@@ -86,7 +86,7 @@ class Job:
 
     @property
     def shown_owner(self) -> str | None:
-        """The owner as people read it: their name, :data:`~truthbase.records.REMOVED_USER`
+        """The owner as people read it: their name, :data:`~truthbase.people.REMOVED_USER`
         for a user removed since, None for the operator's (or the local user's) job."""
         if self.owner is None:
             return None

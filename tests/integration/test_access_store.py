@@ -11,7 +11,8 @@ from tests.helpers.pg_server import Backend
 from tests.helpers.token_data import EMBEDDER, unit_vectors
 from truthbase.errors import InvalidInput
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
-from truthbase.records import ApiTokenRecord, IndexedDocument, SessionRecord, UserRecord
+from truthbase.people import ApiTokenRecord, SessionRecord, UserRecord
+from truthbase.records import IndexedDocument
 
 
 def _document(sha: str, texts: list[str]) -> tuple[ExtractedDocument, list[ChunkDraft]]:

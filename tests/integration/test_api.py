@@ -16,7 +16,7 @@ from truthbase import Library
 from truthbase.answer.model import CitationsEvent, DoneEvent, SourcesEvent, TokenEvent
 from truthbase.embed import Embedder
 from truthbase.errors import InvalidInput, NotFound
-from truthbase.records import Viewer
+from truthbase.people import Viewer
 
 pytestmark = [pytest.mark.corpus]
 

@@ -44,7 +44,7 @@ from truthbase.errors import InvalidInput, NotFound, Unavailable
 from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.mcp import call_tool, viewer_for
 from truthbase.mcp.server import McpAuthError
-from truthbase.records import Viewer
+from truthbase.people import Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 

@@ -31,7 +31,7 @@ from truthbase.embed import Embedder
 from truthbase.errors import NotFound
 from truthbase.eval.golden import load_golden
 from truthbase.ingest import IngestOptions, ingest_file
-from truthbase.records import OPERATOR, Viewer
+from truthbase.people import OPERATOR, Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore

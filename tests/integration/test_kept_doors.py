@@ -25,7 +25,7 @@ from truthbase.app.exports import MAX_REPORT_BYTES
 from truthbase.cli import cli
 from truthbase.embed import Embedder
 from truthbase.mcp.tools import call_tool
-from truthbase.records import Viewer
+from truthbase.people import Viewer
 from truthbase.store import Store
 
 pytestmark = [pytest.mark.slow]

@@ -28,7 +28,7 @@ from truthbase.embed import Embedder
 from truthbase.errors import InvalidInput
 from truthbase.ingest import IngestOptions, ingest_file
 from truthbase.mcp.tools import call_tool
-from truthbase.records import CollectionRecord, Viewer
+from truthbase.people import CollectionRecord, Viewer
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
 

@@ -28,7 +28,7 @@ from truthbase.config import Settings
 from truthbase.embed import Embedder
 from truthbase.export import read_evidence
 from truthbase.mcp.tools import call_tool
-from truthbase.records import Viewer
+from truthbase.people import Viewer
 from truthbase.store import SQLiteStore
 
 pytestmark = [pytest.mark.slow]

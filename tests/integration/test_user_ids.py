@@ -28,8 +28,9 @@ from truthbase.cli import cli
 from truthbase.errors import InvalidInput
 from truthbase.jobs import JobDraft, UploadLimits
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit, Visibility
+from truthbase.people import REMOVED_USER, Viewer
 from truthbase.quota import QuotaLimits, client_key_for
-from truthbase.records import REMOVED_USER, IndexedDocument, IndexEmbedder, Viewer
+from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.store import SQLiteStore, Store, StoreError
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.postgres import PostgresStore

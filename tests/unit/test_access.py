@@ -19,7 +19,7 @@ from truthbase.access import (
 )
 from truthbase.errors import InvalidInput, NotFound
 from truthbase.model import DocumentInfo, Visibility
-from truthbase.records import OPERATOR, Viewer
+from truthbase.people import OPERATOR, Viewer
 from truthbase.store import SQLiteStore
 from truthbase.store.sqlite import SCHEMA_VERSION
 

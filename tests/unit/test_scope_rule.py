@@ -12,7 +12,7 @@ import pytest
 
 from truthbase.access import scope_of
 from truthbase.errors import InvalidInput, NotFound
-from truthbase.records import CollectionRecord
+from truthbase.people import CollectionRecord
 from truthbase.store import SQLiteStore
 from truthbase.store.sqlite import SCHEMA_VERSION
 

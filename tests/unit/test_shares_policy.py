@@ -14,7 +14,7 @@ from truthbase import accounts
 from truthbase.app import Forbidden, NotSignedIn, shares
 from truthbase.app import threads as saved
 from truthbase.errors import NotFound
-from truthbase.records import OPERATOR, Viewer
+from truthbase.people import OPERATOR, Viewer
 from truthbase.store import SQLiteStore
 from truthbase.turns import StoredTurn
 

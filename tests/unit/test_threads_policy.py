@@ -13,7 +13,7 @@ from truthbase import accounts
 from truthbase.app import Forbidden
 from truthbase.app import threads as saved
 from truthbase.errors import InvalidInput, NotFound
-from truthbase.records import OPERATOR, Viewer
+from truthbase.people import OPERATOR, Viewer
 from truthbase.store import SQLiteStore
 from truthbase.turns import CitedSpan, StoredTurn, search_terms
 

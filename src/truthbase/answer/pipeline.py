@@ -232,7 +232,6 @@ def answer_question(
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
     began = time.perf_counter()
-
     try:
         with span("retrieve"):
             retrieved = retrieve(
@@ -282,14 +281,9 @@ def answer_question(
     started = time.perf_counter()
     settled = settle("".join(pieces), sources, store, embedder, judge=judge)
     timings["cite"] = time.perf_counter() - started
+    answered_by, info = draft.answerer or chosen.name, {**retrieved.info, **draft.info}
     yield from finish(
-        question,
-        settled,
-        sources,
-        answerer=draft.answerer or chosen.name,
-        timings=timings,
-        info={**retrieved.info, **draft.info},
-        began=began,
+        question, settled, sources, answerer=answered_by, timings=timings, info=info, began=began
     )
 
 

@@ -22,7 +22,7 @@ from .. import accounts
 from ..access import sees_everything
 from ..accounts import NewToken, Removal, UsageSource, UserRemovalStore, UserUsage, check_name
 from ..errors import NotFound
-from ..records import ApiTokenRecord, UserRecord, Viewer
+from ..people import ApiTokenRecord, UserRecord, Viewer
 from ..store import Accounts
 from .errors import Forbidden
 from .lifecycle import uploads_dir

@@ -14,8 +14,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from ..config import QuotaSettings
+from ..people import Viewer
 from ..quota import QuotaLimits, client_key_for
-from ..records import Viewer
 from ..store import QuotaCounters
 from ..telemetry import span
 from .errors import QuotaExceeded

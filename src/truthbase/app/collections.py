@@ -15,7 +15,7 @@ import time
 from collections.abc import Collection, Iterable
 
 from ..errors import InvalidInput, NotFound
-from ..records import CollectionRecord, Viewer
+from ..people import CollectionRecord, Viewer
 from ..store import Collections
 
 __all__ = [

@@ -24,7 +24,8 @@ from ..export import (
     read_evidence,
     recheck_report,
 )
-from ..records import StoredAnswer, Viewer
+from ..people import Viewer
+from ..records import StoredAnswer
 from ..store import Store
 from .errors import Forbidden
 from .passages import viewer_url

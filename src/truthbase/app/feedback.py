@@ -38,7 +38,7 @@ from typing import Any
 
 from ..access import owns_answer, sees_everything
 from ..errors import InvalidInput, NotFound
-from ..records import FEEDBACK_KINDS, FeedbackKind, FeedbackRecord, NewFeedback, Viewer
+from ..people import FEEDBACK_KINDS, FeedbackKind, FeedbackRecord, NewFeedback, Viewer
 from ..store import Store
 from .errors import Forbidden
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from ..config import Settings
 from ..errors import InvalidInput
 from ..export import ReportCheck
-from ..records import FeedbackRecord, Viewer
+from ..people import FeedbackRecord, Viewer
 from ..store import Store
 from ..turns import ThreadInfo
 from . import exports, feedback, shares

@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 from ..access import may_manage, require_visible, sees_everything
 from ..jobs import Job, JobDraft, UploadLimits
 from ..model import DocumentInfo
-from ..records import Viewer
+from ..people import Viewer
 from ..store import DocumentAdmin, DocumentReader, Documents, Jobs
 from .errors import Conflict, Forbidden
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..access import sees_everything
 from ..answer.model import ErrorEvent
 from ..errors import TruthBaseError
-from ..records import Viewer
+from ..people import Viewer
 
 __all__ = [
     "ERROR_MESSAGE",

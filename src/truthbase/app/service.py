@@ -50,15 +50,8 @@ from ..llm.chain import load_stage_model
 from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
-from ..records import (
-    OPERATOR,
-    ApiTokenRecord,
-    CollectionRecord,
-    ResolvedMode,
-    SearchHit,
-    UserRecord,
-    Viewer,
-)
+from ..people import OPERATOR, ApiTokenRecord, CollectionRecord, UserRecord, Viewer
+from ..records import ResolvedMode, SearchHit
 from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..turns import Resolution, Turn

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from ..access import may_see
 from ..errors import NotFound
-from ..records import Viewer
+from ..people import Viewer
 from ..store import ThreadShares
 from ..turns import StoredTurn
 from .errors import Forbidden, NotSignedIn

@@ -24,7 +24,7 @@ from ..access import may_see
 from ..cite.audit import DOCUMENT_DELETED, check_citation
 from ..cite.resolve import UnitCache
 from ..errors import InvalidInput, NotFound
-from ..records import REMOVED_USER, Viewer
+from ..people import REMOVED_USER, Viewer
 from ..store import Accounts, DocumentReader, ThreadLog
 from ..turns import MAX_TURNS, StoredTurn, ThreadInfo, Turn
 from .accounts import require_admin

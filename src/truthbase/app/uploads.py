@@ -29,7 +29,7 @@ from ..errors import InvalidInput
 from ..extract.sniff import HEAD_BYTES, sniff_kind
 from ..jobs import Job, JobDraft, LimitExceeded, UploadLimits
 from ..model import DocumentKind
-from ..records import Viewer
+from ..people import Viewer
 from ..store import DocumentReader, Jobs
 from .lifecycle import uploads_dir
 

@@ -8,7 +8,7 @@ import ipaddress
 import time
 
 from ..accounts import end_session, session_viewer, token_viewer
-from ..records import Viewer
+from ..people import Viewer
 from ..store import Accounts
 
 __all__ = [

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..app.accounts import check_name
 from ..errors import InvalidInput
-from ..records import REMOVED_USER
+from ..people import REMOVED_USER
 from .common import AppContext, console
 
 

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ..app.exports import MAX_REPORT_BYTES
 from ..app.feedback import COMMENT_MAX_CHARS
-from ..records import FeedbackKind
+from ..people import FeedbackKind
 from .base import Arguments, Call, Tool
 
 __all__ = [

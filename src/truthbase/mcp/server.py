@@ -21,7 +21,7 @@ from ..app.admission import client_address
 from ..app.viewers import accounts_required, bearer_viewer
 from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
-from ..records import OPERATOR, Viewer
+from ..people import OPERATOR, Viewer
 from .tools import RESOURCE_PREFIX, TOOLS, call_tool, document_json, tool_error
 
 __all__ = [

@@ -2,7 +2,7 @@
 session cookie, the login and logout routes.
 
 Modes. With no user defined and the server bound to a loopback address, the app runs as it did
-before accounts: one local user, the operator (:data:`~truthbase.records.OPERATOR`), who sees
+before accounts: one local user, the operator (:data:`~truthbase.people.OPERATOR`), who sees
 every document. With users defined, or bound to any other address, every page and ``/api``
 route needs a login (the session cookie) or an API token (``Authorization: Bearer``): ``/api``
 answers 401 without one, a page redirects to ``/login``. Only the login page itself, its
@@ -44,7 +44,7 @@ from ..app.viewers import (
     sign_out,
 )
 from ..config import AuthSettings
-from ..records import OPERATOR, Viewer
+from ..people import OPERATOR, Viewer
 from .deps import CurrentState, CurrentViewer
 from .pages import page
 from .state import AppState

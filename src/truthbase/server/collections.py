@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from ..app.collections import MAX_DOCUMENTS, MAX_NAME
-from ..records import CollectionRecord
+from ..people import CollectionRecord
 from .deps import CurrentService
 
 __all__ = ["COLLECTION_ROUTES", "router"]

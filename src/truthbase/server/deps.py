@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 from ..app import Service
 from ..app.admission import client_address
 from ..config import Settings
-from ..records import OPERATOR, Viewer
+from ..people import OPERATOR, Viewer
 from ..store import Store
 from .state import AppState
 

@@ -18,7 +18,7 @@ from ..access import may_see
 from ..config import DEFAULT_K
 from ..errors import InvalidInput
 from ..geometry import span_line_rects
-from ..records import Viewer
+from ..people import Viewer
 from .deps import ClientAddress, CurrentService, CurrentState
 from .schemas import (
     MAX_INDEX,

@@ -28,7 +28,7 @@ from ..config import data_folder
 from ..errors import InvalidInput
 from ..jobs import LimitExceeded
 from ..model import DocumentInfo
-from ..records import Viewer
+from ..people import Viewer
 from ..store import Store
 from .deps import CurrentService, CurrentState, CurrentViewer
 from .documents import SHA256_HEX

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import sees_everything
 from ..app.viewers import is_loopback
-from ..records import Viewer
+from ..people import Viewer
 from ..store import Jobs
 from ..telemetry import JOB_QUEUE, REGISTRY, REQUEST_ID, observe_request, tracer
 from .deps import CurrentState

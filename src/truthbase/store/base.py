@@ -21,21 +21,23 @@ from typing import Any, Protocol
 from ..errors import InvalidInput, TruthBaseError, Unavailable
 from ..jobs import Job, JobDraft, UploadLimits
 from ..model import Chunk, DocumentInfo, TocEntry, Unit, Visibility
-from ..quota import Admission, QuotaLimits, QuotaUsage
-from ..records import (
+from ..people import (
     ApiTokenRecord,
-    ArmHit,
     CollectionRecord,
     FeedbackRecord,
+    NewFeedback,
+    SessionRecord,
+    UserRecord,
+)
+from ..quota import Admission, QuotaLimits, QuotaUsage
+from ..records import (
+    ArmHit,
     FloatMatrix,
     IndexedDocument,
     IndexEmbedder,
-    NewFeedback,
     ScreenResult,
-    SessionRecord,
     StoredAnswer,
     StoredSegments,
-    UserRecord,
     check_sign_blob,
 )
 from ..turns import StoredTurn, ThreadCount, ThreadInfo
@@ -393,7 +395,7 @@ class Jobs(Protocol):
 
 class Accounts(Protocol):
     """Users, their login sessions and their API tokens. Documents, holders, jobs, sessions and
-    tokens name a user by their stable id (:attr:`~truthbase.records.UserRecord.id`), never by
+    tokens name a user by their stable id (:attr:`~truthbase.people.UserRecord.id`), never by
     the name. Removing a user removes their sessions, tokens and holds; the documents they own
     keep their id (:func:`truthbase.accounts.remove_user` decides what becomes of them)."""
 
@@ -404,7 +406,7 @@ class Accounts(Protocol):
     def user(self, name: str) -> UserRecord | None: ...
 
     def user_by_id(self, user_id: str) -> UserRecord | None:
-        """The user whose :attr:`~truthbase.records.UserRecord.id` this is (None: removed)."""
+        """The user whose :attr:`~truthbase.people.UserRecord.id` this is (None: removed)."""
         ...
 
     def users(self) -> list[UserRecord]:

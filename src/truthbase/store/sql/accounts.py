@@ -1,12 +1,12 @@
 """Accounts, written once for both backends: the ``users``, ``sessions`` and ``api_tokens``
 tables. Removing a user removes their sessions and tokens (ON DELETE CASCADE). Documents, holders,
-jobs, sessions and tokens name a user by their random id (:attr:`~truthbase.records.UserRecord.id`),
+jobs, sessions and tokens name a user by their random id (:attr:`~truthbase.people.UserRecord.id`),
 never by the name, which a later user may be given."""
 
 from __future__ import annotations
 
 from ...errors import InvalidInput
-from ...records import ApiTokenRecord, SessionRecord, UserRecord
+from ...people import ApiTokenRecord, SessionRecord, UserRecord
 from .dialect import Dialect
 
 __all__ = ["AccountRows"]

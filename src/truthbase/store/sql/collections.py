@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ...errors import InvalidInput
-from ...records import CollectionRecord
+from ...people import CollectionRecord
 from .dialect import Connection, Dialect
 
 __all__ = ["CollectionRows"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ...records import FEEDBACK_GROUPS, FeedbackKind, FeedbackRecord, NewFeedback
+from ...people import FEEDBACK_GROUPS, FeedbackKind, FeedbackRecord, NewFeedback
 from ..codec import now_iso
 from .dialect import Dialect
 
