@@ -165,9 +165,12 @@ def _injected(
     judge: Judge | None = None,
 ) -> str | None:
     """The screen rule of an injected stretch of ``text`` that the quote [start, end) overlaps,
-    when the claim is not supported by the quote's other words alone; else None. An honest
-    claim cited with a passage that also holds an injection keeps its support; a claim that
-    only the injection backs does not."""
+    when the claim is not supported by the quote's other words alone, or is supported by the
+    injected words at least as well as by the others; else None. An honest claim cited with a
+    passage that also holds an injection keeps its support; a claim that the injection backs
+    (alone, or as well as the honest text) does not: the support rule scores the words a claim
+    shares with a quote, and a claim made from an injection ("station seven was closed for
+    the whole quarter") shares most of its words with an honest page about the same station."""
     overlapping = [(lo, hi, r) for lo, hi, r in injected_spans(text) if lo < end and start < hi]
     if not overlapping:
         return None
@@ -176,9 +179,14 @@ def _injected(
     for lo, hi, _ in overlapping:
         kept = kept.replace(text[max(lo, start) : min(hi, end)], " ")
         rest = rest.replace(text[lo:hi], " ")
-    if normalize(kept) and claim_support(claim, kept, rest, embedder, judge).supported:
-        return None
-    return overlapping[0][2]
+    if not normalize(kept):
+        return overlapping[0][2]
+    honest = claim_support(claim, kept, rest, embedder, judge)
+    if not honest.supported:
+        return overlapping[0][2]
+    injected = " ".join(text[lo:hi] for lo, hi, _ in overlapping)
+    backed = claim_support(claim, injected, "", embedder)
+    return overlapping[0][2] if backed.supported and backed.score >= honest.score else None
 
 
 def _unverified(source: Source, start: int, end: int, claim: str, via: str, why: str) -> Citation:
