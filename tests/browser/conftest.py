@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, LiveServer
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, checked_page
 
 # Playwright must never fetch a browser of its own.
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
@@ -45,13 +45,5 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture()
 def page(browser: object) -> Iterator[object]:
-    context = browser.new_context(  # type: ignore[attr-defined]
-        viewport={"width": 1400, "height": 1000}, device_scale_factor=1
-    )
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert not errors, errors
+    with checked_page(browser) as pg:
+        yield pg

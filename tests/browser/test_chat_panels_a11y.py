@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.browser import LiveServer
+from tests.helpers.browser import LiveServer, checked_page
 from tests.helpers.indexes import use_copy
 from truthbase.server.app import default_web_dir
 
@@ -57,16 +57,8 @@ def _violations(page: Any, *selectors: str) -> tuple[list[str], list[str]]:
 def page(browser: Any) -> Iterator[Any]:
     """A page whose Content-Security-Policy lets the test add axe-core's script (the app's own
     scripts run as they would under it)."""
-    context = browser.new_context(
-        viewport={"width": 1400, "height": 1000}, device_scale_factor=1, bypass_csp=True
-    )
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert not errors, errors
+    with checked_page(browser, bypass_csp=True) as pg:
+        yield pg
 
 
 def test_the_added_controls_pass_axe_in_the_states_the_keyboard_reaches(

@@ -63,16 +63,21 @@ def _signed_in(browser: Any, server: LiveServer, name: str, errors: list[str]) -
     return page
 
 
+def _asked(page: Any) -> Any:
+    """``page`` once it has asked QUESTION in extractive mode and shows the finished answer."""
+    page.select_option("#mode", "extractive")
+    page.fill("#question", QUESTION)
+    page.press("#question", "Enter")
+    page.wait_for_function(ANSWERED, timeout=60_000)
+    assert page.get_attribute("#answer", "data-state") == "done", page.inner_text("#answer")
+    return page
+
+
 def test_thumbs_up_and_a_wrong_passage_reach_the_admin(
     browser: Any, feedback_server: LiveServer
 ) -> None:
     errors: list[str] = []
-    ann = _signed_in(browser, feedback_server, "ann", errors)
-    ann.select_option("#mode", "extractive")
-    ann.fill("#question", QUESTION)
-    ann.press("#question", "Enter")
-    ann.wait_for_function(ANSWERED, timeout=60_000)
-    assert ann.get_attribute("#answer", "data-state") == "done", ann.inner_text("#answer")
+    ann = _asked(_signed_in(browser, feedback_server, "ann", errors))
 
     bar = ann.locator("section.feedback")
     first_answer = bar.get_attribute("data-answer-id")
@@ -147,12 +152,7 @@ def test_a_reopened_thread_shows_the_feedback_given_and_takes_more(
     browser: Any, feedback_server: LiveServer
 ) -> None:
     errors: list[str] = []
-    ann = _signed_in(browser, feedback_server, "ann", errors)
-    ann.select_option("#mode", "extractive")
-    ann.fill("#question", QUESTION)
-    ann.press("#question", "Enter")
-    ann.wait_for_function(ANSWERED, timeout=60_000)
-    assert ann.get_attribute("#answer", "data-state") == "done", ann.inner_text("#answer")
+    ann = _asked(_signed_in(browser, feedback_server, "ann", errors))
     ann.wait_for_function("() => document.querySelectorAll('#thread-turns li').length === 1")
     bar = ann.locator("section.feedback")
     answer_id = bar.get_attribute("data-answer-id")

@@ -8,6 +8,8 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,22 @@ class LiveServer:
 
 
 CSS_UNITS = 96 / 72  # zoom 1 (100%): one PDF point is 4/3 CSS pixels
+
+
+@contextmanager
+def checked_page(browser: Any, **context_options: Any) -> Iterator[Any]:
+    """A page of a fresh context (1400x1000 at scale 1, plus ``context_options``) with a 30 s
+    default timeout; an uncaught page error fails the test when the block ends."""
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 1000}, device_scale_factor=1, **context_options
+    )
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, errors
 
 
 def _normalized(r: Rect) -> Rect:
