@@ -41,6 +41,7 @@ from .service import (
     PostgresSettings,
     QuotaSettings,
     ServerSettings,
+    SqliteSettings,
     TelemetrySettings,
     UploadSettings,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "SegmentSettings",
     "ServerSettings",
     "Settings",
+    "SqliteSettings",
     "SummarizerChoice",
     "SummarizerKind",
     "SupportSettings",
@@ -113,6 +115,7 @@ class Settings(BaseSettings):
     support: SupportSettings = Field(default_factory=SupportSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     segments: SegmentSettings = Field(default_factory=SegmentSettings)

@@ -15,6 +15,7 @@ __all__ = [
     "PostgresSettings",
     "QuotaSettings",
     "ServerSettings",
+    "SqliteSettings",
     "TelemetrySettings",
     "UploadSettings",
 ]
@@ -82,9 +83,16 @@ class PostgresSettings(_Section):
     hnsw: bool = Field(
         default=False,
         description=(
-            "Build and use HNSW indexes for the dense arm (approximate; for large corpora). "
-            "False: exact cosine."
+            "Build and use HNSW indexes for the dense arm (approximate) whatever the index's "
+            "size. False: exact cosine up to hnsw_min_rows vector rows, HNSW above."
         ),
+    )
+    hnsw_min_rows: int | None = Field(
+        default=150_000,
+        ge=1,
+        description="Vector rows (chunks and sentence windows) from which the HNSW indexes are "
+        "built (once, by the write that crosses it, or on opening) and used without hnsw set; "
+        "None: only when hnsw is true. Exact below (docs/evals/scale-search.md).",
     )
     pool_size: int = Field(
         default=8, ge=1, le=256, description="Most database connections one process holds."
@@ -112,6 +120,38 @@ class PostgresSettings(_Section):
         ge=1,
         le=1000,
         description="HNSW query-time candidate list size (at least 4x the rows asked).",
+    )
+
+
+class SqliteSettings(_Section):
+    """The SQLite backend (the file at ``db``)."""
+
+    ann_min_rows: int | None = Field(
+        default=150_000,
+        ge=1,
+        description="Vector rows (chunks and sentence windows) from which the dense arm uses an "
+        "approximate graph (usearch HNSW, kept beside the file as <db>.ann, rebuilt in the "
+        "background when documents change) with exact rescoring; None: always exact. Exact "
+        "below (docs/evals/scale-search.md).",
+    )
+    ann_connectivity: int = Field(
+        default=16, ge=4, le=64, description="Graph degree of the dense arm's graph."
+    )
+    ann_expansion_add: int = Field(
+        default=128, ge=8, le=1024, description="Build-time beam of the dense arm's graph."
+    )
+    ann_expansion_search: int = Field(
+        default=512,
+        ge=8,
+        le=4096,
+        description="Query-time beam of the dense arm's graph (at least the rows asked).",
+    )
+    ann_overfetch: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="Nearest rows asked of the graph per chunk wanted (a chunk has several "
+        "rows: its vector and its windows'); grown 4x when a scope filter leaves too few.",
     )
 
 

@@ -27,7 +27,7 @@ from .base import (
     ThreadShares,
     TokenSigns,
 )
-from .sqlite import SQLiteStore
+from .sqlite import AnnOptions, SQLiteStore
 
 __all__ = [
     "Accounts",
@@ -68,6 +68,7 @@ def open_store(db: Path | Settings) -> Store:
         return PostgresStore(
             db.database_url,
             hnsw=db.postgres.hnsw,
+            hnsw_min_rows=db.postgres.hnsw_min_rows,
             pool_size=db.postgres.pool_size,
             hnsw_m=db.postgres.hnsw_m,
             hnsw_ef_construction=db.postgres.hnsw_ef_construction,
@@ -75,4 +76,14 @@ def open_store(db: Path | Settings) -> Store:
             connect_timeout_s=db.postgres.connect_timeout_s,
             statement_timeout_s=db.postgres.statement_timeout_s,
         )
-    return SQLiteStore(db.db)
+    lite = db.sqlite
+    return SQLiteStore(
+        db.db,
+        ann=AnnOptions(
+            min_rows=lite.ann_min_rows,
+            connectivity=lite.ann_connectivity,
+            expansion_add=lite.ann_expansion_add,
+            expansion_search=lite.ann_expansion_search,
+            overfetch=lite.ann_overfetch,
+        ),
+    )

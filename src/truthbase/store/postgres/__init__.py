@@ -23,7 +23,7 @@ from ..sql import SharedRows
 from . import documents, quota, search
 from .dialect import PostgresDialect
 from .pool import Pool
-from .schema import SCHEMA_VERSION, Hnsw, migrate
+from .schema import SCHEMA_VERSION, Hnsw, maybe_hnsw, migrate
 
 __all__ = ["SCHEMA_VERSION", "Hnsw", "PostgresStore"]
 
@@ -36,6 +36,7 @@ class PostgresStore(SharedRows):
         url: str,
         *,
         hnsw: bool = False,
+        hnsw_min_rows: int | None = None,
         pool_size: int = 8,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
@@ -45,7 +46,11 @@ class PostgresStore(SharedRows):
     ) -> None:
         self.url = url
         self.hnsw = Hnsw(
-            enabled=hnsw, m=hnsw_m, ef_construction=hnsw_ef_construction, ef_search=hnsw_ef_search
+            enabled=hnsw,
+            min_rows=hnsw_min_rows,
+            m=hnsw_m,
+            ef_construction=hnsw_ef_construction,
+            ef_search=hnsw_ef_search,
         )
         self._pool = Pool(
             url,
@@ -65,6 +70,8 @@ class PostgresStore(SharedRows):
 
     def add_document(self, indexed: IndexedDocument, *, replace: bool = False) -> None:
         documents.add_document(self._pool, self.hnsw, indexed, replace=replace)
+        if self.hnsw.min_rows is not None:
+            maybe_hnsw(self._pool, self.hnsw)  # the write that crosses the size builds them
 
     def delete_document(self, doc_id: str) -> str | None:
         return documents.delete_document(self._pool, doc_id)

@@ -49,6 +49,8 @@ __all__ = [
     "WRITE_LOCK",
     "Hnsw",
     "ensure_hnsw",
+    "hnsw_ready",
+    "maybe_hnsw",
     "migrate",
     "sql_text",
     "type_vectors",
@@ -95,11 +97,13 @@ WRITE_LOCK = 0x7472757468_02
 
 @dataclass(frozen=True, slots=True)
 class Hnsw:
-    """HNSW indexes on the vectors: whether to build and use them, the graph's degree and
-    build-time beam (used when the index is built; an existing index keeps its own), and the
-    query-time beam (at least 4x the rows asked)."""
+    """HNSW indexes on the vectors: whether to build and use them whatever the size
+    (``enabled``), from how many vector rows they are built and used without it (``min_rows``;
+    None: never), the graph's degree and build-time beam (used when the index is built; an
+    existing index keeps its own), and the query-time beam (at least 4x the rows asked)."""
 
     enabled: bool = False
+    min_rows: int | None = None
     m: int = 16
     ef_construction: int = 64
     ef_search: int = 100
@@ -162,7 +166,9 @@ def migrate(pool: Pool, hnsw: Hnsw) -> None:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (functions_sha,),
                     )
-                if index_embedder(QmarkConnection(conn)) is not None and hnsw.enabled:
+                if index_embedder(QmarkConnection(conn)) is not None and (
+                    hnsw.enabled or _large(conn, hnsw)
+                ):
                     ensure_hnsw(conn, hnsw)
         except psycopg.Error as exc:
             raise StoreError(f"cannot set up the TruthBase schema: {exc}") from exc
@@ -309,3 +315,41 @@ def ensure_hnsw(conn: Connection, hnsw: Hnsw) -> None:
     finally:
         with contextlib.suppress(psycopg.Error):  # an aborted transaction resets it anyway
             conn.execute("RESET statement_timeout")
+
+
+def _large(conn: Connection, hnsw: Hnsw) -> bool:
+    """Whether the index holds at least ``hnsw.min_rows`` vector rows (chunks from the
+    full-text statistics, windows from the planner's estimate: no count over the table)."""
+    if hnsw.min_rows is None:
+        return False
+    row = conn.execute(
+        "SELECT (SELECT n FROM truthbase.fts_stats) + greatest(coalesce("
+        "(SELECT reltuples FROM pg_class WHERE oid = 'truthbase.windows'::regclass), 0), 0)"
+    ).fetchone()
+    return row is not None and float(row[0] or 0) >= hnsw.min_rows
+
+
+def hnsw_ready(conn: Connection) -> bool:
+    """Whether both HNSW indexes exist (a build in progress is not ready: its index is
+    invalid until it ends)."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'truthbase' AND c.relname IN ('chunks_hnsw', 'windows_hnsw') "
+        "AND i.indisvalid"
+    ).fetchone()
+    return row is not None and int(row[0]) == 2
+
+
+def maybe_hnsw(pool: Pool, hnsw: Hnsw) -> bool:
+    """Build the HNSW indexes once the index has grown past ``hnsw.min_rows`` (after a
+    document write; one writer at a time, under the migration lock). Whether they exist."""
+    with pool.connection() as conn:
+        if hnsw_ready(conn):
+            return True
+        if hnsw.enabled or not _large(conn, hnsw):
+            return False
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+            ensure_hnsw(conn, hnsw)
+        return True

@@ -16,11 +16,12 @@ from ...quota import Admission, QuotaLimits, QuotaUsage
 from ...records import ArmHit, FloatMatrix, IndexedDocument
 from ..sql import SharedRows
 from . import documents, search
+from .ann import AnnOptions, AnnState, ann_search
 from .connection import ADDITIVE_FROM, SCHEMA_VERSION, Database
 from .dialect import SQLiteDialect
 from .quota import QuotaTable
 
-__all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "AnnOptions", "SQLiteStore"]
 
 
 class SQLiteStore(SharedRows):
@@ -28,11 +29,13 @@ class SQLiteStore(SharedRows):
     writes go one at a time (:class:`.connection.Database`), and any number of stores, in any
     number of processes, may open the same file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, ann: AnnOptions | None = None) -> None:
         self.path = path
         self._db = Database(path)
         self._sql = SQLiteDialect(self._db)
         self._vectors = search.VectorCache()
+        # The dense arm's graph above ann.min_rows vector rows (see .ann); exact below.
+        self.ann = AnnState(None if str(path) == ":memory:" else path, ann or AnnOptions())
         self._quota = QuotaTable()
         # Every search asks for the index's languages; they change only with a document write.
         self._languages: tuple[int, list[str | None]] | None = None
@@ -68,7 +71,24 @@ class SQLiteStore(SharedRows):
     def dense_search(
         self, query_vector: FloatMatrix, limit: int, doc_ids: Collection[str] | None = None
     ) -> list[ArmHit]:
+        hits = ann_search(self._db, self._vectors, self.ann, query_vector, limit, doc_ids)
+        if hits is not None:
+            return hits
         return search.dense_search(self._db, self._vectors, query_vector, limit, doc_ids)
+
+    def exact_dense_search(
+        self, query_vector: FloatMatrix, limit: int, doc_ids: Collection[str] | None = None
+    ) -> list[ArmHit]:
+        """The dense arm without the graph, whatever the index's size (recall is measured
+        against it)."""
+        return search.dense_search(self._db, self._vectors, query_vector, limit, doc_ids)
+
+    def prepare_ann(self) -> bool:
+        """Build (or load) the dense arm's graph for the current rows now, in this thread;
+        False when the index is below ``ann.min_rows`` (the exact arm serves it)."""
+        with self._db.lock:
+            compact = self._vectors.vectors(self._db)
+        return self.ann.index_for(compact, wait=True) is not None
 
     def try_admit(self, client_key: str, now: float, limits: QuotaLimits) -> Admission:
         return self._quota.try_admit(self._db, client_key, now, limits)

@@ -14,6 +14,7 @@ nothing here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Collection
@@ -99,6 +100,7 @@ class CompactVectors:
     row_ids: IdArray  # (rows,) the row's id in its table: chunks.id, or windows.id
     is_window: npt.NDArray[np.bool_]  # (rows,) the row is a window's vector
     exact: FloatMatrix | None = None  # (rows, dim) float32, for a small index only
+    fingerprint: str = ""  # sha256 of every row's id, kind, owner and scale (see ann.py)
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Approximate cosine of every row with ``query`` (error about 1e-3 at dim 384)."""
@@ -158,7 +160,7 @@ def _load_compact(db: Database) -> CompactVectors:
     cursor = db.conn.execute(
         "SELECT id, vector, doc_id, 0, id FROM chunks UNION ALL "
         "SELECT w.chunk_id, w.vector, c.doc_id, 1, w.id FROM windows w "
-        "JOIN chunks c ON c.id = w.chunk_id ORDER BY 1"
+        "JOIN chunks c ON c.id = w.chunk_id ORDER BY 1, 4, 5"
     )
     owners = np.empty(total, dtype=np.int64)
     row_ids = np.empty(total, dtype=np.int64)
@@ -189,6 +191,9 @@ def _load_compact(db: Database) -> CompactVectors:
             n += 1
     owners = owners[:n]
     starts = group_starts(owners)
+    digest = hashlib.sha256(str(codes.shape if codes is not None else 0).encode())
+    for array in (owners, row_ids[:n], is_window[:n], scales[:n]):
+        digest.update(np.ascontiguousarray(array).tobytes())
     return CompactVectors(
         codes=codes[:n] if codes is not None else np.zeros((0, 1), dtype=np.int8),
         scales=scales[:n],
@@ -199,6 +204,7 @@ def _load_compact(db: Database) -> CompactVectors:
         row_ids=row_ids[:n],
         is_window=is_window[:n],
         exact=exact[:n] if exact is not None else None,
+        fingerprint=digest.hexdigest(),
     )
 
 

@@ -1,0 +1,224 @@
+"""The dense arm of a large SQLite index through an approximate nearest-neighbour index: an HNSW
+graph (usearch) over the same int8 codes the exact arm scores, then exact rescoring.
+
+Above :attr:`AnnOptions.min_rows` vector rows (chunks and sentence windows) the exact arm's
+matrix product grows with the index (issue 28: 200 ms of a search at 144k chunks); the graph
+finds ``overfetch * limit`` nearest rows instead, their chunks are gathered (a chunk scores the
+best of its own vector and its windows', as in the exact arm), and every row of those chunks is
+rescored exactly with the float32 vectors of the file. Below the threshold nothing changes.
+
+Consistency with the file: the graph's keys are the rows of :class:`.search.CompactVectors`,
+loaded once per index generation, and a graph belongs to one :attr:`CompactVectors.fingerprint`
+(a hash of every row's id, owner and scale: what the vectors table holds). It is kept beside
+the database (``<db>.ann`` and ``<db>.ann.json``, which names the fingerprint it was built for)
+and reused by the next process while the fingerprint matches; a stale one (a document added or
+deleted since) is rebuilt in a background thread while the exact arm answers, so a write never
+makes a search wait minutes. Rescoring reads each row from the file by primary key: a row
+deleted since the matrix was loaded is dropped there, so a deleted document is never returned,
+whatever the sidecar holds. Scope filters (``doc_ids``) apply to the graph's candidates; when
+fewer than ``limit`` chunks survive after the over-fetch grows, the exact arm answers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Collection
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from usearch.index import Index
+
+from ...records import ArmHit, FloatMatrix
+from .connection import Database
+from .search import CompactVectors, VectorCache, exact_row_scores
+
+__all__ = ["AnnOptions", "AnnState", "ann_search", "sidecar_paths"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnnOptions:
+    """When the graph is used and how it is built and searched (settings.sqlite)."""
+
+    min_rows: int | None = 150_000  # None: never, exact always
+    connectivity: int = 16
+    expansion_add: int = 128
+    expansion_search: int = 512
+    overfetch: int = 8
+    persist: bool = True  # keep the graph beside the database file
+
+
+def sidecar_paths(db_path: Path) -> tuple[Path, Path]:
+    """The graph's file and its JSON record beside the database."""
+    return db_path.with_name(db_path.name + ".ann"), db_path.with_name(db_path.name + ".ann.json")
+
+
+def _new_index(dim: int, options: AnnOptions) -> Index:
+    return Index(
+        ndim=dim,
+        metric="cos",
+        dtype="i8",
+        connectivity=options.connectivity,
+        expansion_add=options.expansion_add,
+        expansion_search=options.expansion_search,
+    )
+
+
+def _build_params(compact: CompactVectors, options: AnnOptions) -> dict[str, object]:
+    return {
+        "fingerprint": compact.fingerprint,
+        "rows": len(compact.codes),
+        "dim": int(compact.codes.shape[1]),
+        "connectivity": options.connectivity,
+        "expansion_add": options.expansion_add,
+    }
+
+
+def load_or_build(db_path: Path | None, compact: CompactVectors, options: AnnOptions) -> Index:
+    """The graph for ``compact``: the sidecar's when it was built for the same rows with the
+    same parameters (memory-mapped, no load time), else built and saved (atomically: a reader
+    sees the old pair or the new one, and a mismatched pair is only rebuilt)."""
+    wanted = _build_params(compact, options)
+    paths = sidecar_paths(db_path) if db_path is not None and options.persist else None
+    if paths is not None and paths[0].exists() and paths[1].exists():
+        try:
+            if json.loads(paths[1].read_text("utf-8")) == wanted:
+                index = _new_index(int(compact.codes.shape[1]), options)
+                index.view(str(paths[0]))
+                if len(index) == len(compact.codes):
+                    return index
+        except (OSError, ValueError, RuntimeError) as exc:
+            log.warning("ANN sidecar %s unreadable, rebuilt: %s", paths[0], exc)
+    index = _new_index(int(compact.codes.shape[1]), options)
+    index.add(np.arange(len(compact.codes), dtype=np.uint64), compact.codes, threads=0)
+    if paths is not None:
+        try:
+            tmp = [p.with_name(p.name + f".tmp{os.getpid()}") for p in paths]
+            index.save(str(tmp[0]))
+            tmp[1].write_text(json.dumps(wanted), "utf-8")
+            for part, path in zip(tmp, paths, strict=True):
+                os.replace(part, path)
+        except OSError as exc:  # a read-only folder: the graph serves this process only
+            log.warning("ANN sidecar %s not written: %s", paths[0], exc)
+    return index
+
+
+class AnnState:
+    """The graph of one store: the one for the current rows, or None while it is built in a
+    background thread (one build at a time; the exact arm answers meanwhile)."""
+
+    def __init__(self, db_path: Path | None, options: AnnOptions) -> None:
+        self.db_path = db_path
+        self.options = options
+        self._lock = threading.Lock()
+        self._index: Index | None = None
+        self._fingerprint: str | None = None
+        self._building: str | None = None
+        self._thread: threading.Thread | None = None
+        self.builds = 0  # graphs built or loaded by this store (the tests count rebuilds)
+
+    def wanted(self, compact: CompactVectors) -> bool:
+        rows = self.options.min_rows
+        return rows is not None and len(compact.codes) >= max(rows, 1)
+
+    def index_for(self, compact: CompactVectors, *, wait: bool = False) -> Index | None:
+        """The graph of ``compact``'s rows when it is ready; otherwise None, after starting its
+        build (``wait``: the build runs here and the graph is returned)."""
+        if not self.wanted(compact):
+            return None
+        with self._lock:
+            if self._fingerprint == compact.fingerprint:
+                return self._index
+            thread = self._thread
+            if self._building != compact.fingerprint:
+                thread = threading.Thread(
+                    target=self._build, args=(compact,), name="truthbase-ann", daemon=True
+                )
+                self._building, self._thread = compact.fingerprint, thread
+                thread.start()
+        if wait and thread is not None:
+            thread.join()
+            with self._lock:
+                return self._index if self._fingerprint == compact.fingerprint else None
+        return None
+
+    def _build(self, compact: CompactVectors) -> None:
+        try:
+            index = load_or_build(self.db_path, compact, self.options)
+        except Exception:
+            log.exception("ANN build failed; the dense arm stays exact")
+            index = None
+        with self._lock:
+            if self._building == compact.fingerprint:
+                self._building = None
+                if index is not None:
+                    self._index, self._fingerprint = index, compact.fingerprint
+                    self.builds += 1
+
+    def describe(self) -> dict[str, object]:
+        return {**asdict(self.options), "ready": self._fingerprint is not None}
+
+
+def _query_codes(query: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
+    """The query in int8 like the rows (cosine does not see the scale)."""
+    scale = max(float(np.abs(query).max()), 1e-12) / 127.0
+    return np.asarray(np.rint(query / scale), dtype=np.int8)
+
+
+def ann_search(
+    db: Database,
+    cache: VectorCache,
+    state: AnnState,
+    query_vector: FloatMatrix,
+    limit: int,
+    doc_ids: Collection[str] | None = None,
+) -> list[ArmHit] | None:
+    """The dense arm through the graph: the top ``limit`` chunks of ``doc_ids`` (None: all) by
+    their exact best-row cosine, among the chunks of the graph's nearest rows. None when the
+    graph is not used (below the threshold, or not built yet) or too few of its candidates are
+    in ``doc_ids``: the caller runs the exact arm."""
+    query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    with db.lock:
+        compact = cache.vectors(db)
+    index = state.index_for(compact)
+    if index is None or limit < 1:
+        return None
+    keep: npt.NDArray[np.bool_] | None = None
+    if doc_ids is not None:
+        keep = np.isin(compact.docs, np.array(sorted(doc_ids), dtype=np.str_))
+        if int(keep.sum()) < limit:
+            return None  # a small scope: exact over it is as cheap and never short
+    total = len(compact.codes)
+    codes = _query_codes(query)
+    count = min(total, state.options.overfetch * limit)
+    while True:
+        found = index.search(codes, count, threads=1)
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(-1)
+        groups = np.searchsorted(compact.starts, keys, side="right") - 1
+        if keep is not None:
+            groups = groups[keep[groups]]
+        groups = groups[np.sort(np.unique(groups, return_index=True)[1])]
+        if len(groups) >= limit:
+            break
+        if count >= total or count >= 64 * state.options.overfetch * limit:
+            return None
+        count = min(total, count * 4)
+    ends = np.append(compact.starts[1:], total)
+    rows = np.concatenate([np.arange(compact.starts[g], ends[g]) for g in groups.tolist()])
+    with db.lock:
+        rows, exact = exact_row_scores(db, compact, rows, query)
+    best: dict[int, float] = {}
+    for owner, score in zip(compact.owners[rows].tolist(), exact.tolist(), strict=True):
+        if owner not in best or score > best[owner]:
+            best[owner] = score
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return [
+        ArmHit(chunk_id=chunk_id, rank=rank, score=score)
+        for rank, (chunk_id, score) in enumerate(ranked, start=1)
+    ]
