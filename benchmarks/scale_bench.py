@@ -37,6 +37,7 @@ from truthbase.ingest import IngestOptions, index_document  # noqa: E402
 from truthbase.records import IndexedDocument  # noqa: E402
 from truthbase.retrieve.hybrid import search  # noqa: E402
 from truthbase.store import SQLiteStore, Store  # noqa: E402
+from truthbase.store.sqlite import AnnOptions  # noqa: E402
 
 SEED = REPO.parent / "shared" / "corpus" / "seed"
 GOLDEN = REPO.parent / "shared" / "golden" / "dev.json"
@@ -97,9 +98,11 @@ def curve(
     queries: list[str],
     settings: Settings,
     on_row: Callable[[list[dict[str, Any]]], None] | None = None,
+    approximate: Callable[[Store], dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Add documents up to each size in turn; the figures at each (``on_row`` hears the rows so
-    far after each size)."""
+    far after each size; ``approximate`` adds the figures of the approximate dense arm:
+    benchmarks/scale_search.py)."""
     rows: list[dict[str, Any]] = []
     done = 0
     for size in sorted(sizes):
@@ -122,6 +125,8 @@ def curve(
             "bytes_per_chunk": disk / chunks if chunks else None,
             **_latency(store, embedder, queries, settings),
         }
+        if approximate is not None:
+            row.update(approximate(store))
         rows.append(row)
         print(
             f"  {row['documents']:5d} docs {chunks:7d} chunks: store {row['store_pages_per_s']:.0f}"
@@ -166,6 +171,8 @@ def bench_scale(
 ) -> dict[str, Any]:
     """The curve at ``sizes`` on each backend; ``on_report`` hears the report so far after each
     backend (a long run keeps what it measured if it is stopped during the next one)."""
+    from benchmarks.scale_search import ann_figures, hnsw_figures
+
     keep = on_report if on_report is not None else (lambda _report: None)
     settings = Settings()
     embedder = load_embedder(settings.embedder)
@@ -187,10 +194,18 @@ def bench_scale(
         if sqlite:
             db = Path(tmp) / "scale.sqlite"
             print(f"\nScale, SQLite (seed corpus repeated; sizes {sizes} documents)")
-            store = SQLiteStore(db)
+            # The curve's own figures with the exact dense arm; then the graph's beside them.
+            store = SQLiteStore(db, ann=AnnOptions(min_rows=None))
             started = time.perf_counter()
             report["sqlite"] = curve(
-                store, _sqlite_size(db), base, sizes, embedder, questions, settings
+                store,
+                _sqlite_size(db),
+                base,
+                sizes,
+                embedder,
+                questions,
+                settings,
+                approximate=lambda s: ann_figures(s, embedder, questions, settings),  # type: ignore[arg-type]
             )
             report["sqlite_total_s"] = time.perf_counter() - started
             store.close()
@@ -215,6 +230,7 @@ def bench_scale(
                     questions,
                     settings,
                     on_row=lambda rows: keep({**report, "postgres": rows}),
+                    approximate=lambda s: hnsw_figures(url, s, embedder, questions, settings),
                 )
                 report["postgres_total_s"] = time.perf_counter() - started
                 pg.close()
@@ -231,13 +247,19 @@ def print_scale(report: dict[str, Any]) -> None:
         if not rows:
             continue
         print(f"\nscale curve, {backend} ({report['note']})")
-        print("| docs | chunks | store pages/s | MiB | bytes/chunk | search p50 ms | p95 ms |")
-        print("|---:|---:|---:|---:|---:|---:|---:|")
+        print(
+            "| docs | chunks | store pages/s | MiB | bytes/chunk | search p50 ms | p95 ms "
+            "| approximate p50 ms | p95 ms | dense recall |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
+            fast = r.get("ann") or r.get("hnsw") or {}
             print(
                 f"| {r['documents']} | {r['chunks']} | {r['store_pages_per_s']:.0f} | "
                 f"{r['disk_bytes'] / 2**20:.1f} | {r['bytes_per_chunk']:.0f} | "
-                f"{r['search_p50_ms']:.0f} | {r['search_p95_ms']:.0f} |"
+                f"{r['search_p50_ms']:.0f} | {r['search_p95_ms']:.0f} | "
+                f"{fast.get('p50_ms', float('nan')):.0f} | {fast.get('p95_ms', float('nan')):.0f}"
+                f" | {r.get('dense_recall_at_candidates', float('nan')):.3f} |"
             )
 
 
