@@ -259,7 +259,7 @@ def print_scale(report: dict[str, Any]) -> None:
                 f"{r['disk_bytes'] / 2**20:.1f} | {r['bytes_per_chunk']:.0f} | "
                 f"{r['search_p50_ms']:.0f} | {r['search_p95_ms']:.0f} | "
                 f"{fast.get('p50_ms', float('nan')):.0f} | {fast.get('p95_ms', float('nan')):.0f}"
-                f" | {r.get('dense_recall_at_candidates', float('nan')):.3f} |"
+                f" | {r.get('dense_recall_at_candidates', {}).get('tie_aware', float('nan')):.3f} |"
             )
 
 

@@ -141,10 +141,11 @@ class SqliteSettings(_Section):
         default=128, ge=8, le=1024, description="Build-time beam of the dense arm's graph."
     )
     ann_expansion_search: int = Field(
-        default=512,
+        default=2048,
         ge=8,
         le=4096,
-        description="Query-time beam of the dense arm's graph (at least the rows asked).",
+        description="Query-time beam of the dense arm's graph (at least the rows asked; 512 "
+        "missed equal-scoring copies: docs/evals/scale-search.md).",
     )
     ann_overfetch: int = Field(
         default=8,

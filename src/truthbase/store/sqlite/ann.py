@@ -49,7 +49,7 @@ class AnnOptions:
     min_rows: int | None = 150_000  # None: never, exact always
     connectivity: int = 16
     expansion_add: int = 128
-    expansion_search: int = 512
+    expansion_search: int = 2048
     overfetch: int = 8
     persist: bool = True  # keep the graph beside the database file
 
