@@ -584,6 +584,44 @@ def test_hnsw_recall_against_exact(pg_server: PgServer, seed_db: Path, embedder:
         pg_server.drop_database(url)
 
 
+def test_hnsw_is_built_and_used_above_its_size(
+    pg_server: PgServer, seed_db: Path, embedder: Embedder
+) -> None:
+    """postgres.hnsw_min_rows: below it no HNSW index and the exact arm; an index that holds
+    more vector rows gets its HNSW indexes on opening and searches through them (as
+    hnsw=True does); a scope the HNSW candidates leave short is answered exactly."""
+    url = pg_server.create_database()
+    stores: list[PostgresStore] = []
+
+    def hnsw_indexes() -> set[str]:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute("SELECT indexname FROM pg_indexes WHERE indexdef ~ 'hnsw'")
+            return {r[0] for r in rows}
+
+    try:
+        exact = PostgresStore(url, hnsw_min_rows=10**9)
+        stores.append(exact)
+        copy_sqlite_index(seed_db, exact)  # 575 chunks and their windows: under 10**9
+        assert hnsw_indexes() == set()
+        auto = PostgresStore(url, hnsw_min_rows=1_000)  # the seed's ~3,200 rows are over it
+        stores.append(auto)
+        assert hnsw_indexes() == {"chunks_hnsw", "windows_hnsw"}
+        forced = PostgresStore(url, hnsw=True)
+        stores.append(forced)
+        vectors = embedder.embed(_golden_questions()[:8])
+        for vector in vectors:
+            assert auto.dense_search(vector, 10) == forced.dense_search(vector, 10)
+        scope = [exact.list_documents()[0].id]
+        for vector in vectors:
+            got = auto.dense_search(vector, 1_000, scope)  # more than the document's chunks
+            assert got == exact.dense_search(vector, 1_000, scope)
+            assert {c.doc_id for c in exact.chunks([h.chunk_id for h in got])} == set(scope)
+    finally:
+        for store in stores:
+            store.close()
+        pg_server.drop_database(url)
+
+
 # -- schema and opening ---------------------------------------------------------------------
 
 

@@ -127,12 +127,13 @@ class SqliteSettings(_Section):
     """The SQLite backend (the file at ``db``)."""
 
     ann_min_rows: int | None = Field(
-        default=150_000,
+        default=None,
         ge=1,
         description="Vector rows (chunks and sentence windows) from which the dense arm uses an "
         "approximate graph (usearch HNSW, kept beside the file as <db>.ann, rebuilt in the "
-        "background when documents change) with exact rescoring; None: always exact. Exact "
-        "below (docs/evals/scale-search.md).",
+        "background when documents change) with exact rescoring; None (the default until its "
+        "recall holds on indexes with many identical vectors, docs/evals/scale-search.md): "
+        "always exact.",
     )
     ann_connectivity: int = Field(
         default=16, ge=4, le=64, description="Graph degree of the dense arm's graph."

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 class AnnOptions:
     """When the graph is used and how it is built and searched (settings.sqlite)."""
 
-    min_rows: int | None = 150_000  # None: never, exact always
+    min_rows: int | None = None  # None: never, exact always (settings.sqlite.ann_min_rows)
     connectivity: int = 16
     expansion_add: int = 128
     expansion_search: int = 2048
