@@ -319,14 +319,14 @@ def ensure_hnsw(conn: Connection, hnsw: Hnsw) -> None:
 
 def _large(conn: Connection, hnsw: Hnsw) -> bool:
     """Whether the index holds at least ``hnsw.min_rows`` vector rows (chunks from the
-    full-text statistics, windows from the planner's estimate: no count over the table)."""
+    full-text statistics, windows counted: the planner's estimate is unknown until the table
+    has been analyzed; asked only while the HNSW indexes are missing)."""
     if hnsw.min_rows is None:
         return False
     row = conn.execute(
-        "SELECT (SELECT n FROM truthbase.fts_stats) + greatest(coalesce("
-        "(SELECT reltuples FROM pg_class WHERE oid = 'truthbase.windows'::regclass), 0), 0)"
+        "SELECT (SELECT n FROM truthbase.fts_stats) + (SELECT count(*) FROM truthbase.windows)"
     ).fetchone()
-    return row is not None and float(row[0] or 0) >= hnsw.min_rows
+    return row is not None and int(row[0] or 0) >= hnsw.min_rows
 
 
 def hnsw_ready(conn: Connection) -> bool:
