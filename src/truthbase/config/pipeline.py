@@ -422,6 +422,14 @@ class ExtractiveSettings(_Section):
         description="A follow-up is refused when the cited passages hold less than this share "
         "of the words it adds to the earlier turns (0: no such rule).",
     )
+    follow_up_repeat_weight: float = Field(
+        # cross-validated over followups-dev.json's conversations: the folds chose 1 (off).
+        default=1.0,
+        ge=0,
+        le=1,
+        description="A follow-up's sentence that the previous answer already cited scores this "
+        "share of its support (1: as any other; a follow-up asks beyond the answer it follows).",
+    )
 
 
 class SupportSettings(_Section):
