@@ -1,11 +1,10 @@
 """The follow-up answer settings chosen by cross-validation over conversations
 (docs/evals/conversations.md, docs/evals/followups-cv.json).
 
-Three settings of the extractive answerer act on follow-ups only: ``follow_up_context_weight``
-(how much the words the earlier turns lend a follow-up count in choosing its sentences),
-``follow_up_repeat_weight`` (the share of its score a sentence the previous answer cited keeps)
-and ``follow_up_new_support`` (the share of the words a follow-up adds that its cited passages
-must hold). Each (weight, repeat weight) pair is one full run of the conversation evaluation
+Two settings of the extractive answerer act on follow-ups only: ``follow_up_context_weight``
+(how much the words the earlier turns lend a follow-up count in choosing its sentences) and
+``follow_up_new_support`` (the share of the words a follow-up adds that its cited passages
+must hold). Each weight is one full run of the conversation evaluation
 (extractive, no model, with the new-words rule off); each new-words threshold is applied to
 that run's answers afterwards (a turn refused by it: its answer's ``new_words_held`` below the
 threshold; the later turns of its conversation keep the history of the run, so a third turn
@@ -14,10 +13,11 @@ folds in is measured on the fold left out (k folds of conversations, several see
 best on all conversations is the fitted one.
 
     python benchmarks/followups_cv.py INDEX.sqlite [--golden FILE] [--folds 5] [--seeds 5]
-        [--weights 0,0.25,0.5] [--repeats 1,0.75,0.5,0.25] [--runs DIR] [--json OUT]
+        [--weights 0,0.25,0.5] [--runs DIR] [--json OUT]
 
-``--runs DIR`` keeps each run's per-turn records (``DIR/w{weight}-r{repeat}.json``) and reuses
-them when they are there: the cross-validation can be repeated without asking again.
+``--runs DIR`` keeps each run's per-turn records (``DIR/w{weight}.json``) and reuses
+them when they are there (and the vectors of the texts embedded, ``DIR/vectors.npz``): the
+cross-validation can be repeated without asking again.
 
 INDEX: an SQLite index holding the set's documents (``truthbase eval conversations`` builds
 one; the test cache's golden index does).
@@ -47,12 +47,8 @@ from truthbase.store import SQLiteStore
 from truthbase.turns import Resolution
 
 WEIGHTS = (0.0, 0.25, 0.5)
-REPEATS = (1.0, 0.75, 0.5, 0.25)
 NEW_SUPPORT = (0.0, 0.25, 0.5, 0.75, 1.0)
 GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "golden" / "followups-dev.json"
-
-
-Run = tuple[float, float]  # (context weight, repeat weight)
 
 
 class _Remembering:
@@ -105,14 +101,10 @@ class _SameAnswers:
         return self._answers[key]
 
 
-def _run(index: Path, golden_path: Path, run: Run, embedder: Embedder) -> list[dict[str, Any]]:
+def _run(index: Path, golden_path: Path, weight: float, embedder: Embedder) -> list[dict[str, Any]]:
     """One full conversation evaluation: its per-turn records, each with its conversation."""
     conversations, golden = conversations_eval.load_conversations(golden_path)
-    settings = ExtractiveSettings(
-        follow_up_context_weight=run[0],
-        follow_up_repeat_weight=run[1],
-        follow_up_new_support=0.0,
-    )
+    settings = ExtractiveSettings(follow_up_context_weight=weight, follow_up_new_support=0.0)
     store = SQLiteStore(index)
     try:
         prepared = prepare_corpus(
@@ -167,28 +159,26 @@ def _score(counts: dict[str, int]) -> tuple[bool, float]:
     return refused >= REFUSED_GOAL, correct + refused
 
 
-Setting = tuple[Run, float]
+Setting = tuple[float, float]  # (context weight, new-words threshold)
 
 
 def _best(
-    runs: dict[Run, list[dict[str, Any]]], ids: set[str], thresholds: Sequence[float]
+    runs: dict[float, list[dict[str, Any]]], ids: set[str], thresholds: Sequence[float]
 ) -> Setting:
     """The setting with the best score (:func:`_score`) on conversations ``ids``; ties: the
-    smaller weight,
-    the larger repeat weight, then the smaller threshold (the closest to answering as
-    before)."""
+    smaller weight, then the smaller threshold (the closest to answering as before)."""
     scored = []
-    for run, records in runs.items():
+    for weight, records in runs.items():
         chosen = [r for r in records if r["conversation"] in ids]
         for new_support in thresholds:
             meets, score = _score(_counts(chosen, new_support))
-            scored.append((not meets, -score, run[0], -run[1], new_support))
-    *_, weight, repeat, new_support = min(scored)
-    return (weight, -repeat), new_support
+            scored.append((not meets, -score, weight, new_support))
+    *_, weight, new_support = min(scored)
+    return weight, new_support
 
 
 def cross_validate(
-    runs: dict[Run, list[dict[str, Any]]],
+    runs: dict[float, list[dict[str, Any]]],
     folds: int,
     seeds: int,
     thresholds: Sequence[float] = NEW_SUPPORT,
@@ -222,8 +212,7 @@ def cross_validate(
         "folds": folds,
         "seeds": seeds,
         "fitted": {
-            "follow_up_context_weight": fitted[0][0],
-            "follow_up_repeat_weight": fitted[0][1],
+            "follow_up_context_weight": fitted[0],
             "follow_up_new_support": fitted[1],
             **shares(fitted_counts),
         },
@@ -247,7 +236,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--weights", type=_floats, default=WEIGHTS)
-    parser.add_argument("--repeats", type=_floats, default=REPEATS)
     parser.add_argument("--runs", type=Path, help="keep and reuse each run's per-turn records")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -257,26 +245,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     remembering = None if isinstance(base, QueryEmbedder) else _Remembering(base, kept_vectors)
     embedder: Embedder = remembering if remembering is not None else base
     conversations_eval.ask = _SameAnswers(conversations_eval.ask)  # type: ignore[assignment]
-    runs: dict[Run, list[dict[str, Any]]] = {}
+    runs: dict[float, list[dict[str, Any]]] = {}
     grid: dict[str, Any] = {}
-    for run in ((w, r) for w in args.weights for r in args.repeats):
+    for weight in args.weights:
         started = time.perf_counter()
-        kept = args.runs / f"w{run[0]}-r{run[1]}.json" if args.runs is not None else None
+        kept = args.runs / f"w{weight}.json" if args.runs is not None else None
         if kept is not None and kept.exists():
             records = json.loads(kept.read_text(encoding="utf-8"))
         else:
-            records = _run(args.index, args.golden, run, embedder)
+            records = _run(args.index, args.golden, weight, embedder)
             if kept is not None:
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 kept.write_text(json.dumps(records), encoding="utf-8")
             if remembering is not None:
                 remembering.keep()
-        runs[run] = records
-        grid[f"weight={run[0]} repeat={run[1]}"] = {
-            f"new_support={t}": _counts(records, t) for t in NEW_SUPPORT
-        }
+        runs[weight] = records
+        grid[f"weight={weight}"] = {f"new_support={t}": _counts(records, t) for t in NEW_SUPPORT}
         print(
-            f"weight {run[0]}, repeat {run[1]}: {time.perf_counter() - started:.0f} s",
+            f"weight {weight}: {time.perf_counter() - started:.0f} s",
             {t: _counts(records, t) for t in NEW_SUPPORT},
             file=sys.stderr,
             flush=True,

@@ -113,9 +113,6 @@ class Resolution:
     #: The question with its ordinal replaced by the referents ("What does MAP do?"): what the
     #: answerer reads (empty: nothing replaced).
     resolved_question: str = ""
-    #: The spans the previous answer cited: a follow-up asks beyond them, so its answer prefers
-    #: other sentences to showing them again (``extractive.follow_up_repeat_weight``).
-    cited_before: tuple[CitedSpan, ...] = ()
 
     @property
     def answer_question(self) -> str:

@@ -15,7 +15,7 @@ from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
 from truthbase.text.vocabulary import terms
-from truthbase.turns import CitedSpan, Resolution
+from truthbase.turns import Resolution
 
 
 def _source(n: int, text: str, title: str = "Doc") -> Source:
@@ -237,37 +237,6 @@ def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_one
     # own 1 of 1, lent 1 of 2 at half weight: (1 + 0.5) / (1 + 1)
     assert plain == 1.0
     assert focus_coverage(query, sentence, idf, 1.0, lent) == 0.75
-
-
-def _first_sentence(answerer: ExtractiveAnswerer, question: str, follow_up: Resolution) -> str:
-    draft = answerer.draft(question, CATALOG[1:], follow_up)
-    return parse_answer("".join(draft.tokens)).claims[0].text
-
-
-def test_a_follow_up_prefers_a_sentence_the_previous_answer_did_not_show() -> None:
-    question = "How does the tree choose which nodes to return?"
-    settings = ExtractiveSettings(threshold=0.0, max_sentences=1, follow_up_repeat_weight=0.5)
-    answerer = ExtractiveAnswerer(HashingEmbedder(), settings)
-    first = _first_sentence(answerer, question, _follow_up(question, ("raptor",)))
-    source = CATALOG[1]
-    start = source.text.index(first)
-    shown = CitedSpan(
-        doc_id=source.doc_id, unit=source.unit, start=start, end=start + len(first), quote=first
-    )
-    again = Resolution(
-        question=question,
-        searched_for=question,
-        kind="resolved",
-        reason="test",
-        context_words=("raptor",),
-        cited_before=(shown,),
-    )
-    assert _first_sentence(answerer, question, again) != first
-    # At weight 1 a sentence shown before scores as any other.
-    same = ExtractiveAnswerer(
-        HashingEmbedder(), settings.model_copy(update={"follow_up_repeat_weight": 1.0})
-    )
-    assert _first_sentence(same, question, again) == first
 
 
 def test_the_item_an_ordinal_names_counts_as_the_question_s_own_words() -> None:

@@ -75,7 +75,6 @@ def test_a_resolved_ordinal_searches_its_item_and_not_the_others() -> None:
     assert resolution.answer_question == "What does MAP do?"
     assert resolution.context_words[0] == "map"
     assert not {"govern", "measure", "manage"} & set(resolution.context_words)
-    assert resolution.cited_before == core.citations
     assert resolution.to_json()["referents"] == ["MAP"]
     # Without an ordinal nothing is named.
     plain = resolve_follow_up("What do they do?", [core])

@@ -55,7 +55,7 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
-from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held, shown_before
+from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held
 from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, extractive_outcome, follow_up_refuses
@@ -240,15 +240,6 @@ def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]
     return np.clip((vectors * question).sum(axis=1), 0.0, 1.0)
 
 
-def _factor(item: tuple[Source, int, int, str], focus: Focus | None) -> float:
-    """What a sentence's score is multiplied by: a follow-up's ``repeat_weight`` for a sentence
-    the previous answer cited, else 1."""
-    source, start, end, _ = item
-    if focus is not None and shown_before(focus, source.doc_id, source.unit, start, end):
-        return focus.repeat_weight
-    return 1.0
-
-
 def _display(text: str) -> str:
     # The sentence's own reference markers ("as shown in [3]") must not cite source 3.
     return defuse_markers(" ".join(text.split()))
@@ -306,16 +297,11 @@ class ExtractiveAnswerer:
         ]
 
     def _candidate(
-        self,
-        item: tuple[Source, int, int, str],
-        lexical: float,
-        ctx: float,
-        cos: float,
-        factor: float = 1.0,
+        self, item: tuple[Source, int, int, str], lexical: float, ctx: float, cos: float
     ) -> Candidate:
         cfg = self.settings
         source, start, end, text = item
-        score = factor * (
+        score = (
             cfg.w_cosine * cos
             + cfg.w_lexical * lexical
             + cfg.w_context * ctx
@@ -348,7 +334,7 @@ class ExtractiveAnswerer:
         vectors = embed_question_with(self._embedder, asked, [text for _, _, _, text in raw])
         cosines = _cosines(vectors[1:], vectors[0])
         out = [
-            self._candidate(item, lexical, ctx, float(cos), _factor(item, focus))
+            self._candidate(item, lexical, ctx, float(cos))
             for item, (lexical, ctx), cos in zip(raw, features, cosines, strict=True)
         ]
         out.sort(key=lambda c: (-c.score, c.n, c.start))
@@ -379,11 +365,9 @@ class ExtractiveAnswerer:
         if not raw:
             return []
         features = self._lexical(question, sources, raw, focus)
-        factors = [_factor(item, focus) for item in raw]
         bounds = [
-            factor
-            * (cfg.w_cosine + cfg.w_lexical * lex + cfg.w_context * ctx + cfg.w_rank / item[0].n)
-            for item, (lex, ctx), factor in zip(raw, features, factors, strict=True)
+            cfg.w_cosine + cfg.w_lexical * lexical + cfg.w_context * ctx + cfg.w_rank / item[0].n
+            for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
         head, rest = order[:first], order[first:]
@@ -391,7 +375,7 @@ class ExtractiveAnswerer:
         vectors = embed_question_with(self._embedder, asked, [raw[i][3] for i in head])
         question_vector = vectors[0]
         out = [
-            self._candidate(raw[i], *features[i], float(cos), factors[i])
+            self._candidate(raw[i], *features[i], float(cos))
             for i, cos in zip(head, _cosines(vectors[1:], question_vector), strict=True)
         ]
         best = max(c.score for c in out)
@@ -400,7 +384,7 @@ class ExtractiveAnswerer:
         if more:
             extra = self._embedder.embed([raw[i][3] for i in more])
             out.extend(
-                self._candidate(raw[i], *features[i], float(cos), factors[i])
+                self._candidate(raw[i], *features[i], float(cos))
                 for i, cos in zip(more, _cosines(extra, question_vector), strict=True)
             )
         out.sort(key=lambda c: (-c.score, c.n, c.start))
@@ -501,13 +485,10 @@ class ExtractiveAnswerer:
         from the :meth:`contenders` only (the same choice, sooner).
 
         A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
-        the words the earlier turns lend it, preferring sentences the previous answer did not
-        show (:mod:`.follow_up`); one whose cited passages lack the words it adds is refused
-        (policy rule 4)."""
+        the words the earlier turns lend it (:mod:`.follow_up`); one whose cited passages lack
+        the words it adds is refused (policy rule 4)."""
         cfg = self.settings
-        focus = follow_up_focus(
-            question, follow_up, cfg.follow_up_context_weight, cfg.follow_up_repeat_weight
-        )
+        focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
         # A part's best sentence need not be a contender for the whole question: all are scored.
         if len(parts) >= 2:

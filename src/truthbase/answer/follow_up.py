@@ -4,13 +4,11 @@ A follow-up ("What does the second one do?") means little alone; its resolution 
 earlier turns lend it. The answerer (:mod:`.extractive`) scores a follow-up's sentences by
 
 - its own words, and the words its ordinal points at (:attr:`~truthbase.turns.Resolution.
-  referents`: "the second one" is "MAP") at the same weight: the answer is about them;
+  referents`: "the second one" is "MAP") at the same weight: the answer is about them (the
+  question it reads, :attr:`~truthbase.turns.Resolution.answer_question`, has them in the
+  ordinal's place already);
 - the words the earlier turns lend it (their subject, the previous answer's repeated words)
-  at ``extractive.follow_up_context_weight`` of their idf weight (:class:`Focus`);
-- and a sentence the previous answer already cited (:attr:`~truthbase.turns.Resolution.
-  cited_before`) at ``extractive.follow_up_repeat_weight`` of its score: a
-  follow-up asks beyond the answer it follows, and the lent words, taken from that answer,
-  would otherwise bring its sentences back first (:func:`shown_before`).
+  at ``extractive.follow_up_context_weight`` of their idf weight (:class:`Focus`).
 
 Then policy rule 4 (:func:`truthbase.answer.policy.follow_up_refuses`) reads
 :func:`new_words_held`: the share of the words the follow-up adds that the cited passages hold.
@@ -22,10 +20,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..text.vocabulary import terms, weighted_coverage
-from ..turns import CitedSpan, Resolution
+from ..turns import Resolution
 from .model import Source
 
-__all__ = ["Focus", "focus_coverage", "follow_up_focus", "new_words_held", "shown_before"]
+__all__ = ["Focus", "focus_coverage", "follow_up_focus", "new_words_held"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,22 +32,17 @@ class Focus:
     turns lend it (stemmed, none of the question's), at ``weight`` of the question's own in
     the lexical and context shares, the terms its ordinal names (``named``, at the question's
     own weight), the text the sentence embeddings are compared with (the question followed by
-    the lent words: "And at Tier 3?" alone is close to nothing), and the spans the previous
-    answer cited with the factor a sentence among them is scored at (``repeat_weight``)."""
+    the lent words: "And at Tier 3?" alone is close to nothing)."""
 
     lent: tuple[str, ...]
     weight: float
     cosine_text: str
     named: tuple[str, ...] = ()
-    cited_before: tuple[CitedSpan, ...] = ()
-    repeat_weight: float = 1.0
 
 
-def follow_up_focus(
-    question: str, follow_up: Resolution | None, weight: float, repeat_weight: float = 1.0
-) -> Focus | None:
+def follow_up_focus(question: str, follow_up: Resolution | None, weight: float) -> Focus | None:
     """The focus of a resolved follow-up (None for a first turn, a new topic, or nothing to
-    read: no word lent at a weight above 0, no referent, nothing to demote)."""
+    read: no word lent at a weight above 0 and no referent the question lacks)."""
     if follow_up is None:
         return None
     own = set(terms(question))
@@ -61,16 +54,10 @@ def follow_up_focus(
             for t in dict.fromkeys(terms(" ".join(follow_up.context_words)))
             if t not in own and t not in named
         )
-    repeats = follow_up.cited_before if repeat_weight < 1 else ()
-    if not (lent or named or repeats):
+    if not (lent or named):
         return None
-    if lent:
-        cosine_text = f"{question} ({' '.join(follow_up.context_words)})"
-    elif named:
-        cosine_text = f"{question} ({' '.join(follow_up.referents)})"
-    else:
-        cosine_text = question
-    return Focus(lent, weight, cosine_text, named, repeats, repeat_weight)
+    words = follow_up.context_words if lent else follow_up.referents
+    return Focus(lent, weight, f"{question} ({' '.join(words)})", named)
 
 
 def focus_coverage(
@@ -93,17 +80,6 @@ def focus_coverage(
         idf.get(t, unseen) for t in lent if t in have
     )
     return found / total if total > 0 else 0.0
-
-
-def shown_before(focus: Focus | None, doc_id: str, unit: int, start: int, end: int) -> bool:
-    """Whether the span (unit offsets) overlaps one the previous answer cited, when its
-    sentences are demoted (``repeat_weight`` below 1)."""
-    if focus is None or focus.repeat_weight >= 1:
-        return False
-    return any(
-        s.doc_id == doc_id and s.unit == unit and s.start < end and start < s.end
-        for s in focus.cited_before
-    )
 
 
 def new_words_held(

@@ -52,7 +52,6 @@ def resolve_question(
             context_words=fallback.context_words,
             new_words=fallback.new_words,
             referents=fallback.referents,
-            cited_before=fallback.cited_before,
         )
     if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
         " ".join(question.split()).rstrip("?. ").casefold()

@@ -217,5 +217,4 @@ def resolve_follow_up(
         new_words=tuple(new_words(question, history)),
         referents=referred.named,
         resolved_question=referred.question if referred.named else "",
-        cited_before=previous.citations,
     )
