@@ -80,3 +80,21 @@ def test_a_resolved_ordinal_searches_its_item_and_not_the_others() -> None:
     plain = resolve_follow_up("What do they do?", [core])
     assert plain.referents == ()
     assert plain.answer_question == "What do they do?"
+
+
+def test_items_keep_their_parentheses_and_both_needs_no_noun_of_its_own() -> None:
+    tiers = (
+        "The Tiers reflect practices as: Partial (Tier 1), Risk Informed (Tier 2), "
+        "Repeatable (Tier 3), and Adaptive (Tier 4). [1]"
+    )
+    first = referred_items("How long from the first of those Tiers to the last?", "x", tiers)
+    assert first.named == ("Partial (Tier 1)",)
+    assert first.question == "How long from Partial (Tier 1) to the last?"
+    assert referred_items("Which is faster, both of them?", "x", STRATEGIES).named == (
+        "tree traversal",
+        "collapsed tree",
+    )
+    # "both" before a noun of its own names that noun; a version number counts nothing.
+    assert referred_items("Do both documents say so?", "x", STRATEGIES).named == ()
+    core = referred_items("The second one?", "Which CSF 2.0 functions?", "A: x, y and z.")
+    assert core.named == ("y",)

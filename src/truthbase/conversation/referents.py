@@ -30,18 +30,19 @@ _ORDINALS = {
     "latter": -1,
 }
 _COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
-#: "the second one", "the first of them", "the latter", "the second?" (an ordinal with no noun
-#: of its own: "the first number" names its own noun and is left to the words).
+#: "the second one", "the first of them", "the first of those Tiers", "the latter", "the
+#: second?" (an ordinal with no noun of its own: "the first number" names its own noun and is
+#: left to the words).
 _ORDINAL = re.compile(
     r"\bthe\s+(first|second|third|fourth|fifth|sixth|last|former|latter)"
-    r"(?:\s+(?:one|ones|of\s+(?:them|those|these))\b|(?=\s*[?.,;!]|\s*$))",
+    r"(?:\s+(?:one|ones|of\s+them|of\s+(?:those|these)(?:\s+\w+s)?)\b|(?=\s*[?.,;!]|\s*$))",
     re.IGNORECASE,
 )
-#: "of the two", "the three of them", "the two?", "both".
+#: "of the two", "the three of them", "the two?", "both of them", "both?" (not "both documents").
 _ALL = re.compile(
     r"\b(?:(?<=of\s)(?:the|these|those)\s+(two|three|four|five|six)\b"
     r"|(?:the|these|those)\s+(two|three|four|five|six)(?:\s+of\s+them\b|(?=\s*[?.,;!]|\s*$))"
-    r"|both(?:\s+of\s+them)?\b)",
+    r"|both(?:\s+of\s+them\b|(?=\s*[?.,;!]|\s*$)))",
     re.IGNORECASE,
 )
 _MARKER = re.compile(r"\s*\[\d+\]")
@@ -50,17 +51,28 @@ _MAX_ITEM_WORDS = 5
 _MAX_ITEMS = 8
 
 
+def _commas(segment: str) -> list[str]:
+    """``segment`` split at its commas outside parentheses ("Partial (Tier 1), Risk ...")."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(segment):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth <= 0:
+            parts.append(segment[start:i])
+            start = i + 1
+    return [*parts, segment[start:]]
+
+
 def _items(segment: str) -> list[str]:
     """The items of one enumeration: "A, B, and C", "A, B and C" (commas first), or "A and B"."""
     if "," in segment:
-        parts = [p.strip() for p in segment.split(",")]
+        parts = [p.strip() for p in _commas(segment)]
         last = re.split(r"\s+(?:and|or)\s+", parts[-1], maxsplit=1)
         if not re.match(r"(?:and|or)\s", parts[-1], re.IGNORECASE) and len(last) == 2:
             parts[-1:] = last  # "a leaf, a stem and a root": no comma before the last
         parts = [re.sub(r"^(?:and|or)\s+", "", p, flags=re.IGNORECASE) for p in parts]
     else:
         parts = re.split(r"\s+(?:and|or)\s+", segment.strip())
-    parts = [p.strip(" \"'()") for p in parts]
+    parts = [p.strip(" \"'") for p in parts]
     if not 2 <= len(parts) <= _MAX_ITEMS:
         return []
     if any(not p or len(p.split()) > _MAX_ITEM_WORDS for p in parts):
@@ -83,11 +95,9 @@ def answer_lists(answer: str) -> list[list[str]]:
 
 def _counted(question: str) -> int | None:
     """How many things the question asked for ("Which four functions ...": 4), if it says."""
-    for word in re.findall(r"[a-z0-9]+", question.casefold()):
+    for word in re.findall(r"[a-z]+", question.casefold()):
         if word in _COUNTS:
             return _COUNTS[word]
-        if word.isdigit() and 2 <= int(word) <= _MAX_ITEMS:
-            return int(word)
     return None
 
 

@@ -18,8 +18,11 @@ they cited. This module decides, deterministically:
    but is not limited to them, so a comparison with another document still finds it.
 
 Pronouns are not substituted: the search is over words, and the context words carry what the
-pronoun meant. The marker lists are general English (pronouns, ordinals, comparison words,
-ellipsis openers), not tuned to any question set. Pure: records in, a record out.
+pronoun meant. An ordinal that points at an item of the list the previous answer gave ("the
+second one") is (:mod:`.referents`): the item leads the context words, the list's other items
+are left out of them, and the answerer reads the question with the item in its place. The
+marker lists are general English (pronouns, ordinals, comparison words, ellipsis openers), not
+tuned to any question set. Pure: records in, a record out.
 """
 
 from __future__ import annotations
