@@ -14,6 +14,7 @@ from truthbase.answer.extractive import (
 from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.text.vocabulary import terms
 from truthbase.turns import Resolution
 
 
@@ -236,3 +237,26 @@ def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_one
     # own 1 of 1, lent 1 of 2 at half weight: (1 + 0.5) / (1 + 1)
     assert plain == 1.0
     assert focus_coverage(query, sentence, idf, 1.0, lent) == 0.75
+
+
+def test_the_item_an_ordinal_names_counts_as_the_question_s_own_words() -> None:
+    question = "What does the second one do?"
+    resolution = Resolution(
+        question=question,
+        searched_for=f"{question} (collapsed tree traversal)",
+        kind="resolved",
+        reason="test",
+        context_words=("collapsed", "tree", "traversal"),
+        referents=("collapsed tree",),
+    )
+    focus = follow_up_focus(question, resolution, 0.25)
+    assert focus is not None
+    assert set(focus.named) == set(terms("collapsed tree"))
+    assert set(focus.lent) == set(terms("traversal"))  # the named ones are not lent again
+    # own: collapsed, tree (both found); lent: traversal at a quarter, not found: 2 / 2.25
+    found = focus_coverage([], terms("collapsed tree"), {}, 1.0, focus)
+    assert abs(found - 2 / 2.25) < 1e-9
+    # Without lent words the embedding is compared with the question and the item.
+    named_only = follow_up_focus(question, resolution, 0.0)
+    assert named_only is not None
+    assert named_only.cosine_text == f"{question} (collapsed tree)"

@@ -55,6 +55,7 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
+from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held
 from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, extractive_outcome, follow_up_refuses
@@ -87,71 +88,6 @@ class Selection:
     best_score: float = 0.0  # the best candidate's score, before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
-
-
-@dataclass(frozen=True, slots=True)
-class Focus:
-    """What a follow-up's sentences are scored by beside its own words: the terms the earlier
-    turns lend it (stemmed, none of the question's), at ``weight`` of the question's own in
-    the lexical and context shares, and the text the sentence embeddings are compared with
-    (the question followed by the lent words: "And at Tier 3?" alone is close to nothing)."""
-
-    lent: tuple[str, ...]
-    weight: float
-    cosine_text: str
-
-
-def follow_up_focus(question: str, follow_up: Resolution | None, weight: float) -> Focus | None:
-    """The focus of a resolved follow-up (None for a first turn, a new topic, weight 0, or
-    nothing lent): its :attr:`~truthbase.turns.Resolution.context_words`, weighted."""
-    if follow_up is None or weight <= 0 or not follow_up.context_words:
-        return None
-    own = set(terms(question))
-    lent = tuple(t for t in dict.fromkeys(terms(" ".join(follow_up.context_words))) if t not in own)
-    if not lent:
-        return None
-    return Focus(lent, weight, f"{question} ({' '.join(follow_up.context_words)})")
-
-
-def focus_coverage(
-    query: Sequence[str],
-    passage: Sequence[str],
-    idf: dict[str, float],
-    unseen: float,
-    focus: Focus | None,
-) -> float:
-    """:func:`~truthbase.text.vocabulary.weighted_coverage` of ``query``, with the focus's lent
-    terms added to both masses at ``focus.weight`` of their idf."""
-    if focus is None:
-        return weighted_coverage(query, passage, idf, unseen)
-    own, have = set(query), set(passage)
-    lent = [t for t in focus.lent if t not in own]
-    total = sum(idf.get(t, unseen) for t in own) + focus.weight * sum(
-        idf.get(t, unseen) for t in lent
-    )
-    found = sum(idf.get(t, unseen) for t in own & have) + focus.weight * sum(
-        idf.get(t, unseen) for t in lent if t in have
-    )
-    return found / total if total > 0 else 0.0
-
-
-def new_words_held(
-    follow_up: Resolution | None, chosen: Sequence[Candidate], sources: Sequence[Source]
-) -> float | None:
-    """The share of the follow-up's new words (:attr:`~truthbase.turns.Resolution.new_words`,
-    stemmed) that occur in the sources its answer sentences come from; None when it adds no
-    word (or is not a follow-up)."""
-    if follow_up is None or not follow_up.new_words:
-        return None
-    wanted = set(terms(" ".join(follow_up.new_words)))
-    if not wanted:
-        return None
-    cited = {c.n for c in chosen}
-    have: set[str] = set()
-    for source in sources:
-        if source.n in cited:
-            have.update(terms(source.text))
-    return len(wanted & have) / len(wanted)
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -549,8 +485,8 @@ class ExtractiveAnswerer:
         from the :meth:`contenders` only (the same choice, sooner).
 
         A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
-        the words the earlier turns lend it (:func:`follow_up_focus`); one whose cited passages
-        lack the words it adds is refused (policy rule 4)."""
+        the words the earlier turns lend it (:mod:`.follow_up`); one whose cited passages lack
+        the words it adds is refused (policy rule 4)."""
         cfg = self.settings
         focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
@@ -560,7 +496,7 @@ class ExtractiveAnswerer:
         else:
             scored = self.contenders(question, sources, focus=focus)
         selection = self.choose(scored, missing_named_terms(question, sources), parts)
-        held = new_words_held(follow_up, selection.chosen, sources)
+        held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(
                 candidates=selection.candidates,

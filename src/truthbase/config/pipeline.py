@@ -407,7 +407,7 @@ class ExtractiveSettings(_Section):
     follow_up_context_weight: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
         # (docs/evals/conversations.md, benchmarks/followups_cv.py).
-        default=0.25,
+        default=0.0,
         ge=0,
         le=1,
         description="A follow-up's sentences are chosen by its own words and, with this weight "
@@ -416,7 +416,7 @@ class ExtractiveSettings(_Section):
     follow_up_new_support: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
         # (docs/evals/conversations.md, benchmarks/followups_cv.py).
-        default=0.5,
+        default=0.25,
         ge=0,
         le=1,
         description="A follow-up is refused when the cited passages hold less than this share "
