@@ -64,12 +64,12 @@ def test_no_metric_drops_against_the_baseline(report: dict[str, Any]) -> None:
 
 #: The unanswerable questions of dev.json the refusal model answers (docs/evals/refusal-model.md):
 #: fitted across the dev sets under the objective false refusals + 2 x unanswerable answered, it
-#: answers 4 of 12 (d053, d059, d067, d068: near misses on the same documents) and refuses 3
-#: answerable ones where the one support threshold set on dev.json alone answered 1 and refused 6.
-MAX_UNANSWERABLE_ANSWERED = 4
+#: answers 2 of 12 (d059, d067: near misses on the same documents) and refuses 4 answerable
+#: ones, where the one support threshold set on dev.json alone answered 1 (d068) and refused 6.
+MAX_UNANSWERABLE_ANSWERED = 2
 
 
-def test_at_most_one_unanswerable_question_is_answered(report: dict[str, Any]) -> None:
+def test_at_most_the_measured_unanswerable_questions_are_answered(report: dict[str, Any]) -> None:
     answered = [
         (r["id"], r["support"])
         for r in report["per_question"]

@@ -57,10 +57,12 @@ def test_the_logit_is_the_intercept_plus_the_weighted_features() -> None:
 
 
 def test_features_of_the_candidates_and_the_sources() -> None:
-    cands = [_Cand(2, 0.6, 0.5, 0.4), _Cand(1, 0.55, 0.2, 0.9), _Cand(3, 0.3, 0.1, 0.1)]
+    cands = [_Cand(2, 0.6, 0.5, 0.4), _Cand(1, 0.55, 0.2, 0.9), _Cand(3, 0.3, 0.1, 0.95)]
     f = refusal_features(cands, [0.8, 0.6, 0.5], keep_ratio=0.8)
     assert (f.support, f.lexical) == (0.6, 0.5)  # the best sentence's
-    assert f.context == 0.9  # the best passage's, whichever sentence holds it
+    # The best passage's among the sentences an answer can use (within keep_ratio of the best):
+    # source 3's passage holds more, but no sentence of it is near the best.
+    assert f.context == 0.9
     assert f.retrieval == 0.8 and f.margin == pytest.approx(0.25)
     assert f.agreeing == 2.0  # sources 2 and 1 are within 0.8 of the best; 3 is not
     many = [_Cand(n, 0.5, 0.1, 0.1) for n in range(1, 9)]

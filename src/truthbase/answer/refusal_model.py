@@ -8,7 +8,9 @@ each in [0, 1] except ``agreeing`` (0 to 4):
 
 - ``support``: the best sentence's support score (:mod:`.extractive`),
 - ``lexical``: the share of the question's idf mass (stemmed content words) in that sentence,
-- ``context``: the highest such share in one source passage,
+- ``context``: the highest such share in the passage of a sentence scoring at least
+  ``keep_ratio`` of the best (the sentences an answer can use: the same whether all the
+  candidates were scored or only the contenders, :meth:`.extractive.ExtractiveAnswerer.contenders`),
 - ``retrieval``: the fused retrieval score of the top source,
 - ``margin``: how far the top source's score is above the next one's, as a share of it,
 - ``agreeing``: how many sources hold a sentence scoring at least ``keep_ratio`` of the best
@@ -93,11 +95,12 @@ def refusal_features(
             support=0.0, lexical=0.0, context=0.0, retrieval=top, margin=margin, agreeing=0.0
         )
     best = candidates[0]
-    close = {c.n for c in candidates if c.score >= keep_ratio * best.score}
+    near = [c for c in candidates if c.score >= keep_ratio * best.score]
+    close = {c.n for c in near}
     return RefusalFeatures(
         support=best.score,
         lexical=best.lexical,
-        context=max(c.context for c in candidates),
+        context=max(c.context for c in near),
         retrieval=top,
         margin=margin,
         agreeing=float(min(len(close), MAX_AGREEING)),
