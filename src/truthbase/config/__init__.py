@@ -36,6 +36,7 @@ from .pipeline import (
     SummarizerKind,
     SupportSettings,
 )
+from .refusal import RefusalModelSettings
 from .service import (
     AuthSettings,
     PostgresSettings,
@@ -61,6 +62,7 @@ __all__ = [
     "OcrSettings",
     "PostgresSettings",
     "QuotaSettings",
+    "RefusalModelSettings",
     "RetrievalSettings",
     "SegmentSettings",
     "ServerSettings",
