@@ -262,3 +262,24 @@ def test_the_item_an_ordinal_names_counts_as_the_question_s_own_words() -> None:
     named_only = follow_up_focus(question, resolution, 0.0)
     assert named_only is not None
     assert named_only.cosine_text == f"{question} (collapsed tree)"
+
+
+def test_a_short_heading_line_does_not_join_the_answer_beside_the_best_sentence() -> None:
+    from truthbase.answer.extractive import Candidate
+
+    def cand(rank: int, start: int, text: str, score: float) -> Candidate:
+        return Candidate(
+            n=1, doc_id="d" * 64, unit=0, start=start, end=start + len(text), text=text,
+            score=score, cosine=score, lexical=score, context=score, rank=rank,
+        )  # fmt: skip
+
+    best = cand(0, 0, "The tiers describe how rigorous an organization's practices are.", 0.9)
+    heading = cand(1, 100, "CSF Implementation Example", 0.88)
+    sentence = cand(2, 200, "Tiers range from Partial to Adaptive in four steps.", 0.85)
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.8)
+    )
+    chosen = answerer.choose([best, heading, sentence]).chosen
+    assert [c.text for c in chosen] == [best.text, sentence.text]
+    # Alone, a short line may still be the answer (a value, a cell).
+    assert [c.text for c in answerer.choose([heading]).chosen] == [heading.text]

@@ -52,7 +52,7 @@ from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held
 from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
-from .quotable import whole_spans
+from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
 from .refusal_model import RefusalFeatures, refusal_features
 
 
@@ -84,6 +84,14 @@ class Selection:
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
     features: RefusalFeatures | None = None  # what the refusal model weighed
     probability: float = 0.0  # the refusal model's answer probability
+
+
+def _reads_as_prose(text: str) -> bool:
+    """Whether a sentence may join the best one in an answer: a table row, a sentence that ends
+    as one, or a line of :data:`~truthbase.answer.quotable.MIN_ITEM_WORDS` words or more. A short
+    line with no sentence end is a heading ("CSF Implementation Example"): quoted beside the
+    answer it reads as a stray label, though it may answer alone (a cell, a value)."""
+    return CELL_SEPARATOR in text or ends_sentence(text) or len(text.split()) >= MIN_ITEM_WORDS
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -444,6 +452,8 @@ class ExtractiveAnswerer:
             )
             c_terms = terms(c.text)
             if overlaps or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
+                continue
+            if not _reads_as_prose(c.text):
                 continue
             chosen.append(c)
             chosen_terms.append(c_terms)
