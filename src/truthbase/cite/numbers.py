@@ -189,9 +189,20 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
             continue
         seen.add(value)
         missing = value not in have if value.endswith("%") else value not in plain
+        rival = None
         if missing and value.endswith("%"):
             missing = _canonical(Decimal(value[:-1]) / 100) not in plain  # 28% and 0.28
-        if missing and not _derived(value, plain):
+            rival = None if missing else _rival_percentage(claim, written, quote, found)
+        if rival is not None:
+            reasons.append(
+                Reason(
+                    "number_missing",
+                    f'the quote gives "{rival}" for what the claim gives "{written}"',
+                    claim_says=written,
+                    page_says=rival,
+                )
+            )
+        elif missing and not _derived(value, plain):
             page = ", ".join(_nearest_numbers(value, found))
             reasons.append(
                 Reason(
@@ -202,3 +213,23 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
                 )
             )
     return reasons
+
+
+def _word_after(text: str, written: str) -> str | None:
+    found = re.search(rf"(?<![\d.,]){re.escape(written)}(?:\s*%|\s+percent)?\s+([^\W\d_]+)", text)
+    return found.group(1).casefold() if found else None
+
+
+def _rival_percentage(
+    claim: str, written: str, quote: str, found: Sequence[tuple[str, str]]
+) -> str | None:
+    """A percentage of the quote about the word the claim's percentage is about, when the
+    claim's only matches the quote as a fraction ("a 28% compression rate" where the quote has
+    "0.28" and "a 72% compression rate")."""
+    about = _word_after(claim, written)
+    if about is None:
+        return None
+    for value, theirs in found:
+        if value.endswith("%") and _word_after(quote, theirs) == about:
+            return theirs
+    return None

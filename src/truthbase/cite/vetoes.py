@@ -32,6 +32,7 @@ from ..text.vocabulary import SUPPORT_STOP_WORDS
 from .align import FRAMING, PREFIX, content_words, normal, passage_lemmas
 from .lexicon import Lexicon
 from .model import Reason
+from .negation import is_cue
 
 __all__ = [
     "EXCLUSIVE",
@@ -44,6 +45,7 @@ __all__ = [
     "direction_binding_reasons",
     "number_binding_reasons",
     "number_scope_reasons",
+    "possibility_reasons",
     "role_reasons",
     "scope_reasons",
 ]
@@ -60,7 +62,8 @@ _OPPOSITE_SIDES = (
     ("maximum", "minimum"), ("hard", "soft"), ("include", "exclude"), ("input", "output"),
     ("early", "late"), ("vor vorher", "nach nachher"),
     ("höher größer mehr", "niedriger kleiner weniger"), ("offen", "abgeschlossen"),
-    ("erhöhen", "senken"),
+    ("erhöhen", "senken"), ("require need must necessary", "avoid eliminate unnecessary"),
+    ("single", "multiple several"),
 )
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITE_SIDES
@@ -163,8 +166,8 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
             if not opposite & every_quote_lemma:
                 continue
             for j, theirs in enumerate(quote_words):
-                if not quote_lemmas[j] & opposite:
-                    continue
+                if not quote_lemmas[j] & opposite or (j and is_cue(quote_words[j - 1])):
+                    continue  # "not all" is no opposite of "some"
                 agree: set[str] = set()
                 for q in quote_lemmas[j]:
                     agree |= _side_of(q) | set(lexicon.related(q))
@@ -532,3 +535,38 @@ def direction_binding_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[
                     )
                 ]
     return []
+
+
+# -- possibility denied: "cannot" where the page says "may" ----------------------------------
+
+_DENIED = re.compile(
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|kann nicht|können nicht|"
+    r"nicht möglich)\b"
+)
+_POSSIBLE = re.compile(r"\b(?:can|could|may|might|kann|können|darf|dürfen)\b")
+
+
+def possibility_reasons(claim: str, quote: str) -> list[Reason]:
+    """The claim denies a possibility ("cannot help pursue positive opportunities") that the
+    quote grants with no negation of its own ("may also support taking advantage of positive
+    opportunities"), about a content word both have after the modal (``modality``)."""
+    claim_norm, quote_norm = normal(claim), normal(quote)
+    denied = _DENIED.search(claim_norm)
+    granted = _POSSIBLE.search(quote_norm)
+    if denied is None or granted is None:
+        return []
+    if any(is_cue(w) for w in _WORDS.findall(quote_norm)):
+        return []
+    after_claim = set(content_words(re.split(r"[,;:.!?]", claim_norm[denied.end() :])[0]))
+    after_quote = content_words(quote_norm[granted.end() :])
+    shared = [w for w in after_quote if w in after_claim]
+    if not shared:
+        return []
+    return [
+        Reason(
+            "modality",
+            f'the claim says "{denied.group()}" where the quote says "{granted.group()}"',
+            claim_says=f"{denied.group()} … {shared[0]}",
+            page_says=granted.group(),
+        )
+    ]
