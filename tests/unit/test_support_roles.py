@@ -167,3 +167,37 @@ def test_not_all_restated_as_some_is_kept() -> None:
     claim = "Because the labels had faded, some of the samples could not be dated."
     check = check_support(claim, quote)
     assert not {r.code for r in check.reasons} & {"negation_dropped", "antonym"}, check.reasons
+
+
+# -- light inferences kept: a fraction of two numbers, a negated opposite, an ability ------------
+
+
+def test_a_fraction_that_is_the_ratio_of_two_numbers_of_the_quote_is_kept() -> None:
+    quote = "The new quota allows 40 uploads a day, against the former 120 uploads a day."
+    claim = "The new quota allows a third as many uploads a day as the former one."
+    assert _reason(claim, quote, "number_missing") is None
+    wrong = "The new quota allows a fourth as many uploads a day as the former one."
+    assert _reason(wrong, quote, "number_missing") is not None
+
+
+@needs_wordnet
+def test_a_negated_opposite_restates_the_quote() -> None:
+    quote = "Visitors are registered before entering the clean room."
+    claim = "Visitors should not wait until after entering the clean room to be registered."
+    codes = {r.code for r in check_support(claim, quote).reasons}
+    assert not codes & {"antonym", "negation_missing"}, codes
+    assert _reason("Visitors are registered after entering the clean room.", quote, "antonym")
+
+
+def test_a_german_ability_is_no_hedge_a_claim_must_keep() -> None:
+    quote = "Der Beweis kann im Lehrbuch von Meyer auf Seite 12 nachgelesen werden."
+    claim = "Den Beweis findet man im Lehrbuch von Meyer auf Seite 12."
+    assert _reason(claim, quote, "hedge_dropped") is None
+    assert _reason("Meistens ist das Lager voll.", "Das Lager ist oft voll.", "hedge_dropped")
+
+
+def test_a_number_five_words_from_its_name_is_bound_to_it() -> None:
+    quote = "Rather than the 300 tokens of the Orion setup, we cap the output at 100 tokens."
+    claim = "The Orion paper capped output at 100 tokens, while we allowed 300 tokens."
+    found = _reason(claim, quote, "roles_swapped")
+    assert found is not None and found["claim_says"] == "orion 100"

@@ -7,7 +7,8 @@ quote that scopes over the same words, and a negation of the quote whose first c
 in the claim needs one in the claim. A negation's scope is the content terms after it up to the
 end of its clause (:data:`NEGATION_SCOPE_TERMS` at most); two scopes agree when the first term
 of either is in the other. "Not all X" says "some X are not": a claim with "some" (or a
-negation of its own) restates it (:data:`SOME`).
+negation of its own) restates it (:data:`SOME`); a claim that negates the quote's opposite ("not
+after" for "before") restates it too (:func:`double_negations`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ __all__ = [
     "NEGATION_WORDS",
     "SOME",
     "Negation",
+    "double_negations",
     "is_cue",
     "negated_part",
+    "negated_words",
     "negation_reasons",
     "negations",
 ]
@@ -175,3 +178,43 @@ def negated_part(claim_norm: str, quote_norm: str) -> str | None:
             return None
         at = quote_norm.find(claim_norm, at + 1)
     return cue
+
+
+#: Words after a negation cue, inside its clause, that it negates for :func:`negated_words`.
+NEGATED_REACH = 5
+
+
+def negated_words(text: str) -> dict[str, str]:
+    """The words a negation cue of ``text`` negates (up to :data:`NEGATED_REACH` words after
+    it, inside its clause, stop words included: "not wait until after"), each with its cue."""
+    norm = normal(text)
+    tokens = _tokens(norm)
+    found: dict[str, str] = {}
+    for k, (word, _, end) in enumerate(tokens):
+        if not is_cue(word):
+            continue
+        stop = _CLAUSE_END.search(norm, end)
+        limit = stop.start() if stop else len(norm)
+        for following, start, _ in tokens[k + 1 : k + 1 + NEGATED_REACH]:
+            if start >= limit:
+                break
+            found.setdefault(following, word)
+    return found
+
+
+def double_negations(claim: str, reasons: list[Reason]) -> list[Reason]:
+    """``reasons`` without the opposites a claim negates ("should not wait until after the
+    purchase" for "prior to the purchase": ``antonym`` says "after", the claim says "not ...
+    after") and without the ``negation_missing`` of the cue that negates them."""
+    negated = negated_words(claim)
+    cues = {
+        negated[r.claim_says] for r in reasons if r.code == "antonym" and r.claim_says in negated
+    }
+    if not cues:
+        return reasons
+    return [
+        r
+        for r in reasons
+        if not (r.code == "antonym" and r.claim_says in negated)
+        and not (r.code == "negation_missing" and r.claim_says.split(" ")[0] in cues)
+    ]

@@ -4,7 +4,8 @@
 words ("forty two", "two thousand") equal their digits; the ordinals "third" .. "twentieth" and
 "3rd" equal their numbers. A claim's number must be in the quote (a percentage as a percentage,
 or as its fraction: 28% and 0.28), or be the difference of two decimals of the quote (a light
-inference: 55.7 and 53.9 give 1.8); "one" and "zero" are mostly not counts ("one of the",
+inference: 55.7 and 53.9 give 1.8), or a fraction ("a third as many") that is the ratio of two
+numbers of the quote (100 and 300); "one" and "zero" are mostly not counts ("one of the",
 "zero-shot"). A failure names the claim's number and the quote's nearest ones of its kind.
 """
 
@@ -202,7 +203,7 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
                     page_says=rival,
                 )
             )
-        elif missing and not _derived(value, plain):
+        elif missing and not _derived(value, plain) and not _fraction_of(claim, written, plain):
             page = ", ".join(_nearest_numbers(value, found))
             reasons.append(
                 Reason(
@@ -233,3 +234,18 @@ def _rival_percentage(
         if value.endswith("%") and _word_after(quote, theirs) == about:
             return theirs
     return None
+
+
+def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
+    """``written`` is a fraction of the claim ("a third as many", "one fifth of") that is the
+    ratio of two numbers of the quote (100 and 300): a light inference, as a difference is."""
+    if written.casefold() not in _ORDINALS:
+        return False
+    if not re.search(rf"\b(?:a|one)\s+{re.escape(written)}\b", claim, re.IGNORECASE):
+        return False
+    wanted = Decimal(_ORDINALS[written.casefold()])
+    try:
+        known = [Decimal(v.rstrip("%")) for v in have]
+    except InvalidOperation:
+        return False
+    return any(a != 0 and b == a * wanted for a in known for b in known)

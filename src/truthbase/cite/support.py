@@ -80,6 +80,7 @@ from .negation import (
     NEGATION_SCOPE_TERMS,
     NEGATION_WORDS,
     Negation,
+    double_negations,
     is_cue,
     negated_part,
     negation_reasons,
@@ -348,7 +349,7 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
         )
     reasons += example_reasons(claim, quote, context, lexicon)
     reasons += superlative_reasons(claim, quote, context, lexicon)
-    return reasons
+    return double_negations(claim, reasons)
 
 
 def _ignored_words(claim: str) -> frozenset[str]:

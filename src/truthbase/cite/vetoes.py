@@ -253,10 +253,15 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
     return []
 
 
+#: Hedges that state an ability or a count more than a doubt: a claim may drop them ("can be
+#: read in", German "kann ... nachgelesen werden").
+_ABILITY = frozenset("can could kann können several many some".split())  # noqa: SIM905
+
+
 def _hedge_about(quote_words: Sequence[str], claim_words: set[str]) -> str | None:
     """A hedge of the quote whose next content word the claim has."""
     for k, word in enumerate(quote_words):
-        if word not in HEDGES or word in ("can", "could", "several", "many", "some"):
+        if word not in HEDGES or word in _ABILITY:
             continue
         following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
         if any(w in claim_words for w in following):
@@ -421,7 +426,7 @@ def _near(text: str, value: str) -> str | None:
 #: Tokens either side of a named term within which a number is bound to it ("Tier 2", "100
 #: tokens in the ALCE paper"), and of a shared word within which a direction is bound to it
 #: ("raises MAUVE", "lower MAUVE scores").
-BIND_REACH = 4
+BIND_REACH = 5
 DIRECTION_REACH = 2
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 #: Punctuation and coordinators a binding does not reach across ("Partial (Tier 1), Risk
