@@ -201,3 +201,34 @@ def test_a_number_five_words_from_its_name_is_bound_to_it() -> None:
     claim = "The Orion paper capped output at 100 tokens, while we allowed 300 tokens."
     found = _reason(claim, quote, "roles_swapped")
     assert found is not None and found["claim_says"] == "orion 100"
+
+
+# -- roles_swapped: items traded between two lists ------------------------------------------------
+
+REPLIES = (
+    "The survey counted praise, thanks, or support as positive replies and complaints, threats, "
+    "or insults as negative replies."
+)
+
+
+@needs_wordnet
+def test_items_traded_between_two_lists_are_caught() -> None:
+    claim = "The survey counted complaints and threats as positive replies and praise as negative."
+    found = _reason(claim, REPLIES, "roles_swapped")
+    assert found is not None
+    assert found["claim_says"] == "complaints … positive"
+    assert found["page_says"] == "complaints … negative"
+
+
+@needs_wordnet
+def test_items_kept_in_their_lists_pass() -> None:
+    claim = "Praise and thanks counted as positive replies in the survey, and insults as negative."
+    assert _reason(claim, REPLIES, "roles_swapped") is None
+
+
+@needs_wordnet
+def test_a_thing_put_outside_what_the_quote_includes_is_caught() -> None:
+    quote = "Shipping costs, including customs fees and insurance, are refunded to the buyer."
+    claim = "Shipping costs are refunded to the buyer, but customs fees stay outside the refund."
+    found = _reason(claim, quote, "antonym")
+    assert found is not None and found["claim_says"] == "outside"

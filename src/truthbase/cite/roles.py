@@ -28,8 +28,17 @@ from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, stem
 from .align import FRAMING, normal
 from .lexicon import Lexicon
 from .model import Reason
+from .vetoes import OPPOSITES
 
-__all__ = ["SLOT_REACH", "PageWords", "cause_swap_reasons", "page_words", "slot_swap_reasons"]
+__all__ = [
+    "LIST_REACH",
+    "SLOT_REACH",
+    "PageWords",
+    "cause_swap_reasons",
+    "list_binding_reasons",
+    "page_words",
+    "slot_swap_reasons",
+]
 
 #: Markers after which the cause comes ("X because Y") and after which the effect comes ("Y
 #: leads to X"); "so that" states a purpose and is neither.
@@ -234,4 +243,84 @@ def slot_swap_reasons(
                         page_says=page_side,
                     )
                 ]
+    return []
+
+
+#: Words after a claim's word within which the first directional word binds it ("enhancing and
+#: sharing as responses to negative risks"): in the claim up to a comma or a contrast, on the
+#: page across the commas of a list ("realizing, sharing, enhancing, or accepting positive").
+LIST_REACH = 8
+_PUNCTUATION = frozenset(";:.()")
+_CONTRAST = frozenset("but while whereas although however though aber".split())  # noqa: SIM905
+_CLAIM_STOPS = _PUNCTUATION | _CONTRAST | {","}
+_PAGE_STOPS = _PUNCTUATION | _CONTRAST
+_LISTING = frozenset(", and or und oder".split())  # noqa: SIM905
+
+
+def _side(word: str, lexicon: Lexicon) -> tuple[int, int] | None:
+    lemmas = lexicon.lemmas(word) | {word}
+    for k, pair in enumerate(OPPOSITES):
+        for side, words in enumerate(pair):
+            if lemmas & words:
+                return k, side
+    return None
+
+
+def _bound(
+    words: Sequence[str], at: int, stops: frozenset[str], lexicon: Lexicon
+) -> tuple[int, int, str] | None:
+    """(pair, side, word) of the first directional word after ``words[at]`` when ``words[at]``
+    is an item of a list that goes with it (a comma, "and" or "or" on the way)."""
+    seen = 0
+    listed = False
+    for w in words[at + 1 :]:
+        if w in stops:
+            return None
+        listed = listed or w in _LISTING
+        if w == ",":
+            continue
+        seen += 1
+        if seen > LIST_REACH:
+            return None
+        side = _side(w, lexicon)
+        if side is not None:
+            return (*side, w) if listed else None
+    return None
+
+
+def _head(words: Sequence[str], at: int, lexicon: Lexicon) -> bool:
+    """``words[at]`` comes right after a directional word ("negative risks"): it is the head
+    the lists go with, not an item."""
+    return at > 0 and _side(words[at - 1], lexicon) is not None
+
+
+def list_binding_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
+    """A word of the quote that the claim lists with one side of a directional pair ("enhancing
+    and sharing as responses to negative risks") while every mention of it on the page is
+    listed with the other side ("realizing, sharing, enhancing, or accepting positive risks"):
+    items traded between two lists (``roles_swapped``)."""
+    claim_tokens = _TOKENS.findall(normal(claim))
+    quote_tokens = _TOKENS.findall(normal(quote))
+    for i, word in enumerate(claim_tokens):
+        if word in _EMPTY or word in _CLAIM_STOPS or _side(word, lexicon) is not None:
+            continue
+        mine = _bound(claim_tokens, i, _CLAIM_STOPS, lexicon)
+        mentions = [j for j, t in enumerate(quote_tokens) if stem(t) == stem(word)]
+        if mine is None or any(_head(quote_tokens, j, lexicon) for j in mentions):
+            continue
+        theirs = [
+            bound
+            for j in mentions
+            if (bound := _bound(quote_tokens, j, _PAGE_STOPS, lexicon)) is not None
+            and bound[0] == mine[0]
+        ]
+        if theirs and all(b[1] != mine[1] for b in theirs):
+            return [
+                Reason(
+                    "roles_swapped",
+                    f'the claim puts "{word}" with "{mine[2]}", the quote with "{theirs[0][2]}"',
+                    claim_says=f"{word} … {mine[2]}",
+                    page_says=f"{word} … {theirs[0][2]}",
+                )
+            ]
     return []
