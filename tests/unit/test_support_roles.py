@@ -232,3 +232,23 @@ def test_a_thing_put_outside_what_the_quote_includes_is_caught() -> None:
     claim = "Shipping costs are refunded to the buyer, but customs fees stay outside the refund."
     found = _reason(claim, quote, "antonym")
     assert found is not None and found["claim_says"] == "outside"
+
+
+# -- roles_swapped: a ratio turned upside down -----------------------------------------------------
+
+YIELD = "The ratio of the dried mass to the fresh mass of the harvested leaves is 0.2 on average."
+
+
+@needs_wordnet
+def test_a_ratio_turned_upside_down_is_caught() -> None:
+    claim = "On average, the fresh mass of the harvested leaves is 0.2 times their dried mass."
+    found = _reason(claim, YIELD, "roles_swapped")
+    assert found is not None and "fresh mass" in found["claim_says"]
+
+
+@needs_wordnet
+def test_a_ratio_restated_the_right_way_up_passes() -> None:
+    claim = "On average, the dried leaves weigh 0.2 times as much as the fresh ones."
+    assert _reason(claim, YIELD, "roles_swapped") is None
+    claim = "Dried, the harvested leaves keep on average 0.2 of their fresh mass."
+    assert _reason(claim, YIELD, "roles_swapped") is None

@@ -37,6 +37,7 @@ __all__ = [
     "cause_swap_reasons",
     "list_binding_reasons",
     "page_words",
+    "ratio_reasons",
     "slot_swap_reasons",
 ]
 
@@ -324,3 +325,49 @@ def list_binding_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reaso
                 )
             ]
     return []
+
+
+_RATIO_OF = re.compile(
+    r"\bratio of (?P<a>[^,;:]+?) to (?P<b>[^,;:]+?)\s*(?:is|was|equals|of|at|,)\s+"
+    r"(?:about |roughly |around |on average )?(?P<x>\d+(?:[.,]\d+)?)"
+)
+_TIMES = re.compile(
+    r"(?P<a>[^,;:]+?)\s+(?:is|are|was|were)\s+(?:about |roughly |around |on average )?"
+    r"(?P<x>\d+(?:[.,]\d+)?)\s+times\s+(?:as \w+ as |the \w+ of |that of )?(?P<b>[^,;:.]+)"
+)
+
+
+def _ratio(text: str) -> tuple[str, str, str] | None:
+    """(numerator, denominator, value) of a ratio ``text`` states: "the ratio of A to B is x",
+    "A is x times (as long as, the length of) B"."""
+    norm = normal(text)
+    for pattern in (_RATIO_OF, _TIMES):
+        found = pattern.search(norm)
+        if found is not None:
+            return found.group("a"), found.group("b"), found.group("x")
+    return None
+
+
+def ratio_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
+    """A ratio of the quote the claim states the other way up ("children are 0.28 times the
+    summary" for "the ratio of the summary to the children is 0.28"): the same value, the
+    claim's numerator the quote's denominator and the other way round (``roles_swapped``)."""
+    mine, theirs = _ratio(claim), _ratio(quote)
+    if mine is None or theirs is None or mine[2] != theirs[2]:
+        return []
+    top, bottom = _content(mine[0]), _content(mine[1])
+    q_top = _passage(_content(theirs[0]), lexicon)
+    q_bottom = _passage(_content(theirs[1]), lexicon)
+    upside = _shared(top, q_bottom, lexicon) > _shared(top, q_top, lexicon)
+    downside = _shared(bottom, q_top, lexicon) > _shared(bottom, q_bottom, lexicon)
+    if not (upside and downside):
+        return []
+    return [
+        Reason(
+            "roles_swapped",
+            f"the claim turns the quote's ratio of {theirs[0].strip()} to "
+            f"{theirs[1].strip()} upside down",
+            claim_says=f"{mine[0].strip()} … {mine[2]} times … {mine[1].strip()}",
+            page_says=f"ratio of {theirs[0].strip()} to {theirs[1].strip()}",
+        )
+    ]

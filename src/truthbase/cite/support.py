@@ -94,7 +94,12 @@ from .numbers import (
     number_word_parts,
     numbers,
 )
-from .roles import cause_swap_reasons, list_binding_reasons, slot_swap_reasons
+from .roles import (
+    cause_swap_reasons,
+    list_binding_reasons,
+    ratio_reasons,
+    slot_swap_reasons,
+)
 from .vetoes import (
     antonym_reasons,
     binding_reasons,
@@ -344,6 +349,8 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     reasons += cause_swap_reasons(claim, quote, lexicon)
     if not any(r.code == "roles_swapped" for r in reasons):
         reasons += list_binding_reasons(claim, quote, lexicon)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        reasons += ratio_reasons(claim, quote, lexicon)
     german = capitalizes_nouns(quote + " " + claim)
     if not any(r.code == "term_substituted" for r in reasons):
         reasons += slot_swap_reasons(
