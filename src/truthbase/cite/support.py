@@ -48,7 +48,10 @@ own (``document``: its title and the head of its first page); the coverage is th
 embedder's token vectors, which lowered the cross-validated accuracy); and the vetoes of
 :mod:`.vetoes` apply in every mode: ``antonym``, ``scope_widened``, ``modality``,
 ``hedge_dropped``, ``roles_swapped``, ``number_scope``, ``cause_added``, and the bindings of
-numbers and directions to their terms. Every reason may carry the two sides of its conflict
+numbers and directions to their terms; since its third round also the relations and slots of
+:mod:`.roles` (``cause_swapped``, items traded between lists, a ratio upside down, a term in
+another term's slot) and the added specifics of :mod:`.additions` (``example_added``,
+``superlative_added``). Every reason may carry the two sides of its conflict
 (``claim_says``, ``page_says``), shown in its text.
 
 The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
