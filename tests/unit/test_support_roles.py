@@ -252,3 +252,22 @@ def test_a_ratio_restated_the_right_way_up_passes() -> None:
     assert _reason(claim, YIELD, "roles_swapped") is None
     claim = "Dried, the harvested leaves keep on average 0.2 of their fresh mass."
     assert _reason(claim, YIELD, "roles_swapped") is None
+
+
+# -- time_dropped: what held before a point in time moved onto it ---------------------------------
+
+RENAMED = "Until release 3.1, the command-line tool was named Quarry."
+
+
+def test_a_name_that_held_until_a_release_given_to_that_release_is_caught() -> None:
+    claim = "Release 3.1 of the command-line tool keeps the name Quarry."
+    found = _reason(claim, RENAMED, "time_dropped")
+    assert found is not None and found["page_says"] == "until release 3.1"
+
+
+def test_a_time_bound_kept_in_other_words_passes() -> None:
+    for claim in (
+        "Before release 3.1 the command-line tool went by the name Quarry.",
+        "The command-line tool was formerly called Quarry, up to its 3.1 release.",
+    ):
+        assert _reason(claim, RENAMED, "time_dropped") is None, claim

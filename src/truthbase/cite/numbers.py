@@ -24,6 +24,7 @@ __all__ = [
     "number_reasons",
     "number_word_parts",
     "numbers",
+    "time_bound_reasons",
 ]
 
 #: A token of the checks: a word with inner apostrophes, hyphens or periods kept ("can't",
@@ -249,3 +250,44 @@ def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
     except InvalidOperation:
         return False
     return any(a != 0 and b == a * wanted for a in known for b in known)
+
+
+#: Words before a number that bound a time by it ("before version 2.0", "until 2019").
+_TIME_BOUND = re.compile(
+    r"\b(?:before|prior to|until|till|up to|after|since|earlier than|later than|vor|nach|bis|"
+    r"seit)\s+(?:(?:the|version|release|v)\s+)*(?P<number>\d+(?:[.,]\d+)*)\b"
+)
+#: Words with which a claim keeps a time bound: right before the number ("by 2028", "prior to
+#: the 2.0 release") or, for the adverbs of a former state, anywhere ("no longer", "formerly").
+_TIME_BEFORE = re.compile(
+    r"\b(?:before|prior|until|till|after|since|by|earlier|later|latest|from|vor|nach|bis|seit|"
+    r"ab)\b(?:\W+\w+){0,3}\W+$"
+)
+_FORMER = re.compile(
+    r"\b(?:formerly|previously|originally|no longer|used to|former|earlier|früher|ehemals|"
+    r"nicht mehr)\b"
+)
+
+
+def time_bound_reasons(claim: str, quote: str) -> list[Reason]:
+    """A number the quote bounds a time by ("Before version 2.0, it was called X") that the
+    claim states with no word of time at all ("CSF 2.0 keeps the name X"): the claim moves what
+    held before (or after) that point onto it (``time_dropped``)."""
+    bounded = _TIME_BOUND.search(quote.casefold())
+    if bounded is None:
+        return []
+    number = bounded.group("number")
+    claim_norm = claim.casefold()
+    said = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", claim_norm)
+    if said is None or _FORMER.search(claim_norm):
+        return []
+    if _TIME_BEFORE.search(claim_norm[: said.start()]):
+        return []
+    return [
+        Reason(
+            "time_dropped",
+            f'the quote says "{bounded.group()}", the claim states it without a time',
+            claim_says=number,
+            page_says=bounded.group(),
+        )
+    ]

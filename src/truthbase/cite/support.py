@@ -96,6 +96,7 @@ from .numbers import (
     number_reasons,
     number_word_parts,
     numbers,
+    time_bound_reasons,
 )
 from .roles import (
     cause_swap_reasons,
@@ -349,6 +350,7 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     if not any(r.code == "antonym" for r in reasons):
         reasons += direction_binding_reasons(claim, quote, lexicon)
     reasons += possibility_reasons(claim, quote)
+    reasons += time_bound_reasons(claim, quote)
     reasons += cause_swap_reasons(claim, quote, lexicon)
     if not any(r.code == "roles_swapped" for r in reasons):
         reasons += list_binding_reasons(claim, quote, lexicon)
