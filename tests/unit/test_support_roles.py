@@ -271,3 +271,17 @@ def test_a_time_bound_kept_in_other_words_passes() -> None:
         "The command-line tool was formerly called Quarry, up to its 3.1 release.",
     ):
         assert _reason(claim, RENAMED, "time_dropped") is None, claim
+
+
+# -- negation: a compound negated on the page is one term ------------------------------------------
+
+
+def test_another_compound_of_the_same_word_is_no_dropped_negation() -> None:
+    quote = "The drones are flown in day-time trials without night-time landings."
+    kept = (
+        "The drones are flown with night-vision cameras in day-time trials, but none of them "
+        "touch down after dark."
+    )
+    assert _reason(kept, quote, "negation_dropped") is None
+    dropped = "The drones are flown in day-time trials and night-time landings."
+    assert _reason(dropped, quote, "negation_dropped") is not None

@@ -77,6 +77,9 @@ class Negation:
     scope: tuple[str, ...]
     #: The cue negates a universal ("not all", "nicht jede"): it says "some are not".
     universal: bool = False
+    #: The hyphenated compound right after the cue ("without few-shot demonstrations"): one
+    #: term, which a claim's other compound of the same head ("zero-shot") does not restate.
+    head: str = ""
 
 
 def is_cue(word: str) -> bool:
@@ -101,7 +104,8 @@ def negations(text: str) -> list[Negation]:
             before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
             scope = [t for t in reversed(stems(before)) if len(t) > 1 and not is_cue(t)]
         universal = following in _UNIVERSALS
-        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS]), universal))
+        head = following if "-" in following else ""
+        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS]), universal, head))
     return found
 
 
@@ -148,6 +152,8 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
+        if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
+            talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"
         agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)
         agreed = agreed or (neg.universal and bool(SOME & claim_words))
         if talked_about and not implicit and not agreed:
