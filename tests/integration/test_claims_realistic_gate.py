@@ -73,8 +73,8 @@ def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> No
     """Before issue 24 the checks kept none of the 92 supported claims (0.0) and caught 0.966
     of the unsupported ones (balanced accuracy 0.483, cross-validated 0.49): the badge said
     nothing about a paraphrase. The second round measured balanced accuracy 0.743 fitted and
-    0.740 cross-validated, the third 0.856 and 0.852, kept 0.870 / 0.870 and caught 0.841 /
-    0.834 (docs/evals/claims-realistic.md); the floors sit a little under."""
+    0.740 cross-validated, the third 0.861 and 0.858, kept 0.870 / 0.870 and caught 0.852 /
+    0.845 (docs/evals/claims-realistic.md); the floors sit a little under."""
     threshold = report["threshold"]
     assert (report["kept"] + report["caught"]) / 2 >= 0.82
     assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.82
@@ -84,7 +84,7 @@ def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> No
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 24's caught goal is missed: kept 0.870 / caught 0.834 cross-validated (goals "
+    reason="issue 24's caught goal is missed: kept 0.870 / caught 0.845 cross-validated (goals "
     "0.85 / 0.90); lowercase entity swaps, roles given to another agent and German scope "
     "escape the vetoes (docs/evals/claims-realistic.md)",
 )

@@ -285,3 +285,24 @@ def test_another_compound_of_the_same_word_is_no_dropped_negation() -> None:
     assert _reason(kept, quote, "negation_dropped") is None
     dropped = "The drones are flown in day-time trials and night-time landings."
     assert _reason(dropped, quote, "negation_dropped") is not None
+
+
+# -- term_substituted: a list's last item replaced ----------------------------------------------
+
+GEAR = "The kit holds ropes, carabiners, and a first-aid pouch for each climber."
+
+
+@needs_wordnet
+def test_a_lists_last_item_replaced_by_words_nowhere_on_the_page_is_caught() -> None:
+    claim = "The kit holds ropes, carabiners and an avalanche beacon for each climber."
+    found = _reason(claim, GEAR, "term_substituted")
+    assert found is not None and found["claim_says"] == "avalanche beacon"
+
+
+@needs_wordnet
+def test_a_lists_last_item_reworded_is_kept() -> None:
+    for claim in (
+        "Each climber's kit holds ropes, carabiners and a first-aid bag.",
+        "For every climber the kit holds ropes, carabiners, and a first aid pouch.",
+    ):
+        assert _reason(claim, GEAR, "term_substituted") is None, claim

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, stem
-from .align import FRAMING, normal
+from .align import FRAMING, PREFIX, normal
 from .lexicon import Lexicon
 from .model import Reason
 from .vetoes import OPPOSITES
@@ -68,6 +68,10 @@ class PageWords:
     stems: frozenset[str]
     lemmas: frozenset[str]
     related: frozenset[str]
+    #: The content words' initials in order ("ip" in "intellectual property") and the first
+    #: :data:`~truthbase.cite.align.PREFIX` letters of the long ones ("projektive").
+    initials: str = ""
+    prefixes: frozenset[str] = frozenset()
 
     def says(self, word: str, lexicon: Lexicon, *, strict: bool = False) -> bool:
         """``word`` is in the passage as written, as a lemma, or (unless ``strict``) as a
@@ -76,6 +80,10 @@ class PageWords:
         own = lexicon.lemmas(word) | {word}
         if "-" in word and stem(word.split("-")[0]) in self.stems:
             return True  # "steam-powered" for "steam-driven"
+        if len(word) >= PREFIX + 2 and word[:PREFIX] in self.prefixes:
+            return True  # an inflected form: "projektiven", "projektive"
+        if 2 <= len(word) <= 6 and word.isalpha() and word in self.initials:
+            return True  # an acronym spelled out: "ip", "intellectual property"
         if strict:
             return stem(word) in self.stems or bool(own & self.lemmas)
         return (
@@ -92,15 +100,27 @@ def page_words(text: str, lexicon: Lexicon) -> PageWords:
 
 
 def _passage(words: Sequence[str], lexicon: Lexicon) -> PageWords:
-    """What ``words`` say; a hyphenated word says its head too ("GPT-4" of "GPT-4-based")."""
-    words = [*words, *(w.rsplit("-", 1)[0] for w in words if "-" in w)]
+    """What ``words`` say; a hyphenated word says its head and its parts too ("GPT-4" of
+    "GPT-4-based", "first" and "aid" of "first-aid")."""
+    compounds = [w for w in words if "-" in w]
+    words = [
+        *words,
+        *(w.rsplit("-", 1)[0] for w in compounds),
+        *(p for w in compounds for p in w.split("-") if len(p) > 1),
+    ]
     lemmas: set[str] = set(words)
     for w in words:
         lemmas |= lexicon.lemmas(w)
     related: set[str] = set()
     for lemma in lemmas:
         related |= lexicon.related(lemma)
-    return PageWords(frozenset(stem(w) for w in words), frozenset(lemmas), frozenset(related))
+    return PageWords(
+        frozenset(stem(w) for w in words),
+        frozenset(lemmas),
+        frozenset(related),
+        initials="".join(w[0] for w in words if w[0].isalpha()),
+        prefixes=frozenset(w[:PREFIX] for w in words if len(w) >= PREFIX + 2),
+    )
 
 
 def _content(text: str) -> list[str]:
@@ -202,6 +222,13 @@ def _shape(word: str, original: str, german: bool) -> str | None:
     return None
 
 
+def _listed(words: Sequence[str], at: int) -> bool:
+    """``words[at]`` ends an item of a list that goes on with its last item: a comma among the
+    three tokens before it, "and"/"or" (after a comma or not) right after it."""
+    after = [w for w in words[at + 1 : at + 3] if w != ","][:1]
+    return "," in words[max(0, at - 3) : at] and bool(after) and after[0] in _LAST_ITEM
+
+
 def slot_swap_reasons(
     claim: str,
     quote: str,
@@ -231,6 +258,8 @@ def slot_swap_reasons(
                 unseen = [w for w in new if stem(w) not in around | named]
                 shapes = {_shape(w, quote, german) for w in gone} - {None}
                 shaped = next((w for w in unseen if _shape(w, claim, german) in shapes), None)
+                if step > 0 and new and unseen == new and _listed(claim_tokens, i):
+                    shaped = shaped or (new[0] if _listed(quote_tokens, j) else None)
                 if not gone or shaped is None:
                     continue
                 ours = " ".join(new if step > 0 else new[::-1])
