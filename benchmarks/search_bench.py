@@ -1,6 +1,7 @@
 """`make bench`, search section: a server-like process over a large SQLite index, in its own
 process (so its RSS is its own): peak and current RSS after loading the vectors and answering
-hybrid searches, p50/p95, and the dense arm's recall@10 against a float32 scan of the file.
+hybrid searches, p50/p95, and the dense arm's recall@10 against a float32 scan of the vectors
+the file stores (int8 codes and a scale a row since schema 21, decoded; float32 before).
 
 Run alone: ``python benchmarks/search_bench.py --db INDEX.sqlite`` (prints JSON).
 """
@@ -39,8 +40,11 @@ def _peak_mib() -> float:
 
 
 def float32_top(path: Path, queries: npt.NDArray[np.float32], k: int) -> list[list[int]]:
-    """Each query's top ``k`` chunk ids by a float32 scan of every vector in the file, read in
-    blocks (this process's RSS is measured before it runs)."""
+    """Each query's top ``k`` chunk ids by a float32 scan of every vector in the file (decoded:
+    :func:`truthbase.store.codec.vectors_from_codes`), read in blocks (this process's RSS is
+    measured before it runs)."""
+    from truthbase.store.codec import vectors_from_codes
+
     ids: list[int] = []
     scores: list[npt.NDArray[np.float32]] = []
     with sqlite3.connect(path) as conn:
@@ -49,7 +53,7 @@ def float32_top(path: Path, queries: npt.NDArray[np.float32], k: int) -> list[li
             "ORDER BY 1"
         )
         while rows := cursor.fetchmany(8192):
-            matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            matrix = vectors_from_codes([bytes(r[1]) for r in rows], queries.shape[1])
             ids += [r[0] for r in rows]
             scores.append(matrix @ queries.T)
     every = np.concatenate(scores)  # (rows, queries)

@@ -107,13 +107,22 @@ class Resolution:
     #: The follow-up's own content words that no earlier turn has: what it asks beyond the
     #: inherited topic, so the cited passages must hold them (:mod:`truthbase.answer.policy`).
     new_words: tuple[str, ...] = ()
+    #: What an ordinal of the follow-up points at ("the second one": "MAP", the second item of
+    #: the list the previous answer gave; "the two": every item): its answer is about them.
+    referents: tuple[str, ...] = ()
+    #: The question with its ordinal replaced by the referents ("What does MAP do?"): what the
+    #: answerer reads (empty: nothing replaced).
+    resolved_question: str = ""
 
     @property
     def answer_question(self) -> str:
         """The question the answerer reads: a model's standalone rewrite, else the question as
-        asked (the context words of a resolution without a model help the search find the
-        passage, but would make the answerer pick the earlier turn's sentences again)."""
-        return self.searched_for if self.kind == "rewritten" else self.question
+        asked with what its ordinal points at in place ("What does MAP do?"); the context words
+        of a resolution without a model help the search find the passage, but would make the
+        answerer pick the earlier turn's sentences again."""
+        if self.kind == "rewritten":
+            return self.searched_for
+        return self.resolved_question or self.question
 
     @property
     def changed(self) -> bool:
@@ -129,6 +138,7 @@ class Resolution:
             "prior_documents": list(self.prior_documents),
             "context_words": list(self.context_words),
             "new_words": list(self.new_words),
+            "referents": list(self.referents),
         }
 
 

@@ -73,19 +73,20 @@ def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> No
     """Before issue 24 the checks kept none of the 92 supported claims (0.0) and caught 0.966
     of the unsupported ones (balanced accuracy 0.483, cross-validated 0.49): the badge said
     nothing about a paraphrase. The second round measured balanced accuracy 0.743 fitted and
-    0.740 cross-validated, caught 0.693 / 0.686 (docs/evals/claims-realistic.md); the floors
-    sit a little under."""
+    0.740 cross-validated, the third 0.861 and 0.858, kept 0.870 / 0.870 and caught 0.852 /
+    0.845 (docs/evals/claims-realistic.md); the floors sit a little under."""
     threshold = report["threshold"]
-    assert (report["kept"] + report["caught"]) / 2 >= 0.72
-    assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.72
-    assert report["caught"] >= 0.67 and threshold["cv_caught"] >= 0.66
+    assert (report["kept"] + report["caught"]) / 2 >= 0.82
+    assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.82
+    assert report["kept"] >= 0.84 and threshold["cv_kept"] >= 0.84
+    assert report["caught"] >= 0.80 and threshold["cv_caught"] >= 0.80
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 24's goals are missed: kept 0.793 / caught 0.686 cross-validated (goals 0.85 / "
-    "0.90); relation swaps, lowercase entity swaps and verb polarity escape the vetoes "
-    "(docs/evals/claims-realistic.md)",
+    reason="issue 24's caught goal is missed: kept 0.870 / caught 0.845 cross-validated (goals "
+    "0.85 / 0.90); lowercase entity swaps, roles given to another agent and German scope "
+    "escape the vetoes (docs/evals/claims-realistic.md)",
 )
 def test_the_issue_goals_cross_validated(report: dict[str, Any]) -> None:
     threshold = report["threshold"]

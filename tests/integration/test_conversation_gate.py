@@ -2,7 +2,7 @@
 
 Each turn is asked with the earlier turns (and the answers this run gave) as history, as
 `truthbase eval conversations` does. Measured (docs/evals/conversations.md): first turns R@8
-0.800 and correct citation 0.533; follow-ups resolved R@8 0.806, correct citation 0.306,
+0.800 and correct citation 0.533; follow-ups resolved R@8 0.806, correct citation 0.361,
 unanswerable refused 1.000 (the words a follow-up adds must be in its cited passages: policy
 rule 4); asked as written R@8 0.611; topic shifts in the thread equal to the same questions
 asked alone. The floors sit a question or two below that; the issue's goal that is not met
@@ -27,7 +27,7 @@ from truthbase.store import SQLiteStore
 pytestmark = pytest.mark.slow
 
 FOLLOW_UP_RECALL_FLOOR = 0.75  # measured 0.806 (36 answerable follow-ups: two fewer is 0.75)
-FOLLOW_UP_CITATION_FLOOR = 0.25  # measured 0.306
+FOLLOW_UP_CITATION_FLOOR = 0.3  # measured 0.361 (13 of 36; 11 is 0.306)
 UNANSWERABLE_GOAL = 0.8  # issue 26; measured 1.000 (6 unanswerable follow-ups: 5 is 0.833)
 SHIFT_SLACK = 0.05  # the issue's goal: topic shifts within .05 of the same question alone
 
@@ -99,9 +99,9 @@ def test_topic_shifts_are_not_dragged_to_the_old_topic(resolved: dict[str, Any])
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.306 against "
-    "0.9 x the first turns' 0.533 = 0.48 (the passage is found, R@8 0.806, but the sentences "
-    "chosen from it by the follow-up's words and the lent ones are often not the golden ones)",
+    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.361 against "
+    "0.9 x the first turns' 0.533 = 0.48 (the passage is found, R@8 0.806, but 10 of the 36 "
+    "cite another sentence of it and 6 are refused: docs/evals/conversations.md)",
 )
 def test_goal_follow_ups_reach_nine_tenths_of_the_first_turns_citations(
     resolved: dict[str, Any],

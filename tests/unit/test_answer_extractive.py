@@ -14,6 +14,7 @@ from truthbase.answer.extractive import (
 from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.text.vocabulary import terms
 from truthbase.turns import Resolution
 
 
@@ -84,11 +85,13 @@ def test_the_named_term_rule_can_be_turned_off() -> None:
     assert not selection.refused and selection.missing_terms == ()
 
 
-def test_support_below_the_threshold_is_refused_and_reported() -> None:
+def test_an_answer_probability_below_the_threshold_is_refused_and_reported() -> None:
     answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.99))
     draft = answerer.draft("What accuracy does RAPTOR achieve on the QuALITY dataset?", SOURCES)
     assert "".join(draft.tokens) == NO_ANSWER
     assert draft.info["threshold"] == 0.99
+    assert 0.0 < draft.info["answer_probability"] < 0.99
+    assert abs(draft.info["refusal_features"]["support"] - draft.info["support"]) < 1e-4
     assert 0.0 < draft.info["support"] == draft.info["best_score"] < 0.99
     assert draft.info["missing_terms"] == []
 
@@ -236,3 +239,47 @@ def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_one
     # own 1 of 1, lent 1 of 2 at half weight: (1 + 0.5) / (1 + 1)
     assert plain == 1.0
     assert focus_coverage(query, sentence, idf, 1.0, lent) == 0.75
+
+
+def test_the_item_an_ordinal_names_counts_as_the_question_s_own_words() -> None:
+    question = "What does the second one do?"
+    resolution = Resolution(
+        question=question,
+        searched_for=f"{question} (collapsed tree traversal)",
+        kind="resolved",
+        reason="test",
+        context_words=("collapsed", "tree", "traversal"),
+        referents=("collapsed tree",),
+    )
+    focus = follow_up_focus(question, resolution, 0.25)
+    assert focus is not None
+    assert set(focus.named) == set(terms("collapsed tree"))
+    assert set(focus.lent) == set(terms("traversal"))  # the named ones are not lent again
+    # own: collapsed, tree (both found); lent: traversal at a quarter, not found: 2 / 2.25
+    found = focus_coverage([], terms("collapsed tree"), {}, 1.0, focus)
+    assert abs(found - 2 / 2.25) < 1e-9
+    # Without lent words the embedding is compared with the question and the item.
+    named_only = follow_up_focus(question, resolution, 0.0)
+    assert named_only is not None
+    assert named_only.cosine_text == f"{question} (collapsed tree)"
+
+
+def test_a_short_heading_line_does_not_join_the_answer_beside_the_best_sentence() -> None:
+    from truthbase.answer.extractive import Candidate
+
+    def cand(rank: int, start: int, text: str, score: float) -> Candidate:
+        return Candidate(
+            n=1, doc_id="d" * 64, unit=0, start=start, end=start + len(text), text=text,
+            score=score, cosine=score, lexical=score, context=score, rank=rank,
+        )  # fmt: skip
+
+    best = cand(0, 0, "The tiers describe how rigorous an organization's practices are.", 0.9)
+    heading = cand(1, 100, "CSF Implementation Example", 0.88)
+    sentence = cand(2, 200, "Tiers range from Partial to Adaptive in four steps.", 0.85)
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.8)
+    )
+    chosen = answerer.choose([best, heading, sentence]).chosen
+    assert [c.text for c in chosen] == [best.text, sentence.text]
+    # Alone, a short line may still be the answer (a value, a cell).
+    assert [c.text for c in answerer.choose([heading]).chosen] == [heading.text]

@@ -78,7 +78,7 @@ def test_a_version_12_index_gets_its_terms_made_again(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        assert int(version[0]) == SCHEMA_VERSION == 20
+        assert int(version[0]) == SCHEMA_VERSION == 21
         terms = [row[0] for row in db.execute("SELECT terms FROM chunks ORDER BY id")]
         assert terms == [term_string(t, "en") for t in TEXTS]
         title = db.execute("SELECT title_terms FROM documents").fetchone()[0]

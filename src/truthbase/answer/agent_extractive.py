@@ -14,7 +14,7 @@ the book, so nothing is invented:
   :func:`rank_passages`) and the extractive answerer
   (:class:`~truthbase.answer.extractive.ExtractiveAnswerer`) answers from the best
   ``agent.detail_sources`` (8), as the answer pipeline does from its 8 retrieved chunks; it
-  refuses (NO_ANSWER) when the support is below its calibrated threshold.
+  refuses (NO_ANSWER) when its refusal model does (:mod:`.refusal_model`).
 """
 
 from __future__ import annotations
@@ -233,6 +233,7 @@ def extractive_agent(
             "best_score": round(selection.best_score, 4),
             "missing_terms": list(selection.missing_terms),
             "threshold": answerer.settings.threshold,
+            "answer_probability": round(selection.probability, 4),
             "ranked_sources": [s.n for s in ranked],
         }
     )

@@ -18,21 +18,14 @@ the rest of its sentence or left out, so the answer reads as prose.
 
 Answerability: the question's *named terms* (acronyms such as CISA or MMLU, tokens with digits
 such as 42001, capitalized words that do not start a sentence) must all occur in the sources
-(their text or their document titles). A question that names something none of the sources
-mentions cannot be answered from them, however close the best sentence looks; its support is
-0.0. Otherwise the support is the best sentence's score, and below ``threshold`` the answer is
-NO_ANSWER (the rule is :func:`truthbase.answer.policy.extractive_refuses`).
-
-Calibration (golden/dev.json on the seed PDFs + the EPUB books, see
-docs/evals/answers-baseline.json and its ``threshold_curve``): the named-term rule refuses 6 of
-the 12 unanswerable questions and no answerable one; the highest support of the other 6 is
-0.4684, and the threshold sits 0.01 above it, rounded up (a margin, since scores shift a little
-with every index), which refuses 3 of 56 answerable questions. Re-tuning the weights on a grid
-did not beat the current ones under 4-fold cross-validation, so they stay; neither did a
-token-level MaxSim feature (the late-interaction score of each sentence, see retrieve/late.py:
-8/60 held-out unanswerable answered and 25/280 answerable refused, against 0/60 and 15/280).
-The threshold, the weights and the other limits are the ``extractive`` settings section
-(:class:`truthbase.config.ExtractiveSettings`).
+(their text or their document titles); a question that names something none of the sources
+mentions cannot be answered from them, however close the best sentence looks (its support is
+0.0). Otherwise the refusal model decides (:mod:`.refusal_model`, rule 3 of
+:func:`truthbase.answer.policy.extractive_outcome`): one logistic over the best support and a
+few features of the sentences and the sources, fitted across the dev sets
+(docs/evals/refusal-model.md). The support weights were tuned on dev.json (a grid did not beat
+them under 4-fold cross-validation, nor did a token-level MaxSim feature); they and the other
+limits are the ``extractive`` settings section (:class:`truthbase.config.ExtractiveSettings`).
 """
 
 from __future__ import annotations
@@ -55,10 +48,12 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
+from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held
 from .model import NO_ANSWER, Source
 from .parts import question_parts
-from .policy import Outcome, extractive_outcome, follow_up_refuses
-from .quotable import whole_spans
+from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
+from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
+from .refusal_model import RefusalFeatures, refusal_features
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,71 +82,16 @@ class Selection:
     best_score: float = 0.0  # the best candidate's score, before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
+    features: RefusalFeatures | None = None  # what the refusal model weighed
+    probability: float = 0.0  # the refusal model's answer probability
 
 
-@dataclass(frozen=True, slots=True)
-class Focus:
-    """What a follow-up's sentences are scored by beside its own words: the terms the earlier
-    turns lend it (stemmed, none of the question's), at ``weight`` of the question's own in
-    the lexical and context shares, and the text the sentence embeddings are compared with
-    (the question followed by the lent words: "And at Tier 3?" alone is close to nothing)."""
-
-    lent: tuple[str, ...]
-    weight: float
-    cosine_text: str
-
-
-def follow_up_focus(question: str, follow_up: Resolution | None, weight: float) -> Focus | None:
-    """The focus of a resolved follow-up (None for a first turn, a new topic, weight 0, or
-    nothing lent): its :attr:`~truthbase.turns.Resolution.context_words`, weighted."""
-    if follow_up is None or weight <= 0 or not follow_up.context_words:
-        return None
-    own = set(terms(question))
-    lent = tuple(t for t in dict.fromkeys(terms(" ".join(follow_up.context_words))) if t not in own)
-    if not lent:
-        return None
-    return Focus(lent, weight, f"{question} ({' '.join(follow_up.context_words)})")
-
-
-def focus_coverage(
-    query: Sequence[str],
-    passage: Sequence[str],
-    idf: dict[str, float],
-    unseen: float,
-    focus: Focus | None,
-) -> float:
-    """:func:`~truthbase.text.vocabulary.weighted_coverage` of ``query``, with the focus's lent
-    terms added to both masses at ``focus.weight`` of their idf."""
-    if focus is None:
-        return weighted_coverage(query, passage, idf, unseen)
-    own, have = set(query), set(passage)
-    lent = [t for t in focus.lent if t not in own]
-    total = sum(idf.get(t, unseen) for t in own) + focus.weight * sum(
-        idf.get(t, unseen) for t in lent
-    )
-    found = sum(idf.get(t, unseen) for t in own & have) + focus.weight * sum(
-        idf.get(t, unseen) for t in lent if t in have
-    )
-    return found / total if total > 0 else 0.0
-
-
-def new_words_held(
-    follow_up: Resolution | None, chosen: Sequence[Candidate], sources: Sequence[Source]
-) -> float | None:
-    """The share of the follow-up's new words (:attr:`~truthbase.turns.Resolution.new_words`,
-    stemmed) that occur in the sources its answer sentences come from; None when it adds no
-    word (or is not a follow-up)."""
-    if follow_up is None or not follow_up.new_words:
-        return None
-    wanted = set(terms(" ".join(follow_up.new_words)))
-    if not wanted:
-        return None
-    cited = {c.n for c in chosen}
-    have: set[str] = set()
-    for source in sources:
-        if source.n in cited:
-            have.update(terms(source.text))
-    return len(wanted & have) / len(wanted)
+def _reads_as_prose(text: str) -> bool:
+    """Whether a sentence may join the best one in an answer: a table row, a sentence that ends
+    as one, or a line of :data:`~truthbase.answer.quotable.MIN_ITEM_WORDS` words or more. A short
+    line with no sentence end is a heading ("CSF Implementation Example"): quoted beside the
+    answer it reads as a stray label, though it may answer alone (a cell, a value)."""
+    return CELL_SEPARATOR in text or ends_sentence(text) or len(text.split()) >= MIN_ITEM_WORDS
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -459,16 +399,19 @@ class ExtractiveAnswerer:
         candidates: Sequence[Candidate],
         missing_terms: Sequence[str] = (),
         parts: Sequence[str] = (),
+        source_scores: Sequence[float] = (),
     ) -> Selection:
-        """Apply the named-term rule and the threshold, and pick the answer sentences: the best
-        ones, or with two or more ``parts`` (:func:`.parts.question_parts`) the best per part."""
+        """Apply the named-term rule and the refusal model (policy rule 3; ``source_scores``:
+        the retrieval scores of the sources, in rank order), and pick the answer sentences: the
+        best ones, or with two or more ``parts`` (:func:`.parts.question_parts`) the best per
+        part."""
         cfg = self.settings
         best_score = candidates[0].score if candidates else 0.0
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
         support = 0.0 if missing else best_score
-        outcome = extractive_outcome(
-            bool(candidates), missing, support, cfg.threshold, cfg.weak_threshold
-        )
+        features = refusal_features(candidates, source_scores, cfg.keep_ratio)
+        probability = answer_probability(features, cfg.refusal)
+        outcome = extractive_outcome(bool(candidates), missing, features, cfg)
         if outcome != "answered":
             return Selection(
                 candidates=tuple(candidates),
@@ -478,16 +421,26 @@ class ExtractiveAnswerer:
                 best_score=best_score,
                 missing_terms=missing,
                 outcome=outcome,
+                features=features,
+                probability=probability,
             )
+        picked = self._pick(candidates, parts)
+        return Selection(
+            candidates=tuple(candidates),
+            chosen=tuple(picked),
+            support=best_score,
+            refused=False,
+            best_score=best_score,
+            features=features,
+            probability=probability,
+        )
+
+    def _pick(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
+        """The answer sentences of an answered question, in source order."""
+        cfg = self.settings
         best = candidates[0]
         if len(parts) >= 2:
-            return Selection(
-                candidates=tuple(candidates),
-                chosen=tuple(self._per_part(candidates, parts)),
-                support=best.score,
-                refused=False,
-                best_score=best.score,
-            )
+            return self._per_part(candidates, parts)
         chosen: list[Candidate] = [best]
         chosen_terms = [terms(best.text)]
         for c in candidates[1:]:
@@ -500,16 +453,12 @@ class ExtractiveAnswerer:
             c_terms = terms(c.text)
             if overlaps or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
                 continue
+            if not _reads_as_prose(c.text):
+                continue
             chosen.append(c)
             chosen_terms.append(c_terms)
         chosen.sort(key=lambda c: (c.n, c.start))
-        return Selection(
-            candidates=tuple(candidates),
-            chosen=tuple(chosen),
-            support=best.score,
-            refused=False,
-            best_score=best.score,
-        )
+        return chosen
 
     def _per_part(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
         """The best candidate for each part, in source order, each once: scored as for the
@@ -535,6 +484,7 @@ class ExtractiveAnswerer:
             self.candidates(question, sources),
             missing_named_terms(question, sources),
             question_parts(question),
+            [s.score for s in sources],
         )
 
     def compose(self, selection: Selection) -> str:
@@ -549,8 +499,8 @@ class ExtractiveAnswerer:
         from the :meth:`contenders` only (the same choice, sooner).
 
         A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
-        the words the earlier turns lend it (:func:`follow_up_focus`); one whose cited passages
-        lack the words it adds is refused (policy rule 4)."""
+        the words the earlier turns lend it (:mod:`.follow_up`); one whose cited passages lack
+        the words it adds is refused (policy rule 4)."""
         cfg = self.settings
         focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
@@ -559,8 +509,10 @@ class ExtractiveAnswerer:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
-        selection = self.choose(scored, missing_named_terms(question, sources), parts)
-        held = new_words_held(follow_up, selection.chosen, sources)
+        selection = self.choose(
+            scored, missing_named_terms(question, sources), parts, [s.score for s in sources]
+        )
+        held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(
                 candidates=selection.candidates,
@@ -569,12 +521,16 @@ class ExtractiveAnswerer:
                 refused=True,
                 best_score=selection.best_score,
                 outcome="refused",
+                features=selection.features,
+                probability=selection.probability,
             )
         info: dict[str, Any] = {
             "support": round(selection.support, 4),
             "best_score": round(selection.best_score, 4),
             "missing_terms": list(selection.missing_terms),
             "threshold": cfg.threshold,
+            "answer_probability": round(selection.probability, 4),
+            "refusal_features": selection.features.as_dict() if selection.features else None,
             "outcome": selection.outcome,
         }
         if held is not None:

@@ -12,9 +12,11 @@ Refusal. An answer is refused when
 2. nothing is left of the text once the dropped markers and tags are removed
    (:func:`answer_refused`), or
 3. the extractive answerer has too little to say (:func:`extractive_refuses`): no candidate
-   sentence, a named term of the question that no source mentions, or a best support below
-   ``extractive.threshold`` (calibrated in :mod:`.extractive`'s docstring); it then writes
-   ``NO_ANSWER`` and rule 1 applies.
+   sentence, a named term of the question that no source mentions, or an answer probability
+   of the refusal model (:mod:`.refusal_model`: one logistic over a few features of the best
+   sentence and the sources, coefficients ``extractive.refusal``, fitted across the dev sets
+   by leave-one-set-out, docs/evals/refusal-model.md) below ``extractive.threshold``; it then
+   writes ``NO_ANSWER`` and rule 1 applies.
 
 4. a follow-up asks beyond what the cited passages say (:func:`follow_up_refuses`): the share
    of the words it adds to the earlier turns (:attr:`truthbase.turns.Resolution.new_words`)
@@ -24,10 +26,11 @@ Refusal. An answer is refused when
    catalog that says nothing of what it contains: the inherited topic supports the passage,
    not the question.
 
-Weak. A refusal of rule 3 whose best support is still at least ``extractive.weak_threshold``
-(and with no named term missing) is *weak* (:func:`extractive_outcome`): the documents may not
-answer the question, so no claim is made and nothing is verified, but the closest passages are
-worth showing. It counts as refused everywhere (``refused`` stays true; ``outcome`` says weak).
+Weak. A refusal of the refusal model (rule 3) whose best support is still at least
+``extractive.weak_threshold`` (and with no named term missing) is *weak*
+(:func:`extractive_outcome`): the documents may not answer the question, so no claim is made
+and nothing is verified, but the closest passages are worth showing. It counts as refused
+everywhere (``refused`` stays true; ``outcome`` says weak).
 
 Agent fallback. In agent mode the model's answer stands only when it refuses or at least one of
 its citations is ``supported`` (:func:`model_answer_stands`); otherwise the extractive agent
@@ -37,8 +40,8 @@ Support thresholds. A citation's claim is supported by its quote when
 :func:`truthbase.cite.resolve.claim_support` says so: the checks of :mod:`truthbase.cite.support`
 with their thresholds :data:`MIN_COVERAGE` and :data:`MIN_SCORE`, here re-exported; *why a
 citation is verified or supported* is decided in
-:mod:`truthbase.cite.resolve`, the one place, for every mode. The extractive refusal threshold is
-the setting ``extractive.threshold``.
+:mod:`truthbase.cite.resolve`, the one place, for every mode. The extractive refusal model is the
+setting ``extractive.refusal``, its threshold ``extractive.threshold``.
 
 Modes. :func:`resolve_mode` (``ask``'s pipeline modes) and :func:`resolve_chat_mode` (the chat
 endpoint and ``ask --mode``, with ``auto`` and ``agent``) check a requested mode against the
@@ -52,7 +55,7 @@ from typing import Literal
 
 from ..cite.refusal import NO_ANSWER, is_refusal
 from ..cite.support import MIN_COVERAGE, MIN_SCORE
-from ..config import LLMSettings
+from ..config import ExtractiveSettings, LLMSettings
 from ..errors import InvalidInput
 from ..records import (
     ANSWER_MODES,
@@ -61,6 +64,7 @@ from ..records import (
     Citation,
     ResolvedMode,
 )
+from .refusal_model import RefusalFeatures, answer_probability
 
 __all__ = [
     "MIN_COVERAGE",
@@ -69,6 +73,7 @@ __all__ = [
     "LLMNotConfigured",
     "Outcome",
     "answer_outcome",
+    "answer_probability",
     "answer_refused",
     "extractive_outcome",
     "extractive_refuses",
@@ -93,10 +98,11 @@ def answer_refused(text_refuses: bool, rendered: str) -> bool:
 
 
 def extractive_refuses(
-    has_candidates: bool, missing_terms: Sequence[str], support: float, threshold: float
+    has_candidates: bool, missing_terms: Sequence[str], probability: float, threshold: float
 ) -> bool:
-    """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring)."""
-    return not has_candidates or bool(missing_terms) or support < threshold
+    """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring);
+    ``probability``: the refusal model's (:func:`answer_probability`)."""
+    return not has_candidates or bool(missing_terms) or probability < threshold
 
 
 def follow_up_refuses(new_words_held: float | None, minimum: float) -> bool:
@@ -108,15 +114,15 @@ def follow_up_refuses(new_words_held: float | None, minimum: float) -> bool:
 def extractive_outcome(
     has_candidates: bool,
     missing_terms: Sequence[str],
-    support: float,
-    threshold: float,
-    weak_threshold: float,
+    features: RefusalFeatures,
+    settings: ExtractiveSettings,
 ) -> Outcome:
-    """Rule 3 with the weak band: answered, weak (refused, but the best support is at least
-    ``weak_threshold`` and no named term is missing) or refused."""
-    if not extractive_refuses(has_candidates, missing_terms, support, threshold):
+    """Rule 3 with the weak band: answered, weak (refused by the model, but the best support is
+    at least ``weak_threshold`` and no named term is missing) or refused."""
+    probability = answer_probability(features, settings.refusal)
+    if not extractive_refuses(has_candidates, missing_terms, probability, settings.threshold):
         return "answered"
-    if has_candidates and not missing_terms and support >= weak_threshold:
+    if has_candidates and not missing_terms and features.support >= settings.weak_threshold:
         return "weak"
     return "refused"
 

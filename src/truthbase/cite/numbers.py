@@ -4,7 +4,8 @@
 words ("forty two", "two thousand") equal their digits; the ordinals "third" .. "twentieth" and
 "3rd" equal their numbers. A claim's number must be in the quote (a percentage as a percentage,
 or as its fraction: 28% and 0.28), or be the difference of two decimals of the quote (a light
-inference: 55.7 and 53.9 give 1.8); "one" and "zero" are mostly not counts ("one of the",
+inference: 55.7 and 53.9 give 1.8), or a fraction ("a third as many") that is the ratio of two
+numbers of the quote (100 and 300); "one" and "zero" are mostly not counts ("one of the",
 "zero-shot"). A failure names the claim's number and the quote's nearest ones of its kind.
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "number_reasons",
     "number_word_parts",
     "numbers",
+    "time_bound_reasons",
 ]
 
 #: A token of the checks: a word with inner apostrophes, hyphens or periods kept ("can't",
@@ -189,9 +191,20 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
             continue
         seen.add(value)
         missing = value not in have if value.endswith("%") else value not in plain
+        rival = None
         if missing and value.endswith("%"):
             missing = _canonical(Decimal(value[:-1]) / 100) not in plain  # 28% and 0.28
-        if missing and not _derived(value, plain):
+            rival = None if missing else _rival_percentage(claim, written, quote, found)
+        if rival is not None:
+            reasons.append(
+                Reason(
+                    "number_missing",
+                    f'the quote gives "{rival}" for what the claim gives "{written}"',
+                    claim_says=written,
+                    page_says=rival,
+                )
+            )
+        elif missing and not _derived(value, plain) and not _fraction_of(claim, written, plain):
             page = ", ".join(_nearest_numbers(value, found))
             reasons.append(
                 Reason(
@@ -202,3 +215,79 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
                 )
             )
     return reasons
+
+
+def _word_after(text: str, written: str) -> str | None:
+    found = re.search(rf"(?<![\d.,]){re.escape(written)}(?:\s*%|\s+percent)?\s+([^\W\d_]+)", text)
+    return found.group(1).casefold() if found else None
+
+
+def _rival_percentage(
+    claim: str, written: str, quote: str, found: Sequence[tuple[str, str]]
+) -> str | None:
+    """A percentage of the quote about the word the claim's percentage is about, when the
+    claim's only matches the quote as a fraction ("a 28% compression rate" where the quote has
+    "0.28" and "a 72% compression rate")."""
+    about = _word_after(claim, written)
+    if about is None:
+        return None
+    for value, theirs in found:
+        if value.endswith("%") and _word_after(quote, theirs) == about:
+            return theirs
+    return None
+
+
+def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
+    """``written`` is a fraction of the claim ("a third as many", "one fifth of") that is the
+    ratio of two numbers of the quote (100 and 300): a light inference, as a difference is."""
+    if written.casefold() not in _ORDINALS:
+        return False
+    if not re.search(rf"\b(?:a|one)\s+{re.escape(written)}\b", claim, re.IGNORECASE):
+        return False
+    wanted = Decimal(_ORDINALS[written.casefold()])
+    try:
+        known = [Decimal(v.rstrip("%")) for v in have]
+    except InvalidOperation:
+        return False
+    return any(a != 0 and b == a * wanted for a in known for b in known)
+
+
+#: Words before a number that bound a time by it ("before version 2.0", "until 2019").
+_TIME_BOUND = re.compile(
+    r"\b(?:before|prior to|until|till|up to|after|since|earlier than|later than|vor|nach|bis|"
+    r"seit)\s+(?:(?:the|version|release|v)\s+)*(?P<number>\d+(?:[.,]\d+)*)\b"
+)
+#: Words with which a claim keeps a time bound: right before the number ("by 2028", "prior to
+#: the 2.0 release") or, for the adverbs of a former state, anywhere ("no longer", "formerly").
+_TIME_BEFORE = re.compile(
+    r"\b(?:before|prior|until|till|after|since|by|earlier|later|latest|from|vor|nach|bis|seit|"
+    r"ab)\b(?:\W+\w+){0,3}\W+$"
+)
+_FORMER = re.compile(
+    r"\b(?:formerly|previously|originally|no longer|used to|former|earlier|früher|ehemals|"
+    r"nicht mehr)\b"
+)
+
+
+def time_bound_reasons(claim: str, quote: str) -> list[Reason]:
+    """A number the quote bounds a time by ("Before version 2.0, it was called X") that the
+    claim states with no word of time at all ("CSF 2.0 keeps the name X"): the claim moves what
+    held before (or after) that point onto it (``time_dropped``)."""
+    bounded = _TIME_BOUND.search(quote.casefold())
+    if bounded is None:
+        return []
+    number = bounded.group("number")
+    claim_norm = claim.casefold()
+    said = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", claim_norm)
+    if said is None or _FORMER.search(claim_norm):
+        return []
+    if _TIME_BEFORE.search(claim_norm[: said.start()]):
+        return []
+    return [
+        Reason(
+            "time_dropped",
+            f'the quote says "{bounded.group()}", the claim states it without a time',
+            claim_says=number,
+            page_says=bounded.group(),
+        )
+    ]

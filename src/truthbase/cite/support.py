@@ -18,7 +18,8 @@ optional backend) and runs, in order:
    "billion", compounds such as "forty two" or "two thousand") equal their digits; the ordinals
    "third" .. "twentieth" and "3rd", "4th" equal their numbers ("first" and "second" are left
    out: they are mostly not counts).
-3. **Negation** (``negation_missing``, ``negation_dropped``): a negation of the claim (not,
+3. **Negation** (``negation_missing``, ``negation_dropped``, :mod:`.negation`): a negation of
+   the claim (not,
    never, no, none, nor, without, cannot, n't, nothing, nobody; German nicht, kein*, nie,
    niemals, ohne, nichts, weder) needs a negation in the quote that scopes over the same words,
    and a negation of the quote whose first content word is in the claim needs one in the
@@ -47,7 +48,10 @@ own (``document``: its title and the head of its first page); the coverage is th
 embedder's token vectors, which lowered the cross-validated accuracy); and the vetoes of
 :mod:`.vetoes` apply in every mode: ``antonym``, ``scope_widened``, ``modality``,
 ``hedge_dropped``, ``roles_swapped``, ``number_scope``, ``cause_added``, and the bindings of
-numbers and directions to their terms. Every reason may carry the two sides of its conflict
+numbers and directions to their terms; since its third round also the relations and slots of
+:mod:`.roles` (``cause_swapped``, items traded between lists, a ratio upside down, a term in
+another term's slot) and the added specifics of :mod:`.additions` (``example_added``,
+``superlative_added``). Every reason may carry the two sides of its conflict
 (``claim_says``, ``page_says``), shown in its text.
 
 The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
@@ -64,17 +68,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..embed import Embedder
 from ..text.sentences import split_sentences
 from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, weighted_coverage
+from .additions import example_reasons, superlative_reasons
 from .align import align, normal, stems
 from .judge import Judge, apply_judgement, ask_judge
 from .lexicon import Lexicon, load_lexicon
 from .model import Reason, SupportCheck
+from .negation import (
+    NEGATION_SCOPE_TERMS,
+    NEGATION_WORDS,
+    Negation,
+    double_negations,
+    is_cue,
+    negated_part,
+    negation_reasons,
+    negations,
+)
 from .numbers import (
     NUMBER_WORDS,
     ORDINAL_WORDS,
@@ -82,6 +96,13 @@ from .numbers import (
     number_reasons,
     number_word_parts,
     numbers,
+    time_bound_reasons,
+)
+from .roles import (
+    cause_swap_reasons,
+    list_binding_reasons,
+    ratio_reasons,
+    slot_swap_reasons,
 )
 from .vetoes import (
     antonym_reasons,
@@ -90,6 +111,7 @@ from .vetoes import (
     direction_binding_reasons,
     number_binding_reasons,
     number_scope_reasons,
+    possibility_reasons,
     role_reasons,
     scope_reasons,
 )
@@ -104,6 +126,7 @@ __all__ = [
     "NEGATION_WORDS",
     "NUMBER_WORDS",
     "ORDINAL_WORDS",
+    "Negation",
     "Reason",
     "SupportCheck",
     "check_support",
@@ -144,147 +167,16 @@ MIN_COSINE = 0.55
 #: content words on the page. Chosen among 0.3-0.6 by the cross-validated balanced accuracy on
 #: claims-dev.json (flat from 0.4 to 0.5; docs/evals/claims-realistic.md).
 ALIGNED = 0.5
-#: A claim's negation contradicts the quote when one of its first this many scope terms is in
-#: the quote (un-negated); further ones are mostly the claim's own rewording.
-NEGATION_ABOUT = 2
-#: A negation scopes over at most this many content terms after it, inside its clause.
-NEGATION_SCOPE_TERMS = 5
-#: Words right before and right after a verbatim part of the quote that are checked for a
-#: negation ("never produces X", "X or not").
-_VERBATIM_LOOKBEHIND = 3
-_VERBATIM_LOOKAHEAD = 2
 
 
 # -- tokens (the token pattern and the numbers are in :mod:`.numbers`) -----------------------
 
-# fmt: off
-#: Negation cues (normalized words); tokens ending in "n't" are cues too.
-NEGATION_WORDS = frozenset(
-    """
-    not never no none nor neither without cannot nothing nobody nowhere
-    nicht kein keine keinen keinem keiner keines nie niemals ohne nichts weder
-    """.split()  # noqa: SIM905
-)
-# fmt: on
 #: Abbreviations before a name: the name after "Mr." does not start a sentence.
 _TITLES = frozenset("mr mrs ms dr prof st sir lady lord herr frau".split())  # noqa: SIM905
-_NOT_NEGATIONS = (("not", "only"), ("no", "doubt"), ("nicht", "nur"))
-_CLAUSE_END = re.compile(
-    r"[,;:.!?()\[\]{}\"]|\s(?:but|whereas|while|although|however|aber|sondern)\s"
-)
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(), m.start(), m.end()) for m in TOKEN.finditer(text)]
-
-
-# -- negation -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Negation:
-    """A negation cue as written and the stemmed content terms it scopes over."""
-
-    cue: str
-    scope: tuple[str, ...]
-
-
-def _is_cue(word: str) -> bool:
-    return word in NEGATION_WORDS or word.endswith("n't")
-
-
-def negations(text: str) -> list[Negation]:
-    """The negation cues of ``text`` with their scopes (see the module doc)."""
-    norm = normal(text)
-    tokens = _tokens(norm)
-    found: list[Negation] = []
-    for k, (word, _, end) in enumerate(tokens):
-        if not _is_cue(word):
-            continue
-        following = tokens[k + 1][0] if k + 1 < len(tokens) else ""
-        if (word, following) in _NOT_NEGATIONS:
-            continue
-        stop = _CLAUSE_END.search(norm, end)
-        clause = norm[end : stop.start() if stop else len(norm)]
-        scope = [t for t in stems(clause) if len(t) > 1 and not _is_cue(t)]
-        if not scope:  # "correct or not?": what comes before it in its clause, nearest first
-            before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
-            scope = [t for t in reversed(stems(before)) if len(t) > 1 and not _is_cue(t)]
-        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS])))
-    return found
-
-
-def _scopes_agree(a: Negation, b: Negation) -> bool:
-    """Two negations are about the same thing: the first term of either is in the other's scope
-    (two negations without any content words around them agree)."""
-    if not a.scope or not b.scope:
-        return not a.scope and not b.scope
-    return a.scope[0] in b.scope or b.scope[0] in a.scope
-
-
-#: Words that negate by their meaning ("lack", "absent"): a quote's "without retrieval tokens"
-#: and a claim's "lack any retrieval tokens" agree.
-IMPLICIT_NEGATIONS = frozenset(
-    """
-    lack lacks lacking lacked absent absence missing fail fails failed avoid avoids avoided
-    omit omits omitted free exclude excludes excluded neither longer instead rather unable
-    impossible fehlt fehlen ohne
-    """.split()  # noqa: SIM905
-)
-
-
-def _negation_reasons(claim: str, quote: str) -> list[Reason]:
-    """A claim negation about words the quote states un-negated; a quote negation about words
-    the claim states un-negated (see the module doc). A claim negation whose words the quote
-    does not have is a paraphrase ("tend not to make full use" of "underutilize"), left to the
-    coverage."""
-    reasons: list[Reason] = []
-    in_claim, in_quote = negations(claim), negations(quote)
-    claim_terms = set(stems(claim))
-    quote_terms = set(stems(quote))
-    implicit = bool(IMPLICIT_NEGATIONS & set(normal(claim).split()))
-    for neg in in_claim:
-        about_quote = any(t in quote_terms for t in neg.scope[:NEGATION_ABOUT])
-        if about_quote and not any(_scopes_agree(neg, q) for q in in_quote):
-            reasons.append(
-                Reason(
-                    "negation_missing",
-                    f'the claim says "{neg.cue}", the quote does not',
-                    claim_says=" ".join((neg.cue, *neg.scope[:2])),
-                    page_says=" ".join(neg.scope[:2]),
-                )
-            )
-    for neg in in_quote:
-        talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
-        agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)
-        if talked_about and not implicit and not agreed:
-            what = " ".join(neg.scope[:3])
-            reasons.append(
-                Reason(
-                    "negation_dropped",
-                    f'the quote says "{neg.cue}" about "{what}", the claim does not',
-                    claim_says=neg.scope[0],
-                    page_says=f"{neg.cue} {what}",
-                )
-            )
-    return reasons
-
-
-def _negated_part(claim_norm: str, quote_norm: str) -> str | None:
-    """A cue next to every place of the quote the claim is (in the same clause: up to
-    :data:`_VERBATIM_LOOKBEHIND` words before, :data:`_VERBATIM_LOOKAHEAD` after), if any."""
-    cue: str | None = None
-    at = quote_norm.find(claim_norm)
-    while at >= 0:
-        clause_before = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
-        clause_after = re.split(r"[,;:.!?]", quote_norm[at + len(claim_norm) :])[0]
-        near = [w for w, _, _ in _tokens(clause_before)][-_VERBATIM_LOOKBEHIND:]
-        near += [w for w, _, _ in _tokens(clause_after)][:_VERBATIM_LOOKAHEAD]
-        cue = next((w for w in near if _is_cue(w)), None)
-        if cue is None:
-            return None
-        at = quote_norm.find(claim_norm, at + 1)
-    return cue
 
 
 # -- named terms ----------------------------------------------------------------------------
@@ -416,7 +308,7 @@ def _coverage_terms(text: str) -> list[str]:
         if not any(c.isdigit() for c in t)
         and number_word_parts(t) is None
         and t not in ORDINAL_WORDS
-        and not _is_cue(t)
+        and not is_cue(t)
         and t not in QUERY_STOP_WORDS  # the fragments of "doesn't", "can't"
     ]
 
@@ -442,7 +334,7 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     """Every check no score overrides, in the order of the module doc."""
     reasons: list[Reason] = []
     reasons += number_reasons(claim, quote)
-    reasons += _negation_reasons(claim, quote)
+    reasons += negation_reasons(claim, quote)
     reasons += _term_reasons(claim, quote, context, document)
     reasons += antonym_reasons(claim, quote, context, lexicon)
     reasons += scope_reasons(claim, quote, context)
@@ -457,7 +349,21 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
         reasons += number_binding_reasons(claim, quote, shared)
     if not any(r.code == "antonym" for r in reasons):
         reasons += direction_binding_reasons(claim, quote, lexicon)
-    return reasons
+    reasons += possibility_reasons(claim, quote)
+    reasons += time_bound_reasons(claim, quote)
+    reasons += cause_swap_reasons(claim, quote, lexicon)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        reasons += list_binding_reasons(claim, quote, lexicon)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        reasons += ratio_reasons(claim, quote, lexicon)
+    german = capitalizes_nouns(quote + " " + claim)
+    if not any(r.code == "term_substituted" for r in reasons):
+        reasons += slot_swap_reasons(
+            claim, quote, context, lexicon, document=document, german=german
+        )
+    reasons += example_reasons(claim, quote, context, lexicon)
+    reasons += superlative_reasons(claim, quote, context, lexicon)
+    return double_negations(claim, reasons)
 
 
 def _ignored_words(claim: str) -> frozenset[str]:
@@ -465,7 +371,7 @@ def _ignored_words(claim: str) -> frozenset[str]:
     return frozenset(
         w
         for w in normal(claim).split()
-        if number_word_parts(w) is not None or w in ORDINAL_WORDS or _is_cue(w)
+        if number_word_parts(w) is not None or w in ORDINAL_WORDS or is_cue(w)
     )
 
 
@@ -511,7 +417,7 @@ def _deterministic(
         )
     body = claim_norm.rstrip(" .!?;:")
     if body and body in quote_norm:
-        cue = _negated_part(body, quote_norm)
+        cue = negated_part(body, quote_norm)
         if cue is None:
             return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
         reason = Reason(

@@ -32,6 +32,7 @@ from ..text.vocabulary import SUPPORT_STOP_WORDS
 from .align import FRAMING, PREFIX, content_words, normal, passage_lemmas
 from .lexicon import Lexicon
 from .model import Reason
+from .negation import is_cue
 
 __all__ = [
     "EXCLUSIVE",
@@ -44,6 +45,7 @@ __all__ = [
     "direction_binding_reasons",
     "number_binding_reasons",
     "number_scope_reasons",
+    "possibility_reasons",
     "role_reasons",
     "scope_reasons",
 ]
@@ -57,10 +59,12 @@ _OPPOSITE_SIDES = (
     ("increase raise rise grow improve gain higher more larger greater up",
      "decrease reduce lower fall shrink drop decline worsen degrade loss fewer less smaller down"),
     ("first", "last"), ("positive", "negative"), ("above over upper top", "below under bottom"),
-    ("maximum", "minimum"), ("hard", "soft"), ("include", "exclude"), ("input", "output"),
+    ("maximum", "minimum"), ("hard", "soft"), ("include including", "exclude outside"),
+    ("input", "output"),
     ("early", "late"), ("vor vorher", "nach nachher"),
     ("höher größer mehr", "niedriger kleiner weniger"), ("offen", "abgeschlossen"),
-    ("erhöhen", "senken"),
+    ("erhöhen", "senken"), ("require need must necessary", "avoid eliminate unnecessary"),
+    ("single", "multiple several"),
 )
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITE_SIDES
@@ -163,8 +167,8 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
             if not opposite & every_quote_lemma:
                 continue
             for j, theirs in enumerate(quote_words):
-                if not quote_lemmas[j] & opposite:
-                    continue
+                if not quote_lemmas[j] & opposite or (j and is_cue(quote_words[j - 1])):
+                    continue  # "not all" is no opposite of "some"
                 agree: set[str] = set()
                 for q in quote_lemmas[j]:
                     agree |= _side_of(q) | set(lexicon.related(q))
@@ -250,10 +254,15 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
     return []
 
 
+#: Hedges that state an ability or a count more than a doubt: a claim may drop them ("can be
+#: read in", German "kann ... nachgelesen werden").
+_ABILITY = frozenset("can could kann können several many some".split())  # noqa: SIM905
+
+
 def _hedge_about(quote_words: Sequence[str], claim_words: set[str]) -> str | None:
     """A hedge of the quote whose next content word the claim has."""
     for k, word in enumerate(quote_words):
-        if word not in HEDGES or word in ("can", "could", "several", "many", "some"):
+        if word not in HEDGES or word in _ABILITY:
             continue
         following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
         if any(w in claim_words for w in following):
@@ -418,7 +427,7 @@ def _near(text: str, value: str) -> str | None:
 #: Tokens either side of a named term within which a number is bound to it ("Tier 2", "100
 #: tokens in the ALCE paper"), and of a shared word within which a direction is bound to it
 #: ("raises MAUVE", "lower MAUVE scores").
-BIND_REACH = 4
+BIND_REACH = 5
 DIRECTION_REACH = 2
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 #: Punctuation and coordinators a binding does not reach across ("Partial (Tier 1), Risk
@@ -532,3 +541,38 @@ def direction_binding_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[
                     )
                 ]
     return []
+
+
+# -- possibility denied: "cannot" where the page says "may" ----------------------------------
+
+_DENIED = re.compile(
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|kann nicht|können nicht|"
+    r"nicht möglich)\b"
+)
+_POSSIBLE = re.compile(r"\b(?:can|could|may|might|kann|können|darf|dürfen)\b")
+
+
+def possibility_reasons(claim: str, quote: str) -> list[Reason]:
+    """The claim denies a possibility ("cannot help pursue positive opportunities") that the
+    quote grants with no negation of its own ("may also support taking advantage of positive
+    opportunities"), about a content word both have after the modal (``modality``)."""
+    claim_norm, quote_norm = normal(claim), normal(quote)
+    denied = _DENIED.search(claim_norm)
+    granted = _POSSIBLE.search(quote_norm)
+    if denied is None or granted is None:
+        return []
+    if any(is_cue(w) for w in _WORDS.findall(quote_norm)):
+        return []
+    after_claim = set(content_words(re.split(r"[,;:.!?]", claim_norm[denied.end() :])[0]))
+    after_quote = content_words(quote_norm[granted.end() :])
+    shared = [w for w in after_quote if w in after_claim]
+    if not shared:
+        return []
+    return [
+        Reason(
+            "modality",
+            f'the claim says "{denied.group()}" where the quote says "{granted.group()}"',
+            claim_says=f"{denied.group()} … {shared[0]}",
+            page_says=granted.group(),
+        )
+    ]

@@ -26,7 +26,13 @@ from .eval_common import (
     set_store,
     write_report,
 )
-from .eval_sets import answer_set, answers_across_sets, retrieval_across_sets, tune_across_sets
+from .eval_sets import (
+    answer_set,
+    answers_across_sets,
+    refusal_across_sets_cli,
+    retrieval_across_sets,
+    tune_across_sets,
+)
 
 
 @click.group(name="eval")
@@ -183,6 +189,38 @@ def eval_answers(
     report = answer_set(app, golden_paths[0], corpus_root, index_dir, mode)
     print_answer_report(report)
     write_report(json_out, report)
+
+
+@eval_group.command(name="refusal")
+@goldens_option
+@corpus_root_option
+@index_dir_option
+@json_out_option
+@click.option(
+    "--support-threshold",
+    type=float,
+    default=0.479,
+    show_default=True,
+    help="The one-threshold rule the model is compared with (before: answer at this support).",
+)
+@click.pass_obj
+def eval_refusal(
+    app: AppContext,
+    golden_paths: tuple[Path, ...],
+    corpus_root: Path | None,
+    index_dir: Path | None,
+    json_out: Path | None,
+    support_threshold: float,
+) -> None:
+    """Fit the extractive refusal model by leaving one set out (--index-dir needed).
+
+    Every set is answered open (extractive.threshold 0), each question's refusal features are
+    dumped, and the model is fitted on the other sets for each set (left out) and on all of
+    them (fitted: the defaults of extractive.refusal), under the objective: false refusals + 2 x
+    unanswerable answered. Per set: false refusals, unanswerable answered and the share
+    answered with a correct citation, before (--support-threshold), left out and fitted.
+    """
+    refusal_across_sets_cli(app, golden_paths, corpus_root, index_dir, json_out, support_threshold)
 
 
 @eval_group.command(name="claims")

@@ -1,6 +1,7 @@
 """`eval retrieval`, `eval tune` and `eval answers` on several golden sets at once: each set in
 its own index (built once in --index-dir, reused after), each set's numbers and the pool; `eval
-tune` chooses by leaving one set out (:mod:`truthbase.eval.across_sets`)."""
+tune` chooses by leaving one set out (:mod:`truthbase.eval.across_sets`), and so does `eval
+refusal` for the refusal model (:mod:`truthbase.eval.refusal`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from ..config import ExtractiveSettings
 from ..eval.across_sets import ScoredSet, leave_one_set_out, pool_means, set_names
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import evaluate_retrieval, score_grid
@@ -121,8 +123,10 @@ def answer_set(
     corpus_root: Path | None,
     index_dir: Path | None,
     mode: str | None,
+    extractive: ExtractiveSettings | None = None,
 ) -> dict[str, Any]:
-    """One set's answer report (``eval answers``), in its index."""
+    """One set's answer report (``eval answers``), in its index (``extractive``: in place of
+    the settings' section)."""
     from ..answer import answerer_for, resolve_mode
     from ..eval.answers import evaluate_answers
 
@@ -137,7 +141,7 @@ def answer_set(
                 app.embedder,
                 app.settings.retrieval,
                 answerer=answerer_for(
-                    app.settings.llm, app.settings.extractive, app.embedder, chosen
+                    app.settings.llm, extractive or app.settings.extractive, app.embedder, chosen
                 ),
                 on_question=lambda qid: status.update(f"answering {qid}"),
             )
@@ -180,6 +184,66 @@ def answers_across_sets(
     write_report(
         json_out,
         {**run_metadata(), "sets": reports, "pool": pool},
+    )
+
+
+def refusal_across_sets_cli(
+    app: AppContext,
+    golden_paths: Sequence[Path],
+    corpus_root: Path | None,
+    index_dir: Path | None,
+    json_out: Path | None,
+    support_threshold: float,
+) -> None:
+    """``eval refusal``: each set answered open (``extractive.threshold`` 0: every question
+    the hard rules let through is answered), its per-question features dumped, and the refusal
+    model fitted by leaving one set out (:func:`truthbase.eval.refusal.refusal_across_sets`)."""
+    from ..eval.refusal import items_of, refusal_across_sets
+
+    open_settings = app.settings.extractive.model_copy(update={"threshold": 0.0})
+    items = []
+    for name, path in _named_sets(golden_paths, index_dir):
+        err_console.print(f"[bold]{name}[/] ({path}), answered open")
+        report = answer_set(app, path, corpus_root, index_dir, "extractive", open_settings)
+        items.extend(items_of(name, report["per_question"]))
+    result = refusal_across_sets(items, support_threshold)
+    table = Table(title=f"refusal ({result['objective']})")
+    for column in ("set", "numbers", "false refusals", "unanswerable answered", "correct cit."):
+        table.add_column(column, justify="left" if column in ("set", "numbers") else "right")
+    for name, row in result["sets"].items():
+        for numbers in ("before", "before_left_out", "left_out", "fitted"):
+            counts = row[numbers]
+            table.add_row(
+                name,
+                numbers,
+                f"{counts['false_refusals']} of {counts['answerable']}",
+                f"{counts['unanswerable_answered']} of {counts['unanswerable']}",
+                f"{counts['answered_with_correct_citation']:.3f}",
+            )
+    console.print(table)
+    console.print(
+        f"fitted (l2={result['l2']:g}): "
+        + " ".join(f"{k}={v:g}" for k, v in result["fitted_model"].items())
+    )
+    per_question = [
+        {
+            "set": i.set_name,
+            "id": i.id,
+            "answerable": i.answerable,
+            "eligible": i.eligible,
+            "correct": i.correct,
+            "features": dict(zip(result["features"], i.features, strict=True)),
+        }
+        for i in items
+    ]
+    write_report(
+        json_out,
+        {
+            **run_metadata(),
+            "golden": [str(p) for p in golden_paths],
+            **result,
+            "per_question": per_question,
+        },
     )
 
 

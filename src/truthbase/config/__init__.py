@@ -36,6 +36,7 @@ from .pipeline import (
     SummarizerKind,
     SupportSettings,
 )
+from .refusal import RefusalModelSettings
 from .service import (
     AuthSettings,
     PostgresSettings,
@@ -62,6 +63,7 @@ __all__ = [
     "OcrSettings",
     "PostgresSettings",
     "QuotaSettings",
+    "RefusalModelSettings",
     "RetrievalSettings",
     "SegmentSettings",
     "ServerSettings",

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from .base import Section as _Section
+from .refusal import RefusalModelSettings
 
 #: The top-k: results of a search and sources of an answer when the caller names no number
 #: (``retrieval.k``, ``server.sources``, ``GET /api/search``, MCP's ``search``).
@@ -339,23 +340,30 @@ class ExtractiveSettings(_Section):
     """The extractive answerer (answer/extractive.py): support score, refusal, answer sentences.
 
     A sentence's support is w_cosine * cosine + w_lexical * lexical + w_context * context +
-    w_rank / rank. threshold and the weights: calibrated on golden/dev.json (see the module
-    docstring of truthbase.answer.extractive and docs/evals/answers-baseline.json).
+    w_rank / rank (the weights: calibrated on golden/dev.json, see the module docstring of
+    truthbase.answer.extractive). Whether to answer is the refusal model's (``refusal``, fitted
+    across the dev sets: docs/evals/refusal-model.md).
     """
 
     threshold: float = Field(
-        default=0.479,
+        default=0.5,
         ge=0,
         le=1,
-        description="Support below which the extractive answerer refuses (NO_ANSWER).",
+        description="Answer probability of the refusal model (extractive.refusal) below which "
+        "the extractive answerer refuses (NO_ANSWER); 0: it answers whenever it has a sentence "
+        "and no named term is missing.",
+    )
+    refusal: RefusalModelSettings = Field(
+        default_factory=RefusalModelSettings,
+        description="The refusal model's coefficients (truthbase.answer.refusal_model).",
     )
     weak_threshold: float = Field(
         default=0.4,
         ge=0,
         le=1,
-        description="Support from which a refusal is 'weak' instead: the documents may not "
-        "answer the question, and the closest passages are shown (no claims, no badge); at or "
-        "above threshold: no weak band.",
+        description="Best support from which a refusal of the refusal model is 'weak' instead: "
+        "the documents may not answer the question, and the closest passages are shown (no "
+        "claims, no badge).",
     )
     require_named_terms: bool = Field(
         default=True,
@@ -407,7 +415,7 @@ class ExtractiveSettings(_Section):
     follow_up_context_weight: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
         # (docs/evals/conversations.md, benchmarks/followups_cv.py).
-        default=0.25,
+        default=0.0,
         ge=0,
         le=1,
         description="A follow-up's sentences are chosen by its own words and, with this weight "
@@ -416,7 +424,7 @@ class ExtractiveSettings(_Section):
     follow_up_new_support: float = Field(
         # chosen by cross-validation over followups-dev.json's conversations
         # (docs/evals/conversations.md, benchmarks/followups_cv.py).
-        default=0.5,
+        default=0.25,
         ge=0,
         le=1,
         description="A follow-up is refused when the cited passages hold less than this share "

@@ -51,6 +51,7 @@ def resolve_question(
             prior_documents=fallback.prior_documents,
             context_words=fallback.context_words,
             new_words=fallback.new_words,
+            referents=fallback.referents,
         )
     if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
         " ".join(question.split()).rstrip("?. ").casefold()

@@ -18,8 +18,11 @@ they cited. This module decides, deterministically:
    but is not limited to them, so a comparison with another document still finds it.
 
 Pronouns are not substituted: the search is over words, and the context words carry what the
-pronoun meant. The marker lists are general English (pronouns, ordinals, comparison words,
-ellipsis openers), not tuned to any question set. Pure: records in, a record out.
+pronoun meant. An ordinal that points at an item of the list the previous answer gave ("the
+second one") is (:mod:`.referents`): the item leads the context words, the list's other items
+are left out of them, and the answerer reads the question with the item in its place. The
+marker lists are general English (pronouns, ordinals, comparison words, ellipsis openers), not
+tuned to any question set. Pure: records in, a record out.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 
 from ..text.vocabulary import QUERY_STOP_WORDS, WORD, stem
 from ..turns import Resolution, Turn
+from .referents import referred_items
 
 __all__ = [
     "ResolveSettings",
@@ -144,10 +148,16 @@ def _answer_words(turn: Turn, exclude: set[str], limit: int) -> list[str]:
     return ranked[:limit]
 
 
-def context_words(question: str, history: Sequence[Turn], settings: ResolveSettings) -> list[str]:
+def context_words(
+    question: str,
+    history: Sequence[Turn],
+    settings: ResolveSettings,
+    leave_out: Iterable[str] = (),
+) -> list[str]:
     """The words a follow-up lacks: the earlier questions' content words (the last turn's
-    first), then the last answer's most repeated ones; none the question already has."""
-    have = _stems(content_words(question))
+    first), then the last answer's most repeated ones; none the question already has, none
+    of ``leave_out`` (the other items of a list when the follow-up names one of them)."""
+    have = _stems(content_words(question)) | _stems(leave_out)
     words: list[str] = []
     for turn in reversed(history[-settings.context_turns :]):
         for word in content_words(turn.searched_for or turn.question):
@@ -190,8 +200,12 @@ def resolve_follow_up(
             kind="standalone",
             reason="a new topic: its words are not the earlier turns'",
         )
-    words = context_words(question, history, settings)
-    priors = history[-1].cited_documents
+    previous = history[-1]
+    referred = referred_items(question, previous.question, previous.answer)
+    referents = content_words(" ".join(referred.named))
+    leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
+    words = [*referents, *context_words(question, history, settings, leave_out)]
+    priors = previous.cited_documents
     searched = f"{question.strip()} ({' '.join(words)})" if words else question
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
@@ -204,4 +218,6 @@ def resolve_follow_up(
         prior_documents=priors,
         context_words=tuple(words),
         new_words=tuple(new_words(question, history)),
+        referents=referred.named,
+        resolved_question=referred.question if referred.named else "",
     )

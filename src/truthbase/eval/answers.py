@@ -155,6 +155,8 @@ def _record(
         "refused": answer.refused,
         "weak": answer.outcome == "weak",
         "support": answer.info.get("support"),
+        "answer_probability": answer.info.get("answer_probability"),
+        "refusal_features": answer.info.get("refusal_features"),
         "text": answer.text,
         "citations": citations,
         "correct": any(c["correct"] for c in citations),
@@ -266,15 +268,12 @@ def evaluate_answers(
     questions.sort(key=lambda q: order[q.id])
     records: list[dict[str, Any]] = []
     name = "extractive"
-    fitted: float | None = None
     for question in questions:
         if on_question is not None:
             on_question(question.id)
         spans, missing = golden_spans(question, prepared, store)
         answer = ask(store, embedder, question.question, retrieval, answerer=answerer)
         name = answer.answerer
-        if isinstance(answer.info.get("threshold"), int | float):
-            fitted = float(answer.info["threshold"])
         record = _record(question, answer, spans, store)
         if missing:
             record["golden_quotes_not_found"] = missing
@@ -302,10 +301,10 @@ def evaluate_answers(
         "questions": len(records),
         "skipped": skipped,
         "threshold_curve": threshold_curve(records),
-        # The refusal threshold fitted on part of the questions, measured on the rest.
+        # One support threshold fitted on part of the questions, measured on the rest: the
+        # comparison for the refusal model (``eval refusal``), which decides today.
         "refusal_cv": [
-            cross_validate_refusal(records, allowed_per_fold=allowed, fitted_threshold=fitted)
-            for allowed in (0, 1)
+            cross_validate_refusal(records, allowed_per_fold=allowed) for allowed in (0, 1)
         ],
         "per_question": records,
     }

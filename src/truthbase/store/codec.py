@@ -2,7 +2,10 @@
 
 SQLite and PostgreSQL store the same columns in the same forms (JSON text, float32 blobs, glyph
 boxes as :mod:`.boxes` packs them), so one codec serves both and an index copied from one to
-the other (:mod:`.copy`) reads back equal.
+the other (:mod:`.copy`) reads back equal. One difference: SQLite stores the chunk and window
+vectors as int8 codes with a scale a row (:func:`vector_code`, a quarter of float32's bytes),
+PostgreSQL as pgvector's float32; a copy writes the rows the codes stand for
+(:func:`vectors_from_codes`), so both rank alike.
 Pure functions over plain values; no connection in sight.
 """
 
@@ -15,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..extract.epub_map import dom_map_from_json, dom_map_to_json
 from ..model import (
@@ -45,6 +49,7 @@ __all__ = [
     "encode_boxes",
     "join_terms",
     "now_iso",
+    "quantize",
     "rects_from_json",
     "rects_json",
     "section_terms",
@@ -56,7 +61,11 @@ __all__ = [
     "unit_from_row",
     "unit_rows",
     "vector_blob",
+    "vector_code",
+    "vector_code_rows",
+    "vector_codes",
     "vector_literal",
+    "vectors_from_codes",
 ]
 
 
@@ -68,6 +77,65 @@ def now_iso() -> str:
 def vector_blob(vector: FloatMatrix | Sequence[float]) -> bytes:
     """A vector as float32 bytes (SQLite's vector columns, both backends' summary vectors)."""
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def quantize(
+    vectors: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """Rows as int8 codes and a scale each: ``codes * scale`` is the row within scale / 2 (the
+    scale is the row's max |component| / 127)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, dtype=np.float32)
+    scales = np.maximum(peak, np.float32(1e-12)).astype(np.float32) / np.float32(127.0)
+    codes = np.rint(vectors / scales[:, None]).astype(np.int8)
+    return codes, scales
+
+
+def vector_code(vector: FloatMatrix | Sequence[float]) -> bytes:
+    """A chunk's or window's vector as SQLite stores it (schema 21): its scale (float32, little
+    endian) then its ``dim`` int8 codes (:func:`quantize`), ``dim + 4`` bytes."""
+    return vector_code_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+
+
+def vector_code_rows(vectors: FloatMatrix) -> list[bytes]:
+    """:func:`vector_code` of each row of ``vectors`` (n, dim), quantized at once."""
+    codes, scales = quantize(vectors)
+    rows = np.empty((len(codes), 4 + codes.shape[1]), dtype=np.uint8)
+    rows[:, :4] = scales.astype("<f4").view(np.uint8).reshape(-1, 4)
+    rows[:, 4:] = codes.view(np.uint8)
+    return [row.tobytes() for row in rows]
+
+
+def vector_codes(
+    blobs: Sequence[bytes], dim: int
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """The int8 codes (n, dim) and scales (n,) of stored vectors: :func:`vector_code`'s blobs,
+    or float32 ones (``4 * dim`` bytes, written before schema 21), quantized as it does."""
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.int8), np.zeros(0, dtype=np.float32)
+    if all(len(blob) == dim + 4 for blob in blobs):
+        rows = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dim + 4)
+        scales = rows[:, :4].copy().view("<f4").reshape(-1).astype(np.float32)
+        return rows[:, 4:].view(np.int8).copy(), scales
+    codes = np.empty((len(blobs), dim), dtype=np.int8)
+    scales = np.empty(len(blobs), dtype=np.float32)
+    for i, blob in enumerate(blobs):
+        if len(blob) == dim + 4:
+            scales[i] = np.frombuffer(blob[:4], dtype="<f4")[0]
+            codes[i] = np.frombuffer(blob[4:], dtype=np.int8)
+        elif len(blob) == 4 * dim:
+            row_codes, row_scales = quantize(np.frombuffer(blob, dtype=np.float32).reshape(1, -1))
+            codes[i], scales[i] = row_codes[0], row_scales[0]
+        else:
+            raise ValueError(f"a stored vector of {len(blob)} bytes is not one of dim {dim}")
+    return codes, scales
+
+
+def vectors_from_codes(blobs: Sequence[bytes], dim: int) -> FloatMatrix:
+    """Stored vectors (:func:`vector_codes`) as the float32 rows they stand for,
+    ``codes * scale``: what the dense arm scores, and what a copy into PostgreSQL writes."""
+    codes, scales = vector_codes(blobs, dim)
+    return np.asarray(codes.astype(np.float32) * scales[:, None], dtype=np.float32)
 
 
 def vector_literal(vector: FloatMatrix | Sequence[float]) -> str:

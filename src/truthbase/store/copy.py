@@ -24,12 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, Unit, Visibility
 from ..records import FloatMatrix, IndexedDocument, IndexEmbedder, WindowDraft
 from .base import Store, StoreError
-from .codec import rects_from_json
+from .codec import rects_from_json, vectors_from_codes
 from .sqlite import SQLiteStore
 
 __all__ = ["copy_sqlite_index"]
@@ -202,6 +200,6 @@ def _read_token_signs(
 
 
 def _matrix(blobs: list[bytes], dim: int) -> FloatMatrix:
-    if not blobs:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.vstack([np.frombuffer(b, dtype=np.float32) for b in blobs])
+    """The stored int8 vectors as the float32 rows they stand for (the target stores those, so
+    its dense arm ranks as the source's)."""
+    return vectors_from_codes([bytes(b) for b in blobs], dim)

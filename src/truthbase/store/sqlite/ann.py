@@ -5,19 +5,20 @@ Above :attr:`AnnOptions.min_rows` vector rows (chunks and sentence windows) the 
 matrix product grows with the index (issue 28: 200 ms of a search at 144k chunks); the graph
 finds ``overfetch * limit`` nearest rows instead, their chunks are gathered (a chunk scores the
 best of its own vector and its windows', as in the exact arm), and every row of those chunks is
-rescored exactly with the float32 vectors of the file. Below the threshold nothing changes.
+rescored with the stored int8 codes and scales (schema 21), the values the exact arm scores: on
+the candidates the two agree (up to float32's order of summation). Below the threshold nothing
+changes.
 
 Consistency with the file: the graph's keys are the rows of :class:`.search.CompactVectors`,
 loaded once per index generation, and a graph belongs to one :attr:`CompactVectors.fingerprint`
-(a hash of every row's id, owner and scale: what the vectors table holds). It is kept beside
-the database (``<db>.ann`` and ``<db>.ann.json``, which names the fingerprint it was built for)
-and reused by the next process while the fingerprint matches; a stale one (a document added or
-deleted since) is rebuilt in a background thread while the exact arm answers, so a write never
-makes a search wait minutes. Rescoring reads each row from the file by primary key: a row
-deleted since the matrix was loaded is dropped there, so a deleted document is never returned,
+(a hash of every row's id, kind, owner and scale: what the vector rows of the file hold). It is
+kept beside the database (``<db>.ann`` and ``<db>.ann.json``, which names the fingerprint it was
+built for) and reused by the next process while the fingerprint matches; a stale one (a
+document added or deleted since) is rebuilt in a background thread while the exact arm
+answers, so a write never makes a search wait minutes. The ranked chunks are looked up in the
+file, as the exact arm's are: one deleted since the matrix was loaded is never returned,
 whatever the sidecar holds. Scope filters (``doc_ids``) apply to the graph's candidates; when
-fewer than ``limit`` chunks survive after the over-fetch grows, the exact arm answers.
-"""
+fewer than ``limit`` chunks survive after the over-fetch grows, the exact arm answers."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from usearch.index import Index
 
 from ...records import ArmHit, FloatMatrix
 from .connection import Database
-from .search import CompactVectors, VectorCache, exact_row_scores
+from .search import CompactVectors, VectorCache, stored_chunks
 
 __all__ = ["AnnOptions", "AnnState", "ann_search", "sidecar_paths"]
 
@@ -210,15 +211,18 @@ def ann_search(
             return None
         count = min(total, count * 4)
     ends = np.append(compact.starts[1:], total)
+    sizes = ends[groups] - compact.starts[groups]
     rows = np.concatenate([np.arange(compact.starts[g], ends[g]) for g in groups.tolist()])
+    # Each candidate chunk's best row, scored from the stored codes as the exact arm scores them.
+    best = np.maximum.reduceat(compact.row_scores(rows, query), np.cumsum(sizes) - sizes)
+    chunk_ids = compact.chunk_ids[groups]
+    order = np.lexsort((chunk_ids, -best))  # ties to the lower chunk id, as in the exact arm
     with db.lock:
-        rows, exact = exact_row_scores(db, compact, rows, query)
-    best: dict[int, float] = {}
-    for owner, score in zip(compact.owners[rows].tolist(), exact.tolist(), strict=True):
-        if owner not in best or score > best[owner]:
-            best[owner] = score
-    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        stored = stored_chunks(db, chunk_ids[order].tolist())
+    kept = [i for i in order.tolist() if int(chunk_ids[i]) in stored][:limit]
+    if len(kept) < limit:
+        return None  # deleted since the matrix was loaded: the exact arm reloads and answers
     return [
-        ArmHit(chunk_id=chunk_id, rank=rank, score=score)
-        for rank, (chunk_id, score) in enumerate(ranked, start=1)
+        ArmHit(chunk_id=int(chunk_ids[i]), rank=rank, score=float(best[i]))
+        for rank, i in enumerate(kept, start=1)
     ]

@@ -19,10 +19,13 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from ...text.fulltext import term_string
 from ...text.language import detect_document
 from ..base import StoreError, StoreFull
 from ..boxes import repacked
+from ..codec import vector_code_rows
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -32,7 +35,7 @@ __all__ = [
     "Database",
 ]
 
-SCHEMA_VERSION = 20  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 21  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
@@ -45,11 +48,13 @@ SCHEMA_VERSION = 20  # 2: sentence windows, title in full text; 3: EPUB reader d
 # schema script adds their tables); 18: chunks' section paths (truthbase.sections) with their
 # terms, indexed with the title (:func:`_to_version_18` makes the full-text view again); 19:
 # feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column;
-# 20: shared threads' read-only links (truthbase.app.shares), a table only
+# 20: shared threads' read-only links (truthbase.app.shares), a table only; 21: chunk and window
+# vectors as int8 codes with a scale a row (truthbase.store.codec.vector_code), the float32
+# vectors of earlier versions quantized in place (:func:`_to_version_21`)
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10, 11, 18 and 19, the schema script the tables they
 #: lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -231,6 +236,8 @@ class Database:
                         _to_version_15(conn)
                     if version < 18:
                         _to_version_18(conn)
+                    if version < 21:
+                        _to_version_21(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -466,3 +473,31 @@ def _to_version_15(conn: sqlite3.Connection) -> None:
             if (packed := repacked(blob, text)) is not None
         ]
         conn.executemany("UPDATE units SET boxes = ? WHERE doc_id = ? AND idx = ?", updates)
+
+
+def _to_version_21(conn: sqlite3.Connection) -> None:
+    """Schema 20 to 21 (or older), in the caller's transaction: every float32 vector of the
+    chunks and windows tables stored as int8 codes with a scale
+    (:func:`truthbase.store.codec.vector_code`: the blob a fresh ingest writes for the same
+    vector), in blocks of rows. The pages freed are reused by later writes; ``VACUUM`` returns
+    them."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()
+    if row is None:
+        return  # no document was ever written: no vector to convert
+    width = 4 * int(row[0])
+    for table in ("chunks", "windows"):
+        last = -1
+        while True:
+            rows = conn.execute(
+                f"SELECT id, vector FROM {table} WHERE id > ? AND length(vector) = ? "
+                "ORDER BY id LIMIT 4096",
+                (last, width),
+            ).fetchall()
+            if not rows:
+                break
+            matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for _, blob in rows])
+            conn.executemany(
+                f"UPDATE {table} SET vector = ? WHERE id = ?",
+                zip(vector_code_rows(matrix), [i for i, _ in rows], strict=True),
+            )
+            last = int(rows[-1][0])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import numpy as np
+
 from ...model import ExtractedDocument
 from ...records import ChunkBatch, IndexedDocument
 from ...text.fulltext import term_string
@@ -27,7 +29,8 @@ from ..codec import (
     section_terms,
     title_terms,
     unit_rows,
-    vector_blob,
+    vector_code,
+    vector_code_rows,
 )
 from ..sql import holders_of, index_embedder, restore_holders, write_screen
 from .connection import Database
@@ -93,7 +96,7 @@ def _write_chunks(conn: sqlite3.Connection, document: ExtractedDocument, batch: 
                 chunk.end,
                 chunk.text,
                 rects_json(chunk.rects),
-                vector_blob(vector),
+                vector_code(vector),
                 terms,
                 chunk.kind,
                 chunk.context,
@@ -109,11 +112,12 @@ def _write_chunks(conn: sqlite3.Connection, document: ExtractedDocument, batch: 
             (cursor.lastrowid, chunk_title_terms(document, chunk), terms),
         )
     if batch.windows and batch.window_vectors is not None:
+        codes = vector_code_rows(np.asarray(batch.window_vectors, dtype=np.float32))
         conn.executemany(
             'INSERT INTO windows(chunk_id, start, "end", vector) VALUES (?, ?, ?, ?)',
             (
-                (chunk_ids[window.chunk], window.start, window.end, vector_blob(vector))
-                for window, vector in zip(batch.windows, batch.window_vectors, strict=True)
+                (chunk_ids[window.chunk], window.start, window.end, code)
+                for window, code in zip(batch.windows, codes, strict=True)
             ),
         )
     if batch.token_signs is not None:

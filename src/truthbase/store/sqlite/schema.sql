@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     "end"   INTEGER NOT NULL,
     text    TEXT NOT NULL,
     rects   TEXT NOT NULL,                       -- JSON list of [x0, y0, x1, y1]
-    vector  BLOB NOT NULL,                       -- float32 (dim,), L2-normalized
+    vector  BLOB NOT NULL,                       -- scale (float32) + int8 (dim,): codec.vector_code
     terms   TEXT NOT NULL DEFAULT '',            -- full-text terms, space-separated (fulltext.py)
     kind    TEXT NOT NULL DEFAULT 'text' CHECK (kind IN ('text', 'table')),
     context TEXT NOT NULL DEFAULT '',            -- not in the span: a table chunk's column names
@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS windows (
     chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
     start    INTEGER NOT NULL,
     "end"    INTEGER NOT NULL,
-    vector   BLOB NOT NULL                       -- float32 (dim,), L2-normalized
+    vector   BLOB NOT NULL                       -- as chunks.vector (int8 codes and a scale)
 );
 CREATE INDEX IF NOT EXISTS windows_by_chunk ON windows (chunk_id);
 

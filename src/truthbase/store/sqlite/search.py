@@ -1,15 +1,14 @@
 """The search arms in SQLite: FTS5's BM25, and exact cosine over a matrix of every vector.
 
-Vectors live in the chunks and windows tables as float32 blobs; the dense arm scores every row
-with an int8 copy of them, loaded once per index generation (:class:`VectorCache`, a quarter of
-the float32 matrix: a server over 100k chunks stays small), then rescores its shortlist exactly
-with the float32 vectors of the file. A small index (at most :data:`EXACT_IN_MEMORY_ROWS` rows)
-keeps its float32 rows in memory too and scores them directly: there the shortlist's reads
-from the file cost more than the whole matrix product (the seed index: 11 of 29 ms of a
-search). This machine's Python cannot load
-SQLite extensions, so sqlite-vec is out of reach without apsw; at tens of thousands of chunks an
-exact matrix product is a few milliseconds (see `make bench`), so the extension would buy
-nothing here.
+Vectors live in the chunks and windows tables as int8 codes with a float32 scale a row
+(:func:`truthbase.store.codec.vector_code`, schema 21: a quarter of float32's bytes); the dense
+arm holds them in memory as they are stored (:class:`VectorCache`, loaded once per index
+generation) and scores every row with them, so its scores are the exact cosines of the stored
+vectors, on a small index as on a large one (tests/integration/test_compact_vectors.py). On the
+dev sets that ranks as the float32 vectors did (docs/evals/disk.md). This machine's Python
+cannot load SQLite extensions, so sqlite-vec is out of reach without apsw; at tens of thousands
+of chunks an exact matrix product is a few milliseconds (see `make bench`), so the extension
+would buy nothing here.
 """
 
 from __future__ import annotations
@@ -24,24 +23,20 @@ import numpy as np
 import numpy.typing as npt
 
 from ...records import ArmHit, FloatMatrix
+from ..codec import quantize, vector_codes
 from .connection import Database
 
 __all__ = [
-    "EXACT_IN_MEMORY_ROWS",
     "CompactVectors",
     "VectorCache",
     "dense_search",
-    "exact_row_scores",
     "fts_search",
     "group_starts",
     "quantize",
+    "stored_chunks",
 ]
 
 IdArray = npt.NDArray[np.int64]
-
-#: Up to this many vector rows (chunks and windows; 30 MB of float32 at dim 384) the float32
-#: rows stay in memory and the dense arm scores them exactly, without the int8 shortlist.
-EXACT_IN_MEMORY_ROWS = 20_000
 
 
 def fts_search(
@@ -88,8 +83,8 @@ SCORE_BLOCK = 2_048
 
 @dataclass(frozen=True, slots=True)
 class CompactVectors:
-    """Every vector of one index in memory as int8 codes with a float32 scale per row (a
-    quarter of float32's bytes), grouped by chunk, with each chunk group's document id."""
+    """Every vector of one index in memory as stored: int8 codes with a float32 scale per row,
+    grouped by chunk, with each chunk group's document id."""
 
     codes: npt.NDArray[np.int8]  # (rows, dim): round(vector / scale)
     scales: npt.NDArray[np.float32]  # (rows,): max |component| / 127 of the row
@@ -97,13 +92,10 @@ class CompactVectors:
     starts: IdArray  # (chunks,) first row of each chunk's group
     docs: npt.NDArray[np.str_]  # (chunks,)
     owners: IdArray  # (rows,) the chunk id of each row
-    row_ids: IdArray  # (rows,) the row's id in its table: chunks.id, or windows.id
-    is_window: npt.NDArray[np.bool_]  # (rows,) the row is a window's vector
-    exact: FloatMatrix | None = None  # (rows, dim) float32, for a small index only
     fingerprint: str = ""  # sha256 of every row's id, kind, owner and scale (see ann.py)
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """Approximate cosine of every row with ``query`` (error about 1e-3 at dim 384)."""
+        """The cosine of every stored row with ``query``: ``(codes . query) * scale``."""
         out = np.empty(len(self.codes), dtype=np.float32)
         buffer = np.empty((min(SCORE_BLOCK, len(self.codes)), self.codes.shape[1]), np.float32)
         for lo in range(0, len(self.codes), SCORE_BLOCK):
@@ -114,21 +106,15 @@ class CompactVectors:
         out *= self.scales
         return out
 
-
-def quantize(
-    vectors: npt.NDArray[np.float32],
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """Rows as int8 codes and a scale each: ``codes * scale`` is the row within scale / 2."""
-    peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, dtype=np.float32)
-    scales = np.maximum(peak, np.float32(1e-12)).astype(np.float32) / np.float32(127.0)
-    codes = np.rint(vectors / scales[:, None]).astype(np.int8)
-    return codes, scales
+    def row_scores(self, rows: IdArray, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """:meth:`scores` of the rows ``rows`` only (the same codes and scales, so the same
+        cosines up to float32's order of summation)."""
+        return np.asarray((self.codes[rows].astype(np.float32) @ query) * self.scales[rows])
 
 
 class VectorCache:
     """All vectors of one index, compact (:class:`CompactVectors`), reloaded when the index
-    generation moves. The float32 vectors stay in the file: dense_search rescores its
-    shortlist with them."""
+    generation moves."""
 
     def __init__(self) -> None:
         self._vectors: CompactVectors | None = None
@@ -150,23 +136,24 @@ class VectorCache:
 
 
 def _load_compact(db: Database) -> CompactVectors:
-    """Read every vector row by row into preallocated arrays: the float32 blobs are never all
-    in memory at once (a fetchall held them twice, as rows and as the stacked matrix)."""
+    """Read every vector in blocks of rows into preallocated arrays (a fetchall held every
+    blob and the matrix at once)."""
     total = int(
         db.conn.execute(
             "SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM windows)"
         ).fetchone()[0]
     )
+    meta = db.conn.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()
+    dim = int(meta[0]) if meta is not None else 1
     cursor = db.conn.execute(
         "SELECT id, vector, doc_id, 0, id FROM chunks UNION ALL "
         "SELECT w.chunk_id, w.vector, c.doc_id, 1, w.id FROM windows w "
         "JOIN chunks c ON c.id = w.chunk_id ORDER BY 1, 4, 5"
     )
     owners = np.empty(total, dtype=np.int64)
-    row_ids = np.empty(total, dtype=np.int64)
+    row_ids = np.empty(total, dtype=np.int64)  # chunks.id or windows.id, for the fingerprint
     is_window = np.empty(total, dtype=np.bool_)
-    codes: npt.NDArray[np.int8] | None = None
-    exact: FloatMatrix | None = None
+    codes = np.empty((total, dim), dtype=np.int8)
     scales = np.empty(total, dtype=np.float32)
     doc_of: list[str] = []
     last = None
@@ -175,69 +162,29 @@ def _load_compact(db: Database) -> CompactVectors:
         rows = cursor.fetchmany(4096)
         if not rows:
             break
-        block = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
-        if codes is None:
-            codes = np.empty((total, block.shape[1]), dtype=np.int8)
-            if total <= EXACT_IN_MEMORY_ROWS:
-                exact = np.empty((total, block.shape[1]), dtype=np.float32)
-        codes[n : n + len(rows)], scales[n : n + len(rows)] = quantize(block)
-        if exact is not None:
-            exact[n : n + len(rows)] = block
-        for row in rows:
-            owners[n], is_window[n], row_ids[n] = row[0], row[3], row[4]
-            if row[0] != last:
-                doc_of.append(row[2])
-                last = row[0]
+        block = slice(n, n + len(rows))
+        codes[block], scales[block] = vector_codes([bytes(r[1]) for r in rows], dim)
+        for r in rows:
+            owners[n], is_window[n], row_ids[n] = r[0], r[3], r[4]
+            if r[0] != last:
+                doc_of.append(r[2])
+                last = r[0]
             n += 1
     owners = owners[:n]
     starts = group_starts(owners)
-    digest = hashlib.sha256(str(codes.shape if codes is not None else 0).encode())
+    # What the graph of .ann is built for: the rows, in order, with their owners and scales.
+    digest = hashlib.sha256(str((n, dim)).encode())
     for array in (owners, row_ids[:n], is_window[:n], scales[:n]):
         digest.update(np.ascontiguousarray(array).tobytes())
     return CompactVectors(
-        codes=codes[:n] if codes is not None else np.zeros((0, 1), dtype=np.int8),
+        codes=codes[:n],
         scales=scales[:n],
         chunk_ids=owners[starts],
         starts=starts,
         docs=np.array(doc_of, dtype=np.str_),
         owners=owners,
-        row_ids=row_ids[:n],
-        is_window=is_window[:n],
-        exact=exact[:n] if exact is not None else None,
         fingerprint=digest.hexdigest(),
     )
-
-
-def exact_row_scores(
-    db: Database, compact: CompactVectors, rows: IdArray, query: FloatMatrix
-) -> tuple[IdArray, npt.NDArray[np.float32]]:
-    """The exact float32 cosine with ``query`` of the matrix rows ``rows``, from the vectors in
-    the file (by primary key): (the rows still in the file, their scores). A row that another
-    process deleted since the matrix was loaded, or whose id now names a window of another
-    chunk, is left out. The caller holds the lock."""
-    found: dict[tuple[bool, int], tuple[int, bytes]] = {}
-    for window, sql in (
-        (False, "SELECT id, id, vector FROM chunks WHERE id IN "),
-        (True, "SELECT id, chunk_id, vector FROM windows WHERE id IN "),
-    ):
-        wanted = [int(i) for i in compact.row_ids[rows[compact.is_window[rows] == window]]]
-        for lo in range(0, len(wanted), 900):  # well under SQLite's bound on parameters
-            part = wanted[lo : lo + 900]
-            for row_id, owner, blob in db.conn.execute(
-                sql + f"({','.join('?' * len(part))})", part
-            ):
-                found[(window, int(row_id))] = (int(owner), blob)
-    kept: list[int] = []
-    blobs: list[bytes] = []
-    for r in rows.tolist():
-        hit = found.get((bool(compact.is_window[r]), int(compact.row_ids[r])))
-        if hit is not None and hit[0] == int(compact.owners[r]):
-            kept.append(r)
-            blobs.append(hit[1])
-    if not blobs:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
-    return np.array(kept, dtype=np.int64), np.asarray(matrix @ query, dtype=np.float32)
 
 
 def dense_search(
@@ -247,73 +194,56 @@ def dense_search(
     limit: int,
     doc_ids: Collection[str] | None = None,
 ) -> list[ArmHit]:
-    """Exact cosine (vectors are L2-normalized, so a dot product); a chunk scores the best of
-    its own vector and its sentence windows' (max-sim). ``doc_ids`` (None: all) masks the
-    chunks of other documents out before the top ``limit`` is taken.
-
-    The int8 codes in memory pick a shortlist that provably holds the float32 top ``limit``:
-    rounding moves a component by at most half its row's scale, so an approximate score is
-    within ``eps = max scale / 2 * |query|_1`` of the exact one, and every true top chunk scores
-    at least the approximate ``limit``-th minus ``2 eps``. The float32 vectors of the
-    shortlist, read from the file, give the exact scores and the order: the result is the
-    float32 search's (tests/integration/test_compact_vectors.py checks it on the seed index)."""
+    """Exact cosine with the stored vectors (L2-normalized, so a dot product); a chunk scores
+    the best of its own vector and its sentence windows' (max-sim). ``doc_ids`` (None: all)
+    masks the chunks of other documents out before the top ``limit`` is taken. Ties (equal
+    cosine) go to the lower chunk id, so the order is deterministic. A chunk that another
+    process deleted since the matrix was loaded is left out (the top ids are looked up)."""
     query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
     with db.lock:
         compact = cache.vectors(db)
     chunk_ids = compact.chunk_ids
-    if len(chunk_ids) == 0:
+    if len(chunk_ids) == 0 or limit <= 0:
         return []
-    if compact.exact is not None:
-        return _exact_search(compact, compact.exact, query, limit, doc_ids)
-    row_scores = compact.scores(query)
-    chunk_scores = np.maximum.reduceat(row_scores, compact.starts)
+    chunk_scores = np.maximum.reduceat(compact.scores(query), compact.starts)
     if doc_ids is not None:
         keep = np.flatnonzero(np.isin(compact.docs, np.array(sorted(doc_ids), dtype=np.str_)))
         chunk_ids, chunk_scores = chunk_ids[keep], chunk_scores[keep]
-        if len(chunk_ids) == 0:
-            return []
-    limit = min(limit, len(chunk_ids))
-    kth = -np.partition(-chunk_scores, limit - 1)[limit - 1]
-    eps = float(compact.scales.max()) / 2 * float(np.abs(query).sum())
-    floor = kth - 2 * eps - 1e-6
-    # The rows that can be a top chunk's best: a row below the floor scores, exactly, less
-    # than the limit-th chunk, so it decides no top chunk's score.
-    rows = np.flatnonzero(row_scores >= floor)
-    if doc_ids is not None:
-        rows = rows[np.isin(compact.owners[rows], chunk_ids)]
-    with db.lock:
-        rows, exact = exact_row_scores(db, compact, rows, query)
-    best: dict[int, float] = {}
-    for owner, score in zip(compact.owners[rows].tolist(), exact.tolist(), strict=True):
-        if owner not in best or score > best[owner]:
-            best[owner] = score
-    # Ties (equal cosine) go to the lower chunk id, so the order is deterministic.
-    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    return [
-        ArmHit(chunk_id=chunk_id, rank=rank, score=score)
-        for rank, (chunk_id, score) in enumerate(ranked, start=1)
-    ]
-
-
-def _exact_search(
-    compact: CompactVectors,
-    exact: FloatMatrix,
-    query: npt.NDArray[np.float32],
-    limit: int,
-    doc_ids: Collection[str] | None,
-) -> list[ArmHit]:
-    """The dense arm over the float32 rows in memory: every chunk's best row, top ``limit``."""
-    chunk_ids = compact.chunk_ids
-    chunk_scores = np.maximum.reduceat(np.asarray(exact @ query, dtype=np.float32), compact.starts)
-    if doc_ids is not None:
-        keep = np.flatnonzero(np.isin(compact.docs, np.array(sorted(doc_ids), dtype=np.str_)))
-        chunk_ids, chunk_scores = chunk_ids[keep], chunk_scores[keep]
-    # Ties (equal cosine) go to the lower chunk id, as in the shortlist's ranking.
-    order = np.lexsort((chunk_ids, -chunk_scores))[:limit]
+    wanted = limit
+    while True:
+        order = _top(chunk_ids, chunk_scores, wanted)
+        with db.lock:
+            stored = stored_chunks(db, chunk_ids[order].tolist())
+        kept = [i for i in order.tolist() if int(chunk_ids[i]) in stored][:limit]
+        if len(kept) >= limit or wanted >= len(chunk_ids):
+            break
+        wanted *= 2
     return [
         ArmHit(chunk_id=int(chunk_ids[i]), rank=rank, score=float(chunk_scores[i]))
-        for rank, i in enumerate(order.tolist(), start=1)
+        for rank, i in enumerate(kept, start=1)
     ]
+
+
+def _top(chunk_ids: IdArray, scores: npt.NDArray[np.float32], count: int) -> IdArray:
+    """Positions of the best ``count`` scores, best first, ties to the lower chunk id."""
+    count = min(count, len(scores))
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    kth = -np.partition(-scores, count - 1)[count - 1]
+    pick = np.flatnonzero(scores >= kth)  # every tie of the count-th score
+    return np.asarray(pick[np.lexsort((chunk_ids[pick], -scores[pick]))][:count], np.int64)
+
+
+def stored_chunks(db: Database, ids: list[int]) -> set[int]:
+    """Which of the chunk ids ``ids`` the file still holds. The caller holds the lock."""
+    found: set[int] = set()
+    for lo in range(0, len(ids), 900):  # well under SQLite's bound on parameters
+        part = ids[lo : lo + 900]
+        rows = db.conn.execute(
+            f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
+        )
+        found.update(int(r[0]) for r in rows)
+    return found
 
 
 def group_starts(sorted_ids: IdArray) -> IdArray:

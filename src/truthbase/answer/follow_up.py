@@ -1,0 +1,101 @@
+"""How the extractive answerer reads a follow-up's :class:`~truthbase.turns.Resolution`.
+
+A follow-up ("What does the second one do?") means little alone; its resolution says what the
+earlier turns lend it. The answerer (:mod:`.extractive`) scores a follow-up's sentences by
+
+- its own words, and the words its ordinal points at (:attr:`~truthbase.turns.Resolution.
+  referents`: "the second one" is "MAP") at the same weight: the answer is about them (the
+  question it reads, :attr:`~truthbase.turns.Resolution.answer_question`, has them in the
+  ordinal's place already);
+- the words the earlier turns lend it (their subject, the previous answer's repeated words)
+  at ``extractive.follow_up_context_weight`` of their idf weight (:class:`Focus`).
+
+Then policy rule 4 (:func:`truthbase.answer.policy.follow_up_refuses`) reads
+:func:`new_words_held`: the share of the words the follow-up adds that the cited passages hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from ..text.vocabulary import terms, weighted_coverage
+from ..turns import Resolution
+from .model import Source
+
+__all__ = ["Focus", "focus_coverage", "follow_up_focus", "new_words_held"]
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What a follow-up's sentences are scored by beside its own words: the terms the earlier
+    turns lend it (stemmed, none of the question's), at ``weight`` of the question's own in
+    the lexical and context shares, the terms its ordinal names (``named``, at the question's
+    own weight), the text the sentence embeddings are compared with (the question followed by
+    the lent words: "And at Tier 3?" alone is close to nothing)."""
+
+    lent: tuple[str, ...]
+    weight: float
+    cosine_text: str
+    named: tuple[str, ...] = ()
+
+
+def follow_up_focus(question: str, follow_up: Resolution | None, weight: float) -> Focus | None:
+    """The focus of a resolved follow-up (None for a first turn, a new topic, or nothing to
+    read: no word lent at a weight above 0 and no referent the question lacks)."""
+    if follow_up is None:
+        return None
+    own = set(terms(question))
+    named = tuple(t for t in dict.fromkeys(terms(" ".join(follow_up.referents))) if t not in own)
+    lent: tuple[str, ...] = ()
+    if weight > 0:
+        lent = tuple(
+            t
+            for t in dict.fromkeys(terms(" ".join(follow_up.context_words)))
+            if t not in own and t not in named
+        )
+    if not (lent or named):
+        return None
+    words = follow_up.context_words if lent else follow_up.referents
+    return Focus(lent, weight, f"{question} ({' '.join(words)})", named)
+
+
+def focus_coverage(
+    query: Sequence[str],
+    passage: Sequence[str],
+    idf: dict[str, float],
+    unseen: float,
+    focus: Focus | None,
+) -> float:
+    """:func:`~truthbase.text.vocabulary.weighted_coverage` of ``query`` and the focus's named
+    terms, with its lent terms added to both masses at ``focus.weight`` of their idf."""
+    if focus is None:
+        return weighted_coverage(query, passage, idf, unseen)
+    own, have = set(query) | set(focus.named), set(passage)
+    lent = [t for t in focus.lent if t not in own]
+    total = sum(idf.get(t, unseen) for t in own) + focus.weight * sum(
+        idf.get(t, unseen) for t in lent
+    )
+    found = sum(idf.get(t, unseen) for t in own & have) + focus.weight * sum(
+        idf.get(t, unseen) for t in lent if t in have
+    )
+    return found / total if total > 0 else 0.0
+
+
+def new_words_held(
+    follow_up: Resolution | None, cited: Collection[int], sources: Sequence[Source]
+) -> float | None:
+    """The share of the follow-up's new words (:attr:`~truthbase.turns.Resolution.new_words`,
+    stemmed) that occur in the sources its answer sentences come from (``cited``: their
+    numbers); None when it adds no
+    word (or is not a follow-up)."""
+    if follow_up is None or not follow_up.new_words:
+        return None
+    wanted = set(terms(" ".join(follow_up.new_words)))
+    if not wanted:
+        return None
+    have: set[str] = set()
+    for source in sources:
+        if source.n in cited:
+            have.update(terms(source.text))
+    return len(wanted & have) / len(wanted)

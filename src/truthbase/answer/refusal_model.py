@@ -1,0 +1,124 @@
+"""The refusal model of the extractive answerer: a few features of what it found, one logistic.
+
+One support score does not tell an answerable question from an unanswerable one well on
+questions nobody tuned for: a close sentence in a passage retrieval barely preferred, or a
+sentence that holds few of the question's rare words, looks as good as a real answer. So the
+decision weighs several features of the candidates and the sources (:class:`RefusalFeatures`),
+each in [0, 1] except ``agreeing`` (0 to 4):
+
+- ``support``: the best sentence's support score (:mod:`.extractive`),
+- ``lexical``: the share of the question's idf mass (stemmed content words) in that sentence,
+- ``context``: the highest such share in the passage of a sentence scoring at least
+  ``keep_ratio`` of the best (the sentences an answer can use: the same whether all the
+  candidates were scored or only the contenders, :meth:`.extractive.ExtractiveAnswerer.contenders`),
+- ``retrieval``: the fused retrieval score of the top source,
+- ``margin``: how far the top source's score is above the next one's, as a share of it,
+- ``agreeing``: how many sources hold a sentence scoring at least ``keep_ratio`` of the best
+  (at most :data:`MAX_AGREEING`).
+
+:func:`answer_logit` is ``intercept + sum(w_f * f)`` with the coefficients of
+:class:`truthbase.config.RefusalModelSettings`; :func:`answer_probability` is its logistic. The
+decision against ``extractive.threshold`` is :func:`truthbase.answer.policy.extractive_outcome`'s;
+the coefficients are fitted by :func:`truthbase.eval.refusal.fit_refusal_model` (``truthbase eval
+refusal``). Pure: plain numbers in, plain numbers out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from ..config import RefusalModelSettings
+
+__all__ = [
+    "FEATURES",
+    "MAX_AGREEING",
+    "RefusalFeatures",
+    "Scored",
+    "answer_logit",
+    "answer_probability",
+    "refusal_features",
+]
+
+#: The features, in the order of the model's coefficients (``w_<name>``).
+FEATURES = ("support", "lexical", "context", "retrieval", "margin", "agreeing")
+#: ``agreeing`` counts at most this many sources.
+MAX_AGREEING = 4
+
+
+class Scored(Protocol):
+    """What the features read of a candidate sentence (:class:`.extractive.Candidate`)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def lexical(self) -> float: ...
+    @property
+    def context(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefusalFeatures:
+    """The features of one answer (see the module docstring)."""
+
+    support: float
+    lexical: float
+    context: float
+    retrieval: float
+    margin: float
+    agreeing: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 6) for k, v in asdict(self).items()}
+
+    def values(self) -> tuple[float, ...]:
+        """The features in :data:`FEATURES` order."""
+        return tuple(float(getattr(self, name)) for name in FEATURES)
+
+
+def refusal_features(
+    candidates: Sequence[Scored], source_scores: Sequence[float], keep_ratio: float
+) -> RefusalFeatures:
+    """The features of ``candidates`` (best first) and the retrieval scores of the sources
+    (in rank order); all zero without candidates."""
+    top = source_scores[0] if source_scores else 0.0
+    if len(source_scores) >= 2 and top > 0:
+        margin = max(0.0, min(1.0, (top - source_scores[1]) / top))
+    else:
+        margin = 1.0 if top > 0 else 0.0
+    if not candidates:
+        return RefusalFeatures(
+            support=0.0, lexical=0.0, context=0.0, retrieval=top, margin=margin, agreeing=0.0
+        )
+    best = candidates[0]
+    near = [c for c in candidates if c.score >= keep_ratio * best.score]
+    close = {c.n for c in near}
+    return RefusalFeatures(
+        support=best.score,
+        lexical=best.lexical,
+        context=max(c.context for c in near),
+        retrieval=top,
+        margin=margin,
+        agreeing=float(min(len(close), MAX_AGREEING)),
+    )
+
+
+def answer_logit(features: RefusalFeatures, model: RefusalModelSettings) -> float:
+    """``intercept + sum(w_f * f)``: above 0, the model would rather answer."""
+    return model.intercept + sum(
+        float(getattr(model, f"w_{name}")) * value
+        for name, value in zip(FEATURES, features.values(), strict=True)
+    )
+
+
+def answer_probability(features: RefusalFeatures, model: RefusalModelSettings) -> float:
+    """The logistic of :func:`answer_logit`: how likely the answer stands, by the model."""
+    z = answer_logit(features, model)
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)

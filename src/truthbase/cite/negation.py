@@ -1,0 +1,226 @@
+"""Negation: which words a negation cue scopes over, and whether claim and quote agree on it.
+
+The negation check of :func:`truthbase.cite.support.check_support` (``negation_missing``,
+``negation_dropped``): a negation of the claim (not, never, no, none, nor, without, cannot, n't,
+nothing, nobody; German nicht, kein*, nie, niemals, ohne, nichts, weder) needs a negation in the
+quote that scopes over the same words, and a negation of the quote whose first content word is
+in the claim needs one in the claim. A negation's scope is the content terms after it up to the
+end of its clause (:data:`NEGATION_SCOPE_TERMS` at most); two scopes agree when the first term
+of either is in the other. "Not all X" says "some X are not": a claim with "some" (or a
+negation of its own) restates it (:data:`SOME`); a claim that negates the quote's opposite ("not
+after" for "before") restates it too (:func:`double_negations`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .align import normal, stems
+from .model import Reason
+from .numbers import TOKEN
+
+__all__ = [
+    "IMPLICIT_NEGATIONS",
+    "NEGATION_ABOUT",
+    "NEGATION_SCOPE_TERMS",
+    "NEGATION_WORDS",
+    "SOME",
+    "Negation",
+    "double_negations",
+    "is_cue",
+    "negated_part",
+    "negated_words",
+    "negation_reasons",
+    "negations",
+]
+
+#: A claim's negation contradicts the quote when one of its first this many scope terms is in
+#: the quote (un-negated); further ones are mostly the claim's own rewording.
+NEGATION_ABOUT = 2
+#: A negation scopes over at most this many content terms after it, inside its clause.
+NEGATION_SCOPE_TERMS = 5
+#: Words right before and right after a verbatim part of the quote that are checked for a
+#: negation ("never produces X", "X or not").
+_VERBATIM_LOOKBEHIND = 3
+_VERBATIM_LOOKAHEAD = 2
+
+# fmt: off
+#: Negation cues (normalized words); tokens ending in "n't" are cues too.
+NEGATION_WORDS = frozenset(
+    """
+    not never no none nor neither without cannot nothing nobody nowhere
+    nicht kein keine keinen keinem keiner keines nie niemals ohne nichts weder
+    """.split()  # noqa: SIM905
+)
+# fmt: on
+#: Universals a negation may deny ("not all", "not every"), and the words with which a claim
+#: restates such a denial ("some incidents cannot be prevented" for "not all incidents can be
+#: eliminated").
+_UNIVERSALS = frozenset("all every each always alle jede jeder jedes immer".split())  # noqa: SIM905
+SOME = frozenset("some several certain einige manche".split())  # noqa: SIM905
+_NOT_NEGATIONS = (("not", "only"), ("no", "doubt"), ("nicht", "nur"))
+_CLAUSE_END = re.compile(
+    r"[,;:.!?()\[\]{}\"]|\s(?:but|whereas|while|although|however|aber|sondern)\s"
+)
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(), m.start(), m.end()) for m in TOKEN.finditer(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """A negation cue as written and the stemmed content terms it scopes over."""
+
+    cue: str
+    scope: tuple[str, ...]
+    #: The cue negates a universal ("not all", "nicht jede"): it says "some are not".
+    universal: bool = False
+    #: The hyphenated compound right after the cue ("without few-shot demonstrations"): one
+    #: term, which a claim's other compound of the same head ("zero-shot") does not restate.
+    head: str = ""
+
+
+def is_cue(word: str) -> bool:
+    return word in NEGATION_WORDS or word.endswith("n't")
+
+
+def negations(text: str) -> list[Negation]:
+    """The negation cues of ``text`` with their scopes (see the module doc)."""
+    norm = normal(text)
+    tokens = _tokens(norm)
+    found: list[Negation] = []
+    for k, (word, _, end) in enumerate(tokens):
+        if not is_cue(word):
+            continue
+        following = tokens[k + 1][0] if k + 1 < len(tokens) else ""
+        if (word, following) in _NOT_NEGATIONS:
+            continue
+        stop = _CLAUSE_END.search(norm, end)
+        clause = norm[end : stop.start() if stop else len(norm)]
+        scope = [t for t in stems(clause) if len(t) > 1 and not is_cue(t)]
+        if not scope:  # "correct or not?": what comes before it in its clause, nearest first
+            before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
+            scope = [t for t in reversed(stems(before)) if len(t) > 1 and not is_cue(t)]
+        universal = following in _UNIVERSALS
+        head = following if "-" in following else ""
+        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS]), universal, head))
+    return found
+
+
+def _scopes_agree(a: Negation, b: Negation) -> bool:
+    """Two negations are about the same thing: the first term of either is in the other's scope
+    (two negations without any content words around them agree)."""
+    if not a.scope or not b.scope:
+        return not a.scope and not b.scope
+    return a.scope[0] in b.scope or b.scope[0] in a.scope
+
+
+#: Words that negate by their meaning ("lack", "absent"): a quote's "without retrieval tokens"
+#: and a claim's "lack any retrieval tokens" agree.
+IMPLICIT_NEGATIONS = frozenset(
+    """
+    lack lacks lacking lacked absent absence missing fail fails failed avoid avoids avoided
+    omit omits omitted free exclude excludes excluded neither longer instead rather unable
+    impossible fehlt fehlen ohne
+    """.split()  # noqa: SIM905
+)
+
+
+def negation_reasons(claim: str, quote: str) -> list[Reason]:
+    """A claim negation about words the quote states un-negated; a quote negation about words
+    the claim states un-negated (see the module doc). A claim negation whose words the quote
+    does not have is a paraphrase ("tend not to make full use" of "underutilize"), left to the
+    coverage."""
+    reasons: list[Reason] = []
+    in_claim, in_quote = negations(claim), negations(quote)
+    claim_terms = set(stems(claim))
+    quote_terms = set(stems(quote))
+    claim_words = set(normal(claim).split())
+    implicit = bool(IMPLICIT_NEGATIONS & claim_words)
+    for neg in in_claim:
+        about_quote = any(t in quote_terms for t in neg.scope[:NEGATION_ABOUT])
+        if about_quote and not any(_scopes_agree(neg, q) for q in in_quote):
+            reasons.append(
+                Reason(
+                    "negation_missing",
+                    f'the claim says "{neg.cue}", the quote does not',
+                    claim_says=" ".join((neg.cue, *neg.scope[:2])),
+                    page_says=" ".join(neg.scope[:2]),
+                )
+            )
+    for neg in in_quote:
+        talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
+        if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
+            talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"
+        agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)
+        agreed = agreed or (neg.universal and bool(SOME & claim_words))
+        if talked_about and not implicit and not agreed:
+            what = " ".join(neg.scope[:3])
+            reasons.append(
+                Reason(
+                    "negation_dropped",
+                    f'the quote says "{neg.cue}" about "{what}", the claim does not',
+                    claim_says=neg.scope[0],
+                    page_says=f"{neg.cue} {what}",
+                )
+            )
+    return reasons
+
+
+def negated_part(claim_norm: str, quote_norm: str) -> str | None:
+    """A cue next to every place of the quote the claim is (in the same clause: up to
+    :data:`_VERBATIM_LOOKBEHIND` words before, :data:`_VERBATIM_LOOKAHEAD` after), if any."""
+    cue: str | None = None
+    at = quote_norm.find(claim_norm)
+    while at >= 0:
+        clause_before = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
+        clause_after = re.split(r"[,;:.!?]", quote_norm[at + len(claim_norm) :])[0]
+        near = [w for w, _, _ in _tokens(clause_before)][-_VERBATIM_LOOKBEHIND:]
+        near += [w for w, _, _ in _tokens(clause_after)][:_VERBATIM_LOOKAHEAD]
+        cue = next((w for w in near if is_cue(w)), None)
+        if cue is None:
+            return None
+        at = quote_norm.find(claim_norm, at + 1)
+    return cue
+
+
+#: Words after a negation cue, inside its clause, that it negates for :func:`negated_words`.
+NEGATED_REACH = 5
+
+
+def negated_words(text: str) -> dict[str, str]:
+    """The words a negation cue of ``text`` negates (up to :data:`NEGATED_REACH` words after
+    it, inside its clause, stop words included: "not wait until after"), each with its cue."""
+    norm = normal(text)
+    tokens = _tokens(norm)
+    found: dict[str, str] = {}
+    for k, (word, _, end) in enumerate(tokens):
+        if not is_cue(word):
+            continue
+        stop = _CLAUSE_END.search(norm, end)
+        limit = stop.start() if stop else len(norm)
+        for following, start, _ in tokens[k + 1 : k + 1 + NEGATED_REACH]:
+            if start >= limit:
+                break
+            found.setdefault(following, word)
+    return found
+
+
+def double_negations(claim: str, reasons: list[Reason]) -> list[Reason]:
+    """``reasons`` without the opposites a claim negates ("should not wait until after the
+    purchase" for "prior to the purchase": ``antonym`` says "after", the claim says "not ...
+    after") and without the ``negation_missing`` of the cue that negates them."""
+    negated = negated_words(claim)
+    cues = {
+        negated[r.claim_says] for r in reasons if r.code == "antonym" and r.claim_says in negated
+    }
+    if not cues:
+        return reasons
+    return [
+        r
+        for r in reasons
+        if not (r.code == "antonym" and r.claim_says in negated)
+        and not (r.code == "negation_missing" and r.claim_says.split(" ")[0] in cues)
+    ]
