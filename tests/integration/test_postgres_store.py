@@ -99,6 +99,11 @@ def test_documents_chunks_and_counts_agree_between_backends(
     assert texts == pg_seed.chunk_texts([*ids, 10**9])
     assert texts == {c.id: c.text for c in seed_store.chunks(ids)} and len(texts) == len(ids)
     assert seed_store.chunk_texts([]) == {} == pg_seed.chunk_texts([])
+    # what the document prior groups by: each chunk's document, the same on both
+    owners = seed_store.chunk_documents([*ids, 10**9])
+    assert owners == pg_seed.chunk_documents([*ids, 10**9])
+    assert owners == {c.id: c.doc_id for c in seed_store.chunks(ids)}
+    assert seed_store.chunk_documents([]) == {} == pg_seed.chunk_documents([])
 
 
 # -- search ---------------------------------------------------------------------------------
