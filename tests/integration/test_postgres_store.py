@@ -25,6 +25,7 @@ from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.model import ChunkDraft
 from truthbase.records import IndexedDocument, IndexEmbedder
+from truthbase.retrieve.documents import DOCUMENT_ARM
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore, StoreError, open_store
@@ -160,7 +161,8 @@ def test_search_on_postgres_is_search_on_sqlite(
             assert a.arm_ranks == b.arm_ranks, question
             assert a.document_title == b.document_title and a.chunk == b.chunk
             lists |= set(a.arm_ranks)
-    assert lists == {"fts", "dense", "late", "prf"}  # every list the product fuses took part
+    # every list the product fuses took part
+    assert lists == {"fts", "dense", "late", "prf", DOCUMENT_ARM}
 
 
 def test_search_on_postgres_takes_the_raw_question_and_one_arm_alone(

@@ -74,7 +74,9 @@ def _library_arms() -> ArmRankings:
 
 def test_prior_lifts_the_document_the_lists_agree_on() -> None:
     arms = _library_arms()
-    off = RetrievalSettings(rrf_k=1, dense_weight=0.1, late_weight=0, prf_weight=0)
+    off = RetrievalSettings(
+        rrf_k=1, dense_weight=0.1, late_weight=0, prf_weight=0, document_prior_weight=0
+    )
     on = off.model_copy(update={"document_prior_weight": 2.0})
     assert [chunk for chunk, _, _ in fuse(arms, off, 4)] == [100, 1, 2, 3]
     fused = fuse(arms, on, 4)
