@@ -78,6 +78,9 @@ def test_the_prior_puts_the_document_asked_about_first(store: Store, embedder: E
     assert hits[0].arm_ranks[DOCUMENT_ARM] == 1
     ranks = {hit.document_title: hit.arm_ranks[DOCUMENT_ARM] for hit in hits}
     assert ranks["euler"] == 2 and len(ranks) == 2
+    # each hit's score under the document list is its document's score
+    scores = {hit.document_title: hit.arm_scores[DOCUMENT_ARM] for hit in hits}
+    assert scores[hits[0].document_title] > scores["euler"] > 0
     # a prior moves passages, it finds none: every hit with it was a candidate without it
     wider = {hit.chunk.id for hit in search(store, embedder, QUESTION, off, k=100).hits}
     assert {hit.chunk.id for hit in hits} <= wider

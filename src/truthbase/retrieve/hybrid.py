@@ -241,6 +241,25 @@ def fuse(
     The late-interaction and feedback lists (:data:`LATE_ARM`, :data:`PRF_ARM`) and the
     document prior (:data:`~.documents.DOCUMENT_ARM`, its rank is the chunk's document's) are
     used in hybrid mode only: a single-arm mode is that arm's own order."""
+    used, weights = _weighted_lists(arms, settings, mode)
+    fused = weighted_rrf(used, weights, settings.rrf_k)
+    if mode == "hybrid" and settings.document_prior_weight > 0 and arms.owners:
+        docs = document_ranks(document_scores(used, weights, arms.owners))
+        prior = {
+            chunk_id: docs[arms.owners[chunk_id]]
+            for chunk_id, _, _ in fused
+            if chunk_id in arms.owners
+        }
+        fused = add_prior(
+            fused, prior, DOCUMENT_ARM, settings.document_prior_weight, settings.rrf_k
+        )
+    return fused[:limit]
+
+
+def _weighted_lists(
+    arms: ArmRankings, settings: RetrievalSettings, mode: Mode
+) -> tuple[dict[str, list[int]], dict[str, float]]:
+    """The lists ``mode`` fuses and each one's fusion weight."""
     used = {arm: ranked for arm, ranked in arms.ranked.items() if mode in ("hybrid", arm_base(arm))}
     base = {
         "fts": settings.fts_weight,
@@ -254,18 +273,7 @@ def fuse(
         arm: base[arm_base(arm)] * (1.0 if arm == arm_base(arm) else settings.subquery_weight)
         for arm in used
     }
-    fused = weighted_rrf(used, weights, settings.rrf_k)
-    if mode == "hybrid" and settings.document_prior_weight > 0 and arms.owners:
-        docs = document_ranks(document_scores(used, weights, arms.owners))
-        prior = {
-            chunk_id: docs[arms.owners[chunk_id]]
-            for chunk_id, _, _ in fused
-            if chunk_id in arms.owners
-        }
-        fused = add_prior(
-            fused, prior, DOCUMENT_ARM, settings.document_prior_weight, settings.rrf_k
-        )
-    return fused[:limit]
+    return used, weights
 
 
 def search(
@@ -302,6 +310,12 @@ def _search(
     with span("fuse"):
         fused = fuse(arms, settings, limit, mode)
     chunks = {c.id: c for c in store.chunks([chunk_id for chunk_id, _, _ in fused])}
+    # a hit's score under the document list is its document's score (the ranks' reason)
+    documents = document_scores(*_weighted_lists(arms, settings, mode), arms.owners)
+    scores = {
+        **arms.scores,
+        DOCUMENT_ARM: {c: documents[d] for c, d in arms.owners.items() if d in documents},
+    }
     titles: dict[str, str] = {}
     hits: list[SearchHit] = []
     for chunk_id, score, ranks in fused:
@@ -317,7 +331,7 @@ def _search(
                 score=score,
                 document_title=titles[chunk.doc_id],
                 arm_ranks=dict(ranks),
-                arm_scores={arm: arms.scores[arm][chunk_id] for arm in ranks if arm in arms.scores},
+                arm_scores={arm: scores[arm][chunk_id] for arm in ranks},
             )
         )
     timings.fuse = time.perf_counter() - started
