@@ -25,6 +25,7 @@ from truthbase.eval.golden import load_golden
 from truthbase.extract import extract_path
 from truthbase.model import ChunkDraft
 from truthbase.records import IndexedDocument, IndexEmbedder
+from truthbase.retrieve.documents import DOCUMENT_ARM
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.retrieve.hybrid import search
 from truthbase.store import SQLiteStore, StoreError, open_store
@@ -99,6 +100,11 @@ def test_documents_chunks_and_counts_agree_between_backends(
     assert texts == pg_seed.chunk_texts([*ids, 10**9])
     assert texts == {c.id: c.text for c in seed_store.chunks(ids)} and len(texts) == len(ids)
     assert seed_store.chunk_texts([]) == {} == pg_seed.chunk_texts([])
+    # what the document prior groups by: each chunk's document, the same on both
+    owners = seed_store.chunk_documents([*ids, 10**9])
+    assert owners == pg_seed.chunk_documents([*ids, 10**9])
+    assert owners == {c.id: c.doc_id for c in seed_store.chunks(ids)}
+    assert seed_store.chunk_documents([]) == {} == pg_seed.chunk_documents([])
 
 
 # -- search ---------------------------------------------------------------------------------
@@ -155,7 +161,8 @@ def test_search_on_postgres_is_search_on_sqlite(
             assert a.arm_ranks == b.arm_ranks, question
             assert a.document_title == b.document_title and a.chunk == b.chunk
             lists |= set(a.arm_ranks)
-    assert lists == {"fts", "dense", "late", "prf"}  # every list the product fuses took part
+    # every list the product fuses took part
+    assert lists == {"fts", "dense", "late", "prf", DOCUMENT_ARM}
 
 
 def test_search_on_postgres_takes_the_raw_question_and_one_arm_alone(

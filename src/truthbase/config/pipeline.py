@@ -219,6 +219,14 @@ class RetrievalSettings(_Section):
         ge=0,
         description="BM25 weight of the document title column against the chunk text's 1.0.",
     )
+    # The document prior (retrieve/documents.py): 0.75, chosen by leaving one set out over
+    # dev, capabilities-dev and a 20-manual library subset (docs/evals/document-prior.md).
+    document_prior_weight: float = Field(
+        default=0.75,
+        ge=0,
+        description="Fusion weight of the document list: each candidate chunk ranked by how "
+        "well its document's candidates rank in the arms (a document prior); 0: off.",
+    )
     # Pseudo-relevance feedback (retrieve/feedback.py); prf_weight 0 turns it off. prf_docs,
     # prf_terms and prf_max_df were compared with 5-fold cross-validation on golden/dev.json
     # (3 / 10 / 0.1); prf_weight is tuned with the fusion grid.

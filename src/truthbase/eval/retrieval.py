@@ -303,13 +303,20 @@ def _score_grid(
     feedback list is added per fusion of the other lists (configurations that differ only in
     the feedback weight share it), its chunk texts read once for all."""
     texts: dict[int, str] = {}
-    with_feedback: dict[tuple[float, float, float, float], list[QuestionArms]] = {}
+    with_feedback: dict[tuple[float, ...], list[QuestionArms]] = {}
     results: list[dict[str, QuestionResult]] = []
     for config in configs:
         items = collected
         if config.prf_weight > 0:
             # the feedback chunks come from the fusion of the other lists under this config
-            pair = (config.rrf_k, config.fts_weight, config.dense_weight, config.late_weight)
+            # (the document prior moves the first pass's top chunks too)
+            pair = (
+                config.rrf_k,
+                config.fts_weight,
+                config.dense_weight,
+                config.late_weight,
+                config.document_prior_weight,
+            )
             if pair not in with_feedback:
                 with_feedback[pair] = [
                     QuestionArms(
@@ -339,6 +346,7 @@ def _best_config(
             # prefer the current defaults when tied
             -abs(configs[c].rrf_k - base.rrf_k),
             -abs(configs[c].prf_weight - base.prf_weight),
+            -abs(configs[c].document_prior_weight - base.document_prior_weight),
             -abs(configs[c].late_weight - base.late_weight),
             -abs(configs[c].dense_weight - base.dense_weight),
         ),
@@ -377,6 +385,7 @@ def _config(config: RetrievalSettings) -> dict[str, float]:
         "dense_weight": config.dense_weight,
         "late_weight": config.late_weight,
         "prf_weight": config.prf_weight,
+        "document_prior_weight": config.document_prior_weight,
     }
 
 
@@ -403,8 +412,10 @@ def score_grid(
     store: Searchable,
     embedder: Embedder,
     base: RetrievalSettings,
+    configs: Sequence[RetrievalSettings] | None = None,
 ) -> GridScores:
-    """The tuning grid (:func:`grid`) scored on the set's runnable questions."""
+    """The tuning grid (``configs``, by default :func:`grid`) scored on the set's runnable
+    questions."""
     questions, skipped = split_questions(golden, prepared)
     if not questions:
         raise GoldenError("no answerable question has all its documents indexed")
@@ -413,7 +424,7 @@ def score_grid(
         questions, store, embedder, base.model_copy(update={"prf_weight": 0, "late_weight": 1.0})
     )
     chunks = ChunkCache(store, prepared.names)
-    configs = grid(base)
+    configs = list(configs) if configs is not None else grid(base)
     return GridScores(
         questions=questions,
         skipped=skipped,

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from ..errors import InvalidInput
 
-__all__ = ["PRIOR_LIFT", "prefer", "weighted_rrf"]
+__all__ = ["PRIOR_LIFT", "add_prior", "prefer", "weighted_rrf"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -62,6 +62,33 @@ def weighted_rrf(
         key=lambda item: (-scores[item], min(ranks[item].values()), first_seen[item]),
     )
     return [(item, scores[item], ranks[item]) for item in order]
+
+
+def add_prior(
+    fused: Sequence[tuple[K, float, dict[str, int]]],
+    prior_ranks: Mapping[K, int],
+    name: str,
+    weight: float,
+    k: float,
+) -> list[tuple[K, float, dict[str, int]]]:
+    """``fused`` (as :func:`weighted_rrf` returns it) with one more list, ``name``, in which
+    several items may share a rank: each item of ``prior_ranks`` gains ``weight / (k + rank)``
+    and its rank under ``name``; the others keep their score. Re-sorted by score, ties kept in
+    their order in ``fused``. No item is added: a prior moves the fused items, it finds none.
+    With ``weight`` 0, ``fused`` as it was."""
+    if not (math.isfinite(weight) and weight >= 0):
+        raise InvalidInput(f"weight of list {name!r} must be finite and >= 0, got {weight!r}")
+    if weight == 0:
+        return list(fused)
+    moved: list[tuple[float, int, tuple[K, float, dict[str, int]]]] = []
+    for position, (item, score, ranks) in enumerate(fused):
+        rank = prior_ranks.get(item)
+        if rank is not None:
+            score += weight / (k + rank)
+            ranks = {**ranks, name: rank}
+        moved.append((-score, position, (item, score, ranks)))
+    moved.sort(key=lambda entry: (entry[0], entry[1]))
+    return [entry for _, _, entry in moved]
 
 
 #: How many places a preferred item may rise: enough to lift it among near ties, too little to

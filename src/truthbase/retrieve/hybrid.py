@@ -4,7 +4,9 @@ In hybrid mode two more lists join the fusion: late interaction (see :mod:`.late
 ``settings.late_weight`` > 0, the embedder hands out token vectors and the index stores token
 signs), which re-ranks the arms' candidates word piece by word piece, and pseudo-relevance
 feedback (see :mod:`.feedback`, when ``settings.prf_weight`` > 0), a second full-text query
-expanded with the words that weigh most in the first fused pass's top chunks.
+expanded with the words that weigh most in the first fused pass's top chunks. And when
+``settings.document_prior_weight`` > 0, a document prior (see :mod:`.documents`): the chunks of
+the documents the lists agree on rise together.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from ..errors import InvalidInput
 from ..records import ArmHit, SearchHit
 from ..store import Searchable, TokenSigns
 from ..telemetry import span
+from .documents import DOCUMENT_ARM, document_ranks, document_scores
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query, query_languages
-from .fusion import weighted_rrf
+from .fusion import add_prior, weighted_rrf
 from .late import late_ranking, late_scores, query_rows
 from .subqueries import split_question
 
@@ -62,6 +65,8 @@ class ArmRankings:
     fts_query: str | None = None
     languages: list[str | None] = field(default_factory=lambda: ["en"])  # of the terms
     feedback_terms: list[str] = field(default_factory=list)
+    #: The document id of every chunk in the lists (hybrid mode): the document prior's groups.
+    owners: dict[int, str] = field(default_factory=dict)
     timings: SearchTimings = field(default_factory=SearchTimings)
 
 
@@ -140,10 +145,21 @@ def rank_arms(
                 with span("late"):
                     add_late(store, question_tokens, index.dim, arms)
                 arms.timings.late = time.perf_counter() - started
-    if mode == "hybrid" and settings.prf_weight > 0:
-        with span("feedback"):
-            arms = add_feedback(store, query, arms, settings, doc_ids=doc_ids)
+    if mode == "hybrid":
+        add_owners(store, arms)
+        if settings.prf_weight > 0:
+            with span("feedback"):
+                arms = add_feedback(store, query, arms, settings, doc_ids=doc_ids)
     return arms
+
+
+def add_owners(store: Searchable, arms: ArmRankings) -> None:
+    """Record in ``arms.owners`` the document of every chunk of its lists not recorded yet
+    (one query; what the document prior groups the candidates by)."""
+    pool = dict.fromkeys(chunk_id for ids in arms.ranked.values() for chunk_id in ids)
+    missing = [chunk_id for chunk_id in pool if chunk_id not in arms.owners]
+    if missing:
+        arms.owners.update(store.chunk_documents(missing))
 
 
 def add_late(store: TokenSigns, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
@@ -184,6 +200,7 @@ def add_feedback(
         scores=scores,
         fts_query=arms.fts_query,
         languages=arms.languages,
+        owners=dict(arms.owners),
         timings=arms.timings,
     )
     if arms.fts_query is None or settings.prf_docs == 0 or settings.prf_terms == 0:
@@ -210,6 +227,8 @@ def add_feedback(
         )
         out.ranked[PRF_ARM] = [h.chunk_id for h in hits]
         out.scores[PRF_ARM] = {h.chunk_id: h.score for h in hits}
+        if out.owners:  # the lists' documents are known: the document prior may group these
+            add_owners(store, out)
     out.timings.feedback = time.perf_counter() - started
     return out
 
@@ -219,9 +238,28 @@ def fuse(
 ) -> list[tuple[int, float, dict[str, int]]]:
     """Weighted RRF over the lists that ``mode`` uses: (chunk id, score, rank per list).
 
-    The late-interaction and feedback lists (:data:`LATE_ARM`, :data:`PRF_ARM`) are used in
-    hybrid mode only: a single-arm mode is that
-    arm's own order."""
+    The late-interaction and feedback lists (:data:`LATE_ARM`, :data:`PRF_ARM`) and the
+    document prior (:data:`~.documents.DOCUMENT_ARM`, its rank is the chunk's document's) are
+    used in hybrid mode only: a single-arm mode is that arm's own order."""
+    used, weights = _weighted_lists(arms, settings, mode)
+    fused = weighted_rrf(used, weights, settings.rrf_k)
+    if mode == "hybrid" and settings.document_prior_weight > 0 and arms.owners:
+        docs = document_ranks(document_scores(used, weights, arms.owners))
+        prior = {
+            chunk_id: docs[arms.owners[chunk_id]]
+            for chunk_id, _, _ in fused
+            if chunk_id in arms.owners
+        }
+        fused = add_prior(
+            fused, prior, DOCUMENT_ARM, settings.document_prior_weight, settings.rrf_k
+        )
+    return fused[:limit]
+
+
+def _weighted_lists(
+    arms: ArmRankings, settings: RetrievalSettings, mode: Mode
+) -> tuple[dict[str, list[int]], dict[str, float]]:
+    """The lists ``mode`` fuses and each one's fusion weight."""
     used = {arm: ranked for arm, ranked in arms.ranked.items() if mode in ("hybrid", arm_base(arm))}
     base = {
         "fts": settings.fts_weight,
@@ -235,7 +273,7 @@ def fuse(
         arm: base[arm_base(arm)] * (1.0 if arm == arm_base(arm) else settings.subquery_weight)
         for arm in used
     }
-    return weighted_rrf(used, weights, settings.rrf_k)[:limit]
+    return used, weights
 
 
 def search(
@@ -272,6 +310,12 @@ def _search(
     with span("fuse"):
         fused = fuse(arms, settings, limit, mode)
     chunks = {c.id: c for c in store.chunks([chunk_id for chunk_id, _, _ in fused])}
+    # a hit's score under the document list is its document's score (the ranks' reason)
+    documents = document_scores(*_weighted_lists(arms, settings, mode), arms.owners)
+    scores = {
+        **arms.scores,
+        DOCUMENT_ARM: {c: documents[d] for c, d in arms.owners.items() if d in documents},
+    }
     titles: dict[str, str] = {}
     hits: list[SearchHit] = []
     for chunk_id, score, ranks in fused:
@@ -287,7 +331,7 @@ def _search(
                 score=score,
                 document_title=titles[chunk.doc_id],
                 arm_ranks=dict(ranks),
-                arm_scores={arm: arms.scores[arm][chunk_id] for arm in ranks},
+                arm_scores={arm: scores[arm][chunk_id] for arm in ranks},
             )
         )
     timings.fuse = time.perf_counter() - started

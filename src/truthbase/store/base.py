@@ -102,6 +102,12 @@ class DocumentReader(Protocol):
         pseudo-relevance feedback reads, without the rects a whole :class:`Chunk` decodes."""
         ...
 
+    def chunk_documents(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """The document id of each chunk with one of these ids (missing ids are left out):
+        what the document prior of retrieval groups its candidates by
+        (:mod:`truthbase.retrieve.documents`)."""
+        ...
+
     def index_embedder(self) -> IndexEmbedder | None: ...
 
     def languages(self) -> list[str | None]:

@@ -106,6 +106,16 @@ class DocumentRows:
                 texts.update((int(chunk_id), str(text)) for chunk_id, text in rows.fetchall())
         return texts
 
+    def chunk_documents(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """The document id of each chunk with one of these ids (missing ids are left out)."""
+        owners: dict[int, str] = {}
+        with self._sql.read() as conn:
+            for batch in batches(self._sql, chunk_ids):
+                among, params = self._sql.ids_in("id", batch)
+                rows = conn.execute(f"SELECT id, doc_id FROM chunks WHERE {among}", params)
+                owners.update((int(chunk_id), str(doc_id)) for chunk_id, doc_id in rows.fetchall())
+        return owners
+
     def index_embedder(self) -> IndexEmbedder | None:
         with self._sql.read() as conn:
             return index_embedder(conn)
