@@ -64,8 +64,9 @@ def test_no_metric_drops_against_the_baseline(report: dict[str, Any]) -> None:
 
 #: The unanswerable questions of dev.json the refusal model answers (docs/evals/refusal-model.md):
 #: fitted across the dev sets under the objective false refusals + 2 x unanswerable answered, it
-#: answers 2 of 12 (d059, d067: near misses on the same documents) and refuses 4 answerable
-#: ones, where the one support threshold set on dev.json alone answered 1 (d068) and refused 6.
+#: answers 2 of 12 (d059, d067: near misses on the same documents) and refuses 5 answerable
+#: ones (refitted with the document prior on; 4 before it), where the one support threshold set
+#: on dev.json alone answered 1 (d068) and refused 6.
 MAX_UNANSWERABLE_ANSWERED = 2
 
 

@@ -31,22 +31,24 @@ class RefusalModelSettings(Section):
     probability is its logistic, compared with ``extractive.threshold``."""
 
     # The defaults: fitted by `truthbase eval refusal` on dev.json and capabilities-dev.json
-    # (L2 1, chosen by the pooled left-out objective; docs/evals/refusal-model.md).
+    # with the document prior on (L2 10, chosen by the pooled left-out objective; refitted
+    # after the prior changed the fused scores the retrieval features read;
+    # docs/evals/refusal-model.md).
     intercept: float = Field(
-        default=-9.5513,
+        default=-3.8317,
         ge=-_LIMIT,
         le=_LIMIT,
         description="Refusal model: the answer logit when every feature is 0.",
     )
-    w_support: float = _weight(14.9412, "the best sentence's support score")
-    w_lexical: float = _weight(-0.5801, "the share of the question's idf mass in the best sentence")
+    w_support: float = _weight(3.4797, "the best sentence's support score")
+    w_lexical: float = _weight(1.6734, "the share of the question's idf mass in the best sentence")
     w_context: float = _weight(
-        0.228, "the highest share of the question's idf mass in the passage of a close sentence"
+        0.9362, "the highest share of the question's idf mass in the passage of a close sentence"
     )
-    w_retrieval: float = _weight(3.7079, "the fused retrieval score of the top source")
+    w_retrieval: float = _weight(1.6625, "the fused retrieval score of the top source")
     w_margin: float = _weight(
-        -4.634, "the top source's retrieval margin to the next, as a share of its score"
+        -2.5149, "the top source's retrieval margin to the next, as a share of its score"
     )
     w_agreeing: float = _weight(
-        0.0058, "the number of sources (at most 4) holding a sentence close to the best one"
+        -0.1531, "the number of sources (at most 4) holding a sentence close to the best one"
     )
