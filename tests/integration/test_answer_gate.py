@@ -62,15 +62,13 @@ def test_no_metric_drops_against_the_baseline(report: dict[str, Any]) -> None:
     assert not drops, "answer metrics dropped: " + "; ".join(drops)
 
 
-#: The unanswerable questions of dev.json the refusal model answers (docs/evals/refusal-model.md):
-#: fitted across the dev sets under the objective false refusals + 2 x unanswerable answered, it
-#: answers 2 of 12 (d059, d067: near misses on the same documents) and refuses 5 answerable
-#: ones (refitted with the document prior on; 4 before it), where the one support threshold set
-#: on dev.json alone answered 1 (d068) and refused 6.
-MAX_UNANSWERABLE_ANSWERED = 2
+#: The refusal objective written down in truthbase.eval.refusal (issue 13): answer as many
+#: questions as possible with at most one unanswerable question answered (per fold there; on
+#: the whole set here). Since the languages merge d068 (Mrs. Bennet's first name) is the one.
+MAX_UNANSWERABLE_ANSWERED = 1
 
 
-def test_at_most_the_measured_unanswerable_questions_are_answered(report: dict[str, Any]) -> None:
+def test_at_most_one_unanswerable_question_is_answered(report: dict[str, Any]) -> None:
     answered = [
         (r["id"], r["support"])
         for r in report["per_question"]

@@ -12,7 +12,7 @@ A document that fails to ingest (the scans, until OCR lands) is reported missing
 questions is a miss, so the question set stays the same as the parts of issue 14 land and each
 of them shows up as a gain here. The goals (hybrid Recall@8 >= 0.85 on each tag, answered with
 a correct citation >= 0.75, every table question's citations holding all the row's cells) are
-separate tests; the one still missed (table cells) is marked xfail with the measured numbers.
+separate tests; the two still missed are marked xfail with the measured numbers.
 """
 
 from __future__ import annotations
@@ -37,7 +37,14 @@ TOLERANCE = 1e-9
 #: The goals of issue 14 on capabilities-dev.json.
 RECALL_GOAL = 0.85
 ANSWER_GOAL = 0.75
-#: The answer goal holds since session 12 (.792: the refusal model and the companion rule).
+#: Measured (docs/evals/capabilities-baseline.json, session 7): answered with a correct citation
+#: 0.708 overall (17 of 24), table citations holding the row 5 of 8.
+ANSWER_GOAL_MISSED = pytest.mark.xfail(
+    reason="issue 14 goal missed: answered with a correct citation 0.708 < 0.75 (4 false "
+    "refusals under the threshold fitted to English dev.json, two Chinese table questions "
+    "answered with other rows: MiniLM's cosine means little in Chinese)",
+    strict=False,
+)
 CELLS_GOAL_MISSED = pytest.mark.xfail(
     reason="issue 14 goal missed: 5 of 8 table questions cite their whole row (one refused, "
     "two Chinese questions cite header rows or other rows)",
@@ -194,6 +201,7 @@ def test_goal_hybrid_recall_at_8_on_each_tag(report: dict[str, Any]) -> None:
     assert not short, f"hybrid recall@{GATE_K} under {RECALL_GOAL}: {short}"
 
 
+@ANSWER_GOAL_MISSED
 def test_goal_answered_with_a_correct_citation(report: dict[str, Any]) -> None:
     answers = report["answers"]
     per_tag = {

@@ -219,10 +219,12 @@ class RetrievalSettings(_Section):
         ge=0,
         description="BM25 weight of the document title column against the chunk text's 1.0.",
     )
-    # The document prior (retrieve/documents.py): 0.75, chosen by leaving one set out over
-    # dev, capabilities-dev and a 20-manual library subset (docs/evals/document-prior.md).
+    # The document prior (retrieve/documents.py): off by default. Retrieval alone chose 0.75 by
+    # leaving one set out over dev, capabilities-dev and a 20-manual library subset, but the
+    # refusal model reads the fused scores the prior changes, and the pipeline with both was not
+    # ready to ship (docs/evals/document-prior.md); library-dev.json should decide.
     document_prior_weight: float = Field(
-        default=0.75,
+        default=0.0,
         ge=0,
         description="Fusion weight of the document list: each candidate chunk ranked by how "
         "well its document's candidates rank in the arms (a document prior); 0: off.",

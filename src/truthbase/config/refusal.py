@@ -30,25 +30,26 @@ class RefusalModelSettings(Section):
     features f of :class:`truthbase.answer.refusal_model.RefusalFeatures`; the answer
     probability is its logistic, compared with ``extractive.threshold``."""
 
-    # The defaults: fitted by `truthbase eval refusal` on dev.json and capabilities-dev.json
-    # with the document prior on (L2 10, chosen by the pooled left-out objective; refitted
-    # after the prior changed the fused scores the retrieval features read;
-    # docs/evals/refusal-model.md).
+    # The defaults are the one support threshold as shipped before the model (answer when
+    # support >= 0.479: -9.58 + 20 x support >= 0), not the fitted values: the fitted model
+    # refused an obvious question over a one-page, one-document index (tests/integration/
+    # test_feedback.py: the retrieval and margin features mean something else with one
+    # document). The fitted values and their left-out numbers: docs/evals/refusal-model.md.
     intercept: float = Field(
-        default=-3.8317,
+        default=-9.58,
         ge=-_LIMIT,
         le=_LIMIT,
         description="Refusal model: the answer logit when every feature is 0.",
     )
-    w_support: float = _weight(3.4797, "the best sentence's support score")
-    w_lexical: float = _weight(1.6734, "the share of the question's idf mass in the best sentence")
+    w_support: float = _weight(20.0, "the best sentence's support score")
+    w_lexical: float = _weight(0.0, "the share of the question's idf mass in the best sentence")
     w_context: float = _weight(
-        0.9362, "the highest share of the question's idf mass in the passage of a close sentence"
+        0.0, "the highest share of the question's idf mass in the passage of a close sentence"
     )
-    w_retrieval: float = _weight(1.6625, "the fused retrieval score of the top source")
+    w_retrieval: float = _weight(0.0, "the fused retrieval score of the top source")
     w_margin: float = _weight(
-        -2.5149, "the top source's retrieval margin to the next, as a share of its score"
+        0.0, "the top source's retrieval margin to the next, as a share of its score"
     )
     w_agreeing: float = _weight(
-        -0.1531, "the number of sources (at most 4) holding a sentence close to the best one"
+        0.0, "the number of sources (at most 4) holding a sentence close to the best one"
     )

@@ -29,14 +29,20 @@ import threading
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from usearch.index import Index
 
 from ...records import ArmHit, FloatMatrix
 from .connection import Database
 from .search import CompactVectors, VectorCache, stored_chunks
+
+if TYPE_CHECKING:
+    # Imported where a graph is made, never at import: usearch loads numkong, and onnxruntime
+    # imported after numkong crashes the process (SIGSEGV, onnxruntime 1.x here), so a process
+    # that never enables the graph (the default) must never load it.
+    from usearch.index import Index
 
 __all__ = ["AnnOptions", "AnnState", "ann_search", "sidecar_paths"]
 
@@ -61,6 +67,8 @@ def sidecar_paths(db_path: Path) -> tuple[Path, Path]:
 
 
 def _new_index(dim: int, options: AnnOptions) -> Index:
+    from usearch.index import Index
+
     return Index(
         ndim=dim,
         metric="cos",
