@@ -145,6 +145,17 @@ def _shared(words: Sequence[str], passage: PageWords, lexicon: Lexicon) -> int:
     return sum(passage.says(w, lexicon) for w in dict.fromkeys(words))
 
 
+def _crossed(claim_pair: Sequence[str], quote_pair: Sequence[str], lexicon: Lexicon) -> bool:
+    """Whether each half of the claim's pair shares more words with the other half of the
+    quote's pair than with its own: the two roles traded places."""
+    first, second = _content(claim_pair[0]), _content(claim_pair[1])
+    q_first = _passage(_content(quote_pair[0]), lexicon)
+    q_second = _passage(_content(quote_pair[1]), lexicon)
+    return _shared(first, q_second, lexicon) > _shared(first, q_first, lexicon) and _shared(
+        second, q_first, lexicon
+    ) > _shared(second, q_second, lexicon)
+
+
 def cause_swap_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
     """The claim's cause is the quote's effect and its effect the quote's cause (module doc):
     each half of the claim shares more words with the other half of the quote than with its
@@ -152,12 +163,7 @@ def cause_swap_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]
     mine, theirs = _cause_and_effect(claim), _cause_and_effect(quote)
     if mine is None or theirs is None:
         return []
-    cause, effect = _content(mine[0]), _content(mine[1])
-    q_cause = _passage(_content(theirs[0]), lexicon)
-    q_effect = _passage(_content(theirs[1]), lexicon)
-    crossed_cause = _shared(cause, q_effect, lexicon) > _shared(cause, q_cause, lexicon)
-    crossed_effect = _shared(effect, q_cause, lexicon) > _shared(effect, q_effect, lexicon)
-    if not (crossed_cause and crossed_effect):
+    if not _crossed(mine[:2], theirs[:2], lexicon):
         return []
     return [
         Reason(
@@ -384,12 +390,7 @@ def ratio_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
     mine, theirs = _ratio(claim), _ratio(quote)
     if mine is None or theirs is None or mine[2] != theirs[2]:
         return []
-    top, bottom = _content(mine[0]), _content(mine[1])
-    q_top = _passage(_content(theirs[0]), lexicon)
-    q_bottom = _passage(_content(theirs[1]), lexicon)
-    upside = _shared(top, q_bottom, lexicon) > _shared(top, q_top, lexicon)
-    downside = _shared(bottom, q_top, lexicon) > _shared(bottom, q_bottom, lexicon)
-    if not (upside and downside):
+    if not _crossed(mine[:2], theirs[:2], lexicon):
         return []
     return [
         Reason(
