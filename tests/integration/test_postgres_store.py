@@ -147,9 +147,10 @@ def test_search_on_postgres_is_search_on_sqlite(
     seed_store: SQLiteStore, pg_seed: PostgresStore, embedder: Embedder
 ) -> None:
     """:func:`truthbase.retrieve.hybrid.search` as the product runs it (both arms, late
-    interaction, feedback, weighted RRF, the default settings): PostgreSQL ranks every golden
-    question's top 8 as SQLite does, with the same fused scores and the same rank in each list."""
-    settings = RetrievalSettings()
+    interaction, feedback, weighted RRF, the document prior): PostgreSQL ranks every golden
+    question's top 8 as SQLite does, with the same fused scores and the same rank in each list.
+    The prior is switched on (it ships off) so that its list is compared too."""
+    settings = RetrievalSettings(document_prior_weight=0.75)
     lists: set[str] = set()
     for question in _golden_questions()[:25]:
         want = search(seed_store, embedder, question, settings, k=8)
