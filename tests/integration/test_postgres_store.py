@@ -149,7 +149,7 @@ def test_search_on_postgres_is_search_on_sqlite(
     """:func:`truthbase.retrieve.hybrid.search` as the product runs it (both arms, late
     interaction, feedback, weighted RRF, the document prior): PostgreSQL ranks every golden
     question's top 8 as SQLite does, with the same fused scores and the same rank in each list.
-    The prior is switched on (it ships off) so that its list is compared too."""
+    The prior is set on explicitly, so that its list is compared whatever the default."""
     settings = RetrievalSettings(document_prior_weight=0.75)
     lists: set[str] = set()
     for question in _golden_questions()[:25]:
