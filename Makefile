@@ -78,6 +78,7 @@ bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/claims_bench.py
 	$(BIN)/python benchmarks/pg_bench.py --sizes $(PG_BENCH_SIZES)
+	$(BIN)/python benchmarks/scaleout_bench.py --json var/scaleout.json
 	$(BIN)/python benchmarks/fuzz_bench.py --seconds $(FUZZ_SECONDS)
 	$(BIN)/python benchmarks/canary_bench.py --modes naive,llm,agent --agent-only override,fake-tag,delimiter --json docs/evals/canaries.json --md docs/evals/canaries.md
 	$(BIN)/python benchmarks/load_bench.py --users $(LOAD_USERS) --seconds $(LOAD_SECONDS)

@@ -77,9 +77,20 @@ def _ensure_user(name: str) -> tuple[int, int]:
 class PgServer:
     """One PostgreSQL cluster in a temporary directory. ``url`` is its ``postgres`` database."""
 
-    def __init__(self, shared_buffers: str = "128MB") -> None:
+    def __init__(
+        self,
+        shared_buffers: str = "128MB",
+        *,
+        listen: tuple[str, ...] = ("127.0.0.1",),
+        trusted_network: str | None = None,
+    ) -> None:
+        """``listen``: the addresses to listen on besides the Unix socket; ``trusted_network``
+        (a CIDR such as 10.231.0.0/16): clients from it may connect too (trust, as on
+        127.0.0.1), for workers in network namespaces (tests/helpers/netns.py)."""
         self.bin = pg_bin_dir()
         self.shared_buffers = shared_buffers
+        self.listen = listen
+        self.trusted_network = trusted_network
         self.root = Path(tempfile.mkdtemp(prefix="truthbase-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -90,8 +101,9 @@ class PgServer:
     def url(self) -> str:
         return self.url_for("postgres")
 
-    def url_for(self, database: str) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+    def url_for(self, database: str, host: str = "127.0.0.1") -> str:
+        """The URL of ``database``, reached at ``host`` (one of ``listen``)."""
+        return f"postgresql://postgres@{host}:{self.port}/{database}"
 
     def _run(self, args: list[str], timeout: float = 60) -> None:
         kwargs: dict[str, object] = {}
@@ -135,8 +147,11 @@ class PgServer:
             ],
             timeout=120,
         )
+        if self.trusted_network is not None:
+            with (self.data / "pg_hba.conf").open("a", encoding="utf-8") as hba:
+                hba.write(f"host all all {self.trusted_network} trust\n")
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
+            f"-c listen_addresses={','.join(self.listen)} -p {self.port} -k {self.root} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
             f"-c max_connections=300 -c shared_buffers={self.shared_buffers}"
         )
