@@ -1,0 +1,208 @@
+"""Which sentences the extractive answerer cites: its support weights chosen again by leaving one
+dev set out (docs/evals/selection.md, "The support weights across four sets").
+
+For each set, each answerable question is retrieved once with the default settings, every
+usable sentence of its sources is scored once (its cosine, lexical, context and rank features),
+and each sentence is marked when its span holds a golden evidence record (the rule of
+``eval answers``). Whether a question is answered stays as shipped (the refusal model on the
+shipped scores): only the choice among the sentences of an answered question is re-made for
+each grid point (``w_cosine``, ``w_lexical``, ``w_context``, ``w_rank``, ``keep_ratio``,
+``max_sentences``). Objective: the sum over the training sets of their shares of answerable
+questions answered with a correct citation (ties: citation precision).
+
+    python benchmarks/selection_cv.py --set dev=../shared/golden/dev.json:golden.sqlite \\
+        --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
+        --set library=../shared/golden/library-dev.json:library.sqlite \\
+        --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
+        [--cache DIR] [--json OUT]
+
+A followups-dev.json set is read by its conversations' first turns (the only turns that stand
+alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import pickle
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from truthbase.answer import ExtractiveAnswerer
+from truthbase.answer.extractive import Candidate, missing_named_terms
+from truthbase.answer.parts import question_parts
+from truthbase.answer.pipeline import retrieve, sources_from_hits
+from truthbase.config import ChunkingSettings, ExtractiveSettings, RetrievalSettings
+from truthbase.embed import default_embedder
+from truthbase.eval.answers import golden_spans
+from truthbase.eval.evidence import citation_holds
+from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden, parse_golden
+from truthbase.eval.retrieval import prepare_corpus, split_questions
+from truthbase.store import SQLiteStore
+
+Scored = list[tuple[Candidate, bool]]  # a question's sentences, best first, and which hold
+GRID = {
+    "w_cosine": (0.2, 0.35, 0.5),
+    "w_lexical": (0.0, 0.15, 0.3),
+    "w_context": (0.0, 0.15, 0.3, 0.45),
+    "w_rank": (0.0, 0.1, 0.2, 0.3),
+    "keep_ratio": (0.8, 0.9),
+    "max_sentences": (2, 3),
+}
+
+
+def _golden(path: Path) -> GoldenSet:
+    if "conversations" not in json.loads(path.read_text("utf-8")):
+        return load_golden(path)
+    data = json.loads(path.read_text("utf-8"))
+    first = [dict(c["turns"][0], id=c["id"] + "-t1") for c in data["conversations"]]
+    return parse_golden({"version": 1, "documents": data["documents"], "questions": first})
+
+
+def record(golden_path: Path, index: Path) -> list[dict[str, Any]]:
+    """Each answerable question's scored sentences, marked, and whether it is answered."""
+    golden = _golden(golden_path)
+    embedder = default_embedder()
+    answerer = ExtractiveAnswerer(embedder)
+    store = SQLiteStore(index)
+    out = []
+    try:
+        prepared = prepare_corpus(
+            golden, default_corpus_root(golden_path), store, embedder, ChunkingSettings()
+        )
+        runnable, _ = split_questions(golden, prepared)
+        for q in runnable:
+            spans, _ = golden_spans(q, prepared, store)
+            hits = retrieve(store, embedder, q.question, RetrievalSettings()).hits
+            sources = sources_from_hits(hits)
+            scored = answerer.candidates(q.question, sources)
+            selection = answerer.choose(
+                scored,
+                missing_named_terms(q.question, sources),
+                question_parts(q.question),
+                [s.score for s in sources],
+            )
+            marks = [
+                any(
+                    s.doc_id == c.doc_id
+                    and s.unit == c.unit
+                    and citation_holds(s.evidence, (s.start, s.end), s.text, c.start, c.end)
+                    for s in spans
+                )
+                for c in scored
+            ]
+            out.append(
+                {
+                    "id": q.id,
+                    "answered": not selection.refused,
+                    "parts": question_parts(q.question),
+                    "scored": list(zip(scored, marks, strict=True)),
+                }
+            )
+    finally:
+        store.close()
+    return out
+
+
+def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
+    """(answered with a correct citation, citations that hold, citations) at one grid point."""
+    answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
+    answerer.settings = ExtractiveSettings(**point)
+    correct = good = cited = 0
+    for q in questions:
+        if not q["answered"]:
+            continue
+        rescored = [
+            (
+                dataclasses.replace(
+                    c,
+                    score=point["w_cosine"] * c.cosine
+                    + point["w_lexical"] * c.lexical
+                    + point["w_context"] * c.context
+                    + point["w_rank"] / c.rank,
+                ),
+                held,
+            )
+            for c, held in q["scored"]
+        ]
+        rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
+        holds = {id(c): held for c, held in rescored}
+        chosen = answerer._pick([c for c, _ in rescored], q["parts"])
+        marks = [holds[id(c)] for c in chosen]
+        correct += any(marks)
+        good += sum(marks)
+        cited += len(marks)
+    return correct, good, cited
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", required=True, help="NAME=GOLDEN:INDEX")
+    parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    sets: dict[str, list[dict[str, Any]]] = {}
+    for spec in args.set:
+        name, _, paths = spec.partition("=")
+        golden, _, index = paths.partition(":")
+        kept = args.cache / f"{name}.pkl" if args.cache else None
+        if kept is not None and kept.exists():
+            sets[name] = pickle.loads(kept.read_bytes())
+        else:
+            sets[name] = record(Path(golden), Path(index))
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                kept.write_bytes(pickle.dumps(sets[name]))
+        print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
+    shipped = ExtractiveSettings()
+    points = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
+    shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
+    if shipped_point not in points:
+        points.append(shipped_point)
+    table = [(p, {name: pick(qs, p) for name, qs in sets.items()}) for p in points]
+    sizes = {name: len(qs) for name, qs in sets.items()}
+
+    def objective(counts: dict[str, tuple[int, int, int]], names: Sequence[str]) -> Any:
+        share = sum(counts[n][0] / sizes[n] for n in names)
+        precision = sum(counts[n][1] / max(counts[n][2], 1) for n in names)
+        return share, precision
+
+    at_shipped = next(c for p, c in table if p == shipped_point)
+    folds = []
+    for held in sets:
+        rest = [n for n in sets if n != held]
+        point, counts = max(table, key=lambda row: objective(row[1], rest))
+        folds.append(
+            {
+                "held_out": held,
+                "chosen": point,
+                "held_out_correct": counts[held][0],
+                "shipped_correct": at_shipped[held][0],
+                "answerable": sizes[held],
+                "fitted_correct": {n: counts[n][0] for n in rest},
+            }
+        )
+        print(json.dumps(folds[-1]))
+    point, counts = max(table, key=lambda row: objective(row[1], list(sets)))
+    fitted = {"chosen": point, "correct": {n: counts[n][0] for n in sets}}
+    print(json.dumps({"all_sets": fitted, "shipped": {n: at_shipped[n][0] for n in sets}}))
+    if args.json:
+        report = {
+            "grid": GRID,
+            "answerable": sizes,
+            "shipped": {"point": shipped_point, "correct": {n: at_shipped[n][0] for n in sets}},
+            "folds": folds,
+            "all_sets": fitted,
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    from truthbase.blas import limit_blas_threads
+
+    limit_blas_threads()
+    main()
