@@ -105,6 +105,12 @@ def test_documents_chunks_and_counts_agree_between_backends(
     assert owners == pg_seed.chunk_documents([*ids, 10**9])
     assert owners == {c.id: c.doc_id for c in seed_store.chunks(ids)}
     assert seed_store.chunk_documents([]) == {} == pg_seed.chunk_documents([])
+    # what a search hit shows: each document's title, the same on both, unknown ids left out
+    doc_ids = [d.id for d in sqlite_docs]
+    titles = seed_store.document_titles([*doc_ids, doc_ids[0], "no-such-document"])
+    assert titles == pg_seed.document_titles([*doc_ids, "no-such-document"])
+    assert titles == {d.id: d.title for d in sqlite_docs} and len(titles) == len(sqlite_docs) > 1
+    assert seed_store.document_titles([]) == {} == pg_seed.document_titles([])
 
 
 # -- search ---------------------------------------------------------------------------------

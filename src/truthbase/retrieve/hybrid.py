@@ -316,20 +316,17 @@ def _search(
         **arms.scores,
         DOCUMENT_ARM: {c: documents[d] for c, d in arms.owners.items() if d in documents},
     }
-    titles: dict[str, str] = {}
+    titles = store.document_titles({c.doc_id for c in chunks.values()})
     hits: list[SearchHit] = []
     for chunk_id, score, ranks in fused:
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        if chunk.doc_id not in titles:
-            info = store.document(chunk.doc_id)
-            titles[chunk.doc_id] = info.title if info else chunk.doc_id
         hits.append(
             SearchHit(
                 chunk=chunk,
                 score=score,
-                document_title=titles[chunk.doc_id],
+                document_title=titles.get(chunk.doc_id, chunk.doc_id),
                 arm_ranks=dict(ranks),
                 arm_scores={arm: scores[arm][chunk_id] for arm in ranks},
             )

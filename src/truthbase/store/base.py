@@ -15,7 +15,7 @@ every one of them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, TruthBaseError, Unavailable
@@ -106,6 +106,11 @@ class DocumentReader(Protocol):
         """The document id of each chunk with one of these ids (missing ids are left out):
         what the document prior of retrieval groups its candidates by
         (:mod:`truthbase.retrieve.documents`)."""
+        ...
+
+    def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """The title of each document with one of these ids (missing ids are left out): what a
+        search hit shows, read without the rest of :meth:`document`."""
         ...
 
     def index_embedder(self) -> IndexEmbedder | None: ...

@@ -4,7 +4,7 @@ document (full text, vectors) is each backend's own."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...errors import InvalidInput
@@ -46,6 +46,10 @@ def _document_columns(sql: Dialect) -> str:
         "(SELECT s.flagged FROM document_screens s WHERE s.doc_id = d.id), "
         "d.language, (SELECT u.name FROM users u WHERE u.id = d.owner)"
     )
+
+
+#: Document ids per query of :meth:`DocumentRows.document_titles` (under SQLite's 999 variables).
+_TITLES_AT_ONCE = 500
 
 
 class DocumentRows:
@@ -115,6 +119,20 @@ class DocumentRows:
                 rows = conn.execute(f"SELECT id, doc_id FROM chunks WHERE {among}", params)
                 owners.update((int(chunk_id), str(doc_id)) for chunk_id, doc_id in rows.fetchall())
         return owners
+
+    def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """The title of each document with one of these ids (missing ids are left out): what a
+        search hit shows, without :meth:`document`'s counts (a chunk count per document, which
+        grows with the document)."""
+        wanted = sorted(set(doc_ids))
+        titles: dict[str, str] = {}
+        with self._sql.read() as conn:
+            for first in range(0, len(wanted), _TITLES_AT_ONCE):
+                part = wanted[first : first + _TITLES_AT_ONCE]
+                marks = ", ".join("?" * len(part))
+                rows = conn.execute(f"SELECT id, title FROM documents WHERE id IN ({marks})", part)
+                titles.update((str(i), str(t)) for i, t in rows.fetchall())
+        return titles
 
     def index_embedder(self) -> IndexEmbedder | None:
         with self._sql.read() as conn:
