@@ -6,6 +6,8 @@ respected, and the exact arm below the threshold."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +125,40 @@ def test_scope_filters_hold_through_the_graph(
             assert store.dense_search(query, 20, []) == []
     finally:
         store.close()
+
+
+#: A fresh interpreter that makes the graph before it loads the embedder, as a server that
+#: prepares the graph at start and embeds its first question after does.
+GRAPH_THEN_EMBEDDER = """
+import sys
+from pathlib import Path
+
+from truthbase.store import SQLiteStore
+from truthbase.store.sqlite import AnnOptions
+
+store = SQLiteStore(Path(sys.argv[1]), ann=AnnOptions(min_rows=1))
+assert store.prepare_ann()
+
+from truthbase.config import EmbedderSettings
+from truthbase.embed import load_embedder
+
+vector = load_embedder(EmbedderSettings()).embed(["What does GOVERN cover?"])[0]
+print(len(store.dense_search(vector, 5)))
+store.close()
+"""
+
+
+def test_a_process_that_makes_the_graph_first_can_still_embed(
+    seed_db: Path, tmp_path: Path
+) -> None:
+    # usearch loads numkong; onnxruntime loaded after it crashed the process with SIGSEGV in
+    # the embedder's first call, before ann.py loaded onnxruntime first.
+    done = subprocess.run(
+        [sys.executable, "-c", GRAPH_THEN_EMBEDDER, str(own_copy(seed_db, tmp_path))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "5"

@@ -39,9 +39,6 @@ from .connection import Database
 from .search import CompactVectors, VectorCache, stored_chunks
 
 if TYPE_CHECKING:
-    # Imported where a graph is made, never at import: usearch loads numkong, and onnxruntime
-    # imported after numkong crashes the process (SIGSEGV, onnxruntime 1.x here), so a process
-    # that never enables the graph (the default) must never load it.
     from usearch.index import Index
 
 __all__ = ["AnnOptions", "AnnState", "ann_search", "sidecar_paths"]
@@ -66,10 +63,21 @@ def sidecar_paths(db_path: Path) -> tuple[Path, Path]:
     return db_path.with_name(db_path.name + ".ann"), db_path.with_name(db_path.name + ".ann.json")
 
 
-def _new_index(dim: int, options: AnnOptions) -> Index:
+def _usearch_index() -> type[Index]:
+    """usearch's Index class, onnxruntime loaded before it. usearch loads numkong, and
+    onnxruntime loaded after numkong crashes the process (SIGSEGV in the embedder's first
+    call, onnxruntime 1.x here); loaded the other way round both work (test_sqlite_ann's
+    subprocess test). Imported here, not at module import: a process that never enables the
+    graph (the default) loads neither for it."""
+    import onnxruntime  # noqa: F401  (its libraries first; see above)
     from usearch.index import Index
 
-    return Index(
+    return Index
+
+
+def _new_index(dim: int, options: AnnOptions) -> Index:
+    index_class = _usearch_index()
+    return index_class(
         ndim=dim,
         metric="cos",
         dtype="i8",
