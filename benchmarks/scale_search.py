@@ -143,16 +143,39 @@ def hnsw_figures(
     return row
 
 
-def sqlite_row(
-    path: Path, embedder: Embedder, queries: list[str], settings: Settings
+def postings_figures(
+    exact: SQLiteStore, embedder: Embedder, queries: list[str], settings: Settings
 ) -> dict[str, Any]:
-    exact = SQLiteStore(path, ann=AnnOptions(min_rows=None))
+    """The same index with the full-text arm from postings in memory (built first, timed; the
+    same ranking as FTS5's, store/sqlite/postings.py), the dense arm exact."""
+    fast = SQLiteStore(exact.path, ann=AnnOptions(min_rows=None), fts_postings_min_rows=1)
+    fast._vectors = exact._vectors  # the same matrix, loaded once
+    started = time.perf_counter()
+    assert fast.prepare_postings()
+    row: dict[str, Any] = {"postings_build_s": time.perf_counter() - started}
+    postings = fast._postings.postings(fast._db)
+    assert postings is not None
+    row["postings_mb"] = postings.nbytes / 1e6
+    row["postings"] = latency(fast, embedder, queries, settings)
+    fast.close()
+    return row
+
+
+def sqlite_row(
+    path: Path, embedder: Embedder, queries: list[str], settings: Settings, graph: bool = True
+) -> dict[str, Any]:
+    exact = SQLiteStore(path, ann=AnnOptions(min_rows=None), fts_postings_min_rows=None)
     row: dict[str, Any] = {"index": str(path), **exact.counts()}
     started = time.perf_counter()
     row["vector_rows"] = len(exact._vectors.vectors(exact._db).codes)
     row["matrix_load_s"] = time.perf_counter() - started
     row["exact"] = latency(exact, embedder, queries, settings)
-    print(f"  {path.name}: {row['chunks']} chunks, exact {row['exact']}", flush=True)
+    print(f"  {path.name}: {row['chunks']} chunks, exact, FTS5 {row['exact']}", flush=True)
+    row.update(postings_figures(exact, embedder, queries, settings))
+    print(f"  {path.name}: exact, postings {row['postings']}", flush=True)
+    if not graph:
+        exact.close()
+        return row
     row.update(ann_figures(exact, embedder, queries, settings))
     print(f"  {path.name}: ann {row['ann']} recall {row['dense_recall_at_candidates']}")
     exact.close()
@@ -201,6 +224,11 @@ def main() -> int:
     parser.add_argument("--pg", type=Path, nargs="*", default=[], help="SQLite indexes to copy")
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--no-graph",
+        action="store_true",
+        help="skip the SQLite dense arm's graph (its build takes ~25 min at 145k chunks)",
+    )
     args = parser.parse_args()
     settings = Settings()
     embedder = load_embedder(settings.embedder)
@@ -214,7 +242,7 @@ def main() -> int:
             args.json.write_text(json.dumps(report, indent=2))
 
     for path in args.sqlite:
-        report["sqlite"].append(sqlite_row(path, embedder, queries, settings))
+        report["sqlite"].append(sqlite_row(path, embedder, queries, settings, not args.no_graph))
         keep()
     for path in args.pg:
         report["postgres"].append(pg_row(path, embedder, queries, settings))

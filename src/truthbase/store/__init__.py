@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import Settings
+from ..config import Settings, SqliteSettings
 from .base import (
     Accounts,
     AnswerLog,
@@ -57,7 +57,7 @@ def open_store(db: Path | Settings) -> Store:
     """Open (or create) the index: the SQLite file ``db``, or, given settings, PostgreSQL when
     ``settings.database_url`` is set and the SQLite file ``settings.db`` otherwise."""
     if isinstance(db, Path):
-        return SQLiteStore(db)
+        return SQLiteStore(db, fts_postings_min_rows=SqliteSettings().fts_postings_min_rows)
     if db.database_url:
         try:  # at call time: psycopg is loaded only by those who use PostgreSQL
             from .postgres import PostgresStore
@@ -86,4 +86,5 @@ def open_store(db: Path | Settings) -> Store:
             expansion_search=lite.ann_expansion_search,
             overfetch=lite.ann_overfetch,
         ),
+        fts_postings_min_rows=lite.fts_postings_min_rows,
     )

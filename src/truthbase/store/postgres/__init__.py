@@ -40,7 +40,7 @@ class PostgresStore(SharedRows):
         pool_size: int = 8,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
-        hnsw_ef_search: int = 100,
+        hnsw_ef_search: int = 800,
         connect_timeout_s: float = 10.0,
         statement_timeout_s: float = 300.0,
     ) -> None:

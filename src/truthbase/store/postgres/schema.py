@@ -106,7 +106,7 @@ class Hnsw:
     min_rows: int | None = None
     m: int = 16
     ef_construction: int = 64
-    ef_search: int = 100
+    ef_search: int = 800
 
 
 def sql_text(name: str) -> str:

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import re
 
+from ..phrases import ASCII_TOKEN
+
 __all__ = ["MAX_TERMS", "terms_from_match_expression"]
 
 MAX_TERMS = 64
 
 _STRING = re.compile(r'"((?:[^"]|"")*)"')
 _WORD = re.compile(r"[^\W_]+")
-#: A token of an FTS5 string as the ``ascii`` tokenizer (and ``truthbase.fts_tokens``) reads it:
-#: a run of characters other than ASCII punctuation, controls and spaces; an identifier's whole
-#: term ("＼cmidrule", :mod:`truthbase.text.fulltext`) is one.
-_ASCII_TOKEN = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 
 
@@ -35,7 +33,7 @@ def terms_from_match_expression(expression: str) -> list[str]:
     """
     strings = [m.group(1).replace('""', '"') for m in _STRING.finditer(expression)]
     if strings:
-        terms = [" ".join(_ASCII_TOKEN.findall(s)) for s in strings]
+        terms = [" ".join(ASCII_TOKEN.findall(s)) for s in strings]
     else:
         terms = [w for w in _WORD.findall(expression) if w not in _OPERATORS]
     # A term given twice is kept twice: FTS5's bm25() counts each phrase of the expression
