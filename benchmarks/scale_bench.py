@@ -116,6 +116,8 @@ def curve(
         seconds = time.perf_counter() - started
         chunks = store.counts()["chunks"]
         disk = size_bytes()
+        prepare = getattr(store, "prepare_postings", None)  # the steady state, not the rebuild
+        postings = bool(prepare()) if prepare is not None else False
         row = {
             "documents": done,
             "chunks": chunks,
@@ -123,6 +125,7 @@ def curve(
             "store_s": seconds,
             "disk_bytes": disk,
             "bytes_per_chunk": disk / chunks if chunks else None,
+            "fts_postings": postings,
             **_latency(store, embedder, queries, settings),
         }
         if approximate is not None:
@@ -194,8 +197,13 @@ def bench_scale(
         if sqlite:
             db = Path(tmp) / "scale.sqlite"
             print(f"\nScale, SQLite (seed corpus repeated; sizes {sizes} documents)")
-            # The curve's own figures with the exact dense arm; then the graph's beside them.
-            store = SQLiteStore(db, ann=AnnOptions(min_rows=None))
+            # The curve's own figures with the exact dense arm (the full-text arm as the product
+            # picks it: FTS5, or postings from fts_postings_min_rows); then the graph's beside.
+            store = SQLiteStore(
+                db,
+                ann=AnnOptions(min_rows=None),
+                fts_postings_min_rows=settings.sqlite.fts_postings_min_rows,
+            )
             started = time.perf_counter()
             report["sqlite"] = curve(
                 store,
