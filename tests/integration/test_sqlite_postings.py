@@ -18,7 +18,7 @@ from truthbase.store import SQLiteStore
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.phrases import ascii_tokens, or_of_phrases
 from truthbase.store.sqlite import search
-from truthbase.store.sqlite.postings import PostingsCache
+from truthbase.store.sqlite.postings import BUILD_AFTER_QUERIES, PostingsCache
 
 pytestmark = pytest.mark.corpus
 
@@ -135,3 +135,23 @@ def test_only_the_builders_expressions_are_read_from_postings() -> None:
     for other in ('text : ("a")', '"a" AND "b"', "a OR b", '"a" NEAR "b"', '"a" OR', ""):
         assert or_of_phrases(other) is None, other
     assert PostingsCache(None).postings(None) is None  # type: ignore[arg-type]
+
+
+def test_a_one_shot_process_never_builds_them(seed_db: Path, tmp_path: Path) -> None:
+    # `truthbase ask` asks a question and its feedback query: FTS5 answers those, and the
+    # postings are built (in the background) only from the fourth query of a generation on.
+    store = SQLiteStore(own_copy(seed_db, tmp_path, "o.sqlite"), fts_postings_min_rows=1)
+    try:
+        expression = expressions(GOLDEN_DEV, ["en"])[2]
+        want = fts5(store, expression, 20, 1.0)
+        for _ in range(BUILD_AFTER_QUERIES):
+            assert pairs(store.fts_search(expression, 20, 1.0)) == want
+        assert store._postings._thread is None
+        assert pairs(store.fts_search(expression, 20, 1.0)) == want
+        thread = store._postings._thread
+        assert thread is not None
+        thread.join()
+        assert store._postings.builds == 1
+        assert pairs(store.fts_search(expression, 20, 1.0)) == want
+    finally:
+        store.close()

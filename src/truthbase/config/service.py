@@ -129,13 +129,14 @@ class SqliteSettings(_Section):
     """The SQLite backend (the file at ``db``)."""
 
     ann_min_rows: int | None = Field(
-        default=None,
+        default=500_000,
         ge=1,
-        description="Vector rows (chunks and sentence windows) from which the dense arm uses an "
-        "approximate graph (usearch HNSW, kept beside the file as <db>.ann, rebuilt in the "
-        "background when documents change) with exact rescoring; None (the default until its "
-        "recall holds on indexes with many identical vectors, docs/evals/scale-search.md): "
-        "always exact.",
+        description="Vector rows (chunks and sentence windows, about 5.5 a chunk) from which the "
+        "dense arm uses an approximate graph over the distinct stored vectors (usearch HNSW, "
+        "kept beside the file as <db>.ann, built in the background when documents change while "
+        "the exact arm answers) with exact rescoring; None: always exact. Recall@50 against "
+        "exact: 1.000 at 800k rows of 1,000 copies, .9996 on the real 22k-chunk library "
+        "(docs/evals/scale-search.md).",
     )
     ann_connectivity: int = Field(
         default=16, ge=4, le=64, description="Graph degree of the dense arm's graph."
@@ -158,12 +159,13 @@ class SqliteSettings(_Section):
         "rows: its vector and its windows'); grown 4x when a scope filter leaves too few.",
     )
     fts_postings_min_rows: int | None = Field(
-        default=100_000,
+        default=10_000,
         ge=1,
         description="Chunks from which the full-text arm ranks from postings held in memory "
-        "(built once per index generation: seconds, and ~1 KB a chunk) instead of asking FTS5, "
-        "whose cost grows with every chunk a question's words match; the ranking is the same "
-        "(docs/evals/scale-search.md). None: always FTS5.",
+        "(built in the background once a process has asked a few full-text queries of the "
+        "index's current contents: 8 s and 38 MB at 22k chunks, 17 s and 217 MB at 145k) "
+        "instead of asking FTS5, whose cost grows with every chunk a question's words match; "
+        "the ranking is the same, bit for bit (docs/evals/scale-search.md). None: always FTS5.",
     )
 
 

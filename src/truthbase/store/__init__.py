@@ -57,7 +57,7 @@ def open_store(db: Path | Settings) -> Store:
     """Open (or create) the index: the SQLite file ``db``, or, given settings, PostgreSQL when
     ``settings.database_url`` is set and the SQLite file ``settings.db`` otherwise."""
     if isinstance(db, Path):
-        return SQLiteStore(db, fts_postings_min_rows=SqliteSettings().fts_postings_min_rows)
+        return _sqlite_store(db, SqliteSettings())
     if db.database_url:
         try:  # at call time: psycopg is loaded only by those who use PostgreSQL
             from .postgres import PostgresStore
@@ -76,9 +76,12 @@ def open_store(db: Path | Settings) -> Store:
             connect_timeout_s=db.postgres.connect_timeout_s,
             statement_timeout_s=db.postgres.statement_timeout_s,
         )
-    lite = db.sqlite
+    return _sqlite_store(db.db, db.sqlite)
+
+
+def _sqlite_store(path: Path, lite: SqliteSettings) -> SQLiteStore:
     return SQLiteStore(
-        db.db,
+        path,
         ann=AnnOptions(
             min_rows=lite.ann_min_rows,
             connectivity=lite.ann_connectivity,

@@ -87,9 +87,49 @@ def _new_index(dim: int, options: AnnOptions) -> Index:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """The graph over the index's distinct stored vectors (key k: the k-th distinct one) and
+    the rows that hold each: copies of a document, or a paragraph every page repeats, are one
+    point of the graph. Copies filled each other's neighbour lists when every row was a point
+    (recall .67 at 145,500 chunks of 1,000 copies: docs/evals/scale-search.md)."""
+
+    index: Index
+    rows: npt.NDArray[np.int64]  # every row, grouped by key, ascending within a key
+    starts: npt.NDArray[np.int64]  # (keys + 1,): key k's rows are rows[starts[k]:starts[k + 1]]
+
+    def rows_of(self, keys: npt.NDArray[np.int64], count: int) -> npt.NDArray[np.int64]:
+        """The rows of ``keys`` in their order, the first ``count`` of them."""
+        taken: list[npt.NDArray[np.int64]] = []
+        total = 0
+        for key in keys.tolist():
+            rows = self.rows[self.starts[key] : self.starts[key + 1]]
+            taken.append(rows)
+            total += len(rows)
+            if total >= count:
+                break
+        return np.concatenate(taken)[:count] if taken else np.zeros(0, np.int64)
+
+
+def _distinct(
+    compact: CompactVectors,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct stored vectors (int8 codes and scale alike): one row of each, and every
+    row grouped by the vector it holds, with where each group starts."""
+    both = np.concatenate([compact.codes, compact.scales.reshape(-1, 1).view(np.int8)], axis=1)
+    packed = np.ascontiguousarray(both).view(np.dtype((np.void, both.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable").astype(np.int64)
+    starts = np.zeros(len(first) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inverse, minlength=len(first)), out=starts[1:])
+    return first.astype(np.int64), order, starts
+
+
 def _build_params(compact: CompactVectors, options: AnnOptions) -> dict[str, object]:
     return {
         "fingerprint": compact.fingerprint,
+        "points": "distinct vectors",
         "rows": len(compact.codes),
         "dim": int(compact.codes.shape[1]),
         "connectivity": options.connectivity,
@@ -97,23 +137,24 @@ def _build_params(compact: CompactVectors, options: AnnOptions) -> dict[str, obj
     }
 
 
-def load_or_build(db_path: Path | None, compact: CompactVectors, options: AnnOptions) -> Index:
+def load_or_build(db_path: Path | None, compact: CompactVectors, options: AnnOptions) -> Graph:
     """The graph for ``compact``: the sidecar's when it was built for the same rows with the
     same parameters (memory-mapped, no load time), else built and saved (atomically: a reader
     sees the old pair or the new one, and a mismatched pair is only rebuilt)."""
     wanted = _build_params(compact, options)
+    first, rows, starts = _distinct(compact)
     paths = sidecar_paths(db_path) if db_path is not None and options.persist else None
     if paths is not None and paths[0].exists() and paths[1].exists():
         try:
             if json.loads(paths[1].read_text("utf-8")) == wanted:
                 index = _new_index(int(compact.codes.shape[1]), options)
                 index.view(str(paths[0]))
-                if len(index) == len(compact.codes):
-                    return index
+                if len(index) == len(first):
+                    return Graph(index, rows, starts)
         except (OSError, ValueError, RuntimeError) as exc:
             log.warning("ANN sidecar %s unreadable, rebuilt: %s", paths[0], exc)
     index = _new_index(int(compact.codes.shape[1]), options)
-    index.add(np.arange(len(compact.codes), dtype=np.uint64), compact.codes, threads=0)
+    index.add(np.arange(len(first), dtype=np.uint64), compact.codes[first], threads=0)
     if paths is not None:
         try:
             tmp = [p.with_name(p.name + f".tmp{os.getpid()}") for p in paths]
@@ -123,7 +164,7 @@ def load_or_build(db_path: Path | None, compact: CompactVectors, options: AnnOpt
                 os.replace(part, path)
         except OSError as exc:  # a read-only folder: the graph serves this process only
             log.warning("ANN sidecar %s not written: %s", paths[0], exc)
-    return index
+    return Graph(index, rows, starts)
 
 
 class AnnState:
@@ -134,7 +175,7 @@ class AnnState:
         self.db_path = db_path
         self.options = options
         self._lock = threading.Lock()
-        self._index: Index | None = None
+        self._index: Graph | None = None
         self._fingerprint: str | None = None
         self._building: str | None = None
         self._thread: threading.Thread | None = None
@@ -144,7 +185,7 @@ class AnnState:
         rows = self.options.min_rows
         return rows is not None and len(compact.codes) >= max(rows, 1)
 
-    def index_for(self, compact: CompactVectors, *, wait: bool = False) -> Index | None:
+    def index_for(self, compact: CompactVectors, *, wait: bool = False) -> Graph | None:
         """The graph of ``compact``'s rows when it is ready; otherwise None, after starting its
         build (``wait``: the build runs here and the graph is returned)."""
         if not self.wanted(compact):
@@ -215,8 +256,8 @@ def ann_search(
     codes = _query_codes(query)
     count = min(total, state.options.overfetch * limit)
     while True:
-        found = index.search(codes, count, threads=1)
-        keys = np.asarray(found.keys, dtype=np.int64).reshape(-1)
+        found = index.index.search(codes, count, threads=1)
+        keys = index.rows_of(np.asarray(found.keys, dtype=np.int64).reshape(-1), count)
         groups = np.searchsorted(compact.starts, keys, side="right") - 1
         if keep is not None:
             groups = groups[keep[groups]]

@@ -319,14 +319,23 @@ def postings_search(
     ]
 
 
+#: Full-text queries of one generation FTS5 answers before the postings are built: a one-shot
+#: command (``truthbase ask``: a question and its feedback query) never pays for a build it
+#: would not use; a server, or an evaluation, builds them on its next query.
+BUILD_AFTER_QUERIES = 3
+
+
 class PostingsCache:
     """The postings of one index from ``min_rows`` chunks (None: never): those of the current
     generation when they are ready; otherwise None, after starting their build in a background
-    thread (one at a time), while FTS5 answers with the same ranking. The old generation's
-    arrays are dropped when the new ones are started: memory never holds two."""
+    thread (one at a time, once ``after_queries`` queries of the generation were asked), while
+    FTS5 answers with the same ranking. The old generation's arrays are dropped when the new
+    ones are started: memory never holds two."""
 
-    def __init__(self, min_rows: int | None) -> None:
+    def __init__(self, min_rows: int | None, after_queries: int = BUILD_AFTER_QUERIES) -> None:
         self.min_rows = min_rows
+        self.after_queries = after_queries
+        self._asked = 0  # queries of the current generation so far
         self._lock = threading.Lock()
         self._ready: tuple[int, Postings] | None = None
         self._wanted: tuple[int, bool] | None = None  # (generation, chunks >= min_rows)
@@ -347,7 +356,11 @@ class PostingsCache:
             if self._wanted is None or self._wanted[0] != generation:
                 chunks = int(db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
                 self._wanted = (generation, chunks >= max(self.min_rows, 1))
+                self._asked = 0
             if not self._wanted[1]:
+                return None
+            self._asked += 1
+            if self._asked <= self.after_queries and not wait:
                 return None
             thread = self._thread
             if self._building != generation:
