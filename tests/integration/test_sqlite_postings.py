@@ -17,6 +17,7 @@ from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.store import SQLiteStore
 from truthbase.store.copy import copy_sqlite_index
 from truthbase.store.phrases import ascii_tokens, or_of_phrases
+from truthbase.store.sqlite import postings as postings_module
 from truthbase.store.sqlite import search
 from truthbase.store.sqlite.postings import BUILD_AFTER_QUERIES, PostingsCache
 
@@ -79,6 +80,7 @@ def test_postings_rank_as_fts5_does(
         assert sum(" " in p for q in queries for p in q.split(" OR ")) >= 8
         compared = 0
         for expression in queries:
+            assert or_of_phrases(expression) is not None  # the postings answer it, not FTS5
             for weight in (1.0, 0.0, 0.5):
                 want = fts5(store, expression, 50, weight)
                 got = pairs(store.fts_search(expression, 50, weight))
@@ -101,10 +103,12 @@ def test_a_write_moves_the_postings_to_the_new_generation(seed_db: Path, tmp_pat
         assert store.prepare_postings()
         before = store.fts_search(expression, 10, 1.0)
         victim = store.chunks([before[0].chunk_id])[0].doc_id
+        gone = {h.chunk_id for h in store.fts_search(expression, 500, 1.0, [victim])}
+        assert before[0].chunk_id in gone
         assert store.delete_document(victim)
         # Until the new generation's postings are built, FTS5 answers (the same ranking).
         after = store.fts_search(expression, 50, 1.0)
-        assert victim not in {c.doc_id for c in store.chunks([h.chunk_id for h in after])}
+        assert not gone & {h.chunk_id for h in after}
         assert pairs(after) == fts5(store, expression, 50, 1.0)
         assert store.prepare_postings() and store._postings.builds == 2
         assert pairs(store.fts_search(expression, 50, 1.0)) == pairs(after)
@@ -153,5 +157,62 @@ def test_a_one_shot_process_never_builds_them(seed_db: Path, tmp_path: Path) -> 
         thread.join()
         assert store._postings.builds == 1
         assert pairs(store.fts_search(expression, 20, 1.0)) == want
+    finally:
+        store.close()
+
+
+def test_a_rename_moves_the_postings_to_the_new_title(seed_db: Path, tmp_path: Path) -> None:
+    store = SQLiteStore(own_copy(seed_db, tmp_path, "r.sqlite"), fts_postings_min_rows=1)
+    try:
+        assert store.prepare_postings()
+        document = store.list_documents()[0]
+        assert store.rename_document(document.id, "Xylophonequark handbook")
+        assert store.prepare_postings() and store._postings.builds == 2
+        for expression in ('"xylophonequark"', '"risk" OR "handbook"'):
+            got = pairs(store.fts_search(expression, 20, 1.0))
+            assert got == fts5(store, expression, 20, 1.0)
+        assert got and store.fts_search('"xylophonequark"', 5, 1.0)
+    finally:
+        store.close()
+
+
+def test_a_long_phrase_must_match_every_token(seed_db: Path, tmp_path: Path) -> None:
+    # A quoted passage in a question is one phrase of many tokens: all must be adjacent.
+    store = SQLiteStore(own_copy(seed_db, tmp_path, "l.sqlite"), fts_postings_min_rows=1)
+    try:
+        assert store.prepare_postings()
+        (text,) = store._db.conn.execute(
+            "SELECT text FROM chunks_fts_content WHERE length(text) > 600 ORDER BY id"
+        ).fetchone()
+        tokens = ascii_tokens(text)[:40]
+        assert len(tokens) == 40
+        whole = f'"{" ".join(tokens)}"'
+        broken = f'"{" ".join([*tokens[:35], tokens[2], *tokens[36:]])}"'
+        assert fts5(store, whole, 5, 1.0) and not fts5(store, broken, 5, 1.0)
+        for expression in (whole, broken):
+            assert pairs(store.fts_search(expression, 5, 1.0)) == fts5(store, expression, 5, 1.0)
+    finally:
+        store.close()
+
+
+def test_a_failed_build_is_not_retried_until_the_index_changes(
+    seed_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(own_copy(seed_db, tmp_path, "f.sqlite"), fts_postings_min_rows=1)
+    calls = []
+
+    def fail(db: object) -> None:
+        calls.append(db)
+        raise MemoryError("simulated")
+
+    monkeypatch.setattr(postings_module, "load_postings", fail)
+    try:
+        expression = expressions(GOLDEN_DEV, ["en"])[0]
+        assert not store.prepare_postings()
+        for _ in range(10):
+            assert pairs(store.fts_search(expression, 10, 1.0)) == fts5(store, expression, 10, 1.0)
+        assert len(calls) == 1 and store._postings.builds == 0
+        assert store.delete_document(store.list_documents()[0].id)
+        assert not store.prepare_postings() and len(calls) == 2
     finally:
         store.close()

@@ -21,8 +21,11 @@ ASCII_TOKEN = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
 
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
-#: The whole expression as the query builder writes it: quoted strings joined by OR.
-_OR_OF_STRINGS = re.compile(r'\s*"(?:[^"]|"")*"(?:\s+OR\s+"(?:[^"]|"")*")*\s*')
+#: The whole expression as the query builder writes it: quoted strings joined by OR, with
+#: FTS5's white space (space, tab, CR, LF: Python's \s would take more than FTS5 does).
+_OR_OF_STRINGS = re.compile(
+    r'[ \t\r\n]*"(?:[^"]|"")*"(?:[ \t\r\n]+OR[ \t\r\n]+"(?:[^"]|"")*")*[ \t\r\n]*'
+)
 _STRING = re.compile(r'"((?:[^"]|"")*)"')
 
 

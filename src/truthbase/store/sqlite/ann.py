@@ -178,6 +178,7 @@ class AnnState:
         self._index: Graph | None = None
         self._fingerprint: str | None = None
         self._building: str | None = None
+        self._failed: str | None = None  # the rows whose build raised
         self._thread: threading.Thread | None = None
         self.builds = 0  # graphs built or loaded by this store (the tests count rebuilds)
 
@@ -193,8 +194,12 @@ class AnnState:
         with self._lock:
             if self._fingerprint == compact.fingerprint:
                 return self._index
+            if self._failed == compact.fingerprint:
+                return None  # not retried until the rows change
             thread = self._thread
-            if self._building != compact.fingerprint:
+            # One build at a time: one still running for older rows finishes first (a graph
+            # is minutes of both cores at scale), then a later search starts this one.
+            if self._building != compact.fingerprint and (thread is None or not thread.is_alive()):
                 thread = threading.Thread(
                     target=self._build, args=(compact,), name="truthbase-ann", daemon=True
                 )
@@ -203,16 +208,22 @@ class AnnState:
         if wait and thread is not None:
             thread.join()
             with self._lock:
-                return self._index if self._fingerprint == compact.fingerprint else None
+                if self._fingerprint == compact.fingerprint:
+                    return self._index
+                if self._failed == compact.fingerprint:
+                    return None
+            return self.index_for(compact, wait=True)  # it was an older rows' build
         return None
 
     def _build(self, compact: CompactVectors) -> None:
         try:
             index = load_or_build(self.db_path, compact, self.options)
         except Exception:
-            log.exception("ANN build failed; the dense arm stays exact")
+            log.exception("ANN build failed; the dense arm stays exact for these rows")
             index = None
         with self._lock:
+            if index is None:
+                self._failed = compact.fingerprint
             if self._building == compact.fingerprint:
                 self._building = None
                 if index is not None:

@@ -160,7 +160,7 @@ def delete_document(db: Database, doc_id: str) -> str | None:
 def rename_document(db: Database, doc_id: str, title: str) -> bool:
     """A new title, in the listing and in the full-text index's title column (its rows are
     re-indexed in the same transaction); the stored vectors keep the title they were embedded
-    with."""
+    with. Moves the index generation: the full-text postings (.postings) hold the titles."""
     with db.transaction() as conn:
         if conn.execute("SELECT 1 FROM documents WHERE id = ?", (doc_id,)).fetchone() is None:
             return False
@@ -173,4 +173,5 @@ def rename_document(db: Database, doc_id: str, title: str) -> bool:
             (title, term_string(title, language), doc_id),
         )
         _fts_rows(conn, doc_id, None)
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
     return True

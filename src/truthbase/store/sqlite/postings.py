@@ -50,8 +50,8 @@ B = 0.75
 #: Rows read and tokenized at once while the postings are built.
 LOAD_BLOCK = 4_096
 
-#: Tokens of a phrase matched by position at most (longer ones by their first PHRASE_PAD; the
-#: query builder's identifiers have a few).
+#: -1 tokens after the last row (every row already ends with one): a phrase's window that runs
+#: past a row reads -1 and matches nothing; past the array's end it reads the last one.
 PHRASE_PAD = 32
 
 Ints = npt.NDArray[np.int64]
@@ -185,6 +185,10 @@ def _starts(term: npt.NDArray[np.int32], terms: int) -> Ints:
     return starts
 
 
+class IndexMoved(Exception):
+    """A write changed the chunks while their postings were read: not this generation's."""
+
+
 def load_postings(db: Database) -> Postings:
     """One pass over the full-text rows (FTS5's content view, in chunk order)."""
     rows = int(db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
@@ -201,7 +205,7 @@ def load_postings(db: Database) -> Postings:
     done = 0
     while block := cursor.fetchmany(LOAD_BLOCK):
         if done + len(block) > rows:  # a write between the count and the read
-            raise RuntimeError("the index changed while its postings were read")
+            raise IndexMoved
         for k, (chunk_id, doc_id, *_) in enumerate(block):
             chunk_ids[done + k] = chunk_id
             docs[done + k] = doc_names.setdefault(doc_id, len(doc_names))
@@ -217,7 +221,7 @@ def load_postings(db: Database) -> Postings:
             parts[column].add(ids, size, done)
         done += len(block)
     if done != rows:
-        raise RuntimeError("the index changed while its postings were read")
+        raise IndexMoved
     row_count, total = _averages(db)
     average = float(total) / float(row_count) if row_count else 1.0
     norms = K1 * (1 - B + B * lengths.astype(np.float64) / average)
@@ -239,13 +243,14 @@ def _phrase_counts(column: Column, ids: Sequence[int]) -> tuple[Ints, Ints]:
     if len(ids) == 1:
         single, often = column.postings(ids[0])
         return single.astype(np.int64), often.astype(np.int64)
-    tokens = list(ids)[:PHRASE_PAD]
+    tokens = list(ids)
     anchor = min(range(len(tokens)), key=lambda k: len(column.places(tokens[k])))
     start = column.places(tokens[anchor]).astype(np.int64) - anchor
     start = start[start >= 0]
+    last = len(column.tokens) - 1  # a -1
     for k, term in enumerate(tokens):
         if k != anchor and len(start):
-            start = start[column.tokens[start + k] == term]
+            start = start[column.tokens[np.minimum(start + k, last)] == term]
     if not len(start):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     found, counts = np.unique(
@@ -329,8 +334,8 @@ class PostingsCache:
     """The postings of one index from ``min_rows`` chunks (None: never): those of the current
     generation when they are ready; otherwise None, after starting their build in a background
     thread (one at a time, once ``after_queries`` queries of the generation were asked), while
-    FTS5 answers with the same ranking. The old generation's arrays are dropped when the new
-    ones are started: memory never holds two."""
+    FTS5 answers with the same ranking. The old generation's arrays are dropped as soon as the
+    generation moves; a build that fails is not retried for the same generation."""
 
     def __init__(self, min_rows: int | None, after_queries: int = BUILD_AFTER_QUERIES) -> None:
         self.min_rows = min_rows
@@ -339,13 +344,13 @@ class PostingsCache:
         self._lock = threading.Lock()
         self._ready: tuple[int, Postings] | None = None
         self._wanted: tuple[int, bool] | None = None  # (generation, chunks >= min_rows)
-        self._building: int | None = None
+        self._failed: int | None = None  # the generation whose build raised
         self._thread: threading.Thread | None = None
         self.builds = 0  # postings built by this cache (the tests count them)
 
     def postings(self, db: Database, *, wait: bool = False) -> Postings | None:
-        """The current generation's postings, or None (below ``min_rows``, or being built;
-        ``wait``: built here first)."""
+        """The current generation's postings, or None (below ``min_rows``, being built, or their
+        build failed for this generation; ``wait``: built here first)."""
         if self.min_rows is None:
             return None
         generation = db.generation()
@@ -357,36 +362,42 @@ class PostingsCache:
                 chunks = int(db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
                 self._wanted = (generation, chunks >= max(self.min_rows, 1))
                 self._asked = 0
-            if not self._wanted[1]:
+            if not self._wanted[1] or self._failed == generation:
                 return None
             self._asked += 1
             if self._asked <= self.after_queries and not wait:
                 return None
             thread = self._thread
-            if self._building != generation:
+            # One build at a time: one still running (for an older generation, during an
+            # ingest) finishes first, and a later query starts the current generation's.
+            if thread is None or not thread.is_alive():
                 thread = threading.Thread(
                     target=self._build, args=(db, generation), name="truthbase-fts", daemon=True
                 )
-                self._building, self._thread = generation, thread
+                self._thread = thread
                 thread.start()
-        if wait and thread is not None:
+        if wait:
             thread.join()
             with self._lock:
                 ready = self._ready
-            return ready[1] if ready is not None and ready[0] == generation else None
+            if ready is None or ready[0] != generation:
+                return self.postings(db, wait=True) if self._failed != generation else None
+            return ready[1]
         return None
 
     def _build(self, db: Database, generation: int) -> None:
         postings: Postings | None = None
         try:
             postings = load_postings(db)
-            if db.generation() != generation:  # a write during the read: not this generation's
-                postings = None
+        except IndexMoved:
+            return  # the next query builds the new generation's
         except Exception:
-            log.exception("full-text postings not built; FTS5 answers")
+            log.exception("full-text postings not built; FTS5 answers this index generation")
+            with self._lock:
+                self._failed = generation  # not retried until the index changes
+            return
+        if db.generation() != generation:
+            return  # a write during the read: the next query builds the new generation's
         with self._lock:
-            if self._building == generation:
-                self._building = None
-                if postings is not None:
-                    self._ready = (generation, postings)
-                    self.builds += 1
+            self._ready = (generation, postings)
+            self.builds += 1
