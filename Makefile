@@ -18,7 +18,7 @@ FUZZ_SECONDS ?= 30
 LOAD_USERS ?= 50
 LOAD_SECONDS ?= 60
 
-.PHONY: demo test lint typecheck docs unit bench eval-sets install install-app install-test web ocr system clean
+.PHONY: demo test lint typecheck docs unit bench bench-library eval-sets install install-app install-test web ocr system clean
 
 # The app: TruthBase, its runtime dependencies and the tokenizer package.
 $(APP_STAMP): pyproject.toml scripts/install.sh
@@ -82,6 +82,12 @@ bench: $(DEV_STAMP) system web
 	$(BIN)/python benchmarks/fuzz_bench.py --seconds $(FUZZ_SECONDS)
 	$(BIN)/python benchmarks/canary_bench.py --modes naive,llm,agent --agent-only override,fake-tag,delimiter --json docs/evals/canaries.json --md docs/evals/canaries.md
 	$(BIN)/python benchmarks/load_bench.py --users $(LOAD_USERS) --seconds $(LOAD_SECONDS)
+
+# The real library through the product: `truthbase ingest` of its 157 manuals (time, pages a
+# second, peak memory, bytes a chunk), then search p50/p95 with library-dev.json's questions, FTS5
+# and postings. About an hour on two idle cores, hence a target of its own.
+bench-library: $(DEV_STAMP)
+	$(BIN)/python benchmarks/library_bench.py --json var/library-bench.json
 
 # The dev sets measured together: each set, the pool, and the fusion values chosen by leaving
 # one set out (docs/evals/sets-*.json). Each set has its own index, keyed on the code that
