@@ -41,7 +41,7 @@ from truthbase.store.sqlite import AnnOptions  # noqa: E402
 
 SEED = REPO.parent / "shared" / "corpus" / "seed"
 GOLDEN = REPO.parent / "shared" / "golden" / "dev.json"
-DEFAULT_DOCS = (8, 40, 120)
+DEFAULT_DOCS = (8, 70, 700)  # ~1.2k, ~10k and ~100k chunks: the curve issue 28 asks for
 
 
 def base_documents(paths: list[Path], embedder: Embedder, settings: Settings) -> list[Any]:
