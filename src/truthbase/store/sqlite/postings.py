@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...records import ArmHit
+from ..base import StoreError
 from ..phrases import ascii_tokens
 from .connection import Database
 
@@ -185,7 +186,7 @@ def _starts(term: npt.NDArray[np.int32], terms: int) -> Ints:
     return starts
 
 
-class IndexMoved(Exception):
+class IndexMoved(StoreError):
     """A write changed the chunks while their postings were read: not this generation's."""
 
 
