@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.helpers.pg_server import PgServer  # noqa: E402
 
-from truthbase.config import RetrievalSettings  # noqa: E402
+from truthbase.config import PostgresSettings, RetrievalSettings  # noqa: E402
 from truthbase.retrieve.hybrid import SearchTimings, search  # noqa: E402
 from truthbase.store.postgres import PostgresStore  # noqa: E402
 from truthbase.store.postgres.schema import type_vectors  # noqa: E402
@@ -296,13 +296,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--windows", type=int, default=0, help="window vectors per chunk")
-    parser.add_argument("--m", type=int, default=16)
-    parser.add_argument("--ef-construction", type=int, default=64)
+    hnsw_defaults = PostgresSettings()
+    parser.add_argument("--m", type=int, default=hnsw_defaults.hnsw_m)
+    parser.add_argument("--ef-construction", type=int, default=hnsw_defaults.hnsw_ef_construction)
     parser.add_argument(
         "--ef-search",
         type=int,
         nargs="+",
-        default=[800],
+        default=[PostgresSettings().hnsw_ef_search],
         help="query-time candidate list sizes, each measured over the one graph built",
     )
     parser.add_argument("--exact-only", action="store_true", help="build no HNSW index")

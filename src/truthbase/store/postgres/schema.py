@@ -104,8 +104,8 @@ class Hnsw:
 
     enabled: bool = False
     min_rows: int | None = None
-    m: int = 16
-    ef_construction: int = 64
+    m: int = 24
+    ef_construction: int = 128
     ef_search: int = 800
 
 
