@@ -29,9 +29,16 @@ from truthbase.eval.refusal import (
 @dataclass(frozen=True)
 class _Cand:
     n: int
-    score: float
+    cosine: float  # with BY_COSINE, the sentence's support
     lexical: float
     context: float
+    start: int = 0
+
+
+#: A model whose support feature is the sentence's cosine alone.
+BY_COSINE = RefusalModelSettings(
+    support_cosine=1.0, support_lexical=0.0, support_context=0.0, support_rank=0.0
+)
 
 
 def _features(**values: float) -> RefusalFeatures:
@@ -58,7 +65,7 @@ def test_the_logit_is_the_intercept_plus_the_weighted_features() -> None:
 
 def test_features_of_the_candidates_and_the_sources() -> None:
     cands = [_Cand(2, 0.6, 0.5, 0.4), _Cand(1, 0.55, 0.2, 0.9), _Cand(3, 0.3, 0.1, 0.95)]
-    f = refusal_features(cands, [0.8, 0.6, 0.5], keep_ratio=0.8)
+    f = refusal_features(cands, [0.8, 0.6, 0.5], 0.8, BY_COSINE)
     assert (f.support, f.lexical) == (0.6, 0.5)  # the best sentence's
     # The best passage's among the sentences an answer can use (within keep_ratio of the best):
     # source 3's passage holds more, but no sentence of it is near the best.
@@ -66,10 +73,29 @@ def test_features_of_the_candidates_and_the_sources() -> None:
     assert f.retrieval == 0.8 and f.margin == pytest.approx(0.25)
     assert f.agreeing == 2.0  # sources 2 and 1 are within 0.8 of the best; 3 is not
     many = [_Cand(n, 0.5, 0.1, 0.1) for n in range(1, 9)]
-    assert refusal_features(many, [1.0], 0.8).agreeing == MAX_AGREEING
-    assert refusal_features(many, [1.0], 0.8).margin == 1.0  # one source: nothing close to it
-    empty = refusal_features([], [], 0.8)
+    assert refusal_features(many, [1.0], 0.8, BY_COSINE).agreeing == MAX_AGREEING
+    # one source: nothing close to it
+    assert refusal_features(many, [1.0], 0.8, BY_COSINE).margin == 1.0
+    empty = refusal_features([], [], 0.8, BY_COSINE)
     assert empty.values() == (0.0,) * len(FEATURES)
+
+
+def test_the_support_feature_is_on_the_models_scale_whatever_the_candidates_order() -> None:
+    # The answerer orders its candidates by its own weights (extractive.w_*, which choose the
+    # cited sentences); the refusal model finds its best sentence by its own support weights,
+    # so the decision to answer does not move when the choice of sentences is tuned.
+    model = RefusalModelSettings()
+    a = _Cand(1, cosine=0.9, lexical=0.1, context=0.2)  # support .35*.9+.15*.1+.3*.2+.2 = .59
+    b = _Cand(2, cosine=0.5, lexical=0.9, context=0.9)  # .175+.135+.27+.1 = .68
+    for order in ([a, b], [b, a]):
+        f = refusal_features(order, [0.7, 0.6], 0.8, model)
+        assert f.support == pytest.approx(0.68) and f.lexical == 0.9
+        assert f.agreeing == 2.0  # .59 >= .8 * .68
+    # On a tie the earlier source is the best one, then the earlier sentence.
+    c = _Cand(1, cosine=0.5, lexical=0.7, context=0.9, start=40)
+    d = _Cand(1, cosine=0.5, lexical=0.7, context=0.9, start=3)
+    e = _Cand(1, cosine=0.5, lexical=0.1, context=0.1, start=0)
+    assert refusal_features([c, d, e], [1.0], 0.99, BY_COSINE).lexical == 0.1  # e, at 0
 
 
 def test_the_default_model_answers_a_strong_answer_and_refuses_a_weak_one() -> None:

@@ -1,8 +1,8 @@
 """The extractive answerer: verbatim sentences of the sources, or NO_ANSWER.
 
 No language model, so nothing is invented: every answer sentence is a sentence of a source,
-followed by that source's [n]. Each sentence of the sources gets a support score for the
-question, a weighted sum of
+followed by that source's [n]. Each sentence of the sources gets a score for the question, a
+weighted sum of
 
 - ``cosine``: the sentence embedding against the question embedding (the index's embedder),
 - ``lexical``: the share of the question's idf mass (stemmed content terms, idf over the
@@ -23,9 +23,12 @@ mentions cannot be answered from them, however close the best sentence looks (it
 0.0). Otherwise the refusal model decides (:mod:`.refusal_model`, rule 3 of
 :func:`truthbase.answer.policy.extractive_outcome`): one logistic over the best support and a
 few features of the sentences and the sources, fitted across the dev sets
-(docs/evals/refusal-model.md). The support weights were tuned on dev.json (a grid did not beat
-them under 4-fold cross-validation, nor did a token-level MaxSim feature); they and the other
-limits are the ``extractive`` settings section (:class:`truthbase.config.ExtractiveSettings`).
+(docs/evals/refusal-model.md). The model weighs the four features with its own support
+weights, the scale it was fitted on: the score's weights only choose which sentences an answer
+cites, chosen by leaving one dev set out (docs/evals/selection.md; a token-level MaxSim
+feature, a sentence's share of new words and a number where the question asks for one did not
+help). They and the other limits are the ``extractive`` settings section
+(:class:`truthbase.config.ExtractiveSettings`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
 from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
-from .refusal_model import RefusalFeatures, refusal_features
+from .refusal_model import RefusalFeatures, refusal_features, support_score
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,9 +80,11 @@ class Candidate:
 class Selection:
     candidates: tuple[Candidate, ...]  # best first
     chosen: tuple[Candidate, ...]  # in answer order; empty when refused
-    support: float  # the best candidate's score (0.0 without candidates or with missing terms)
+    # The best support on the refusal model's scale (refusal_model.support_score; 0.0 without
+    # candidates or with missing terms); a candidate's own score only orders the candidates.
+    support: float
     refused: bool
-    best_score: float = 0.0  # the best candidate's score, before the named-term rule
+    best_score: float = 0.0  # that support before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
     features: RefusalFeatures | None = None  # what the refusal model weighed
@@ -360,17 +365,28 @@ class ExtractiveAnswerer:
         below ``keep_ratio`` of the best. So the ``first`` sentences with the highest other
         features are embedded (with the question), then every other sentence whose bound still
         reaches ``keep_ratio`` of the best score so far, in one more call; the rest can be
-        neither the best nor chosen (the best only rises). A sentence's vector does not depend
-        on the texts batched with it (the answer gate and tests/integration/
-        test_extractive_contenders.py hold this), so the scores are the same floats.
+        neither the best nor chosen (the best only rises). The refusal model weighs the same
+        features on its own scale (:func:`.refusal_model.support_score`), so a sentence is also
+        embedded when its bound there reaches ``keep_ratio`` of the best support so far: the
+        features are those of all candidates. A sentence's vector does not depend on the texts
+        batched with it (the answer gate and tests/integration/test_extractive_contenders.py
+        hold this), so the scores are the same floats.
         """
         cfg = self.settings
+        model = cfg.refusal
         raw = self._sentences(sources)
         if not raw:
             return []
         features = self._lexical(question, sources, raw, focus)
         bounds = [
             cfg.w_cosine + cfg.w_lexical * lexical + cfg.w_context * ctx + cfg.w_rank / item[0].n
+            for item, (lexical, ctx) in zip(raw, features, strict=True)
+        ]
+        support_bounds = [
+            model.support_cosine
+            + model.support_lexical * lexical
+            + model.support_context * ctx
+            + model.support_rank / item[0].n
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
@@ -383,8 +399,14 @@ class ExtractiveAnswerer:
             for i, cos in zip(head, _cosines(vectors[1:], question_vector), strict=True)
         ]
         best = max(c.score for c in out)
+        best_support = max(support_score(c, model) for c in out)
         # 1e-9: the bound and the score add the same terms in another order.
-        more = [i for i in rest if bounds[i] + 1e-9 >= cfg.keep_ratio * best]
+        more = [
+            i
+            for i in rest
+            if bounds[i] + 1e-9 >= cfg.keep_ratio * best
+            or support_bounds[i] + 1e-9 >= cfg.keep_ratio * best_support
+        ]
         if more:
             extra = self._embedder.embed([raw[i][3] for i in more])
             out.extend(
@@ -406,10 +428,10 @@ class ExtractiveAnswerer:
         best ones, or with two or more ``parts`` (:func:`.parts.question_parts`) the best per
         part."""
         cfg = self.settings
-        best_score = candidates[0].score if candidates else 0.0
+        features = refusal_features(candidates, source_scores, cfg.keep_ratio, cfg.refusal)
+        best_score = features.support
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
         support = 0.0 if missing else best_score
-        features = refusal_features(candidates, source_scores, cfg.keep_ratio)
         probability = answer_probability(features, cfg.refusal)
         outcome = extractive_outcome(bool(candidates), missing, features, cfg)
         if outcome != "answered":

@@ -6,15 +6,18 @@ sentence that holds few of the question's rare words, looks as good as a real an
 decision weighs several features of the candidates and the sources (:class:`RefusalFeatures`),
 each in [0, 1] except ``agreeing`` (0 to 4):
 
-- ``support``: the best sentence's support score (:mod:`.extractive`),
+- ``support``: the best sentence's support score, :func:`support_score` with the model's own
+  weights (``support_*`` of :class:`truthbase.config.RefusalModelSettings`, the scale its
+  coefficients were fitted on; the answerer's ``extractive.w_*`` only choose which sentences
+  an answer cites, so tuning that choice leaves the decision to answer as it was),
 - ``lexical``: the share of the question's idf mass (stemmed content words) in that sentence,
-- ``context``: the highest such share in the passage of a sentence scoring at least
-  ``keep_ratio`` of the best (the sentences an answer can use: the same whether all the
-  candidates were scored or only the contenders, :meth:`.extractive.ExtractiveAnswerer.contenders`),
+- ``context``: the highest such share in the passage of a sentence whose support is at least
+  ``keep_ratio`` of the best (the same whether all the candidates were scored or only the
+  contenders, :meth:`.extractive.ExtractiveAnswerer.contenders`),
 - ``retrieval``: the fused retrieval score of the top source,
 - ``margin``: how far the top source's score is above the next one's, as a share of it,
-- ``agreeing``: how many sources hold a sentence scoring at least ``keep_ratio`` of the best
-  (at most :data:`MAX_AGREEING`).
+- ``agreeing``: how many sources hold a sentence whose support is at least ``keep_ratio`` of
+  the best (at most :data:`MAX_AGREEING`).
 
 :func:`answer_logit` is ``intercept + sum(w_f * f)`` with the coefficients of
 :class:`truthbase.config.RefusalModelSettings`; :func:`answer_probability` is its logistic. The
@@ -40,6 +43,7 @@ __all__ = [
     "answer_logit",
     "answer_probability",
     "refusal_features",
+    "support_score",
 ]
 
 #: The features, in the order of the model's coefficients (``w_<name>``).
@@ -52,9 +56,11 @@ class Scored(Protocol):
     """What the features read of a candidate sentence (:class:`.extractive.Candidate`)."""
 
     @property
-    def n(self) -> int: ...
+    def n(self) -> int: ...  # the source's number: its retrieval rank
     @property
-    def score(self) -> float: ...
+    def start(self) -> int: ...
+    @property
+    def cosine(self) -> float: ...
     @property
     def lexical(self) -> float: ...
     @property
@@ -80,11 +86,26 @@ class RefusalFeatures:
         return tuple(float(getattr(self, name)) for name in FEATURES)
 
 
+def support_score(candidate: Scored, model: RefusalModelSettings) -> float:
+    """A sentence's support on the model's scale: the weighted sum of its features, added in
+    the order the answerer adds its own score's (the same floats where the weights agree)."""
+    return (
+        model.support_cosine * candidate.cosine
+        + model.support_lexical * candidate.lexical
+        + model.support_context * candidate.context
+        + model.support_rank / candidate.n
+    )
+
+
 def refusal_features(
-    candidates: Sequence[Scored], source_scores: Sequence[float], keep_ratio: float
+    candidates: Sequence[Scored],
+    source_scores: Sequence[float],
+    keep_ratio: float,
+    model: RefusalModelSettings,
 ) -> RefusalFeatures:
-    """The features of ``candidates`` (best first) and the retrieval scores of the sources
-    (in rank order); all zero without candidates."""
+    """The features of ``candidates`` (in any order) and the retrieval scores of the sources
+    (in rank order); all zero without candidates. The best sentence is the one of highest
+    :func:`support_score`, the earlier source and offset on a tie."""
     top = source_scores[0] if source_scores else 0.0
     if len(source_scores) >= 2 and top > 0:
         margin = max(0.0, min(1.0, (top - source_scores[1]) / top))
@@ -94,16 +115,19 @@ def refusal_features(
         return RefusalFeatures(
             support=0.0, lexical=0.0, context=0.0, retrieval=top, margin=margin, agreeing=0.0
         )
-    best = candidates[0]
-    near = [c for c in candidates if c.score >= keep_ratio * best.score]
-    close = {c.n for c in near}
+    supports = [support_score(c, model) for c in candidates]
+    at = min(
+        range(len(candidates)), key=lambda i: (-supports[i], candidates[i].n, candidates[i].start)
+    )
+    best, best_support = candidates[at], supports[at]
+    near = [c for c, s in zip(candidates, supports, strict=True) if s >= keep_ratio * best_support]
     return RefusalFeatures(
-        support=best.score,
+        support=best_support,
         lexical=best.lexical,
         context=max(c.context for c in near),
         retrieval=top,
         margin=margin,
-        agreeing=float(min(len(close), MAX_AGREEING)),
+        agreeing=float(min(len({c.n for c in near}), MAX_AGREEING)),
     )
 
 

@@ -25,6 +25,16 @@ def _weight(default: float, feature: str) -> float:
     )
 
 
+def _support(default: float, feature: str) -> float:
+    return Field(
+        default=default,
+        ge=0,
+        le=_LIMIT,
+        description=f"Refusal model: the weight of a sentence's {feature} in its support score "
+        "(the support feature).",
+    )
+
+
 class RefusalModelSettings(Section):
     """The answer logit of an extractive answer is ``intercept + sum(w_f * f)`` over the
     features f of :class:`truthbase.answer.refusal_model.RefusalFeatures`; the answer
@@ -53,3 +63,11 @@ class RefusalModelSettings(Section):
     w_agreeing: float = _weight(
         0.0, "the number of sources (at most 4) holding a sentence close to the best one"
     )
+    # The support feature is a sentence's support on the scale the coefficients above (and
+    # extractive.weak_threshold) were fitted on: its own weights, not extractive.w_*, which
+    # choose the sentences an answer cites. Tuning that choice must not move the decision to
+    # answer (docs/evals/selection.md, "Choosing sentences apart from refusing").
+    support_cosine: float = _support(0.35, "embedding cosine to the question")
+    support_lexical: float = _support(0.15, "share of the question's idf mass")
+    support_context: float = _support(0.3, "share of that mass in the sentence's whole source")
+    support_rank: float = _support(0.2, "1 / its source's retrieval rank")
