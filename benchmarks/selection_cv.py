@@ -4,8 +4,9 @@ dev set out (docs/evals/selection.md, "The support weights across four sets").
 For each set, each answerable question is retrieved once with the default settings, every
 usable sentence of its sources is scored once (its cosine, lexical, context and rank features),
 and each sentence is marked when its span holds a golden evidence record (the rule of
-``eval answers``). Whether a question is answered stays as shipped (the refusal model on the
-shipped scores): only the choice among the sentences of an answered question is re-made for
+``eval answers``). Whether a question is answered stays as shipped (the refusal model weighs
+the features on its own scale, ``extractive.refusal.support_*``, so the answerer's weights do
+not move it): only the choice among the sentences of an answered question is re-made for
 each grid point (``w_cosine``, ``w_lexical``, ``w_context``, ``w_rank``, ``keep_ratio``,
 ``max_sentences``). Objective: the sum over the training sets of their shares of answerable
 questions answered with a correct citation (ties: citation precision).
