@@ -16,6 +16,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.helpers.corpus import GOLDEN_DEV
+from tests.helpers.indexes import use_copy
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
 from truthbase.records import IndexedDocument
@@ -37,19 +38,12 @@ def queries(embedder: Embedder) -> npt.NDArray[np.float32]:
     return np.asarray(embedder.embed(questions), dtype=np.float32)
 
 
-def own_copy(seed_db: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "ann.sqlite"
-    path.write_bytes(seed_db.read_bytes())
-    path.chmod(0o644)
-    return path
-
-
 def ids(hits: list[object]) -> list[int]:
     return [h.chunk_id for h in hits]  # type: ignore[attr-defined]
 
 
 def test_the_graph_gives_the_exact_top_k(seed_db: Path, embedder: Embedder, tmp_path: Path) -> None:
-    store = SQLiteStore(own_copy(seed_db, tmp_path), ann=FORCED)
+    store = SQLiteStore(use_copy(seed_db, tmp_path / "ann.sqlite"), ann=FORCED)
     try:
         assert store.prepare_ann()
         for query in queries(embedder):
@@ -78,7 +72,7 @@ def test_below_the_threshold_the_arm_is_exact(seed_db: Path, embedder: Embedder)
 def test_a_stale_graph_is_rebuilt_after_delete_and_ingest(
     seed_db: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
-    path = own_copy(seed_db, tmp_path)
+    path = use_copy(seed_db, tmp_path / "ann.sqlite")
     graph, record = sidecar_paths(path)
     query = queries(embedder)[3]
     store = SQLiteStore(path, ann=FORCED)
@@ -115,7 +109,7 @@ def test_a_stale_graph_is_rebuilt_after_delete_and_ingest(
 def test_scope_filters_hold_through_the_graph(
     seed_db: Path, embedder: Embedder, tmp_path: Path
 ) -> None:
-    store = SQLiteStore(own_copy(seed_db, tmp_path), ann=FORCED)
+    store = SQLiteStore(use_copy(seed_db, tmp_path / "ann.sqlite"), ann=FORCED)
     try:
         assert store.prepare_ann()
         documents = [d.id for d in store.list_documents()]
@@ -156,7 +150,12 @@ def test_a_process_that_makes_the_graph_first_can_still_embed(
     # usearch loads numkong; onnxruntime loaded after it crashed the process with SIGSEGV in
     # the embedder's first call, before ann.py loaded onnxruntime first.
     done = subprocess.run(
-        [sys.executable, "-c", GRAPH_THEN_EMBEDDER, str(own_copy(seed_db, tmp_path))],
+        [
+            sys.executable,
+            "-c",
+            GRAPH_THEN_EMBEDDER,
+            str(use_copy(seed_db, tmp_path / "ann.sqlite")),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

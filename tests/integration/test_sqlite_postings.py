@@ -6,11 +6,13 @@ postings rebuilt after a write and never answering for another generation."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV
+from tests.helpers.indexes import use_copy
 from truthbase.eval.golden import load_golden
 from truthbase.records import ArmHit
 from truthbase.retrieve.fts_query import build_fts_query
@@ -22,13 +24,6 @@ from truthbase.store.sqlite import search
 from truthbase.store.sqlite.postings import BUILD_AFTER_QUERIES, PostingsCache
 
 pytestmark = pytest.mark.corpus
-
-
-def own_copy(db: Path, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / name
-    path.write_bytes(db.read_bytes())
-    path.chmod(0o644)
-    return path
 
 
 def expressions(golden: Path, languages: list[str | None]) -> list[str]:
@@ -63,7 +58,7 @@ def test_postings_rank_as_fts5_does(
     tmp_path: Path,
 ) -> None:
     store = SQLiteStore(
-        own_copy(request.getfixturevalue(index), tmp_path, "i.sqlite"), fts_postings_min_rows=1
+        use_copy(request.getfixturevalue(index), tmp_path / "i.sqlite"), fts_postings_min_rows=1
     )
     try:
         assert store.prepare_postings()
@@ -96,30 +91,38 @@ def test_postings_rank_as_fts5_does(
         store.close()
 
 
-def test_a_write_moves_the_postings_to_the_new_generation(seed_db: Path, tmp_path: Path) -> None:
-    store = SQLiteStore(own_copy(seed_db, tmp_path, "w.sqlite"), fts_postings_min_rows=1)
+@pytest.fixture
+def store(seed_db: Path, tmp_path: Path) -> Iterator[SQLiteStore]:
+    """A writable copy of the seed index whose full-text arm uses postings from the first row."""
+    opened = SQLiteStore(use_copy(seed_db, tmp_path / "postings.sqlite"), fts_postings_min_rows=1)
     try:
-        expression = expressions(GOLDEN_DEV, ["en"])[0]
-        assert store.prepare_postings()
-        before = store.fts_search(expression, 10, 1.0)
-        victim = store.chunks([before[0].chunk_id])[0].doc_id
-        gone = {h.chunk_id for h in store.fts_search(expression, 500, 1.0, [victim])}
-        assert before[0].chunk_id in gone
-        assert store.delete_document(victim)
-        # Until the new generation's postings are built, FTS5 answers (the same ranking).
-        after = store.fts_search(expression, 50, 1.0)
-        assert not gone & {h.chunk_id for h in after}
-        assert pairs(after) == fts5(store, expression, 50, 1.0)
-        assert store.prepare_postings() and store._postings.builds == 2
-        assert pairs(store.fts_search(expression, 50, 1.0)) == pairs(after)
-
-        assert copy_sqlite_index(seed_db, store) == 1  # the deleted document, ingested again
-        assert store.prepare_postings() and store._postings.builds == 3
-        back = store.fts_search(expression, 10, 1.0)
-        assert pairs(back) == fts5(store, expression, 10, 1.0)
-        assert victim in {c.doc_id for c in store.chunks([h.chunk_id for h in back])}
+        yield opened
     finally:
-        store.close()
+        opened.close()
+
+
+def test_a_write_moves_the_postings_to_the_new_generation(
+    store: SQLiteStore, seed_db: Path
+) -> None:
+    expression = expressions(GOLDEN_DEV, ["en"])[0]
+    assert store.prepare_postings()
+    before = store.fts_search(expression, 10, 1.0)
+    victim = store.chunks([before[0].chunk_id])[0].doc_id
+    gone = {h.chunk_id for h in store.fts_search(expression, 500, 1.0, [victim])}
+    assert before[0].chunk_id in gone
+    assert store.delete_document(victim)
+    # Until the new generation's postings are built, FTS5 answers (the same ranking).
+    after = store.fts_search(expression, 50, 1.0)
+    assert not gone & {h.chunk_id for h in after}
+    assert pairs(after) == fts5(store, expression, 50, 1.0)
+    assert store.prepare_postings() and store._postings.builds == 2
+    assert pairs(store.fts_search(expression, 50, 1.0)) == pairs(after)
+
+    assert copy_sqlite_index(seed_db, store) == 1  # the deleted document, ingested again
+    assert store.prepare_postings() and store._postings.builds == 3
+    back = store.fts_search(expression, 10, 1.0)
+    assert pairs(back) == fts5(store, expression, 10, 1.0)
+    assert victim in {c.doc_id for c in store.chunks([h.chunk_id for h in back])}
 
 
 def test_below_the_threshold_fts5_answers(seed_db: Path) -> None:
@@ -141,64 +144,51 @@ def test_only_the_builders_expressions_are_read_from_postings() -> None:
     assert PostingsCache(None).postings(None) is None  # type: ignore[arg-type]
 
 
-def test_a_one_shot_process_never_builds_them(seed_db: Path, tmp_path: Path) -> None:
+def test_a_one_shot_process_never_builds_them(store: SQLiteStore) -> None:
     # `truthbase ask` asks a question and its feedback query: FTS5 answers those, and the
     # postings are built (in the background) only from the fourth query of a generation on.
-    store = SQLiteStore(own_copy(seed_db, tmp_path, "o.sqlite"), fts_postings_min_rows=1)
-    try:
-        expression = expressions(GOLDEN_DEV, ["en"])[2]
-        want = fts5(store, expression, 20, 1.0)
-        for _ in range(BUILD_AFTER_QUERIES):
-            assert pairs(store.fts_search(expression, 20, 1.0)) == want
-        assert store._postings._thread is None
+    expression = expressions(GOLDEN_DEV, ["en"])[2]
+    want = fts5(store, expression, 20, 1.0)
+    for _ in range(BUILD_AFTER_QUERIES):
         assert pairs(store.fts_search(expression, 20, 1.0)) == want
-        thread = store._postings._thread
-        assert thread is not None
-        thread.join()
-        assert store._postings.builds == 1
-        assert pairs(store.fts_search(expression, 20, 1.0)) == want
-    finally:
-        store.close()
+    assert store._postings._thread is None
+    assert pairs(store.fts_search(expression, 20, 1.0)) == want
+    thread = store._postings._thread
+    assert thread is not None
+    thread.join()
+    assert store._postings.builds == 1
+    assert pairs(store.fts_search(expression, 20, 1.0)) == want
 
 
-def test_a_rename_moves_the_postings_to_the_new_title(seed_db: Path, tmp_path: Path) -> None:
-    store = SQLiteStore(own_copy(seed_db, tmp_path, "r.sqlite"), fts_postings_min_rows=1)
-    try:
-        assert store.prepare_postings()
-        document = store.list_documents()[0]
-        assert store.rename_document(document.id, "Xylophonequark handbook")
-        assert store.prepare_postings() and store._postings.builds == 2
-        for expression in ('"xylophonequark"', '"risk" OR "handbook"'):
-            got = pairs(store.fts_search(expression, 20, 1.0))
-            assert got == fts5(store, expression, 20, 1.0)
-        assert got and store.fts_search('"xylophonequark"', 5, 1.0)
-    finally:
-        store.close()
+def test_a_rename_moves_the_postings_to_the_new_title(store: SQLiteStore) -> None:
+    assert store.prepare_postings()
+    document = store.list_documents()[0]
+    assert store.rename_document(document.id, "Xylophonequark handbook")
+    assert store.prepare_postings() and store._postings.builds == 2
+    for expression in ('"xylophonequark"', '"risk" OR "handbook"'):
+        got = pairs(store.fts_search(expression, 20, 1.0))
+        assert got == fts5(store, expression, 20, 1.0)
+    assert got and store.fts_search('"xylophonequark"', 5, 1.0)
 
 
-def test_a_long_phrase_must_match_every_token(seed_db: Path, tmp_path: Path) -> None:
+def test_a_long_phrase_must_match_every_token(store: SQLiteStore) -> None:
     # A quoted passage in a question is one phrase of many tokens: all must be adjacent.
-    store = SQLiteStore(own_copy(seed_db, tmp_path, "l.sqlite"), fts_postings_min_rows=1)
-    try:
-        assert store.prepare_postings()
-        (text,) = store._db.conn.execute(
-            "SELECT text FROM chunks_fts_content WHERE length(text) > 600 ORDER BY id"
-        ).fetchone()
-        tokens = ascii_tokens(text)[:40]
-        assert len(tokens) == 40
-        whole = f'"{" ".join(tokens)}"'
-        broken = f'"{" ".join([*tokens[:35], tokens[2], *tokens[36:]])}"'
-        assert fts5(store, whole, 5, 1.0) and not fts5(store, broken, 5, 1.0)
-        for expression in (whole, broken):
-            assert pairs(store.fts_search(expression, 5, 1.0)) == fts5(store, expression, 5, 1.0)
-    finally:
-        store.close()
+    assert store.prepare_postings()
+    (text,) = store._db.conn.execute(
+        "SELECT text FROM chunks_fts_content WHERE length(text) > 600 ORDER BY id"
+    ).fetchone()
+    tokens = ascii_tokens(text)[:40]
+    assert len(tokens) == 40
+    whole = f'"{" ".join(tokens)}"'
+    broken = f'"{" ".join([*tokens[:35], tokens[2], *tokens[36:]])}"'
+    assert fts5(store, whole, 5, 1.0) and not fts5(store, broken, 5, 1.0)
+    for expression in (whole, broken):
+        assert pairs(store.fts_search(expression, 5, 1.0)) == fts5(store, expression, 5, 1.0)
 
 
 def test_a_failed_build_is_not_retried_until_the_index_changes(
-    seed_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = SQLiteStore(own_copy(seed_db, tmp_path, "f.sqlite"), fts_postings_min_rows=1)
     calls = []
 
     def fail(db: object) -> None:
@@ -206,13 +196,10 @@ def test_a_failed_build_is_not_retried_until_the_index_changes(
         raise MemoryError("simulated")
 
     monkeypatch.setattr(postings_module, "load_postings", fail)
-    try:
-        expression = expressions(GOLDEN_DEV, ["en"])[0]
-        assert not store.prepare_postings()
-        for _ in range(10):
-            assert pairs(store.fts_search(expression, 10, 1.0)) == fts5(store, expression, 10, 1.0)
-        assert len(calls) == 1 and store._postings.builds == 0
-        assert store.delete_document(store.list_documents()[0].id)
-        assert not store.prepare_postings() and len(calls) == 2
-    finally:
-        store.close()
+    expression = expressions(GOLDEN_DEV, ["en"])[0]
+    assert not store.prepare_postings()
+    for _ in range(10):
+        assert pairs(store.fts_search(expression, 10, 1.0)) == fts5(store, expression, 10, 1.0)
+    assert len(calls) == 1 and store._postings.builds == 0
+    assert store.delete_document(store.list_documents()[0].id)
+    assert not store.prepare_postings() and len(calls) == 2
