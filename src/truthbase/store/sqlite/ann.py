@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...records import ArmHit, FloatMatrix
+from ..background import BackgroundValue
 from .connection import Database
 from .search import CompactVectors, VectorCache, stored_chunks
 
@@ -169,18 +169,21 @@ def load_or_build(db_path: Path | None, compact: CompactVectors, options: AnnOpt
 
 class AnnState:
     """The graph of one store: the one for the current rows, or None while it is built in a
-    background thread (one build at a time; the exact arm answers meanwhile)."""
+    background thread (the exact arm answers meanwhile; one build at a time, a failed build
+    not retried for the same rows: :class:`..background.BackgroundValue`)."""
 
     def __init__(self, db_path: Path | None, options: AnnOptions) -> None:
         self.db_path = db_path
         self.options = options
-        self._lock = threading.Lock()
-        self._index: Graph | None = None
-        self._fingerprint: str | None = None
-        self._building: str | None = None
-        self._failed: str | None = None  # the rows whose build raised
-        self._thread: threading.Thread | None = None
-        self.builds = 0  # graphs built or loaded by this store (the tests count rebuilds)
+        # A graph is minutes of both cores at scale: one build at a time, for the newest rows.
+        self._value: BackgroundValue[str, Graph] = BackgroundValue(
+            "truthbase-ann", "ANN build failed; the dense arm stays exact for these rows"
+        )
+
+    @property
+    def builds(self) -> int:
+        """Graphs built or loaded by this store (the tests count rebuilds)."""
+        return self._value.builds
 
     def wanted(self, compact: CompactVectors) -> bool:
         rows = self.options.min_rows
@@ -188,50 +191,17 @@ class AnnState:
 
     def index_for(self, compact: CompactVectors, *, wait: bool = False) -> Graph | None:
         """The graph of ``compact``'s rows when it is ready; otherwise None, after starting its
-        build (``wait``: the build runs here and the graph is returned)."""
+        build (``wait``: the build runs first and the graph is returned)."""
         if not self.wanted(compact):
             return None
-        with self._lock:
-            if self._fingerprint == compact.fingerprint:
-                return self._index
-            if self._failed == compact.fingerprint:
-                return None  # not retried until the rows change
-            thread = self._thread
-            # One build at a time: one still running for older rows finishes first (a graph
-            # is minutes of both cores at scale), then a later search starts this one.
-            if self._building != compact.fingerprint and (thread is None or not thread.is_alive()):
-                thread = threading.Thread(
-                    target=self._build, args=(compact,), name="truthbase-ann", daemon=True
-                )
-                self._building, self._thread = compact.fingerprint, thread
-                thread.start()
-        if wait and thread is not None:
-            thread.join()
-            with self._lock:
-                if self._fingerprint == compact.fingerprint:
-                    return self._index
-                if self._failed == compact.fingerprint:
-                    return None
-            return self.index_for(compact, wait=True)  # it was an older rows' build
-        return None
-
-    def _build(self, compact: CompactVectors) -> None:
-        try:
-            index = load_or_build(self.db_path, compact, self.options)
-        except Exception:
-            log.exception("ANN build failed; the dense arm stays exact for these rows")
-            index = None
-        with self._lock:
-            if index is None:
-                self._failed = compact.fingerprint
-            if self._building == compact.fingerprint:
-                self._building = None
-                if index is not None:
-                    self._index, self._fingerprint = index, compact.fingerprint
-                    self.builds += 1
+        return self._value.get(
+            compact.fingerprint,
+            lambda: load_or_build(self.db_path, compact, self.options),
+            wait=wait,
+        )
 
     def describe(self) -> dict[str, object]:
-        return {**asdict(self.options), "ready": self._fingerprint is not None}
+        return {**asdict(self.options), "ready": self._value.has_value()}
 
 
 def _query_codes(query: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:

@@ -26,7 +26,6 @@ are left to FTS5.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Collection, Sequence
@@ -36,13 +35,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ...records import ArmHit
+from ..background import BackgroundValue
 from ..base import StoreError
 from ..phrases import ascii_tokens
 from .connection import Database
 
 __all__ = ["Postings", "PostingsCache", "load_postings", "postings_search"]
-
-log = logging.getLogger(__name__)
 
 #: fts5_aux.c's bm25() constants.
 K1 = 1.2
@@ -334,20 +332,28 @@ BUILD_AFTER_QUERIES = 3
 class PostingsCache:
     """The postings of one index from ``min_rows`` chunks (None: never): those of the current
     generation when they are ready; otherwise None, after starting their build in a background
-    thread (one at a time, once ``after_queries`` queries of the generation were asked), while
-    FTS5 answers with the same ranking. The old generation's arrays are dropped as soon as the
-    generation moves; a build that fails is not retried for the same generation."""
+    thread once ``after_queries`` queries of the generation were asked, while FTS5 answers with
+    the same ranking (one build at a time, an old generation's arrays dropped, a failed build
+    not retried for its generation: :class:`..background.BackgroundValue`)."""
 
     def __init__(self, min_rows: int | None, after_queries: int = BUILD_AFTER_QUERIES) -> None:
         self.min_rows = min_rows
         self.after_queries = after_queries
-        self._asked = 0  # queries of the current generation so far
         self._lock = threading.Lock()
-        self._ready: tuple[int, Postings] | None = None
+        self._asked = 0  # queries of the current generation so far
         self._wanted: tuple[int, bool] | None = None  # (generation, chunks >= min_rows)
-        self._failed: int | None = None  # the generation whose build raised
-        self._thread: threading.Thread | None = None
-        self.builds = 0  # postings built by this cache (the tests count them)
+        self._value: BackgroundValue[int, Postings] = BackgroundValue(
+            "truthbase-fts", "full-text postings not built; FTS5 answers this index generation"
+        )
+
+    @property
+    def builds(self) -> int:
+        """Postings built by this cache (the tests count them)."""
+        return self._value.builds
+
+    @property
+    def _thread(self) -> threading.Thread | None:
+        return self._value.running()
 
     def postings(self, db: Database, *, wait: bool = False) -> Postings | None:
         """The current generation's postings, or None (below ``min_rows``, being built, or their
@@ -355,50 +361,31 @@ class PostingsCache:
         if self.min_rows is None:
             return None
         generation = db.generation()
+        ready = self._value.ready(generation)
+        if ready is not None:
+            return ready
         with self._lock:
-            if self._ready is not None and self._ready[0] == generation:
-                return self._ready[1]
-            self._ready = None
             if self._wanted is None or self._wanted[0] != generation:
                 chunks = int(db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
                 self._wanted = (generation, chunks >= max(self.min_rows, 1))
                 self._asked = 0
-            if not self._wanted[1] or self._failed == generation:
+            if not self._wanted[1]:
                 return None
             self._asked += 1
             if self._asked <= self.after_queries and not wait:
                 return None
-            thread = self._thread
-            # One build at a time: one still running (for an older generation, during an
-            # ingest) finishes first, and a later query starts the current generation's.
-            if thread is None or not thread.is_alive():
-                thread = threading.Thread(
-                    target=self._build, args=(db, generation), name="truthbase-fts", daemon=True
-                )
-                self._thread = thread
-                thread.start()
-        if wait:
-            thread.join()
-            with self._lock:
-                ready = self._ready
-            if ready is None or ready[0] != generation:
-                return self.postings(db, wait=True) if self._failed != generation else None
-            return ready[1]
-        return None
+        postings = self._value.get(generation, lambda: _build(db, generation), wait=wait)
+        if wait and postings is None and db.generation() != generation:
+            return self.postings(db, wait=True)  # the index moved during the build
+        return postings
 
-    def _build(self, db: Database, generation: int) -> None:
-        postings: Postings | None = None
-        try:
-            postings = load_postings(db)
-        except IndexMoved:
-            return  # the next query builds the new generation's
-        except Exception:
-            log.exception("full-text postings not built; FTS5 answers this index generation")
-            with self._lock:
-                self._failed = generation  # not retried until the index changes
-            return
-        if db.generation() != generation:
-            return  # a write during the read: the next query builds the new generation's
-        with self._lock:
-            self._ready = (generation, postings)
-            self.builds += 1
+
+def _build(db: Database, generation: int) -> Postings | None:
+    """The postings of ``generation``, or None when the index moved while they were read."""
+    try:
+        postings = load_postings(db)
+    except IndexMoved:
+        return None  # the next query builds the new generation's
+    if db.generation() != generation:
+        return None  # a write during the read: the next query builds the new generation's
+    return postings
