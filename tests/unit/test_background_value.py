@@ -10,29 +10,35 @@ import pytest
 from truthbase.store.background import BackgroundValue
 
 
-def test_a_value_serves_its_key_once_built_and_an_older_one_is_dropped() -> None:
+def test_a_value_serves_its_key_and_is_dropped_when_another_keys_build_starts() -> None:
     value: BackgroundValue[int, str] = BackgroundValue("t", "failed")
-    assert value.get(1, lambda: "one") is None or value.ready(1) == "one"  # started, not waited
+    assert value.get(1, lambda: "one") is None  # started, not waited for
     thread = value.running()
     assert thread is not None
     thread.join()
     assert value.get(1, lambda: "again") == "one" and value.builds == 1
     assert value.get(2, lambda: "two", wait=True) == "two" and value.builds == 2
-    assert value.ready(2) == "two" and value.has_value()
-    assert value.ready(3) is None and not value.has_value()  # asking a newer key drops it
+    assert value.ready(2) == "two" and value.ready(3) is None  # asking drops nothing
+    release = threading.Event()
+    assert value.get(3, lambda: "three" if release.wait(10) else None) is None
+    assert not value.has_value()  # key 3's build started: key 2's value is dropped
+    release.set()
+    assert value.get(3, lambda: None, wait=True) == "three"
 
 
 def test_one_build_at_a_time_the_older_first() -> None:
     value: BackgroundValue[int, str] = BackgroundValue("t", "failed")
-    release = threading.Event()
+    release, running = threading.Event(), threading.Event()
     started: list[int] = []
 
     def slow() -> str:
         started.append(1)
+        running.set()
         release.wait(10)
         return "one"
 
     assert value.get(1, slow) is None
+    assert running.wait(10)
     assert value.get(2, lambda: started.append(2) or "two") is None  # key 1's build still runs
     assert value.get(1, slow) is None  # the same key: not started twice
     assert started == [1]

@@ -33,6 +33,7 @@ class _Cand:
     lexical: float
     context: float
     start: int = 0
+    end: int = 0
 
 
 #: A model whose support feature is the sentence's cosine alone.

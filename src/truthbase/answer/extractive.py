@@ -61,7 +61,8 @@ from .refusal_model import RefusalFeatures, refusal_features, support_score
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
-    """One source sentence with its support for the question; start and end are unit offsets."""
+    """One source sentence, its features for the question and their weighted sum (``score``,
+    which orders the sentences an answer may cite); start and end are unit offsets."""
 
     n: int
     doc_id: str
@@ -400,7 +401,8 @@ class ExtractiveAnswerer:
         ]
         best = max(c.score for c in out)
         best_support = max(support_score(c, model) for c in out)
-        # 1e-9: the bound and the score add the same terms in another order.
+        # The bounds add the same terms in the same order as the scores, the cosine at its
+        # maximum; 1e-9 is a margin all the same.
         more = [
             i
             for i in rest

@@ -60,6 +60,8 @@ class Scored(Protocol):
     @property
     def start(self) -> int: ...
     @property
+    def end(self) -> int: ...
+    @property
     def cosine(self) -> float: ...
     @property
     def lexical(self) -> float: ...
@@ -105,7 +107,7 @@ def refusal_features(
 ) -> RefusalFeatures:
     """The features of ``candidates`` (in any order) and the retrieval scores of the sources
     (in rank order); all zero without candidates. The best sentence is the one of highest
-    :func:`support_score`, the earlier source and offset on a tie."""
+    :func:`support_score`, the earlier source and span on a tie."""
     top = source_scores[0] if source_scores else 0.0
     if len(source_scores) >= 2 and top > 0:
         margin = max(0.0, min(1.0, (top - source_scores[1]) / top))
@@ -117,7 +119,8 @@ def refusal_features(
         )
     supports = [support_score(c, model) for c in candidates]
     at = min(
-        range(len(candidates)), key=lambda i: (-supports[i], candidates[i].n, candidates[i].start)
+        range(len(candidates)),
+        key=lambda i: (-supports[i], candidates[i].n, candidates[i].start, candidates[i].end),
     )
     best, best_support = candidates[at], supports[at]
     near = [c for c, s in zip(candidates, supports, strict=True) if s >= keep_ratio * best_support]

@@ -65,8 +65,11 @@ class RefusalModelSettings(Section):
     )
     # The support feature is a sentence's support on the scale the coefficients above (and
     # extractive.weak_threshold) were fitted on: its own weights, not extractive.w_*, which
-    # choose the sentences an answer cites. Tuning that choice must not move the decision to
-    # answer (docs/evals/selection.md, "Choosing sentences apart from refusing").
+    # choose the sentences an answer cites. Tuning that choice does not move the model's
+    # decision (docs/evals/selection.md, "Choosing sentences apart from refusing"); a
+    # follow-up's rule 4 (the cited passages hold its new words) reads the cited sentences, so
+    # that rule moves with them. A deployment that set extractive.w_* to tune its refusals now
+    # sets these.
     support_cosine: float = _support(0.35, "embedding cosine to the question")
     support_lexical: float = _support(0.15, "share of the question's idf mass")
     support_context: float = _support(0.3, "share of that mass in the sentence's whole source")

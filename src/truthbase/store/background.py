@@ -5,8 +5,8 @@ The SQLite store keeps two such values: the full-text postings of an index gener
 Both cost seconds to minutes of CPU and memory at library scale, both are only an accelerator
 (the exact path answers meanwhile), and both follow the same rules, kept here once:
 
-- a value serves only the key (generation, fingerprint) it was built for; a value for an older
-  key is dropped as soon as a newer key is asked for (its memory is not held for nothing);
+- a value serves only the key (generation, fingerprint) it was built for; it is dropped when
+  the build for another key starts (holding both would double the peak memory);
 - one build at a time: a build still running for an older key finishes first, and a later
   request starts the current key's (a build is both cores for minutes; two at once would be
   slower than one after the other);
@@ -45,17 +45,17 @@ class BackgroundValue(Generic[K, V]):
         self.builds = 0  # values built (the tests count them)
 
     def ready(self, key: K) -> V | None:
-        """The value built for ``key``, or None (a value for another key is dropped: the callers
-        ask for the current key, so another key's value can serve no one)."""
+        """The value built for ``key``, or None."""
         with self._lock:
-            if self._ready is not None:
-                if self._ready[0] == key:
-                    return self._ready[1]
-                self._ready = None
-            return None
+            return self._value_of(key)
+
+    def _value_of(self, key: K) -> V | None:
+        if self._ready is not None and self._ready[0] == key:
+            return self._ready[1]
+        return None
 
     def has_value(self) -> bool:
-        """Whether a value is held (for the latest key asked for, or one not asked since)."""
+        """Whether a value is held (for the key of the last build that succeeded)."""
         with self._lock:
             return self._ready is not None
 
@@ -67,15 +67,18 @@ class BackgroundValue(Generic[K, V]):
         """The value of ``key`` when it is built; otherwise None, after starting ``build`` in the
         background (unless a build runs: an older key's finishes first). ``wait``: block until
         this key's build ends: its value, or None (it failed, or found its key stale)."""
-        value = self.ready(key)
-        if value is not None:
-            return value
         with self._lock:
-            if self._failed == key:
-                return None
+            # One check and start under one lock: a build of this key that ends in between
+            # must not be started again.
+            value = self._value_of(key)
+            if value is not None or self._failed == key:
+                return value
             thread = self._thread
             ours = self._building == key
             if not ours and (thread is None or not thread.is_alive()):
+                # The value of another key serves no one once this key is built, and holding
+                # both would double the peak memory: it is dropped as this build starts.
+                self._ready = None
                 thread = threading.Thread(
                     target=self._run, args=(key, build), name=self.name, daemon=True
                 )

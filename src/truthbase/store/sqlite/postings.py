@@ -333,8 +333,9 @@ class PostingsCache:
     """The postings of one index from ``min_rows`` chunks (None: never): those of the current
     generation when they are ready; otherwise None, after starting their build in a background
     thread once ``after_queries`` queries of the generation were asked, while FTS5 answers with
-    the same ranking (one build at a time, an old generation's arrays dropped, a failed build
-    not retried for its generation: :class:`..background.BackgroundValue`)."""
+    the same ranking (one build at a time, an old generation's arrays dropped as the new
+    generation's build starts, a failed build not retried for its generation:
+    :class:`..background.BackgroundValue`)."""
 
     def __init__(self, min_rows: int | None, after_queries: int = BUILD_AFTER_QUERIES) -> None:
         self.min_rows = min_rows
