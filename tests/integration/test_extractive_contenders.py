@@ -63,5 +63,8 @@ def test_contenders_choose_exactly_as_all_candidates(
             assert answerer.compose(a) == answerer.compose(b)
     finally:
         store.close()
-    # Fails if the bound stopped pruning (every sentence embedded again).
-    assert embedded < 0.75 * total, (embedded, total)
+    # Fails if the bound stopped pruning (every sentence embedded again). Measured on every
+    # dev.json question: 0.80 to 0.85 of the sentences with the defaults (0.79 of it the
+    # weights' own: a lexical weight of .3 bounds less than .15 did; 0.70 with the weights of
+    # before).
+    assert embedded < 0.9 * total, (embedded, total)
