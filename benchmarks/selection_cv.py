@@ -37,6 +37,7 @@ from truthbase.answer import ExtractiveAnswerer
 from truthbase.answer.extractive import Candidate, missing_named_terms
 from truthbase.answer.parts import question_parts
 from truthbase.answer.pipeline import retrieve, sources_from_hits
+from truthbase.answer.refusal_model import weighted_score
 from truthbase.config import ChunkingSettings, ExtractiveSettings, RetrievalSettings
 from truthbase.embed import default_embedder
 from truthbase.eval.answers import golden_spans
@@ -113,6 +114,7 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
     answerer.settings = ExtractiveSettings(**point)
+    weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
     for q in questions:
         if not q["answered"]:
@@ -121,10 +123,7 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
             (
                 dataclasses.replace(
                     c,
-                    score=point["w_cosine"] * c.cosine
-                    + point["w_lexical"] * c.lexical
-                    + point["w_context"] * c.context
-                    + point["w_rank"] / c.rank,
+                    score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank),
                 ),
                 held,
             )

@@ -56,7 +56,14 @@ from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
 from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
-from .refusal_model import RefusalFeatures, refusal_features, support_score
+from .refusal_model import (
+    RefusalFeatures,
+    Weights,
+    refusal_features,
+    support_score,
+    support_weights,
+    weighted_score,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,6 +105,11 @@ def _reads_as_prose(text: str) -> bool:
     line with no sentence end is a heading ("CSF Implementation Example"): quoted beside the
     answer it reads as a stray label, though it may answer alone (a cell, a value)."""
     return CELL_SEPARATOR in text or ends_sentence(text) or len(text.split()) >= MIN_ITEM_WORDS
+
+
+def _score_weights(cfg: ExtractiveSettings) -> Weights:
+    """The weights of a sentence's score, which orders the sentences an answer may cite."""
+    return (cfg.w_cosine, cfg.w_lexical, cfg.w_context, cfg.w_rank)
 
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
@@ -311,12 +323,7 @@ class ExtractiveAnswerer:
     ) -> Candidate:
         cfg = self.settings
         source, start, end, text = item
-        score = (
-            cfg.w_cosine * cos
-            + cfg.w_lexical * lexical
-            + cfg.w_context * ctx
-            + cfg.w_rank / source.n
-        )
+        score = weighted_score(_score_weights(cfg), cos, lexical, ctx, source.n)
         return Candidate(
             n=source.n,
             doc_id=source.doc_id,
@@ -379,15 +386,13 @@ class ExtractiveAnswerer:
         if not raw:
             return []
         features = self._lexical(question, sources, raw, focus)
+        score_w, support_w = _score_weights(cfg), support_weights(model)
         bounds = [
-            cfg.w_cosine + cfg.w_lexical * lexical + cfg.w_context * ctx + cfg.w_rank / item[0].n
+            weighted_score(score_w, 1.0, lexical, ctx, item[0].n)
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         support_bounds = [
-            model.support_cosine
-            + model.support_lexical * lexical
-            + model.support_context * ctx
-            + model.support_rank / item[0].n
+            weighted_score(support_w, 1.0, lexical, ctx, item[0].n)
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
@@ -401,8 +406,7 @@ class ExtractiveAnswerer:
         ]
         best = max(c.score for c in out)
         best_support = max(support_score(c, model) for c in out)
-        # The bounds add the same terms in the same order as the scores, the cosine at its
-        # maximum; 1e-9 is a margin all the same.
+        # The bounds are the scores' own sum with the cosine at its maximum; 1e-9 is a margin.
         more = [
             i
             for i in rest

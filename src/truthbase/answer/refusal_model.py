@@ -40,10 +40,13 @@ __all__ = [
     "MAX_AGREEING",
     "RefusalFeatures",
     "Scored",
+    "Weights",
     "answer_logit",
     "answer_probability",
     "refusal_features",
     "support_score",
+    "support_weights",
+    "weighted_score",
 ]
 
 #: The features, in the order of the model's coefficients (``w_<name>``).
@@ -88,14 +91,29 @@ class RefusalFeatures:
         return tuple(float(getattr(self, name)) for name in FEATURES)
 
 
+#: The four weights of a sentence's score: cosine, lexical, context, rank.
+Weights = tuple[float, float, float, float]
+
+
+def weighted_score(
+    weights: Weights, cosine: float, lexical: float, context: float, rank: int
+) -> float:
+    """``w_cosine * cosine + w_lexical * lexical + w_context * context + w_rank / rank``, added
+    in that order: the answerer's score, its bounds (cosine 1.0) and the support feature are
+    this one sum, so they are the same floats where their weights agree."""
+    w_cosine, w_lexical, w_context, w_rank = weights
+    return w_cosine * cosine + w_lexical * lexical + w_context * context + w_rank / rank
+
+
+def support_weights(model: RefusalModelSettings) -> Weights:
+    """The model's own weights of the support feature (the scale it was fitted on)."""
+    return (model.support_cosine, model.support_lexical, model.support_context, model.support_rank)
+
+
 def support_score(candidate: Scored, model: RefusalModelSettings) -> float:
-    """A sentence's support on the model's scale: the weighted sum of its features, added in
-    the order the answerer adds its own score's (the same floats where the weights agree)."""
-    return (
-        model.support_cosine * candidate.cosine
-        + model.support_lexical * candidate.lexical
-        + model.support_context * candidate.context
-        + model.support_rank / candidate.n
+    """A sentence's support on the model's scale."""
+    return weighted_score(
+        support_weights(model), candidate.cosine, candidate.lexical, candidate.context, candidate.n
     )
 
 
