@@ -303,7 +303,7 @@ def main() -> None:
         "--ef-search",
         type=int,
         nargs="+",
-        default=[PostgresSettings().hnsw_ef_search],
+        default=[hnsw_defaults.hnsw_ef_search],
         help="query-time candidate list sizes, each measured over the one graph built",
     )
     parser.add_argument("--exact-only", action="store_true", help="build no HNSW index")

@@ -28,6 +28,10 @@ from .schema import SCHEMA_VERSION, Hnsw, maybe_hnsw, migrate
 __all__ = ["SCHEMA_VERSION", "Hnsw", "PostgresStore"]
 
 
+# The graph settings of schema.Hnsw are this class's defaults too (written in one place).
+_HNSW = Hnsw()
+
+
 class PostgresStore(SharedRows):
     """A TruthBase index in a PostgreSQL database (pgvector required)."""
 
@@ -38,9 +42,9 @@ class PostgresStore(SharedRows):
         hnsw: bool = False,
         hnsw_min_rows: int | None = None,
         pool_size: int = 8,
-        hnsw_m: int = 24,
-        hnsw_ef_construction: int = 128,
-        hnsw_ef_search: int = 800,
+        hnsw_m: int = _HNSW.m,
+        hnsw_ef_construction: int = _HNSW.ef_construction,
+        hnsw_ef_search: int = _HNSW.ef_search,
         connect_timeout_s: float = 10.0,
         statement_timeout_s: float = 300.0,
     ) -> None:
