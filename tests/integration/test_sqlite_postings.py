@@ -151,9 +151,9 @@ def test_a_one_shot_process_never_builds_them(store: SQLiteStore) -> None:
     want = fts5(store, expression, 20, 1.0)
     for _ in range(BUILD_AFTER_QUERIES):
         assert pairs(store.fts_search(expression, 20, 1.0)) == want
-    assert store._postings._thread is None
+    assert store._postings.running() is None
     assert pairs(store.fts_search(expression, 20, 1.0)) == want
-    thread = store._postings._thread
+    thread = store._postings.running()
     assert thread is not None
     thread.join()
     assert store._postings.builds == 1

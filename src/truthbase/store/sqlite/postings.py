@@ -352,8 +352,8 @@ class PostingsCache:
         """Postings built by this cache (the tests count them)."""
         return self._value.builds
 
-    @property
-    def _thread(self) -> threading.Thread | None:
+    def running(self) -> threading.Thread | None:
+        """The build thread, once one started (the tests join it)."""
         return self._value.running()
 
     def postings(self, db: Database, *, wait: bool = False) -> Postings | None:
