@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers.llm_server import LlamaServer, llama_cpp_missing
 from truthbase.cite.support import check_support
+from truthbase.config import SupportSettings
 from truthbase.llm import OpenAIChatModel
 from truthbase.llm.judge import JUDGE_MAX_TOKENS, ModelJudge
 
@@ -31,7 +32,7 @@ def test_qwen15_gives_strict_verdicts_that_tell_a_paraphrase_from_an_unrelated_c
     model = OpenAIChatModel(
         qwen15.model, base_url=qwen15.base_url, api_key="k", max_tokens=JUDGE_MAX_TOKENS
     )
-    judge = ModelJudge(model, timeout=600)
+    judge = ModelJudge(model, timeout=600, min_p=SupportSettings().judge_min_p)
     kept = judge("RAPTOR builds a tree of summaries from the bottom up.", QUOTE, "")
     other = judge("RAPTOR was trained on ten thousand medical records in 2019.", QUOTE, "")
     print(f"\nparaphrase: {kept}\nunrelated: {other}")
@@ -39,6 +40,9 @@ def test_qwen15_gives_strict_verdicts_that_tell_a_paraphrase_from_an_unrelated_c
     assert not other.failed, other.failure
     assert kept.entailed is True
     assert other.entailed is False
+    # The server gives log-probabilities: the verdict is the model's probability of "true".
+    assert kept.p_entailed is not None and other.p_entailed is not None
+    assert kept.p_entailed > SupportSettings().judge_min_p > other.p_entailed
     # Through the policy: the judge is asked (no veto), and the cache answers the second time.
     check = check_support(
         "RAPTOR builds a tree of summaries from the bottom up.", QUOTE, judge=judge

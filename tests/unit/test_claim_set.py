@@ -12,9 +12,12 @@ from tests.helpers.corpus import SHARED
 from truthbase.cite.model import Judgement
 from truthbase.errors import InvalidInput
 from truthbase.eval.claim_set import (
+    cross_validate_min_p,
     cross_validate_threshold,
     evaluate_claim_set,
+    fit_min_p,
     fit_threshold,
+    judge_says,
     load_claim_set,
     locate_items,
     stratified_subset,
@@ -86,6 +89,29 @@ def test_the_threshold_is_fitted_between_the_scores_and_cross_validated() -> Non
     cv = cross_validate_threshold(rows, folds=5, seeds=(0, 1))
     assert cv["cv_kept"] == 1.0 and cv["cv_caught"] == 1.0
     assert cv["folds"] == 5 and cv["seeds"] == [0, 1]
+
+
+def judged(item: str, label: bool, p: float | None, wrote: bool, asked: bool = True) -> dict:
+    row = record(item, "paraphrase" if label else "relation", label, 0.6)
+    if asked:
+        row["judge"] = {"entailed": wrote, "p_entailed": p, "failure": None}
+    return row
+
+
+def test_the_judges_probability_threshold_is_fitted_and_cross_validated() -> None:
+    # The model writes "false" for every claim, but gives "true" 0.35-0.45 on the supported
+    # ones and 0.1-0.2 on the others: its written word keeps none, its probability separates.
+    rows = [judged(f"g{k}", True, 0.35 + k / 100, wrote=False) for k in range(10)]
+    rows += [judged(f"b{k}", False, 0.1 + k / 100, wrote=False) for k in range(10)]
+    assert not any(judge_says(r, 0.5) for r in rows)
+    assert 0.19 < fit_min_p(rows) < 0.35
+    cv = cross_validate_min_p(rows, folds=5, seeds=(0, 1))
+    assert cv is not None and cv["cv_kept"] == 1.0 and cv["cv_caught"] == 1.0
+    # Not asked (a veto, a verbatim claim): the check's verdict; no probability: the word.
+    assert judge_says(judged("v", True, None, wrote=False, asked=False), 0.0)
+    assert judge_says(judged("w", True, None, wrote=True), 0.99)
+    without_p = [judged(f"n{k}", True, None, wrote=True) for k in range(3)]
+    assert cross_validate_min_p(without_p) is None
 
 
 class _NotEntailed:

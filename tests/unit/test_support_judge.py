@@ -5,6 +5,7 @@ judges (cite/judge.py), and the chat-model judge over a scripted OpenAI-compatib
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -17,11 +18,13 @@ from truthbase.cite.model import Judgement, SupportCheck
 from truthbase.cite.support import check_support
 from truthbase.config import LLMSettings, Settings, SupportSettings
 from truthbase.llm import LLMTimeout
+from truthbase.llm.client import TokenChoice
 from truthbase.llm.judge import (
     JudgeNotConfigured,
     ModelJudge,
     VerdictCache,
     judge_for,
+    p_entailed,
     parse_verdict,
     verdict_key,
 )
@@ -279,3 +282,123 @@ def test_an_answer_ends_with_an_error_when_the_judge_is_required_and_missing() -
     assert events[0].stage == "judge" and "JudgeNotConfigured" in events[0].message
     with pytest.raises(JudgeNotConfigured):
         service.judge()
+
+
+# -- the verdict by the model's probability (log-probabilities) -----------------------------------
+
+
+def _logprob(p: float) -> float:
+    return math.log(p)
+
+
+def tokens_of(verdict_word: str, p_true: float) -> tuple[TokenChoice, ...]:
+    """The tokens of ``{"entailed": WORD, "departing_words": []}`` as llama.cpp's server splits
+    it, with ``true`` at ``p_true`` and ``false`` at the rest (a third word at a tiny share)."""
+    spread = ((" true", _logprob(p_true)), (" false", _logprob(1 - p_true)), (" null", -12.0))
+    pieces = [
+        '{"',
+        "ent",
+        "ailed",
+        '":',
+        f" {verdict_word}",
+        ', "',
+        "depart",
+        "ing",
+        "_words",
+        '":',
+        " []",
+        "}",
+    ]
+    return tuple(
+        TokenChoice(piece, spread if piece.strip() in ("true", "false") else ((piece, -0.01),))
+        for piece in pieces
+    )
+
+
+def test_p_entailed_reads_the_verdicts_value_token() -> None:
+    assert p_entailed(tokens_of("false", 0.4)) == pytest.approx(0.4)
+    assert p_entailed(tokens_of("true", 0.9)) == pytest.approx(0.9)
+    # the value's space in a token of its own, and a "true" inside departing words ignored
+    spaced = (
+        TokenChoice('{"entailed":', ()),
+        TokenChoice(" ", ()),
+        TokenChoice("false", (("false", _logprob(0.75)), ("true", _logprob(0.25)))),
+        TokenChoice(', "departing_words": ["true"]}', ()),
+    )
+    assert p_entailed(spaced) == pytest.approx(0.25)
+    # as a model served with chatml-function-calling writes it: the quotes HTML-escaped
+    escaped = (
+        TokenChoice("{", ()),
+        *(TokenChoice(piece, ()) for piece in ("&#", "3", "4", ";", "ent", "ailed", "&#", "3")),
+        TokenChoice("4", ()),
+        TokenChoice(";", ()),
+        TokenChoice(":", ()),
+        TokenChoice(" false", ((" false", _logprob(0.6)), (" true", _logprob(0.4)))),
+    )
+    assert p_entailed(escaped) == pytest.approx(0.4)
+    assert p_entailed(()) is None  # no log-probabilities
+    assert p_entailed((TokenChoice('{"entailed": maybe}', (("x", -0.1),)),)) is None
+
+
+def scored(verdict_word: str, p_true: float) -> Reply:
+    body = completion(json.dumps({"entailed": verdict_word == "true", "departing_words": []}))
+    body["choices"][0]["logprobs"] = {
+        "content": [
+            {
+                "token": t.token,
+                "logprob": t.alternatives[0][1],
+                "bytes": None,
+                "top_logprobs": [
+                    {"token": a, "logprob": lp, "bytes": None} for a, lp in t.alternatives
+                ],
+            }
+            for t in tokens_of(verdict_word, p_true)
+        ]
+    }
+    return Reply(body=body)
+
+
+def test_the_models_probability_decides_where_the_server_gives_it(server: Scripted) -> None:
+    cache = VerdictCache()
+    lenient = ModelJudge(server.model(), timeout=5, cache=cache, min_p=0.3)
+    strict = ModelJudge(server.model(), timeout=5, cache=cache, min_p=0.5)
+    # It wrote "false" but gave "true" 0.4: entailed at 0.3, not at 0.5.
+    server.say(scored("false", 0.4))
+    judged = check_support(PARAPHRASE, QUOTE, judge=lenient)
+    assert judged.supported and judged.judgement is not None
+    assert judged.judgement.entailed is True
+    assert judged.judgement.p_entailed == pytest.approx(0.4)
+    again = check_support(PARAPHRASE, QUOTE, judge=strict)  # the cached verdict, its own line
+    assert len(server.requests) == 1
+    assert again.judgement is not None and again.judgement.cached
+    assert not again.supported and again.judgement.entailed is False
+    body = server.requests[0]["body"]
+    assert body["logprobs"] is True and body["top_logprobs"] == 8
+    # The vetoes still override: a changed number is never judged.
+    vetoed = check_support("The plant produces forty three units every day.", QUOTE, judge=lenient)
+    assert not vetoed.supported and len(server.requests) == 1
+
+
+def test_a_server_that_refuses_log_probabilities_is_asked_without(server: Scripted) -> None:
+    judge = ModelJudge(server.model(), timeout=5, min_p=0.3)
+    server.say(
+        Reply(400, {"error": {"message": "logprobs are not supported"}}),
+        verdict(False, "week"),
+        verdict(True),
+    )
+    first = judge(WEEKLY, QUOTE, "")
+    assert first.entailed is False and first.p_entailed is None  # the written word decides
+    assert judge(PARAPHRASE, QUOTE, "").entailed is True
+    asked = [r["body"].get("logprobs") for r in server.requests]
+    assert asked == [True, None, None]  # refused once, not asked again
+
+
+def test_log_probabilities_can_be_left_unasked(server: Scripted) -> None:
+    judge = judge_for(
+        SupportSettings(judge="llm", judge_logprobs=False),
+        LLMSettings(base_url=server.base_url, model="m"),
+    )
+    assert judge is not None
+    server.say(scored("false", 0.9))
+    assert judge(PARAPHRASE, QUOTE, "").entailed is False  # the written word
+    assert "logprobs" not in server.requests[0]["body"]

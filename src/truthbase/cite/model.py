@@ -52,13 +52,18 @@ class Reason:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Judgement:
     """What the judge said: ``entailed`` (None when it failed, with ``failure`` saying why),
-    the claim's words that depart from the quote, and the judge's name (its model)."""
+    the claim's words that depart from the quote, and the judge's name (its model).
+
+    ``p_entailed``: the model's probability of ``true`` against ``false`` where it wrote the
+    verdict (None: the server gave no log-probabilities); where known, ``entailed`` is that
+    probability against the setting ``support.judge_min_p``, not the word the model wrote."""
 
     entailed: bool | None
     departing_words: tuple[str, ...] = ()
     judge: str = ""
     failure: str = ""
     cached: bool = False
+    p_entailed: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -71,6 +76,7 @@ class Judgement:
             "judge": self.judge,
             "failure": self.failure or None,
             "cached": self.cached,
+            "p_entailed": None if self.p_entailed is None else round(self.p_entailed, 4),
         }
 
 

@@ -64,10 +64,21 @@ def run_claim_set(
     return report
 
 
+def _fitted(cv: dict[str, Any]) -> str:
+    low, high = cv["cv_thresholds"]
+    return (
+        f"fitted {cv['fitted']}; cross-validated ({cv['folds']} folds by item x "
+        f"{len(cv['seeds'])} seeds) thresholds {low}..{high}"
+    )
+
+
 def _print(report: dict[str, Any]) -> None:
-    cv = report["threshold"]
     judged = report.get("judge")
     plain = judged["without_judge"] if judged else None
+    # With the judge, its threshold (judge_min_p) is the one cross-validated beside its shares;
+    # without log-probabilities it has none, and the column repeats the deterministic one's.
+    cv = (judged and judged.get("min_p")) or report["threshold"]
+    score_cv = report["threshold"]
     table = Table(title=f"claims of {report['items']} items")
     columns = ["kind", "claims", "share", "cross-validated"]
     if plain is not None:
@@ -91,14 +102,15 @@ def _print(report: dict[str, Any]) -> None:
     ):
         row(f"[bold]{label}[/]", n, name, report[name], cv[f"cv_{name}"], plain and plain[name])
     console.print(table)
-    console.print(
-        f"score threshold: fitted {cv['fitted']}; cross-validated ({cv['folds']} folds by item "
-        f"x {len(cv['seeds'])} seeds) thresholds {cv['cv_thresholds'][0]}..{cv['cv_thresholds'][1]}"
-    )
+    console.print(f"score threshold: {_fitted(score_cv)}")
     if judged:
         console.print(
             f"judge {judged['name']}: asked {judged['asked']}, failed {judged['failed']}, "
             f"{judged['seconds_per_claim']:.1f} s per claim"
         )
+        if judged.get("min_p"):
+            console.print(f"judge_min_p (P(true) at the verdict): {_fitted(judged['min_p'])}")
+        else:
+            console.print("the judge's server gave no log-probabilities: its written verdicts")
     for item in report["quotes_not_found"]:
         console.print(f"[yellow]quote not found[/] {item}")

@@ -198,11 +198,7 @@ def fit_threshold(records: Sequence[Mapping[str, Any]]) -> float:
     """The score threshold that maximizes :func:`_objective` over ``records`` (the middle of the
     best run of candidate thresholds, so ties sit between the scores, not on one)."""
     scores = sorted({round(float(r["score"]), 4) for r in records} | {0.0, 1.0})
-    candidates = [(a + b) / 2 for a, b in itertools.pairwise(scores)] or [0.5]
-    values = [_objective(records, t) for t in candidates]
-    best = max(values)
-    winners = [t for t, v in zip(candidates, values, strict=True) if v >= best - 1e-12]
-    return round(winners[len(winners) // 2], 4)
+    return _best_cut(scores, lambda t: _objective(records, t))
 
 
 def cross_validate_threshold(
@@ -211,12 +207,84 @@ def cross_validate_threshold(
     folds: int = CV_FOLDS,
     seeds: Sequence[int] = CV_SEEDS,
 ) -> dict[str, Any]:
-    """The threshold fitted on all records, and the kept/caught shares when each fold of items
-    is judged with the threshold fitted on the others (averaged over seeds)."""
-    fitted = fit_threshold(records)
+    """The score threshold fitted on all records, and the kept/caught shares when each fold of
+    items is judged with the threshold fitted on the others (averaged over seeds)."""
+    return _cross_validate(
+        records,
+        fit_threshold,
+        lambda r, t: not r["vetoed"] and r["score"] >= t,
+        folds=folds,
+        seeds=seeds,
+    )
+
+
+def judge_says(record: Mapping[str, Any], min_p: float) -> bool:
+    """The verdict on a record of a run with the judge, had ``support.judge_min_p`` been
+    ``min_p``: the judge's probability against it where the judge answered with one, its
+    written word where it answered without, the check's verdict where it was not asked (a veto,
+    a verbatim claim) or failed."""
+    judgement = record.get("judge")
+    if judgement is None or judgement["failure"] is not None:
+        return bool(record["supported"])
+    p = judgement.get("p_entailed")
+    return bool(judgement["entailed"]) if p is None else p >= min_p
+
+
+def _judge_objective(records: Sequence[Mapping[str, Any]], min_p: float) -> float:
+    good = [r for r in records if r["label"]]
+    bad = [r for r in records if not r["label"]]
+    kept = sum(judge_says(r, min_p) for r in good)
+    caught = sum(not judge_says(r, min_p) for r in bad)
+    return 0.5 * _share(kept, len(good)) + 0.5 * _share(caught, len(bad))
+
+
+def fit_min_p(records: Sequence[Mapping[str, Any]]) -> float:
+    """The ``judge_min_p`` that maximizes balanced accuracy over ``records`` (as
+    :func:`fit_threshold`: the middle of the best run of candidates)."""
+    ps = {round(float(r["judge"]["p_entailed"]), 4) for r in records if _has_p(r)}
+    return _best_cut(sorted(ps | {0.0, 1.0}), lambda t: _judge_objective(records, t))
+
+
+def _has_p(record: Mapping[str, Any]) -> bool:
+    judgement = record.get("judge")
+    return judgement is not None and judgement.get("p_entailed") is not None
+
+
+def cross_validate_min_p(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    folds: int = CV_FOLDS,
+    seeds: Sequence[int] = CV_SEEDS,
+) -> dict[str, Any] | None:
+    """As :func:`cross_validate_threshold`, for the judge's ``judge_min_p`` on a run with the
+    judge; None when no judgement had a probability (the server gave none)."""
+    if not any(_has_p(r) for r in records):
+        return None
+    return _cross_validate(records, fit_min_p, judge_says, folds=folds, seeds=seeds)
+
+
+def _best_cut(values: Sequence[float], objective: Callable[[float], float]) -> float:
+    candidates = [(a + b) / 2 for a, b in itertools.pairwise(values)] or [0.5]
+    scores = [objective(t) for t in candidates]
+    best = max(scores)
+    winners = [t for t, v in zip(candidates, scores, strict=True) if v >= best - 1e-12]
+    return round(winners[len(winners) // 2], 4)
+
+
+def _cross_validate(
+    records: Sequence[Mapping[str, Any]],
+    fit: Callable[[Sequence[Mapping[str, Any]]], float],
+    decide: Callable[[Mapping[str, Any], float], bool],
+    *,
+    folds: int,
+    seeds: Sequence[int],
+) -> dict[str, Any]:
+    """``fit`` on all records, and the shares when each fold of items is decided by ``decide``
+    with the value fitted on the other folds, averaged over seeds."""
+    fitted = fit(records)
     items = sorted({str(r["item"]) for r in records})
     runs: list[dict[str, Any]] = []
-    thresholds: list[float] = []
+    values: list[float] = []
     for seed in seeds:
         order = list(items)
         random.Random(seed).shuffle(order)
@@ -225,11 +293,9 @@ def cross_validate_threshold(
         for fold in range(folds):
             train = [r for r in records if fold_of[str(r["item"])] != fold]
             test = [r for r in records if fold_of[str(r["item"])] == fold]
-            threshold = fit_threshold(train)
-            thresholds.append(threshold)
-            judged += [
-                {**r, "supported": not r["vetoed"] and r["score"] >= threshold} for r in test
-            ]
+            value = fit(train)
+            values.append(value)
+            judged += [{**r, "supported": decide(r, value)} for r in test]
         runs.append(summarize_claim_set(judged))
     by_kind = {
         kind: {
@@ -242,7 +308,7 @@ def cross_validate_threshold(
         "fitted": fitted,
         "folds": folds,
         "seeds": list(seeds),
-        "cv_thresholds": [min(thresholds), max(thresholds)],
+        "cv_thresholds": [min(values), max(values)],
         "cv_kept": sum(run["kept"] for run in runs) / len(runs),
         "cv_caught": sum(run["caught"] for run in runs) / len(runs),
         "cv_by_kind": by_kind,
@@ -301,6 +367,7 @@ def _judge_report(
         "failed": sum(j["failure"] is not None for j in asked),
         "seconds_per_claim": sum(r["judge_seconds"] for r in records) / max(len(records), 1),
         "without_judge": summarize_claim_set(without),
+        "min_p": cross_validate_min_p(records),
     }
 
 
@@ -352,7 +419,9 @@ def evaluate_claim_set(
         **summarize_claim_set(records),
         "items": len(located),
         "subset_per_kind": per_kind,
-        "threshold": cross_validate_threshold(records),
+        # The score threshold is the deterministic checks' (the judge's own, judge_min_p, is
+        # cross-validated in the judge's part): fitted on the verdicts without the judge.
+        "threshold": cross_validate_threshold(without if judge is not None else records),
         "per_claim": records,
     }
     if judge is not None:

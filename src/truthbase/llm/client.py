@@ -12,6 +12,12 @@ Tool calling (the agent mode) is a separate, non-streaming call: :class:`ToolCal
 (:class:`AssistantTurn`: its text and its tool calls); a chain tries its models in order the
 same way (:meth:`.chain.FallbackChatModel.complete_tools_reply`).
 
+A judge that wants the model's confidence, not only its words, asks a
+:class:`ScoringChatModel` (``complete_scored``): the reply with each token's most likely
+alternatives and their log-probabilities, where the server gives them (OpenAI, vLLM and
+llama.cpp's server do; a server that refuses the option is asked again without it, and the
+reply then has no tokens).
+
 Every provider failure surfaces as :class:`LLMError` (:class:`LLMTimeout` for timeouts), never
 as the client library's own exceptions.
 
@@ -48,6 +54,9 @@ __all__ = [
     "LLMError",
     "LLMTimeout",
     "OpenAIChatModel",
+    "ScoredReply",
+    "ScoringChatModel",
+    "TokenChoice",
     "ToolCall",
     "ToolCallingModel",
     "ToolChoice",
@@ -131,6 +140,32 @@ class ChatModel(Protocol):
     def stream(self, messages: Sequence[ChatMessage], timeout: float) -> Iterator[str]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class TokenChoice:
+    """One token of a reply and the most likely tokens at its place, as (token, log-probability),
+    the chosen one among them when the server ranks it there."""
+
+    token: str
+    alternatives: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredReply:
+    """A reply's text and its tokens with their alternatives (empty: the server sent none)."""
+
+    text: str
+    tokens: tuple[TokenChoice, ...] = ()
+
+
+@runtime_checkable
+class ScoringChatModel(ChatModel, Protocol):
+    """A chat model that can say how likely each token of its reply was (see the module doc)."""
+
+    def complete_scored(
+        self, messages: Sequence[ChatMessage], timeout: float, *, alternatives: int
+    ) -> ScoredReply: ...
+
+
 #: What a call lets the model do: "auto", "none", or one tool by name (:func:`named_tool`);
 #: None leaves it to the server.
 ToolChoice = str | Mapping[str, Any] | None
@@ -195,6 +230,8 @@ class OpenAIChatModel:
         self._window: int | None = None
         self._name = name or f"{model}@{base_url or 'api.openai.com'}"
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        #: The server answered a request for log-probabilities with HTTP 400 once: not asked again.
+        self._no_logprobs = False
 
     def context_window(self) -> int:
         """The server's reported context window (asked once), else ``context_tokens``."""
@@ -238,6 +275,39 @@ class OpenAIChatModel:
         if not isinstance(content, str):
             raise LLMError(f"{self._name}: the reply has no text")
         return content
+
+    def complete_scored(
+        self, messages: Sequence[ChatMessage], timeout: float, *, alternatives: int
+    ) -> ScoredReply:
+        """The reply with up to ``alternatives`` (1-20) likely tokens at each of its tokens."""
+        if self._no_logprobs:
+            return ScoredReply(self.complete(messages, timeout))
+        with model_call(self.model, self.base_url) as call:
+            try:
+                response = self._create(
+                    timeout,
+                    messages=_params(messages),
+                    stream=False,
+                    logprobs=True,
+                    top_logprobs=max(1, min(20, alternatives)),
+                )
+            except LLMError as exc:
+                if not isinstance(exc.__cause__, openai.BadRequestError):
+                    raise
+                # Some servers and models refuse log-probabilities (HTTP 400): the plain reply
+                # is still a verdict, so ask for that, now and from now on.
+                log.info("%s refuses log-probabilities (%s); asking without", self._name, exc)
+                self._no_logprobs = True
+                response = self._create(timeout, messages=_params(messages), stream=False)
+            record_usage(call, self.model, getattr(response, "usage", None), _model_of(response))
+        try:
+            choice = response.choices[0]
+            content: object = choice.message.content
+        except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
+            raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
+        if not isinstance(content, str):
+            raise LLMError(f"{self._name}: the reply has no text")
+        return ScoredReply(content, _token_choices(getattr(choice, "logprobs", None)))
 
     def complete_tools(
         self,
@@ -375,6 +445,27 @@ def _params(
     # Each ChatMessage is a valid system, user or assistant message param, each ToolMessage
     # one of those or a tool result.
     return [cast(ChatCompletionMessageParam, dict(m)) for m in messages]
+
+
+def _token_choices(logprobs: object) -> tuple[TokenChoice, ...]:
+    """The reply's tokens from a chat completion's ``logprobs`` (none when it is missing or
+    not of the OpenAI shape: a server's extension is not worth failing a reply for)."""
+    content = getattr(logprobs, "content", None)
+    if not isinstance(content, list):
+        return ()
+    tokens = []
+    for item in content:
+        token, top = getattr(item, "token", None), getattr(item, "top_logprobs", None) or []
+        if not isinstance(token, str):
+            return ()
+        alternatives = tuple(
+            (alt.token, float(alt.logprob))
+            for alt in top
+            if isinstance(getattr(alt, "token", None), str)
+            and isinstance(getattr(alt, "logprob", None), int | float)
+        )
+        tokens.append(TokenChoice(token, alternatives))
+    return tuple(tokens)
 
 
 def _wrap(exc: Exception, name: str) -> LLMError:

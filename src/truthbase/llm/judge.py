@@ -9,6 +9,14 @@ provider error or a timeout is a failed :class:`~truthbase.cite.model.Judgement`
 exception): the support policy then keeps its deterministic verdict. Each call is a ``judge``
 span (the model call a ``chat`` span under it, :mod:`truthbase.telemetry`).
 
+Where the server gives log-probabilities (:class:`~.client.ScoringChatModel`), the verdict is
+the model's probability of ``true`` against ``false`` at the value of ``"entailed"``
+(:func:`p_entailed`) held against ``support.judge_min_p``, not the word it wrote: a small model
+writes ``false`` for honest paraphrases it gives ``true`` a fair chance on, and the threshold,
+chosen by cross-validation on the hand-written claims (docs/evals/claims-judge.md), moves that
+line to where its confidence separates supported from unsupported claims. Without them the
+written word decides.
+
 Verdicts are cached in memory (:class:`VerdictCache`, least recently used out), keyed by the
 sha256 of quote, context, claim and model name; failures are not cached. An answer re-checks
 its citations only once, so the cache pays on repeated questions and evals; a persistent
@@ -25,15 +33,18 @@ import hashlib
 import html
 import json
 import logging
+import math
+import re
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 
 from ..cite.model import Judgement
 from ..config import LLMSettings, SupportSettings
 from ..errors import InvalidInput
 from ..telemetry import span
 from .chain import load_stage_model
-from .client import ChatModel, LLMTimeout
+from .client import ChatModel, LLMTimeout, ScoringChatModel, TokenChoice
 from .parse import strip_fences
 from .prompts import build_judge_messages
 
@@ -43,6 +54,7 @@ __all__ = [
     "ModelJudge",
     "VerdictCache",
     "judge_for",
+    "p_entailed",
     "parse_verdict",
     "verdict_key",
 ]
@@ -52,6 +64,12 @@ log = logging.getLogger(__name__)
 _KEYS = frozenset({"entailed", "departing_words"})
 #: Most tokens of a verdict (``{"entailed": false, "departing_words": [...]}``).
 JUDGE_MAX_TOKENS = 128
+#: Likely tokens asked for at each token of the verdict: ``true`` and ``false`` are among a
+#: model's first few at the verdict's value.
+JUDGE_ALTERNATIVES = 8
+#: Where the value of "entailed" begins, the quotes plain or HTML-escaped (a model served with
+#: llama.cpp's chatml-function-calling format writes ``{&#34;entailed&#34;: false, ...}``).
+_VALUE = re.compile(r'(?:"|&#34;|&quot;)entailed(?:"|&#34;|&quot;)\s*:\s*')
 
 
 class JudgeNotConfigured(InvalidInput):
@@ -79,6 +97,32 @@ def parse_verdict(text: str) -> tuple[bool, tuple[str, ...]] | None:
     if not all(isinstance(w, str) for w in words):
         return None
     return entailed, tuple(" ".join(w.split()) for w in words if w.strip())
+
+
+def p_entailed(tokens: tuple[TokenChoice, ...]) -> float | None:
+    """P(``true``) / (P(``true``) + P(``false``)) at the token that begins the value of
+    ``"entailed"`` in the reply these tokens spell; None when there is no such token or neither
+    word is among its alternatives."""
+    text = "".join(t.token for t in tokens)
+    found = _VALUE.search(text)
+    if found is None:
+        return None
+    offset = 0
+    for choice in tokens:
+        end = offset + len(choice.token)
+        if end > found.end():
+            if not choice.token[max(0, found.end() - offset) :].strip():
+                offset = end  # a token of spaces before the value: the value is the next one
+                continue
+            weights = {"true": 0.0, "false": 0.0}
+            for token, logprob in choice.alternatives:
+                word = token.strip().lower()
+                if word in weights:
+                    weights[word] += math.exp(logprob)
+            total = weights["true"] + weights["false"]
+            return weights["true"] / total if total > 0 else None
+        offset = end
+    return None
 
 
 def verdict_key(claim: str, quote: str, context: str, model: str) -> str:
@@ -125,11 +169,19 @@ class ModelJudge:
     """The :class:`~truthbase.cite.judge.Judge` of ``model``: see the module doc."""
 
     def __init__(
-        self, model: ChatModel, *, timeout: float, cache: VerdictCache | None = None
+        self,
+        model: ChatModel,
+        *,
+        timeout: float,
+        cache: VerdictCache | None = None,
+        min_p: float = 0.5,
+        logprobs: bool = True,
     ) -> None:
         self.model = model
         self.timeout = timeout
         self.cache = cache if cache is not None else VerdictCache()
+        self.min_p = min_p
+        self.logprobs = logprobs
 
     @property
     def name(self) -> str:
@@ -139,35 +191,51 @@ class ModelJudge:
         key = verdict_key(claim, quote, context, self.model.name)
         hit = self.cache.get(key)
         if hit is not None:
-            return Judgement(
-                entailed=hit.entailed,
-                departing_words=hit.departing_words,
-                judge=hit.judge,
-                cached=True,
-            )
+            return self._decided(replace(hit, cached=True))
         with span("judge", model=self.model.name) as current:
             judgement = self._ask(claim, quote, context)
             current.set_attribute("truthbase.judge.entailed", str(judgement.entailed))
+            if judgement.p_entailed is not None:
+                current.set_attribute("truthbase.judge.p_entailed", judgement.p_entailed)
             if judgement.failed:
                 current.set_attribute("truthbase.judge.failure", judgement.failure[:200])
         if not judgement.failed:
-            self.cache.put(key, judgement)
-        return judgement
+            self.cache.put(key, judgement)  # as the model wrote it: the threshold is applied after
+        return self._decided(judgement)
+
+    def _decided(self, judgement: Judgement) -> Judgement:
+        """The verdict by the model's probability where it is known (see the module doc)."""
+        if judgement.failed or judgement.p_entailed is None:
+            return judgement
+        return replace(judgement, entailed=judgement.p_entailed >= self.min_p)
 
     def _ask(self, claim: str, quote: str, context: str) -> Judgement:
         def failed(why: str) -> Judgement:
             log.info("support judge failed open (%s)", why)
             return Judgement(entailed=None, judge=self.name, failure=why)
 
+        messages = build_judge_messages(claim, quote, context)
+        tokens: tuple[TokenChoice, ...] = ()
         try:
-            text = self.model.complete(build_judge_messages(claim, quote, context), self.timeout)
+            if self.logprobs and isinstance(self.model, ScoringChatModel):
+                reply = self.model.complete_scored(
+                    messages, self.timeout, alternatives=JUDGE_ALTERNATIVES
+                )
+                text, tokens = reply.text, reply.tokens
+            else:
+                text = self.model.complete(messages, self.timeout)
         except Exception as exc:  # fail open on anything: the deterministic verdict stands
             kind = "timeout" if isinstance(exc, LLMTimeout) else "error"
             return failed(f"{kind}: {exc}")
         verdict = parse_verdict(text)
         if verdict is None:
             return failed(f"malformed verdict: {text[:120]!r}")
-        return Judgement(entailed=verdict[0], departing_words=verdict[1], judge=self.name)
+        return Judgement(
+            entailed=verdict[0],
+            departing_words=verdict[1],
+            judge=self.name,
+            p_entailed=p_entailed(tokens),
+        )
 
 
 def judge_for(
@@ -202,4 +270,6 @@ def judge_for(
         model,
         timeout=support.judge_timeout_s,
         cache=cache if cache is not None else VerdictCache(size),
+        min_p=support.judge_min_p,
+        logprobs=support.judge_logprobs,
     )
