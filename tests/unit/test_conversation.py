@@ -195,6 +195,19 @@ def test_the_model_keeping_the_question_makes_it_standalone(server: Scripted) ->
     assert resolution.prior_documents == ()
 
 
+def test_the_model_keeping_a_question_that_leans_on_the_thread_leaves_the_resolution(
+    server: Scripted,
+) -> None:
+    question = "What are they embedded with?"  # a pronoun: not a new topic
+    server.say(Reply(body=completion(json.dumps({"question": question}))))
+    resolution = resolve_question(question, [RAPTOR], model=server.model())
+    assert resolution.kind == "resolved"
+    assert resolution.searched_for == resolve_follow_up(question, [RAPTOR]).searched_for
+    assert "raptor" in resolution.searched_for
+    assert resolution.prior_documents == ("raptor",)
+    assert "kept the question" in resolution.reason
+
+
 @pytest.mark.parametrize(
     "reply",
     [
