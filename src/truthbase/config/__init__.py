@@ -3,7 +3,8 @@
 Read at the edges only (the CLI and the server) from ``TRUTHBASE_*`` environment variables and an
 optional ``truthbase.toml``, then passed down as plain values. Nested fields use ``__`` in the
 environment: ``TRUTHBASE_CHUNKING__MAX_CHARS=600``. The sections live in :mod:`.pipeline` (what
-answers a question) and :mod:`.service` (what serves it); this module composes them.
+answers a question, with :mod:`.refusal` and :mod:`.support`) and :mod:`.service` (what
+serves it); this module composes them.
 """
 
 from __future__ import annotations
