@@ -8,8 +8,12 @@ import json
 import math
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.helpers.transcripts import Reply, Scripted, completion
+from truthbase import telemetry
 from truthbase.answer.model import ErrorEvent
 from truthbase.app.service import AnswerPlan, Service
 from truthbase.cite import parse_answer, resolve_citations
@@ -377,6 +381,26 @@ def test_the_models_probability_decides_where_the_server_gives_it(server: Script
     # The vetoes still override: a changed number is never judged.
     vetoed = check_support("The plant produces forty three units every day.", QUOTE, judge=lenient)
     assert not vetoed.supported and len(server.requests) == 1
+
+
+def test_the_judge_span_shows_the_decided_verdict_beside_the_written_one(
+    server: Scripted,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.set_tracer_provider(provider)
+    try:
+        server.say(scored("false", 0.4))
+        assert ModelJudge(server.model(), timeout=5, min_p=0.3)(PARAPHRASE, QUOTE, "").entailed
+    finally:
+        telemetry.set_tracer_provider(None)
+        provider.shutdown()
+    (judged,) = [s for s in exporter.get_finished_spans() if s.name == "judge"]
+    attributes = dict(judged.attributes or {})
+    assert attributes["truthbase.judge.entailed"] == "True"  # by its probability, 0.4 >= 0.3
+    assert attributes["truthbase.judge.written"] == "False"
+    assert attributes["truthbase.judge.p_entailed"] == pytest.approx(0.4)
 
 
 def test_a_server_that_refuses_log_probabilities_is_asked_without(server: Scripted) -> None:

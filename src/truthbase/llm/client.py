@@ -268,13 +268,7 @@ class OpenAIChatModel:
         with model_call(self.model, self.base_url) as call:
             response = self._create(timeout, messages=_params(messages), stream=False)
             record_usage(call, self.model, getattr(response, "usage", None), _model_of(response))
-        try:
-            content: object = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError) as exc:  # not a chat completion at all
-            raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
-        if not isinstance(content, str):
-            raise LLMError(f"{self._name}: the reply has no text")
-        return content
+        return self._reply_text(response)[1]
 
     def complete_scored(
         self, messages: Sequence[ChatMessage], timeout: float, *, alternatives: int
@@ -300,6 +294,12 @@ class OpenAIChatModel:
                 self._no_logprobs = True
                 response = self._create(timeout, messages=_params(messages), stream=False)
             record_usage(call, self.model, getattr(response, "usage", None), _model_of(response))
+        choice, content = self._reply_text(response)
+        return ScoredReply(content, _token_choices(getattr(choice, "logprobs", None)))
+
+    def _reply_text(self, response: Any) -> tuple[Any, str]:
+        """The first choice of a chat completion and its text; LLMError when the reply is not
+        a chat completion or has no text."""
         try:
             choice = response.choices[0]
             content: object = choice.message.content
@@ -307,7 +307,7 @@ class OpenAIChatModel:
             raise LLMError(f"{self._name}: malformed reply: {str(response)[:200]!r}") from exc
         if not isinstance(content, str):
             raise LLMError(f"{self._name}: the reply has no text")
-        return ScoredReply(content, _token_choices(getattr(choice, "logprobs", None)))
+        return choice, content
 
     def complete_tools(
         self,

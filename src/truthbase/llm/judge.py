@@ -194,9 +194,13 @@ class ModelJudge:
             return self._decided(replace(hit, cached=True))
         with span("judge", model=self.model.name) as current:
             judgement = self._ask(claim, quote, context)
-            current.set_attribute("truthbase.judge.entailed", str(judgement.entailed))
+            # The decided verdict (by probability where there is one), as the reader sees it;
+            # the written word beside it when they differ.
+            decided = self._decided(judgement)
+            current.set_attribute("truthbase.judge.entailed", str(decided.entailed))
             if judgement.p_entailed is not None:
                 current.set_attribute("truthbase.judge.p_entailed", judgement.p_entailed)
+                current.set_attribute("truthbase.judge.written", str(judgement.entailed))
             if judgement.failed:
                 current.set_attribute("truthbase.judge.failure", judgement.failure[:200])
         if not judgement.failed:
