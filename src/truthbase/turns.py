@@ -113,6 +113,10 @@ class Resolution:
     #: The question with its ordinal replaced by the referents ("What does MAP do?"): what the
     #: answerer reads (empty: nothing replaced).
     resolved_question: str = ""
+    #: Other phrasings searched beside ``searched_for``, their rankings fused with its: a
+    #: model's rewrite keeps the resolution without a model here, so evidence the rewrite
+    #: words away is still found.
+    also_searched: tuple[str, ...] = ()
 
     @property
     def answer_question(self) -> str:
@@ -139,6 +143,7 @@ class Resolution:
             "context_words": list(self.context_words),
             "new_words": list(self.new_words),
             "referents": list(self.referents),
+            "also_searched": list(self.also_searched),
         }
 
 

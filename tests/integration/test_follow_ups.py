@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from truthbase.answer import DoneEvent
+from truthbase.answer.pipeline import retrieve
 from truthbase.app import Service
 from truthbase.config import Settings
+from truthbase.conversation import resolve_follow_up
 from truthbase.embed import Embedder
 from truthbase.mcp.tools import call_tool
 from truthbase.server import create_app
@@ -73,6 +75,26 @@ def test_a_follow_up_is_resolved_and_prefers_the_cited_document(
     # Asked as written, the question finds no RAPTOR passage first: the thread is what helped.
     alone = _done(service, FOLLOW_UP, [])
     assert alone.answer.sources[0].doc_id != _raptor_id(service)
+
+
+def test_other_phrasings_are_searched_and_fused(
+    service: Service, thread: list[Turn], seed_db: Path, embedder: Embedder
+) -> None:
+    # A rewritten follow-up also searches its resolution without a model (``also_searched``):
+    # what that phrasing finds first is among the sources even where the question does not.
+    resolved = resolve_follow_up(FOLLOW_UP, thread).searched_for
+    settings = Settings().retrieval
+    store = SQLiteStore(seed_db)
+    try:
+        alone = [h.chunk.id for h in retrieve(store, embedder, FOLLOW_UP, settings, k=8).hits]
+        other = [h.chunk.id for h in retrieve(store, embedder, resolved, settings, k=8).hits]
+        fused = retrieve(store, embedder, FOLLOW_UP, settings, k=8, also_searched=(resolved,))
+    finally:
+        store.close()
+    both = [h.chunk.id for h in fused.hits]
+    assert other[0] not in alone  # the phrasing finds what the question alone does not
+    assert other[0] in both and len(both) == 8
+    assert set(both) <= set(alone) | set(other)
 
 
 def test_a_new_topic_in_the_thread_is_searched_as_asked(

@@ -182,6 +182,12 @@ def test_the_model_rewrite_is_searched_and_keeps_the_prior(server: Scripted) -> 
     assert resolution.searched_for == "What are RAPTOR's text chunks embedded with?"
     assert resolution.answer_question == resolution.searched_for
     assert resolution.prior_documents == ("raptor",)
+    # The resolution without a model is searched beside the rewrite (fused): a small model's
+    # rewrite can word the subject away.
+    assert resolution.also_searched == (
+        resolve_follow_up("What are they embedded with?", [RAPTOR]).searched_for,
+    )
+    assert resolution.to_json()["also_searched"] == list(resolution.also_searched)
     sent = server.requests[0]["body"]["messages"]
     assert "How does RAPTOR segment" in sent[1]["content"]
 

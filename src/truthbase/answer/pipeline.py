@@ -95,10 +95,13 @@ def retrieve(
     stages: Stages | None = None,
     doc_ids: DocScope = None,
     prior_documents: Sequence[str] = (),
+    also_searched: Sequence[str] = (),
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
-    sub-query, fused with the question's own ranking -> ``prior_documents`` preferred
-    (:func:`truthbase.retrieve.fusion.prefer`) -> listwise rerank of the fused top 15.
+    sub-query and of each of ``also_searched`` (other phrasings of the question: a follow-up's
+    resolution beside its rewrite), fused with the question's own ranking ->
+    ``prior_documents`` preferred (:func:`truthbase.retrieve.fusion.prefer`) -> listwise
+    rerank of the fused top 15.
 
     ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
     fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
@@ -109,7 +112,7 @@ def retrieve(
     model = stages.model
     do_rewrite = model is not None and stages.rewrite
     do_rerank = model is not None and stages.rerank
-    depth = max(k, WINDOW) if (do_rewrite or do_rerank or prior_documents) else k
+    depth = max(k, WINDOW) if (do_rewrite or do_rerank or prior_documents or also_searched) else k
     out = Retrieved(hits=[])
     pool: ThreadPoolExecutor | None = None
     pending: Future[RewriteOutcome] | None = None
@@ -119,8 +122,12 @@ def retrieve(
     try:
         started = time.perf_counter()
         result = search(store, embedder, question, settings, k=depth, doc_ids=doc_ids)
-        out.timings["search"] = time.perf_counter() - started
         hits = list(result.hits)
+        if also_searched:
+            hits = _fuse_queries(store, embedder, question, also_searched, hits, settings, doc_ids)[
+                :depth
+            ]
+        out.timings["search"] = time.perf_counter() - started
         if pending is not None:
             waited = time.perf_counter()
             outcome = _rewrite_outcome(pending, question, stages.rewrite_timeout)
@@ -243,6 +250,7 @@ def answer_question(
                 stages=stages,
                 doc_ids=doc_ids,
                 prior_documents=follow_up.prior_documents if follow_up is not None else (),
+                also_searched=follow_up.also_searched if follow_up is not None else (),
             )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")

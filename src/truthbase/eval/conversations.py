@@ -165,6 +165,8 @@ class _Scorer:
         record = _record(question, answer, spans, store)
         record["found@8"] = self.rank(question, answer) is not None if question.answerable else None
         record["searched_for"] = resolution.searched_for
+        if resolution.also_searched:
+            record["also_searched"] = list(resolution.also_searched)
         record["resolution"] = resolution.kind
         record["new_words"] = list(resolution.new_words)
         record["new_words_held"] = answer.info.get("new_words_held")
