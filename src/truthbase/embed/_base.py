@@ -62,6 +62,13 @@ class TokenVectors:
     tokens: tuple[str, ...]
     starts: tuple[int, ...] = ()
 
+    def word_rows(self) -> Vectors:
+        """The rows of the word pieces that hold a letter or a digit: a punctuation-only piece
+        ("?", ",", "\\", "}") says nothing about what a text is about, on either side of late
+        interaction (none of the question's is scored, none of a chunk's is stored)."""
+        keep = [i for i, token in enumerate(self.tokens) if any(ch.isalnum() for ch in token)]
+        return self.vectors[keep]
+
 
 @runtime_checkable
 class TokenEmbedder(Protocol):

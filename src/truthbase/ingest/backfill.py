@@ -18,7 +18,7 @@ from ..config import ChunkingSettings
 from ..embed import Embedder, TokenEmbedder, check_compatible
 from ..model import Chunk
 from ..store import DocumentReader, TokenSigns
-from .embedding import pack_signs
+from .embedding import pack_signs, stored_rows
 from .windows import embedded_text
 
 __all__ = ["BackfillReport", "Backfillable", "backfill_token_signs"]
@@ -115,7 +115,7 @@ def backfill_token_signs(
                 )
             # A text with no word pieces (none at ingest either) gets no row.
             signs = {
-                chunk.id: pack_signs(t.vectors)
+                chunk.id: pack_signs(stored_rows(t))
                 for chunk, t in zip(chunks, tokens, strict=True)
                 if len(t.tokens)
             }

@@ -22,7 +22,14 @@ from .events import StageTimes
 from .options import IngestOptions
 from .windows import chunk_windows, embedded_text
 
-__all__ = ["BATCH_CHUNKS", "EMBED_GROUP", "TOKEN_GROUP", "index_document", "pack_signs"]
+__all__ = [
+    "BATCH_CHUNKS",
+    "EMBED_GROUP",
+    "TOKEN_GROUP",
+    "index_document",
+    "pack_signs",
+    "stored_rows",
+]
 
 #: Texts given to the embedder at once by :func:`_embed_distinct`: a call holds the tokenizer's
 #: encodings of all its texts until it returns (34 MB for Pride and Prejudice's 4,988 windows in
@@ -49,6 +56,15 @@ def pack_signs(vectors: Vectors) -> bytes:
     if vectors.ndim != 2 or vectors.shape[0] == 0:
         raise ValueError(f"expected a non-empty (tokens, dim) matrix, got shape {vectors.shape}")
     return np.packbits(vectors > 0, axis=1).tobytes()
+
+
+def stored_rows(tokens: TokenVectors) -> Vectors:
+    """The token rows kept for a chunk: its word pieces' (:meth:`TokenVectors.word_rows`), or
+    every row of a chunk that has none. Punctuation-only pieces are a third of a code-heavy
+    library's rows (the LaTeX manuals': 4.54 M of which 1.49 M) and a sixth of the seed's;
+    late interaction ranked as before without them (docs/evals/disk.md)."""
+    words = tokens.word_rows()
+    return words if words.shape[0] else tokens.vectors
 
 
 def _embed_distinct(
@@ -92,7 +108,7 @@ def _embed_chunks(
         out[rows] = np.asarray(vectors, dtype=np.float32)
         if packed is not None and tokens is not None and all(len(t.tokens) for t in tokens):
             for row, token in zip(rows, tokens, strict=True):
-                packed[row] = pack_signs(token.vectors)
+                packed[row] = pack_signs(stored_rows(token))
         else:
             packed = None
         if meter is not None:
@@ -193,12 +209,16 @@ def _embed_from_parts(
                 mean = (np.asarray(vectors[rows], dtype=np.float32) * weights[:, None]).sum(0)
                 chunk_vectors[i] = l2_normalize(mean[None, :])[0]
             if packed is not None and tokens is not None:
+                bodies = [
+                    _body(tokens[r], p.prefix if n else 0)
+                    for n, (r, p) in enumerate(zip(rows, parts[i], strict=True))
+                ]
                 packed[i] = pack_signs(
-                    np.concatenate(
-                        [
-                            _body_rows(tokens[r], p.prefix if n else 0)
-                            for n, (r, p) in enumerate(zip(rows, parts[i], strict=True))
-                        ]
+                    stored_rows(
+                        TokenVectors(
+                            np.concatenate([b.vectors for b in bodies]),
+                            tuple(t for b in bodies for t in b.tokens),
+                        )
                     )
                 )
         if meter is not None:
@@ -206,13 +226,15 @@ def _embed_from_parts(
     return chunk_vectors, by_text, packed
 
 
-def _body_rows(tokens: TokenVectors, prefix: int) -> Vectors:
-    """The token rows of a part from character ``prefix`` on (all when the embedder gives no
-    piece offsets, or when that would leave none)."""
+def _body(tokens: TokenVectors, prefix: int) -> TokenVectors:
+    """The word pieces of a part from character ``prefix`` on, with their rows (all when the
+    embedder gives no piece offsets, or when that would leave none)."""
     if not prefix or not tokens.starts:
-        return tokens.vectors
+        return tokens
     keep = [k for k, start in enumerate(tokens.starts) if start >= prefix]
-    return tokens.vectors[keep] if keep else tokens.vectors
+    if not keep:
+        return tokens
+    return TokenVectors(tokens.vectors[keep], tuple(tokens.tokens[k] for k in keep))
 
 
 def index_document(

@@ -8,9 +8,11 @@ same embedder's contextual token vectors. The list ranks the union of the other 
 candidates and joins the fusion with ``late_weight``.
 
 Storage: a chunk's token vectors are kept as their signs only, one bit per dimension (48 bytes
-a token at dim 384, about 7 KB for an 800-character chunk); the question's token vectors stay
-real-valued. On golden/dev.json that ranks as well as the full float vectors (Recall@8 0.875 with
-either, pool of the other arms' candidates) at 1/32 of the size.
+a token at dim 384, about 6 KB for an 800-character chunk), and only for the word pieces that
+hold a letter or a digit (:meth:`~truthbase.embed.TokenVectors.word_rows`, on both sides; rows
+of punctuation stored by an older ingest are scored like any other); the question's token
+vectors stay real-valued. On golden/dev.json that ranks as well as the full float vectors
+(Recall@8 0.875 with either, pool of the other arms' candidates) at 1/32 of the size.
 
 Pure functions; the store holds the packed signs (see ``Store.token_signs``).
 """
@@ -41,8 +43,7 @@ def unpack_signs(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
 def query_rows(question: TokenVectors) -> Vectors:
     """The question's token vectors that carry words: punctuation-only word pieces ("?", ",")
     match punctuation anywhere and say nothing about relevance."""
-    keep = [i for i, token in enumerate(question.tokens) if any(ch.isalnum() for ch in token)]
-    return question.vectors[keep]
+    return question.word_rows()
 
 
 def late_scores(query: Vectors, signs: Mapping[int, bytes], dim: int) -> dict[int, float]:
