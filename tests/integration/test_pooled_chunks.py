@@ -91,3 +91,22 @@ def test_windows_alone_are_embedded_and_the_chunks_pooled(document: ExtractedDoc
             assert tokens_after <= 1.15 * tokens_before + 4, draft.text
         # and the pooled vector still says what the chunk says.
         assert float(after.vectors[index] @ before.vectors[index]) > 0.8
+
+
+@pytest.mark.parametrize("chunk_pass", [True, False])
+def test_punctuation_rows_can_be_left_unstored(
+    document: ExtractedDocument, chunk_pass: bool
+) -> None:
+    # chunking.punctuation_tokens off: a chunk's token signs are its word pieces' rows only,
+    # on both embedding paths, and nothing else of the index changes.
+    every, _ = indexed(document, chunk_pass=chunk_pass)
+    embedder = Counting(default_embedder())
+    chunking = ChunkingSettings(chunk_pass=chunk_pass, punctuation_tokens=False)
+    words = index_document(document, embedder, IngestOptions(chunking=chunking), screen=None)
+    assert every.token_signs is not None and words.token_signs is not None
+    assert words.chunks == every.chunks
+    np.testing.assert_array_equal(words.vectors, every.vectors)
+    rows = [len(blob) // 48 for blob in words.token_signs]
+    before = [len(blob) // 48 for blob in every.token_signs]
+    assert all(0 < n <= m for n, m in zip(rows, before, strict=True))
+    assert sum(rows) < 0.95 * sum(before)  # the seed's prose: about a sixth are punctuation

@@ -80,16 +80,17 @@ def test_ranking_ties_break_by_id() -> None:
     assert late_ranking({5: 0.5, 2: 0.5, 9: 0.7}) == [9, 2, 5]
 
 
-def test_punctuation_only_pieces_are_neither_scored_nor_stored() -> None:
+def test_punctuation_only_pieces_are_not_scored_and_can_be_left_unstored() -> None:
     rng = np.random.default_rng(7)
     pieces = ("\\", "cm", "##id", "##rule", "{", "}", "3", "?")
     tokens = TokenVectors(_random_tokens(rng, len(pieces), 16), pieces)
     words = [i for i, p in enumerate(pieces) if p not in {"\\", "{", "}", "?"}]
     assert np.array_equal(query_rows(tokens), tokens.vectors[words])
-    stored = stored_rows(tokens)
+    assert np.array_equal(stored_rows(tokens), tokens.vectors)  # the default: every row
+    stored = stored_rows(tokens, punctuation=False)  # chunking.punctuation_tokens off
     assert np.array_equal(stored, tokens.vectors[words])
     assert len(pack_signs(stored)) == len(words) * token_sign_row_bytes(16)
     # A chunk of punctuation alone keeps its rows: every chunk has some to be scored by.
     marks = TokenVectors(_random_tokens(rng, 3, 16), ("(", "-", ")"))
     assert query_rows(marks).shape[0] == 0
-    assert np.array_equal(stored_rows(marks), marks.vectors)
+    assert np.array_equal(stored_rows(marks, punctuation=False), marks.vectors)

@@ -115,7 +115,7 @@ def backfill_token_signs(
                 )
             # A text with no word pieces (none at ingest either) gets no row.
             signs = {
-                chunk.id: pack_signs(stored_rows(t))
+                chunk.id: pack_signs(stored_rows(t, chunking.punctuation_tokens))
                 for chunk, t in zip(chunks, tokens, strict=True)
                 if len(t.tokens)
             }

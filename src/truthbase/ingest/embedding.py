@@ -58,11 +58,14 @@ def pack_signs(vectors: Vectors) -> bytes:
     return np.packbits(vectors > 0, axis=1).tobytes()
 
 
-def stored_rows(tokens: TokenVectors) -> Vectors:
-    """The token rows kept for a chunk: its word pieces' (:meth:`TokenVectors.word_rows`), or
-    every row of a chunk that has none. Punctuation-only pieces are a third of a code-heavy
-    library's rows (the LaTeX manuals': 4.54 M of which 1.49 M) and a sixth of the seed's;
-    late interaction ranked as before without them (docs/evals/disk.md)."""
+def stored_rows(tokens: TokenVectors, punctuation: bool = True) -> Vectors:
+    """The token rows kept for a chunk: every row, or without ``punctuation`` its word pieces'
+    (:meth:`TokenVectors.word_rows`; every row of a chunk that has none). Punctuation-only
+    pieces are a third of a code-heavy library's rows (the LaTeX manuals': 1.49 M of 4.54 M)
+    and a sixth of the seed's; without them one dev question of 124 left the top 8
+    (``chunking.punctuation_tokens``, docs/evals/disk.md)."""
+    if punctuation:
+        return tokens.vectors
     words = tokens.word_rows()
     return words if words.shape[0] else tokens.vectors
 
@@ -90,7 +93,7 @@ def _embed_distinct(
 
 
 def _embed_chunks(
-    embedder: Embedder, inputs: list[str], meter: Meter | None = None
+    embedder: Embedder, inputs: list[str], meter: Meter | None = None, punctuation: bool = True
 ) -> tuple[npt.NDArray[np.float32], list[bytes] | None]:
     """The chunks' vectors and packed token signs (None: no token data).
 
@@ -108,7 +111,7 @@ def _embed_chunks(
         out[rows] = np.asarray(vectors, dtype=np.float32)
         if packed is not None and tokens is not None and all(len(t.tokens) for t in tokens):
             for row, token in zip(rows, tokens, strict=True):
-                packed[row] = pack_signs(stored_rows(token))
+                packed[row] = pack_signs(stored_rows(token, punctuation))
         else:
             packed = None
         if meter is not None:
@@ -175,6 +178,7 @@ def _embed_from_parts(
     *,
     with_signs: bool,
     meter: Meter | None,
+    punctuation: bool = True,
 ) -> tuple[npt.NDArray[np.float32], dict[str, npt.NDArray[np.float32]], list[bytes] | None]:
     """One pass over the chunks' parts: the chunks' vectors, each part text's vector, and the
     chunks' packed token signs (None: no token data).
@@ -218,7 +222,8 @@ def _embed_from_parts(
                         TokenVectors(
                             np.concatenate([b.vectors for b in bodies]),
                             tuple(t for b in bodies for t in b.tokens),
-                        )
+                        ),
+                        punctuation,
                     )
                 )
         if meter is not None:
@@ -359,14 +364,21 @@ class _Embedding:
                     self.meter(n)
 
             vectors, by_text, token_signs = _embed_from_parts(
-                embedder, parts, _groups(parts), with_signs=with_signs, meter=count
+                embedder,
+                parts,
+                _groups(parts),
+                with_signs=with_signs,
+                meter=count,
+                punctuation=self.options.chunking.punctuation_tokens,
             )
             window_vectors = np.array([by_text[t] for t in window_inputs], dtype=np.float32)
             if self.meter is not None:  # the meter counts every chunk and window of the batch
                 self.meter(max(0, len(chunks) + len(windows) - counted[0]))
         elif with_signs and chunks:
             # The chunk vectors and their token vectors come from one forward pass.
-            vectors, token_signs = _embed_chunks(embedder, chunk_inputs, self.meter)
+            vectors, token_signs = _embed_chunks(
+                embedder, chunk_inputs, self.meter, self.options.chunking.punctuation_tokens
+            )
             window_vectors = _embed_distinct(embedder, window_inputs, self.meter)
         else:
             both = _embed_distinct(embedder, chunk_inputs + window_inputs, self.meter)
