@@ -10,8 +10,9 @@ candidates and joins the fusion with ``late_weight``.
 Storage: a chunk's token vectors are kept as their signs only, one bit per dimension (48 bytes
 a token at dim 384, about 7 KB for an 800-character chunk; with ``chunking.punctuation_tokens``
 off only the word pieces that hold a letter or a digit, as on the question's side); the
-question's token vectors stay real-valued. On golden/dev.json that ranks as well as the full float vectors
-(Recall@8 0.875 with either, pool of the other arms' candidates) at 1/32 of the size.
+question's token vectors stay real-valued. On golden/dev.json that ranks as well as the full
+float vectors (Recall@8 0.875 with either, pool of the other arms' candidates) at 1/32 of the
+size.
 
 Pure functions; the store holds the packed signs (see ``Store.token_signs``).
 """
