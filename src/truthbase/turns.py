@@ -115,7 +115,8 @@ class Resolution:
     resolved_question: str = ""
     #: Other phrasings searched beside ``searched_for``, their rankings fused with its: a
     #: model's rewrite keeps the resolution without a model here, so evidence the rewrite
-    #: words away is still found.
+    #: words away is still found (extractive and LLM answers; agent mode is asked
+    #: ``searched_for`` and searches as it decides).
     also_searched: tuple[str, ...] = ()
 
     @property

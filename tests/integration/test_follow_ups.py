@@ -14,15 +14,18 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from truthbase.answer import DoneEvent
-from truthbase.answer.pipeline import retrieve
+from truthbase.answer.model import SourcesEvent
+from truthbase.answer.pipeline import answer_question, retrieve
 from truthbase.app import Service
 from truthbase.config import Settings
 from truthbase.conversation import resolve_follow_up
 from truthbase.embed import Embedder
+from truthbase.llm.rerank import WINDOW
+from truthbase.llm.rewrite import fuse_subqueries
 from truthbase.mcp.tools import call_tool
 from truthbase.server import create_app
 from truthbase.store import SQLiteStore
-from truthbase.turns import Turn
+from truthbase.turns import Resolution, Turn
 
 pytestmark = pytest.mark.slow
 
@@ -81,20 +84,35 @@ def test_other_phrasings_are_searched_and_fused(
     service: Service, thread: list[Turn], seed_db: Path, embedder: Embedder
 ) -> None:
     # A rewritten follow-up also searches its resolution without a model (``also_searched``):
-    # what that phrasing finds first is among the sources even where the question does not.
+    # the two rankings (each to the fusion's depth) in one reciprocal-rank fusion, so what that
+    # phrasing finds first is among the sources even where the question alone does not find it.
     resolved = resolve_follow_up(FOLLOW_UP, thread).searched_for
     settings = Settings().retrieval
     store = SQLiteStore(seed_db)
     try:
-        alone = [h.chunk.id for h in retrieve(store, embedder, FOLLOW_UP, settings, k=8).hits]
-        other = [h.chunk.id for h in retrieve(store, embedder, resolved, settings, k=8).hits]
+
+        def ranked(query: str, k: int) -> list[int]:
+            return [h.chunk.id for h in retrieve(store, embedder, query, settings, k=k).hits]
+
+        alone, other = ranked(FOLLOW_UP, WINDOW), ranked(resolved, WINDOW)
         fused = retrieve(store, embedder, FOLLOW_UP, settings, k=8, also_searched=(resolved,))
+        rewritten = Resolution(
+            question=FOLLOW_UP,
+            searched_for=FOLLOW_UP,  # standing for a model's rewrite
+            kind="rewritten",
+            reason="scripted",
+            also_searched=(resolved,),
+        )
+        events = list(answer_question(store, embedder, FOLLOW_UP, follow_up=rewritten))
     finally:
         store.close()
     both = [h.chunk.id for h in fused.hits]
-    assert other[0] not in alone  # the phrasing finds what the question alone does not
-    assert other[0] in both and len(both) == 8
-    assert set(both) <= set(alone) | set(other)
+    assert other[0] not in alone[:8]  # the phrasing finds what the question alone does not
+    assert both == fuse_subqueries([alone, other], settings.rrf_k)[:8]
+    assert other[0] in both and fused.info["also_searched"] == [resolved]
+    # answer_question searches a resolution's other phrasings too.
+    sources = next(e for e in events if isinstance(e, SourcesEvent)).sources
+    assert [s.chunk_id for s in sources] == both
 
 
 def test_a_new_topic_in_the_thread_is_searched_as_asked(

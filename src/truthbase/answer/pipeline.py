@@ -122,12 +122,13 @@ def retrieve(
     try:
         started = time.perf_counter()
         result = search(store, embedder, question, settings, k=depth, doc_ids=doc_ids)
-        hits = list(result.hits)
-        if also_searched:
-            hits = _fuse_queries(store, embedder, question, also_searched, hits, settings, doc_ids)[
-                :depth
-            ]
         out.timings["search"] = time.perf_counter() - started
+        hits = list(result.hits)
+        # Every other phrasing's ranking joins one fusion with the question's: the thread's
+        # (a follow-up's resolution beside its rewrite), then the LLM rewrite's sub-queries.
+        queries = list(also_searched)
+        if also_searched:
+            out.info["also_searched"] = list(also_searched)
         if pending is not None:
             waited = time.perf_counter()
             outcome = _rewrite_outcome(pending, question, stages.rewrite_timeout)
@@ -139,13 +140,13 @@ def retrieve(
                 "reason": outcome.reason,
             }
             if outcome.rewritten:
-                started = time.perf_counter()
-                with span("subqueries", queries=len(outcome.queries)):
-                    hits = _fuse_queries(
-                        store, embedder, question, outcome.queries, hits, settings, doc_ids
-                    )
-                hits = hits[:depth]
-                out.timings["subqueries"] = time.perf_counter() - started
+                queries += outcome.queries
+        if queries:
+            started = time.perf_counter()
+            with span("subqueries", queries=len(queries)):
+                hits = _fuse_queries(store, embedder, question, queries, hits, settings, doc_ids)
+            hits = hits[:depth]
+            out.timings["subqueries"] = time.perf_counter() - started
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -234,8 +235,9 @@ def answer_question(
     of sources) to ``retrieval.k``. ``stages`` adds the optional LLM stages (rewrite, rerank)
     to retrieval, ``judge`` the model judge of each citation's support; each fails open. A
     follow-up's resolution (``follow_up``) gives what is searched instead of the question
-    (``searched_for``; the answerer reads the question), the documents preferred, not
-    required (``prior_documents``), and what the answerer reads beside the question."""
+    (``searched_for``, with ``also_searched`` fused; the answerer reads the question), the
+    documents preferred, not required (``prior_documents``), and what the answerer reads
+    beside the question."""
     settings = retrieval if retrieval is not None else RetrievalSettings()
     chosen = answerer if answerer is not None else ExtractiveAnswerer(embedder)
     began = time.perf_counter()

@@ -37,8 +37,9 @@ def resolve_question(
     settings: ResolveSettings | None = None,
 ) -> Resolution:
     """What to search for ``question`` after ``history`` (oldest first): the model's standalone
-    rewrite when ``model`` is given and it answers usefully, else the resolution without a
-    model. The earlier citations' documents are a prior unless the question is a new topic."""
+    rewrite when ``model`` is given and it answers usefully (with the resolution without a
+    model searched beside it, ``also_searched``), else the resolution without a model. The
+    earlier citations' documents are a prior unless the question is a new topic."""
     fallback = resolve_follow_up(question, history, settings)
     if model is None or not history:
         return fallback

@@ -64,8 +64,8 @@ class TokenVectors:
 
     def word_rows(self) -> Vectors:
         """The rows of the word pieces that hold a letter or a digit: a punctuation-only piece
-        ("?", ",", "\\", "}") says nothing about what a text is about, on either side of late
-        interaction (none of the question's is scored, none of a chunk's is stored)."""
+        ("?", ",", "\\", "}") says nothing about what a text is about (none of the question's
+        is scored; a chunk's are not stored with ``chunking.punctuation_tokens`` off)."""
         keep = [i for i, token in enumerate(self.tokens) if any(ch.isalnum() for ch in token)]
         return self.vectors[keep]
 

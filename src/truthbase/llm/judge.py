@@ -195,7 +195,7 @@ class ModelJudge:
         with span("judge", model=self.model.name) as current:
             judgement = self._ask(claim, quote, context)
             # The decided verdict (by probability where there is one), as the reader sees it;
-            # the written word beside it when they differ.
+            # the written word beside it wherever the probability decided.
             decided = self._decided(judgement)
             current.set_attribute("truthbase.judge.entailed", str(decided.entailed))
             if judgement.p_entailed is not None:
