@@ -130,17 +130,7 @@ def retrieve(
         if also_searched:
             out.info["also_searched"] = list(also_searched)
         if pending is not None:
-            waited = time.perf_counter()
-            outcome = _rewrite_outcome(pending, question, stages.rewrite_timeout)
-            out.timings["rewrite"] = outcome.seconds
-            out.timings["rewrite_wait"] = time.perf_counter() - waited
-            out.info["rewrite"] = {
-                "queries": outcome.queries,
-                "rewritten": outcome.rewritten,
-                "reason": outcome.reason,
-            }
-            if outcome.rewritten:
-                queries += outcome.queries
+            queries += _awaited_rewrite(pending, question, stages.rewrite_timeout, out)
         if queries:
             started = time.perf_counter()
             with span("subqueries", queries=len(queries)):
@@ -173,6 +163,23 @@ def retrieve(
         }
     out.hits = hits[:k]
     return out
+
+
+def _awaited_rewrite(
+    pending: Future[RewriteOutcome], question: str, timeout: float, out: Retrieved
+) -> list[str]:
+    """The rewrite's sub-queries to fuse (none when it failed open), its outcome and times
+    recorded in ``out``."""
+    waited = time.perf_counter()
+    outcome = _rewrite_outcome(pending, question, timeout)
+    out.timings["rewrite"] = outcome.seconds
+    out.timings["rewrite_wait"] = time.perf_counter() - waited
+    out.info["rewrite"] = {
+        "queries": outcome.queries,
+        "rewritten": outcome.rewritten,
+        "reason": outcome.reason,
+    }
+    return list(outcome.queries) if outcome.rewritten else []
 
 
 def _rewrite_span(model: Any, question: str, timeout: float) -> RewriteOutcome:
