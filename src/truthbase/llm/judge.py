@@ -205,7 +205,7 @@ class ModelJudge:
                 current.set_attribute("truthbase.judge.failure", judgement.failure[:200])
         if not judgement.failed:
             self.cache.put(key, judgement)  # as the model wrote it: the threshold is applied after
-        return self._decided(judgement)
+        return decided
 
     def _decided(self, judgement: Judgement) -> Judgement:
         """The verdict by the model's probability where it is known (see the module doc)."""
