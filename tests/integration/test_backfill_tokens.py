@@ -21,9 +21,9 @@ from tests.helpers.pg_server import Backend, copy_into_postgres, shared_server
 from tests.helpers.token_data import EMBEDDER, chunks_of, random_signs, unit_vectors
 from truthbase.cli import cli
 from truthbase.config import ChunkingSettings, RetrievalSettings
-from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder
+from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder, TokenEmbedder
 from truthbase.extract import extract_path
-from truthbase.ingest.backfill import backfill_token_signs
+from truthbase.ingest.backfill import backfill_token_signs, chunk_inputs
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.hybrid import LATE_ARM, search
 from truthbase.store import SQLiteStore, Store
@@ -226,6 +226,53 @@ def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embe
         assert store.counts()["token_chunks"] == 0
     finally:
         store.close()
+
+
+@pytest.mark.corpus
+def test_backfill_without_punctuation_rows_stores_each_chunks_word_pieces(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """``chunking.punctuation_tokens`` off: the backfill stores a chunk's rows of the word pieces
+    that hold a letter or a digit, as ingest does; on, every piece's row."""
+    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
+    rows: dict[bool, dict[int, int]] = {}
+    pieces: list[tuple[int, int]] = []
+    for punctuation in (True, False):
+        store = SQLiteStore(tmp_path / f"punctuation-{punctuation}.sqlite")
+        try:
+            store.add_document(
+                IndexedDocument(
+                    document=document,
+                    chunks=chunks_of(document, 3),
+                    vectors=unit_vectors(3, 0, embedder.dim),
+                    embedder=IndexEmbedder(embedder.model_id, embedder.dim),
+                )
+            )
+            chunking = ChunkingSettings(punctuation_tokens=punctuation)
+            report = backfill_token_signs(store, embedder, chunking)
+            assert report.added == report.missing == 3
+            assert store.chunks_without_token_signs() == []
+            chunks = store.chunks([1, 2, 3])
+            row_bytes = (embedder.dim + 7) // 8
+            rows[punctuation] = {
+                i: len(blob) // row_bytes for i, blob in store.token_signs([1, 2, 3]).items()
+            }
+            if not pieces:
+                titles = {document.sha256: document.title}
+                assert isinstance(embedder, TokenEmbedder)
+                _, tokens = embedder.embed_with_tokens(
+                    chunk_inputs(chunks, titles, chunking.title_context)
+                )
+                assert tokens is not None
+                pieces = [
+                    (len(t.tokens), sum(any(ch.isalnum() for ch in p) for p in t.tokens))
+                    for t in tokens
+                ]
+        finally:
+            store.close()
+    assert [rows[True][i] for i in (1, 2, 3)] == [every for every, _ in pieces]
+    assert [rows[False][i] for i in (1, 2, 3)] == [words for _, words in pieces]
+    assert all(words < every for every, words in pieces)  # "-" of the title, "(", ")"
 
 
 # -- the store: add_token_signs, chunks_without_token_signs on both backends -----------------
