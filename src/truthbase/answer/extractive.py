@@ -37,7 +37,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +64,23 @@ from .refusal_model import (
     support_weights,
     weighted_score,
 )
+from .rows import row_spans, rows_apart
+
+
+class _Sentence(NamedTuple):
+    """A usable sentence of a source: its span in the unit, its text, and the label of its
+    table row when it is a cell sentence of a long row (:func:`.rows.rows_apart`), else ""."""
+
+    source: Source
+    start: int
+    end: int
+    text: str
+    label: str
+
+    @property
+    def scored(self) -> str:
+        """What the question is compared with: the sentence after its row's label, if any."""
+        return f"{self.label}: {self.text}" if self.label else self.text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,65 +208,18 @@ def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, 
     return tuple(t for t in wanted if t not in have)
 
 
-def _row_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text``'s table rows: lines of cells joined by
-    :data:`~truthbase.extract.tables.CELL_SEPARATOR`, without their outer whitespace."""
-    out: list[tuple[int, int]] = []
-    start = 0
-    for line in text.split("\n"):
-        if CELL_SEPARATOR in line and line.strip():
-            lead = len(line) - len(line.lstrip())
-            out.append((start + lead, start + len(line.rstrip())))
-        start += len(line) + 1
-    return out
-
-
-def _table_rows_apart(
-    text: str, spans: Sequence[tuple[int, int]], rows: Sequence[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """``spans`` with each table row one span of its own, whole: a row has no sentence end, so
-    the sentence splitter runs a table's rows together (a claim of many rows cites no one row's
-    cells), and a period inside a cell ("Plexus Corp. | Fremont | 204") must not cut a row (the
-    row's cells stand together in one citation). What a sentence holds outside rows stays."""
-    if not rows:
-        return list(spans)
-    out: list[tuple[int, int]] = []
-    taken: set[tuple[int, int]] = set()
-    for s, e in spans:
-        cursor = s
-        for r0, r1 in rows:
-            if r1 <= s or r0 >= e:
-                continue
-            if text[cursor:r0].strip():
-                out.append(_stripped(text, cursor, r0))
-            if (r0, r1) not in taken:
-                taken.add((r0, r1))
-                out.append((r0, r1))
-            cursor = max(cursor, r1)
-        if text[cursor:e].strip():
-            out.append(_stripped(text, cursor, e))
-    return out
-
-
-def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
-    piece = text[start:end]
-    return start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
-
-
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _running_lines(
-    raw: Sequence[tuple[Source, int, int, str]],
-) -> set[tuple[str, str]]:
+def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     """(document, text) of the sentences that stand verbatim on two or more pages of one
     document among the sources: a running header or footer (a Chinese quarterly report's
     company name and "2018 年第一季度报告全文" atop every page), which matches any question about
     the document and answers none. A sentence the sources show on one page only is kept,
     however often the document repeats it elsewhere: only what is seen can be judged."""
     units: dict[tuple[str, str], set[int]] = {}
-    for source, _, _, text in raw:
+    for source, _, _, text, _ in raw:
         units.setdefault((source.doc_id, _folded(text)), set()).add(source.unit)
     return {key for key, seen in units.items() if len(seen) >= 2}
 
@@ -279,50 +249,58 @@ class ExtractiveAnswerer:
     def name(self) -> str:
         return "extractive"
 
-    def _sentences(self, sources: Sequence[Source]) -> list[tuple[Source, int, int, str]]:
-        """The usable sentences of the sources: (source, start, end, text), once each, without
-        the document's running headers and footers (:func:`_running_lines`)."""
+    def _sentences(self, sources: Sequence[Source]) -> list[_Sentence]:
+        """The usable sentences of the sources, once each, without the document's running
+        headers and footers (:func:`_running_lines`); a table row is one, or, when longer than
+        ``max_chars``, the sentences of its cells are, labelled by its first cell
+        (:func:`.rows.rows_apart`)."""
         cfg = self.settings
         seen: set[tuple[str, int, int, int]] = set()
-        raw: list[tuple[Source, int, int, str]] = []
+        raw: list[_Sentence] = []
         for source in sources:
-            ordered = _row_spans(source.text)  # in text order, as _table_rows_apart walks them
-            rows = set(ordered)
-            spans = _table_rows_apart(source.text, split_sentences(source.text), ordered)
-            for s, e in whole_spans(source.text, spans, ordered):
+            ordered = row_spans(source.text)  # in text order, as rows_apart walks them
+            spans, labels = rows_apart(
+                source.text, split_sentences(source.text), ordered, cfg.max_chars
+            )
+            rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
+            whole = set(rows)
+            for s, e in whole_spans(source.text, spans, rows):
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
-                    text, cfg.min_chars, cfg.max_chars, row=(s, e) in rows
+                    text, cfg.min_chars, cfg.max_chars, row=(s, e) in whole
                 ):
                     continue
                 seen.add(key)
-                raw.append((source, source.start + s, source.start + e, text))
+                raw.append(
+                    _Sentence(
+                        source, source.start + s, source.start + e, text, labels.get((s, e), "")
+                    )
+                )
         running = _running_lines(raw)
-        return [item for item in raw if (item[0].doc_id, _folded(item[3])) not in running]
+        return [item for item in raw if (item.source.doc_id, _folded(item.text)) not in running]
 
     def _lexical(
         self,
         question: str,
         sources: Sequence[Source],
-        raw: Sequence[tuple[Source, int, int, str]],
+        raw: Sequence[_Sentence],
         focus: Focus | None = None,
     ) -> list[tuple[float, float]]:
         """(lexical, context) of each sentence: the features that need no embedding."""
         q_terms = terms(question)
-        sentence_terms = [terms(text) for _, _, _, text in raw]
+        # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
+        sentence_terms = [terms(item.scored) for item in raw]
         idf, unseen = idf_table(sentence_terms)
         context = {s.n: focus_coverage(q_terms, terms(s.text), idf, unseen, focus) for s in sources}
         return [
             (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
-            for (source, _, _, _), st in zip(raw, sentence_terms, strict=True)
+            for (source, *_), st in zip(raw, sentence_terms, strict=True)
         ]
 
-    def _candidate(
-        self, item: tuple[Source, int, int, str], lexical: float, ctx: float, cos: float
-    ) -> Candidate:
+    def _candidate(self, item: _Sentence, lexical: float, ctx: float, cos: float) -> Candidate:
         cfg = self.settings
-        source, start, end, text = item
+        source, start, end, text, _ = item
         score = weighted_score(_score_weights(cfg), cos, lexical, ctx, source.n)
         return Candidate(
             n=source.n,
@@ -348,7 +326,7 @@ class ExtractiveAnswerer:
             return []
         features = self._lexical(question, sources, raw, focus)
         asked = focus.cosine_text if focus is not None else question
-        vectors = embed_question_with(self._embedder, asked, [text for _, _, _, text in raw])
+        vectors = embed_question_with(self._embedder, asked, [item.scored for item in raw])
         cosines = _cosines(vectors[1:], vectors[0])
         out = [
             self._candidate(item, lexical, ctx, float(cos))
@@ -388,17 +366,17 @@ class ExtractiveAnswerer:
         features = self._lexical(question, sources, raw, focus)
         score_w, support_w = _score_weights(cfg), support_weights(model)
         bounds = [
-            weighted_score(score_w, 1.0, lexical, ctx, item[0].n)
+            weighted_score(score_w, 1.0, lexical, ctx, item.source.n)
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         support_bounds = [
-            weighted_score(support_w, 1.0, lexical, ctx, item[0].n)
+            weighted_score(support_w, 1.0, lexical, ctx, item.source.n)
             for item, (lexical, ctx) in zip(raw, features, strict=True)
         ]
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
         head, rest = order[:first], order[first:]
         asked = focus.cosine_text if focus is not None else question
-        vectors = embed_question_with(self._embedder, asked, [raw[i][3] for i in head])
+        vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
         question_vector = vectors[0]
         out = [
             self._candidate(raw[i], *features[i], float(cos))
@@ -414,7 +392,7 @@ class ExtractiveAnswerer:
             or support_bounds[i] + 1e-9 >= cfg.keep_ratio * best_support
         ]
         if more:
-            extra = self._embedder.embed([raw[i][3] for i in more])
+            extra = self._embedder.embed([raw[i].scored for i in more])
             out.extend(
                 self._candidate(raw[i], *features[i], float(cos))
                 for i, cos in zip(more, _cosines(extra, question_vector), strict=True)

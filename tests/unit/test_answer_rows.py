@@ -1,0 +1,100 @@
+"""Table rows as the extractive answerer quotes them: a row is one span, whole; a row too long to
+quote (longer than ``extractive.max_chars``) is quoted by its cells' sentences, each scored with
+the row's first cell. With a hashing embedder (no model) and, where marked, the real CSF 2.0
+Tiers table of the seed corpus (rows of about 1,000 characters)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.corpus import SEED
+from truthbase.answer import ExtractiveAnswerer, Source
+from truthbase.answer.rows import row_spans, rows_apart
+from truthbase.config import ExtractiveSettings
+from truthbase.embed._fake import HashingEmbedder
+from truthbase.extract.pdf import extract_pdf
+from truthbase.text.sentences import split_sentences
+
+
+def _source(text: str) -> Source:
+    return Source(
+        n=1, doc_id="c" * 64, title="tiers", unit=0, start=0, end=len(text), text=text, rects=()
+    )
+
+
+def _answerer(**settings: object) -> ExtractiveAnswerer:
+    return ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, weak_threshold=0.0, **settings)
+    )
+
+
+TABLE = (
+    "The Tiers describe how practices mature.\n"
+    "Tier | Governance | Management\n"
+    "Tier 1: Partial | Practices are ad hoc. Information is shared informally. | Awareness of "
+    "risk is limited across the organization and its suppliers.\n"
+    "Tier 3: Repeatable | Practices are approved as policy. Information is shared routinely "
+    "throughout the organization. | Methods respond to changes in risk consistently.\n"
+    "Suppliers are assessed in every Tier.\n"
+)
+
+
+def _spans(text: str, max_chars: int) -> tuple[list[str], dict[str, str]]:
+    spans, labels = rows_apart(text, split_sentences(text), row_spans(text), max_chars)
+    return [text[s:e] for s, e in spans], {text[s:e]: label for (s, e), label in labels.items()}
+
+
+def test_a_row_within_the_limit_is_one_span_whole() -> None:
+    pieces, labels = _spans(TABLE, max_chars=700)
+    assert "Tier | Governance | Management" in pieces
+    assert any(p.startswith("Tier 3: Repeatable | Practices are approved") for p in pieces)
+    assert not labels
+    assert pieces[0] == "The Tiers describe how practices mature."
+    assert pieces[-1] == "Suppliers are assessed in every Tier."
+
+
+def test_a_row_over_the_limit_is_quoted_by_its_cells_sentences_labelled_by_its_head() -> None:
+    pieces, labels = _spans(TABLE, max_chars=100)
+    assert "Tier | Governance | Management" in pieces  # 30 characters: whole
+    assert "Tier 3: Repeatable" in pieces and "Tier 1: Partial" in pieces
+    assert "Information is shared routinely throughout the organization." in pieces
+    assert "Information is shared informally." in pieces
+    assert labels["Information is shared routinely throughout the organization."] == (
+        "Tier 3: Repeatable"
+    )
+    assert labels["Information is shared informally."] == "Tier 1: Partial"
+    assert "Tier 3: Repeatable" not in labels  # the label is not labelled by itself
+    assert not any(" | " in p and len(p) > 100 for p in pieces)
+    assert pieces[-1] == "Suppliers are assessed in every Tier."
+
+
+def test_the_cell_sentence_of_the_row_the_question_names_is_cited() -> None:
+    # Before, a row longer than max_chars was quoted whole or not at all: not at all.
+    selection = _answerer(max_chars=100, max_sentences=1).select(
+        "At Tier 3, how is information shared?", [_source(TABLE)]
+    )
+    assert [c.text for c in selection.chosen] == [
+        "Information is shared routinely throughout the organization."
+    ]
+    # The same table with room for its rows quotes the row whole, as before.
+    whole = _answerer(max_chars=700, max_sentences=1).select(
+        "At Tier 3, how is information shared?", [_source(TABLE)]
+    )
+    assert [c.text[:18] for c in whole.chosen] == ["Tier 3: Repeatable"]
+
+
+@pytest.mark.corpus
+def test_the_csf_tiers_tables_long_rows_are_quotable_by_sentence() -> None:
+    unit = extract_pdf(SEED / "nist-csf-2.0.pdf").units[28]
+    long_rows = [(s, e) for s, e in row_spans(unit.text) if e - s > 700]
+    assert len(long_rows) >= 2, "the Tiers table's rows are no longer this long"
+    candidates = _answerer().candidates("Tiers", [_source(unit.text)])
+    texts = {c.text for c in candidates}
+    assert (
+        "The organization’s risk management practices are formally approved and expressed as "
+        "policy." in texts
+    )
+    assert "Cybersecurity information is shared within the organization on an informal basis." in (
+        texts
+    )
+    assert all(len(t) <= ExtractiveSettings().max_chars for t in texts)
