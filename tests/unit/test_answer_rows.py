@@ -98,3 +98,48 @@ def test_the_csf_tiers_tables_long_rows_are_quotable_by_sentence() -> None:
         texts
     )
     assert all(len(t) <= ExtractiveSettings().max_chars for t in texts)
+
+
+def test_a_line_before_a_long_row_is_never_joined_into_its_first_cell() -> None:
+    cells = " ".join(f"Practice {i} is approved as policy by the board." for i in range(4))
+    text = (
+        "The notional tiers of the framework are summarised\n"
+        "in the following table for reference\n"
+        f"Tier 3: Repeatable | {cells} | Methods respond to changes in risk consistently.\n"
+    )
+    # The row (259 characters) is over the limit; the line and the first cell joined (155) not.
+    candidates = _answerer(max_chars=200).candidates("the notional tiers table", [_source(text)])
+    assert candidates
+    assert not any("reference" in c.text for c in candidates)  # it ends nowhere: not quoted
+    assert not any(" | " in c.text for c in candidates)
+
+
+def test_empty_first_and_last_cells_leave_no_bar_and_no_label() -> None:
+    cells = " ".join(f"Practice {i} is approved as policy by the board." for i in range(3))
+    trailing = f"Tier 3: Repeatable | {cells} | Methods respond to changes in risk |\n"
+    pieces, labels = _spans(trailing, max_chars=100)
+    assert "Methods respond to changes in risk" in pieces
+    assert not any(p.endswith("|") or p.startswith("|") for p in pieces)
+    assert set(labels.values()) == {"Tier 3: Repeatable"}
+    leading = f"| {cells} | Methods respond to changes in risk.\n"
+    pieces, labels = _spans(leading, max_chars=100)
+    assert "Practice 0 is approved as policy by the board." in pieces
+    assert not any("|" in p for p in pieces) and not labels  # no first cell: no label
+
+
+def test_a_first_cell_too_long_to_be_a_label_is_split_like_the_others() -> None:
+    head = " ".join(f"Context sentence {i} of the first cell is long." for i in range(4))
+    text = f"{head} | Information is shared routinely. | Methods respond consistently.\n"
+    pieces, labels = _spans(text, max_chars=100)
+    assert "Context sentence 0 of the first cell is long." in pieces
+    assert "Information is shared routinely." in pieces and not labels
+
+
+def test_each_part_of_a_question_reads_the_row_labels() -> None:
+    selection = _answerer(max_chars=100, max_sentences=3).select(
+        "What are the practices at Tier 1 and how is information shared at Tier 3?",
+        [_source(TABLE)],
+    )
+    chosen = [c.text for c in selection.chosen]
+    assert "Information is shared routinely throughout the organization." in chosen, chosen
+    assert "Practices are approved as policy." not in chosen  # Tier 3's, but not sharing

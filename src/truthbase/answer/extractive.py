@@ -64,7 +64,12 @@ from .refusal_model import (
     support_weights,
     weighted_score,
 )
-from .rows import row_spans, rows_apart
+from .rows import crosses_into, row_spans, rows_apart
+
+
+def scored_text(label: str, text: str) -> str:
+    """A sentence as the question is compared with it: after its table row's label, if any."""
+    return f"{label}: {text}" if label else text
 
 
 class _Sentence(NamedTuple):
@@ -80,13 +85,15 @@ class _Sentence(NamedTuple):
     @property
     def scored(self) -> str:
         """What the question is compared with: the sentence after its row's label, if any."""
-        return f"{self.label}: {self.text}" if self.label else self.text
+        return scored_text(self.label, self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     """One source sentence, its features for the question and their weighted sum (``score``,
-    which orders the sentences an answer may cite); start and end are unit offsets."""
+    which orders the sentences an answer may cite); start and end are unit offsets. ``label``:
+    the first cell of its table row when it is a cell sentence of a long row (the features
+    read it before the sentence: :attr:`scored`), else ""."""
 
     n: int
     doc_id: str
@@ -99,6 +106,12 @@ class Candidate:
     lexical: float
     context: float
     rank: int
+    label: str = ""
+
+    @property
+    def scored(self) -> str:
+        """What the question is compared with: the sentence after its row's label, if any."""
+        return scored_text(self.label, self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,8 +276,11 @@ class ExtractiveAnswerer:
                 source.text, split_sentences(source.text), ordered, cfg.max_chars
             )
             rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
+            long_rows = [r for r in ordered if r[1] - r[0] > cfg.max_chars]
             whole = set(rows)
             for s, e in whole_spans(source.text, spans, rows):
+                if crosses_into((s, e), long_rows):
+                    continue  # a line joined into a long row's first cell: not a sentence
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
@@ -300,7 +316,7 @@ class ExtractiveAnswerer:
 
     def _candidate(self, item: _Sentence, lexical: float, ctx: float, cos: float) -> Candidate:
         cfg = self.settings
-        source, start, end, text, _ = item
+        source, start, end, text, label = item
         score = weighted_score(_score_weights(cfg), cos, lexical, ctx, source.n)
         return Candidate(
             n=source.n,
@@ -314,6 +330,7 @@ class ExtractiveAnswerer:
             lexical=lexical,
             context=ctx,
             rank=source.n,
+            label=label,
         )
 
     def candidates(
@@ -470,7 +487,7 @@ class ExtractiveAnswerer:
         """The best candidate for each part, in source order, each once: scored as for the
         whole question, with the part's share of idf mass in place of the question's."""
         cfg = self.settings
-        sentence_terms = [terms(c.text) for c in candidates]
+        sentence_terms = [terms(c.scored) for c in candidates]
         idf, unseen = idf_table(sentence_terms)
         chosen: list[Candidate] = []
         for part in parts:

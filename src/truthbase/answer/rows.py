@@ -22,9 +22,14 @@ from collections.abc import Sequence
 from ..extract.tables import CELL_SEPARATOR
 from ..text.sentences import split_sentences
 
-__all__ = ["row_spans", "rows_apart"]
+__all__ = ["MAX_LABEL_CHARS", "crosses_into", "row_spans", "rows_apart"]
 
 Span = tuple[int, int]
+
+#: A long row's first cell labels its other cells' sentences when it is at most this long ("Tier
+#: 3: Repeatable", "Identity Management, Authentication, and Access Control (PR.AA)"); a longer
+#: one is text of its own, not a label.
+MAX_LABEL_CHARS = 120
 
 
 def row_spans(text: str) -> list[Span]:
@@ -46,36 +51,53 @@ def _stripped(text: str, start: int, end: int) -> Span:
 
 
 def _cells(text: str, start: int, end: int) -> list[Span]:
-    """The row's cells, stripped, empty ones left out."""
-    out: list[Span] = []
+    """The row's cells, stripped, in order; an empty cell is an empty span. The row's span is
+    stripped (:func:`row_spans`), so an empty first or last cell leaves a bare "|" at its edge:
+    that is a separator too."""
+    bounds: list[tuple[int, int]] = []  # (cell start, cell end) before stripping
     cursor = start
-    while cursor <= end:
-        at = text.find(CELL_SEPARATOR, cursor, end)
-        stop = end if at < 0 else at
-        cell = _stripped(text, cursor, stop)
-        if cell[0] < cell[1]:
-            out.append(cell)
+    if text.startswith("|", start) and (start + 1 == end or text[start + 1].isspace()):
+        bounds.append((start, start))
+        cursor = start + 1
+    stop = end
+    trailing = end - 1 > cursor and text[end - 1] == "|" and text[end - 2].isspace()
+    if trailing:
+        stop = end - 1
+    while True:
+        at = text.find(CELL_SEPARATOR, cursor, stop)
+        bounds.append((cursor, stop if at < 0 else at))
         if at < 0:
             break
         cursor = at + len(CELL_SEPARATOR)
-    return out
+    if trailing:
+        bounds.append((end, end))
+    return [_stripped(text, a, b) for a, b in bounds]
+
+
+def _sentences_of(text: str, start: int, end: int) -> list[Span]:
+    spans = [_stripped(text, start + s, start + e) for s, e in split_sentences(text[start:end])]
+    return [span for span in spans if span[0] < span[1]] or [(start, end)]
 
 
 def _cell_sentences(text: str, start: int, end: int) -> tuple[list[Span], dict[Span, str]]:
     """A long row's spans: its first cell, then the sentences of each other cell, each of these
-    labelled by the first cell's text."""
+    labelled by the first cell's text (no label when the first cell is empty, or too long to be
+    a label: then its sentences are spans like the others')."""
     cells = _cells(text, start, end)
-    if not cells:
-        return [], {}
     head = cells[0]
-    label = text[head[0] : head[1]]
-    spans: list[Span] = [head]
+    label = text[head[0] : head[1]] if head[1] - head[0] <= MAX_LABEL_CHARS else ""
+    spans: list[Span] = []
     labels: dict[Span, str] = {}
-    for c0, c1 in cells[1:]:
-        for s, e in split_sentences(text[c0:c1]) or [(0, c1 - c0)]:
-            span = _stripped(text, c0 + s, c0 + e)
-            if span[0] < span[1]:
-                spans.append(span)
+    if label:
+        spans.append(head)
+    elif head[0] < head[1]:
+        spans.extend(_sentences_of(text, *head))
+    for cell in cells[1:]:
+        if cell[0] == cell[1]:
+            continue
+        for span in _sentences_of(text, *cell):
+            spans.append(span)
+            if label:
                 labels[span] = label
     return spans, labels
 
@@ -111,3 +133,11 @@ def rows_apart(
         if text[cursor:e].strip():
             out.append(_stripped(text, cursor, e))
     return out, labels
+
+
+def crosses_into(span: Span, rows: Sequence[Span]) -> bool:
+    """Whether ``span`` overlaps one of ``rows`` without lying inside it: what
+    :func:`~truthbase.answer.quotable.whole_spans` makes when it joins a line that ends nowhere
+    with the first cell of a long row (whose spans are not rows, so no stop for the join)."""
+    start, end = span
+    return any(start < r1 and r0 < end and not (r0 <= start and end <= r1) for r0, r1 in rows)
