@@ -9,8 +9,8 @@ A row longer than an answer sentence may be (``extractive.max_chars``) cannot be
 the CSF's Tiers table has rows of about 1,100 characters, three cells of several sentences each
 ("Tier 3: Repeatable | The organization's risk management practices are formally approved and
 expressed as policy. Risk-informed policies, ... | There is an organization-wide approach
-..."). Quoted as a row it was never quoted at all, and "And at Tier 3?" could not cite the
-sentence that answers it. Such a row is quoted by the sentences of its cells instead, each
+..."). Kept whole, such a row was never quoted at all, and "And at Tier 3?" could not cite
+the sentence that answers it. Such a row is quoted by the sentences of its cells instead, each
 *labelled* by the row's first cell ("Tier 3: Repeatable"): the words that say which row a
 sentence belongs to, which the answerer scores with the sentence.
 """
