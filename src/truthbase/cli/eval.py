@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..eval.golden import default_corpus_root
 from ..eval.metrics import METRIC_NAMES
-from ..eval.retrieval import evaluate_retrieval, prepare_corpus, tune_retrieval
+from ..eval.retrieval import evaluate_retrieval, tune_retrieval
 from ..records import ANSWER_MODES
 from .common import AppContext, console, err_console, run_metadata
 from .eval_common import (
@@ -19,6 +19,7 @@ from .eval_common import (
     golden_option,
     goldens_option,
     index_dir_option,
+    ingest_golden_documents,
     json_out_option,
     metrics_table,
     prepare_eval,
@@ -379,10 +380,7 @@ def eval_conversations(
     if extractive_answers:
         chosen = "extractive"
     with app.store() as store:
-        with err_console.status("ingesting the set's documents"):
-            prepared = prepare_corpus(golden, root, store, app.embedder, app.settings.chunking)
-        for name, why in prepared.skipped_documents.items():
-            err_console.print(f"[yellow]missing document[/] {name}: {why}")
+        prepared = ingest_golden_documents(app, store, golden, root)
         with err_console.status("asking") as status:
             report = evaluate_conversations(
                 conversations,

@@ -15,8 +15,10 @@ from rich.table import Table
 from ..eval.golden import GoldenSet, default_corpus_root, load_golden
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import PreparedCorpus, prepare_corpus
+from ..ingest import FileOutcome
 from ..store import Store, open_store
 from .common import AppContext, console, err_console
+from .ingest import document_line
 
 
 def prepare_eval(
@@ -24,14 +26,39 @@ def prepare_eval(
 ) -> tuple[GoldenSet, PreparedCorpus]:
     golden = load_golden(golden_path)
     root = corpus_root if corpus_root is not None else default_corpus_root(golden_path)
+    return golden, ingest_golden_documents(app, store, golden, root)
+
+
+def ingest_golden_documents(
+    app: AppContext, store: Store, golden: GoldenSet, root: Path
+) -> PreparedCorpus:
+    """The set's documents ingested into ``store`` (those already there are left as they
+    are), with progress: on a terminal a status line ("ingesting memman (12 of 157)"),
+    otherwise one line per document ingested or failed as it ends (a library takes most of an
+    hour; a log must tell a long ingest from a hung one). Missing and skipped documents are
+    reported after."""
+    total = len(golden.documents)
+    turn = 0
+
+    def line(name: str, outcome: FileOutcome) -> None:
+        if outcome.status != "unchanged":
+            err_console.print(f"[{turn}/{total}] {name}: {document_line(outcome)}", soft_wrap=True)
+
     with err_console.status("ingesting the golden set's documents") as status:
+
+        def started(name: str) -> None:
+            nonlocal turn
+            turn += 1
+            status.update(f"ingesting {name} ({turn} of {total})")
+
         prepared = prepare_corpus(
             golden,
             root,
             store,
             app.embedder,
             app.settings.chunking,
-            on_document=lambda name: status.update(f"ingesting {name}"),
+            on_document=started,
+            on_outcome=None if err_console.is_terminal else line,
         )
     for name, why in prepared.skipped_documents.items():
         if name in prepared.failed_documents:
@@ -40,7 +67,7 @@ def prepare_eval(
             )
         else:
             err_console.print(f"[yellow]skipped document[/] {name}: {why}")
-    return golden, prepared
+    return prepared
 
 
 def metrics_table(title: str, rows: dict[str, dict[str, float]]) -> Table:

@@ -23,7 +23,7 @@ from typing import Any
 from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import InvalidInput
-from ..ingest import SUPPORTED_SUFFIXES, IngestOptions, ingest_file
+from ..ingest import SUPPORTED_SUFFIXES, FileOutcome, IngestOptions, ingest_file
 from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
 from ..store import DocumentReader, Documents, Searchable
 from .golden import (
@@ -65,9 +65,12 @@ def prepare_corpus(
     chunking: ChunkingSettings,
     on_document: Callable[[str], None] | None = None,
     only_suffixes: Collection[str] | None = None,
+    on_outcome: Callable[[str, FileOutcome], None] | None = None,
 ) -> PreparedCorpus:
     """Ingest the golden set's documents (a no-op for those already in the index).
 
+    ``on_document(name)`` hears each document as its turn comes, ``on_outcome(name, outcome)``
+    what its ingest did (stored, already in the index, or failed and why).
     ``only_suffixes`` (".pdf", ...): documents of other kinds are left out, counted as skipped
     (the chunking study ingests the PDFs only: a novel takes minutes per configuration)."""
     prepared = PreparedCorpus()
@@ -84,6 +87,8 @@ def prepare_corpus(
             prepared.skipped_documents[name] = f"missing file {path}"
             continue
         outcome = ingest_file(path, store, embedder, IngestOptions(chunking=chunking))
+        if on_outcome is not None:
+            on_outcome(name, outcome)
         if outcome.status == "failed" or outcome.doc_id is None:
             prepared.skipped_documents[name] = f"{outcome.reason}: {outcome.message}"
             prepared.failed_documents.add(name)
