@@ -40,7 +40,9 @@ TABLE = (
 
 
 def _spans(text: str, max_chars: int) -> tuple[list[str], dict[str, str]]:
-    spans, labels = rows_apart(text, split_sentences(text), row_spans(text), max_chars)
+    rows = row_spans(text)
+    long_rows = {(s, e) for s, e in rows if e - s > max_chars}
+    spans, labels = rows_apart(text, split_sentences(text), rows, long_rows)
     return [text[s:e] for s, e in spans], {text[s:e]: label for (s, e), label in labels.items()}
 
 

@@ -272,12 +272,12 @@ class ExtractiveAnswerer:
         raw: list[_Sentence] = []
         for source in sources:
             ordered = row_spans(source.text)  # in text order, as rows_apart walks them
-            spans, labels = rows_apart(
-                source.text, split_sentences(source.text), ordered, cfg.max_chars
-            )
             rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
-            long_rows = [r for r in ordered if r[1] - r[0] > cfg.max_chars]
             whole = set(rows)
+            long_rows = [r for r in ordered if r not in whole]
+            spans, labels = rows_apart(
+                source.text, split_sentences(source.text), ordered, set(long_rows)
+            )
             for s, e in whole_spans(source.text, spans, rows):
                 if crosses_into((s, e), long_rows):
                     continue  # a line joined into a long row's first cell: not a sentence

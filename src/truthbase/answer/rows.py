@@ -17,7 +17,7 @@ sentence belongs to, which the answerer scores with the sentence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..extract.tables import CELL_SEPARATOR
 from ..text.sentences import split_sentences
@@ -103,12 +103,12 @@ def _cell_sentences(text: str, start: int, end: int) -> tuple[list[Span], dict[S
 
 
 def rows_apart(
-    text: str, spans: Sequence[Span], rows: Sequence[Span], max_chars: int
+    text: str, spans: Sequence[Span], rows: Sequence[Span], long_rows: Collection[Span] = ()
 ) -> tuple[list[Span], dict[Span, str]]:
-    """``spans`` (the sentence splitter's, in text order) with each table row of ``rows`` one
-    span of its own, whole, or, for a row longer than ``max_chars``, the spans of its cells'
-    sentences; and the label of each such cell sentence (the row's first cell). What a sentence
-    holds outside rows stays."""
+    """``spans`` (the sentence splitter's, in text order) with each table row of ``rows`` (in
+    text order) one span of its own, whole, or, for one of ``long_rows`` (too long to quote
+    whole), the spans of its cells' sentences; and the label of each such cell sentence (the
+    row's first cell). What a sentence holds outside rows stays."""
     if not rows:
         return list(spans), {}
     out: list[Span] = []
@@ -123,12 +123,12 @@ def rows_apart(
                 out.append(_stripped(text, cursor, r0))
             if (r0, r1) not in taken:
                 taken.add((r0, r1))
-                if r1 - r0 <= max_chars:
-                    out.append((r0, r1))
-                else:
+                if (r0, r1) in long_rows:
                     cell_spans, cell_labels = _cell_sentences(text, r0, r1)
                     out.extend(cell_spans)
                     labels.update(cell_labels)
+                else:
+                    out.append((r0, r1))
             cursor = max(cursor, r1)
         if text[cursor:e].strip():
             out.append(_stripped(text, cursor, e))
