@@ -24,7 +24,8 @@ from truthbase.config import ChunkingSettings, RetrievalSettings
 from truthbase.embed import Embedder, EmbedderMismatchError, HashingEmbedder, TokenEmbedder
 from truthbase.extract import extract_path
 from truthbase.ingest.backfill import backfill_token_signs, chunk_inputs
-from truthbase.records import IndexedDocument, IndexEmbedder
+from truthbase.model import ExtractedDocument
+from truthbase.records import IndexedDocument, IndexEmbedder, token_sign_row_bytes
 from truthbase.retrieve.hybrid import LATE_ARM, search
 from truthbase.store import SQLiteStore, Store
 from truthbase.store.postgres import PostgresStore
@@ -206,21 +207,28 @@ def test_an_embedder_without_token_vectors_is_refused(seed_db: Path, tmp_path: P
         store.close()
 
 
+def _add_unsigned(store: Store, n: int, recorded: IndexEmbedder, dim: int) -> ExtractedDocument:
+    """A real PDF's first ``n`` small chunks stored with random vectors of ``dim`` and no token
+    signs, as an index whose embedder is ``recorded`` holds them; returns the document."""
+    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
+    store.add_document(
+        IndexedDocument(
+            document=document,
+            chunks=chunks_of(document, n),
+            vectors=unit_vectors(n, 0, dim),
+            embedder=recorded,
+        )
+    )
+    return document
+
+
 @pytest.mark.corpus
 def test_another_models_token_vectors_are_refused(tmp_path: Path, embedder: Embedder) -> None:
     """An index of one model (with no token signs) and the bundled MiniLM: the mismatch error
     that search gives, before anything is embedded or written."""
-    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     store = SQLiteStore(tmp_path / "t.sqlite")
     try:
-        store.add_document(
-            IndexedDocument(
-                document=document,
-                chunks=chunks_of(document, 2),
-                vectors=unit_vectors(2, 0, embedder.dim),
-                embedder=IndexEmbedder("o", 384),
-            )
-        )
+        _add_unsigned(store, 2, IndexEmbedder("o", 384), embedder.dim)
         with pytest.raises(EmbedderMismatchError, match="'o'"):
             backfill_token_signs(store, embedder, ChunkingSettings())
         assert store.counts()["token_chunks"] == 0
@@ -234,26 +242,20 @@ def test_backfill_without_punctuation_rows_stores_each_chunks_word_pieces(
 ) -> None:
     """``chunking.punctuation_tokens`` off: the backfill stores a chunk's rows of the word pieces
     that hold a letter or a digit, as ingest does; on, every piece's row."""
-    document = extract_path(ROBUSTNESS / "pdfminer-pagelabels.pdf")
     rows: dict[bool, dict[int, int]] = {}
     pieces: list[tuple[int, int]] = []
     for punctuation in (True, False):
         store = SQLiteStore(tmp_path / f"punctuation-{punctuation}.sqlite")
         try:
-            store.add_document(
-                IndexedDocument(
-                    document=document,
-                    chunks=chunks_of(document, 3),
-                    vectors=unit_vectors(3, 0, embedder.dim),
-                    embedder=IndexEmbedder(embedder.model_id, embedder.dim),
-                )
+            document = _add_unsigned(
+                store, 3, IndexEmbedder(embedder.model_id, embedder.dim), embedder.dim
             )
             chunking = ChunkingSettings(punctuation_tokens=punctuation)
             report = backfill_token_signs(store, embedder, chunking)
             assert report.added == report.missing == 3
             assert store.chunks_without_token_signs() == []
             chunks = store.chunks([1, 2, 3])
-            row_bytes = (embedder.dim + 7) // 8
+            row_bytes = token_sign_row_bytes(embedder.dim)
             rows[punctuation] = {
                 i: len(blob) // row_bytes for i, blob in store.token_signs([1, 2, 3]).items()
             }

@@ -8,25 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.corpus import SEED
-from truthbase.answer import ExtractiveAnswerer, Source
+from tests.helpers.extractive import answerer, source
 from truthbase.answer.rows import row_spans, rows_apart
 from truthbase.config import ExtractiveSettings
-from truthbase.embed._fake import HashingEmbedder
 from truthbase.extract.pdf import extract_pdf
 from truthbase.text.sentences import split_sentences
-
-
-def _source(text: str) -> Source:
-    return Source(
-        n=1, doc_id="c" * 64, title="tiers", unit=0, start=0, end=len(text), text=text, rects=()
-    )
-
-
-def _answerer(**settings: object) -> ExtractiveAnswerer:
-    return ExtractiveAnswerer(
-        HashingEmbedder(), ExtractiveSettings(threshold=0.0, weak_threshold=0.0, **settings)
-    )
-
 
 TABLE = (
     "The Tiers describe how practices mature.\n"
@@ -72,15 +58,15 @@ def test_a_row_over_the_limit_is_quoted_by_its_cells_sentences_labelled_by_its_h
 
 def test_the_cell_sentence_of_the_row_the_question_names_is_cited() -> None:
     # Before, a row longer than max_chars was quoted whole or not at all: not at all.
-    selection = _answerer(max_chars=100, max_sentences=1).select(
-        "At Tier 3, how is information shared?", [_source(TABLE)]
+    selection = answerer(max_chars=100, max_sentences=1).select(
+        "At Tier 3, how is information shared?", [source(1, TABLE)]
     )
     assert [c.text for c in selection.chosen] == [
         "Information is shared routinely throughout the organization."
     ]
     # The same table with room for its rows quotes the row whole, as before.
-    whole = _answerer(max_chars=700, max_sentences=1).select(
-        "At Tier 3, how is information shared?", [_source(TABLE)]
+    whole = answerer(max_chars=700, max_sentences=1).select(
+        "At Tier 3, how is information shared?", [source(1, TABLE)]
     )
     assert [c.text[:18] for c in whole.chosen] == ["Tier 3: Repeatable"]
 
@@ -90,7 +76,7 @@ def test_the_csf_tiers_tables_long_rows_are_quotable_by_sentence() -> None:
     unit = extract_pdf(SEED / "nist-csf-2.0.pdf").units[28]
     long_rows = [(s, e) for s, e in row_spans(unit.text) if e - s > 700]
     assert len(long_rows) >= 2, "the Tiers table's rows are no longer this long"
-    candidates = _answerer().candidates("Tiers", [_source(unit.text)])
+    candidates = answerer().candidates("Tiers", [source(1, unit.text)])
     texts = {c.text for c in candidates}
     assert (
         "The organization’s risk management practices are formally approved and expressed as "
@@ -110,7 +96,7 @@ def test_a_line_before_a_long_row_is_never_joined_into_its_first_cell() -> None:
         f"Tier 3: Repeatable | {cells} | Methods respond to changes in risk consistently.\n"
     )
     # The row (259 characters) is over the limit; the line and the first cell joined (155) not.
-    candidates = _answerer(max_chars=200).candidates("the notional tiers table", [_source(text)])
+    candidates = answerer(max_chars=200).candidates("the notional tiers table", [source(1, text)])
     assert candidates
     assert not any("reference" in c.text for c in candidates)  # it ends nowhere: not quoted
     assert not any(" | " in c.text for c in candidates)
@@ -138,9 +124,9 @@ def test_a_first_cell_too_long_to_be_a_label_is_split_like_the_others() -> None:
 
 
 def test_each_part_of_a_question_reads_the_row_labels() -> None:
-    selection = _answerer(max_chars=100, max_sentences=3).select(
+    selection = answerer(max_chars=100, max_sentences=3).select(
         "What are the practices at Tier 1 and how is information shared at Tier 3?",
-        [_source(TABLE)],
+        [source(1, TABLE)],
     )
     chosen = [c.text for c in selection.chosen]
     assert "Information is shared routinely throughout the organization." in chosen, chosen

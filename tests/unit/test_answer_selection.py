@@ -9,36 +9,14 @@ from functools import cache
 import pytest
 
 from tests.helpers.corpus import SEED
-from truthbase.answer import ExtractiveAnswerer, Source
+from tests.helpers.extractive import answerer, source
 from truthbase.answer.parts import question_parts
 from truthbase.answer.quotable import ends_sentence
 from truthbase.chunking import chunk_unit
-from truthbase.config import ExtractiveSettings
-from truthbase.embed._fake import HashingEmbedder
 from truthbase.extract.pdf import extract_pdf
 from truthbase.model import Unit
 from truthbase.text.figures import figure_blocks, looks_like_labels
 from truthbase.text.sentences import split_sentences
-
-
-def _source(n: int, text: str, start: int = 0, unit: int = 0) -> Source:
-    return Source(
-        n=n,
-        doc_id="d" * 64,
-        title="raptor",
-        unit=unit,
-        start=start,
-        end=start + len(text),
-        text=text,
-        rects=(),
-    )
-
-
-def _answerer(**settings: object) -> ExtractiveAnswerer:
-    return ExtractiveAnswerer(
-        HashingEmbedder(), ExtractiveSettings(threshold=0.0, weak_threshold=0.0, **settings)
-    )
-
 
 # -- figure text ------------------------------------------------------------------------------
 
@@ -86,9 +64,9 @@ def test_figure_text_is_its_own_chunk_and_never_quoted() -> None:
         "Root layer" in c.text and ("Figure 1" in c.text or "knowledge" in c.text) for c in chunks
     )
     assert any("Root layer" in c.text for c in chunks)  # still searchable and highlightable
-    answer = _answerer().select(
+    answer = answerer().select(
         "How does RAPTOR build its tree of summaries from the leaf layer to the root layer?",
-        [_source(1, FIGURE_PAGE)],
+        [source(1, FIGURE_PAGE)],
     )
     assert answer.chosen
     assert all("Root layer" not in c.text and "Index #8" not in c.text for c in answer.candidates)
@@ -135,9 +113,9 @@ FOOTNOTE_CUT = (
 def test_a_cited_sentence_is_never_cut_mid_way() -> None:
     pieces = [FOOTNOTE_CUT[s:e] for s, e in split_sentences(FOOTNOTE_CUT)]
     assert any(p.endswith("which 1") for p in pieces), "the splitter no longer cuts here"
-    selection = _answerer(max_sentences=3, keep_ratio=0.01).select(
+    selection = answerer(max_sentences=3, keep_ratio=0.01).select(
         "Which model rewrites the summaries of every cluster in the experiments?",
-        [_source(1, FOOTNOTE_CUT, start=100)],
+        [source(1, FOOTNOTE_CUT, start=100)],
     )
     texts = [c.text for c in selection.candidates]
     assert all(ends_sentence(t) for t in texts), texts
@@ -168,11 +146,11 @@ def test_a_two_part_question_gets_a_sentence_per_part() -> None:
         "Retrieval reads the collapsed tree."
     )
     question = "What does RAPTOR stand for, and how is its tree built from clustering chunks?"
-    one = _answerer(max_sentences=1).select(question, [_source(1, text)])
+    one = answerer(max_sentences=1).select(question, [source(1, text)])
     chosen = [c.text for c in one.chosen]
     assert len(chosen) == 2, chosen
     assert chosen[0].startswith("RAPTOR stands for")
     assert chosen[1].startswith("The tree is built bottom up")
     # The same answerer gives one sentence to a question of one part.
-    single = _answerer(max_sentences=1).select("What does RAPTOR stand for?", [_source(1, text)])
+    single = answerer(max_sentences=1).select("What does RAPTOR stand for?", [source(1, text)])
     assert [c.text[:18] for c in single.chosen] == ["RAPTOR stands for "]
