@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from truthbase.config import EmbedderSettings
@@ -16,11 +17,13 @@ from truthbase.embed import (
     EmbeddingError,
     OnnxEmbedder,
     TokenEmbedder,
+    _onnx,
     bundled_model_files,
     check_compatible,
     default_embedder,
     load_embedder,
 )
+from truthbase.embed._graph import loadable_model
 from truthbase.ingest import pack_signs
 from truthbase.retrieve.late import late_ranking, late_scores, query_rows
 
@@ -105,6 +108,35 @@ def test_onnx_dir_uses_the_same_code_path(tmp_path: Path, minilm: OnnxEmbedder) 
     check_compatible(mine.model_id, 384, load_embedder(EmbedderSettings(name=f"onnx:{moved}")))
     with pytest.raises(EmbedderMismatchError, match=f"TRUTHBASE_EMBEDDER__NAME=onnx:{folder}"):
         check_compatible(mine.model_id, 384, minilm)
+
+
+def test_the_bundled_model_runs_without_its_nan_guards_and_gives_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exporter's NaN guards are gone from what onnxruntime loads, and every sentence and
+    token vector is bit for bit what the model file as shipped gives (batched, padded texts)."""
+    model_path, _ = bundled_model_files()
+    shipped = onnx.load(str(model_path))
+    edited = onnx.load_from_string(loadable_model(model_path))
+    assert sum(node.op_type == "IsNaN" for node in shipped.graph.node) == 6
+    assert sum(node.op_type == "IsNaN" for node in edited.graph.node) == 0
+    assert len(edited.graph.node) == len(shipped.graph.node) - 12
+
+    guarded = default_embedder(batch_size=4, threads=1)
+    vectors, tokens = guarded.embed_with_tokens(TEXTS)
+    _onnx._session.cache_clear()
+    monkeypatch.setattr(_onnx, "loadable_model", lambda path: str(path))
+    try:
+        as_shipped = default_embedder(batch_size=4, threads=1)
+        assert as_shipped._session is not guarded._session
+        shipped_vectors, shipped_tokens = as_shipped.embed_with_tokens(TEXTS)
+    finally:
+        _onnx._session.cache_clear()
+    assert np.array_equal(vectors, shipped_vectors)
+    assert tokens is not None and shipped_tokens is not None
+    for mine, theirs in zip(tokens, shipped_tokens, strict=True):
+        assert mine.tokens == theirs.tokens
+        assert np.array_equal(mine.vectors, theirs.vectors)
 
 
 def test_onnx_dir_with_a_broken_model_fails_clearly(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from truthbase.embed._base import (
     Vectors,
     l2_normalize,
 )
+from truthbase.embed._graph import loadable_model
 
 #: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
 DEFAULT_MAX_SEQ_LENGTH = 256
@@ -119,9 +120,11 @@ def _session(model_path: str, threads: int) -> ort.InferenceSession:
     options.enable_mem_pattern = False
     try:
         return ort.InferenceSession(
-            model_path, sess_options=options, providers=["CPUExecutionProvider"]
+            loadable_model(Path(model_path)),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
         )
-    except Exception as exc:  # onnxruntime raises its own, untyped exception classes
+    except Exception as exc:  # onnx and onnxruntime raise their own, untyped exception classes
         raise EmbeddingError(f"cannot load ONNX model {model_path}: {exc}") from exc
 
 

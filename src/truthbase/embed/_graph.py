@@ -1,0 +1,87 @@
+"""Exact edits of an ONNX encoder's graph before onnxruntime loads it.
+
+PyTorch's exporter guards each attention softmax with ``Where(IsNaN(p), 0, p)``: a row of
+scores that are all masked (-inf) gives NaN probabilities, and the guard makes them 0. An
+encoder's rows are never all masked here (the mask hides padded keys, and every text keeps its
+[CLS] and [SEP]), so the guard never changes a value, yet it reads and writes every attention
+probability twice more: the bundled model's 12 guard nodes took 14% of its time on batches of
+16 x 256 tokens, 7-13% on ingest's calls (one or two threads), and the outputs without them
+are bit-identical (``benchmarks/embed_bench.py``; tests/integration/test_embed_onnx.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def _is_zero_scalar(name: str, graph: onnx.GraphProto) -> bool:
+    """Whether ``name`` is an initializer or a Constant node holding a single 0."""
+    for initializer in graph.initializer:
+        if initializer.name == name:
+            value = numpy_helper.to_array(initializer)
+            return bool(value.size == 1 and float(value.reshape(-1)[0]) == 0.0)
+    for node in graph.node:
+        if node.op_type == "Constant" and list(node.output) == [name]:
+            for attribute in node.attribute:
+                if attribute.name == "value":
+                    value = np.asarray(numpy_helper.to_array(attribute.t))
+                    return bool(value.size == 1 and float(value.reshape(-1)[0]) == 0.0)
+    return False
+
+
+def drop_nan_guards(model: onnx.ModelProto) -> int:
+    """Remove every ``Where(IsNaN(x), 0, x)`` of the main graph (in place), its consumers
+    reading ``x`` instead; how many guards were removed. A guard whose output is a graph output,
+    or whose IsNaN is read elsewhere, is kept."""
+    graph = model.graph
+    producer = {output: node for node in graph.node for output in node.output}
+    readers: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    graph_outputs = {output.name for output in graph.output}
+    dropped: list[onnx.NodeProto] = []
+    renamed: dict[str, str] = {}
+    for node in graph.node:
+        if node.op_type != "Where" or len(node.input) != 3:
+            continue
+        condition, then_value, else_value = node.input
+        check = producer.get(condition)
+        if (
+            check is None
+            or check.op_type != "IsNaN"
+            or list(check.input) != [else_value]
+            or readers.get(condition, 0) != 1
+            or node.output[0] in graph_outputs
+            or not _is_zero_scalar(then_value, graph)
+        ):
+            continue
+        dropped += [node, check]
+        renamed[node.output[0]] = else_value
+    for node in dropped:
+        graph.node.remove(node)
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
+    return len(dropped) // 2
+
+
+def loadable_model(path: Path) -> bytes | str:
+    """What onnxruntime should load for the model file at ``path``: its bytes without NaN
+    guards, or the path itself when it has none (or keeps its weights in external files, which
+    a serialized copy could not carry)."""
+    model = onnx.load(str(path), load_external_data=False)
+    if any(
+        initializer.data_location == onnx.TensorProto.EXTERNAL
+        for initializer in model.graph.initializer
+    ):
+        return str(path)
+    if drop_nan_guards(model) == 0:
+        return str(path)
+    serialized: bytes = model.SerializeToString()
+    return serialized
