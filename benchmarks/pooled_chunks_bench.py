@@ -87,8 +87,10 @@ def write_report(
     peaks: dict[str, list[float]],
     load: list[float],
 ) -> None:
-    """Print and (with --json) write the figures of the rounds done so far."""
+    """Print and (with --json) write the figures of the rounds every tree has finished."""
     rounds = min(len(w) for w in walls.values())
+    if rounds == 0:
+        return
     walls = {name: w[:rounds] for name, w in walls.items()}
     first = statistics.median(walls[trees[0][0]])
     report = {

@@ -11,6 +11,9 @@ are bit-identical (``benchmarks/embed_bench.py``; tests/integration/test_embed_o
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -71,17 +74,29 @@ def drop_nan_guards(model: onnx.ModelProto) -> int:
     return len(dropped) // 2
 
 
-def loadable_model(path: Path) -> bytes | str:
-    """What onnxruntime should load for the model file at ``path``: its bytes without NaN
-    guards, or the path itself when it has none (or keeps its weights in external files, which
-    a serialized copy could not carry)."""
+def _save_without_nan_guards(path: Path, target: Path) -> bool:
+    """Write the model at ``path`` to ``target`` without its NaN guards; False (nothing
+    written) when it has none, or keeps its weights in external files a copy would not carry.
+    The parsed graph is freed when this returns, before onnxruntime parses the copy."""
     model = onnx.load(str(path), load_external_data=False)
     if any(
         initializer.data_location == onnx.TensorProto.EXTERNAL
         for initializer in model.graph.initializer
     ):
-        return str(path)
+        return False
     if drop_nan_guards(model) == 0:
-        return str(path)
-    serialized: bytes = model.SerializeToString()
-    return serialized
+        return False
+    onnx.save(model, str(target))
+    return True
+
+
+@contextlib.contextmanager
+def loadable_model(path: Path) -> Iterator[Path]:
+    """The file onnxruntime should load for the model at ``path``: a temporary copy without
+    its NaN guards (removed when the block ends: a session keeps what it read), or ``path``
+    itself when there is nothing to remove. A file, not bytes: a session loaded from bytes left
+    its process 22 MiB larger (peak 329 MiB against 307 for the bundled model, the heap trimmed;
+    one process each)."""
+    with tempfile.TemporaryDirectory(prefix="truthbase-model-") as folder:
+        copy = Path(folder) / path.name
+        yield copy if _save_without_nan_guards(path, copy) else path

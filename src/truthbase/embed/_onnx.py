@@ -119,11 +119,10 @@ def _session(model_path: str, threads: int) -> ort.InferenceSession:
     # vectors are bit-identical and the speed the same.
     options.enable_mem_pattern = False
     try:
-        return ort.InferenceSession(
-            loadable_model(Path(model_path)),
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
-        )
+        with loadable_model(Path(model_path)) as loadable:
+            return ort.InferenceSession(
+                str(loadable), sess_options=options, providers=["CPUExecutionProvider"]
+            )
     except Exception as exc:  # onnx and onnxruntime raise their own, untyped exception classes
         raise EmbeddingError(f"cannot load ONNX model {model_path}: {exc}") from exc
 
