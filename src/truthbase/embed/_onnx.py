@@ -23,12 +23,14 @@ from tokenizers import Encoding, Tokenizer
 
 from truthbase.embed._base import (
     DEFAULT_MODEL_ID,
+    INT8_MODEL_ID,
     EmbeddingError,
     TokenVectors,
     Vectors,
     l2_normalize,
 )
 from truthbase.embed._graph import loadable_model
+from truthbase.embed._int8 import quantized_model
 
 #: Longest input, in tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2's sentence_bert_config).
 DEFAULT_MAX_SEQ_LENGTH = 256
@@ -300,6 +302,15 @@ def default_embedder(*, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0) 
     model, tokenizer = bundled_model_files()
     return OnnxEmbedder(
         model, tokenizer, model_id=DEFAULT_MODEL_ID, batch_size=batch_size, threads=threads
+    )
+
+
+def int8_embedder(*, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0) -> OnnxEmbedder:
+    """``minilm-int8``: the bundled model with its products in int8 (truthbase.embed._int8)."""
+    model, tokenizer = bundled_model_files()
+    quantized = quantized_model(model, file_sha256(str(model.resolve())))
+    return OnnxEmbedder(
+        quantized, tokenizer, model_id=INT8_MODEL_ID, batch_size=batch_size, threads=threads
     )
 
 
