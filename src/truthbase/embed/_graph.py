@@ -1,12 +1,15 @@
 """Exact edits of an ONNX encoder's graph before onnxruntime loads it.
 
-PyTorch's exporter guards each attention softmax with ``Where(IsNaN(p), 0, p)``: a row of
-scores that are all masked (-inf) gives NaN probabilities, and the guard makes them 0. An
-encoder's rows are never all masked here (the mask hides padded keys, and every text keeps its
-[CLS] and [SEP]), so the guard never changes a value, yet it reads and writes every attention
-probability twice more: the bundled model's 12 guard nodes took 17% of its time on batches of
-16 x 256 tokens, and the seed corpus ingests in 0.94 of the time without them, with
-bit-identical vectors (docs/evals/embed-speed.md; tests/integration/test_embed_onnx.py).
+PyTorch's exporter guards each attention softmax with ``Where(IsNaN(p), 0, p)``, for a row of
+scores that are all masked with -inf (NaN probabilities, made 0 by the guard). The bundled model
+masks with float32's lowest finite value, so no row of it ever gives NaN, and any encoder fed
+by our embedder has a visible key in every row (the mask hides padding only, and BERT-style
+tokenizers keep [CLS] and [SEP] even for an empty text). The guard then never changes a value,
+yet it reads and writes every attention probability twice more: the bundled model's 12 guard
+nodes took 17% of its time on batches of 16 x 256 tokens, and the seed corpus ingests in 0.94 of
+the time without them, with bit-identical vectors (docs/evals/embed-speed.md;
+tests/integration/test_embed_onnx.py). The edit is an optimization only: whatever stops it
+(a graph it does not understand, no room for the copy) leaves the file as it is.
 """
 
 from __future__ import annotations
@@ -22,25 +25,31 @@ from onnx import numpy_helper
 
 
 def _is_zero_scalar(name: str, graph: onnx.GraphProto) -> bool:
-    """Whether ``name`` is an initializer or a Constant node holding a single 0."""
+    """Whether ``name`` is an initializer or a Constant node holding a 0 of no dimensions (one
+    of shape [1, 1, 1] would broadcast the guard's output to more dimensions than its input)."""
     for initializer in graph.initializer:
         if initializer.name == name:
             value = numpy_helper.to_array(initializer)
-            return bool(value.size == 1 and float(value.reshape(-1)[0]) == 0.0)
+            return bool(value.ndim == 0 and float(value) == 0.0)
     for node in graph.node:
         if node.op_type == "Constant" and list(node.output) == [name]:
             for attribute in node.attribute:
                 if attribute.name == "value":
                     value = np.asarray(numpy_helper.to_array(attribute.t))
-                    return bool(value.size == 1 and float(value.reshape(-1)[0]) == 0.0)
+                    return bool(value.ndim == 0 and float(value) == 0.0)
     return False
 
 
 def drop_nan_guards(model: onnx.ModelProto) -> int:
     """Remove every ``Where(IsNaN(x), 0, x)`` of the main graph (in place), its consumers
-    reading ``x`` instead; how many guards were removed. A guard whose output is a graph output,
-    or whose IsNaN is read elsewhere, is kept."""
+    reading ``x`` instead; how many guards were removed. A guard whose output or IsNaN is a
+    graph output, or whose IsNaN is read elsewhere, is kept; a graph with subgraphs (If, Loop,
+    Scan bodies, which may read any name) is left whole."""
     graph = model.graph
+    if any(
+        attribute.g.node or attribute.graphs for node in graph.node for attribute in node.attribute
+    ):
+        return 0
     producer = {output: node for node in graph.node for output in node.output}
     readers: dict[str, int] = {}
     for node in graph.node:
@@ -60,6 +69,7 @@ def drop_nan_guards(model: onnx.ModelProto) -> int:
             or list(check.input) != [else_value]
             or readers.get(condition, 0) != 1
             or node.output[0] in graph_outputs
+            or condition in graph_outputs
             or not _is_zero_scalar(then_value, graph)
         ):
             continue
@@ -69,8 +79,9 @@ def drop_nan_guards(model: onnx.ModelProto) -> int:
         graph.node.remove(node)
     for node in graph.node:
         for i, name in enumerate(node.input):
-            if name in renamed:
-                node.input[i] = renamed[name]
+            while name in renamed:  # a guard of a guard: to the value the first one guarded
+                name = renamed[name]
+            node.input[i] = name
     return len(dropped) // 2
 
 
@@ -94,9 +105,18 @@ def _save_without_nan_guards(path: Path, target: Path) -> bool:
 def loadable_model(path: Path) -> Iterator[Path]:
     """The file onnxruntime should load for the model at ``path``: a temporary copy without
     its NaN guards (removed when the block ends: a session keeps what it read), or ``path``
-    itself when there is nothing to remove. A file, not bytes: a session loaded from bytes left
-    its process 22 MiB larger (peak 329 MiB against 307 for the bundled model, the heap trimmed;
-    one process each)."""
-    with tempfile.TemporaryDirectory(prefix="truthbase-model-") as folder:
-        copy = Path(folder) / path.name
-        yield copy if _save_without_nan_guards(path, copy) else path
+    itself when there is nothing to remove or the copy cannot be made. A file, not bytes: a
+    session loaded from bytes left its process 22 MiB larger (peak 329 MiB against 307 for the
+    bundled model, the heap trimmed; one process each)."""
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="truthbase-model-")
+    except OSError:
+        yield path
+        return
+    with folder:
+        copy = Path(folder.name) / path.name
+        try:
+            edited = _save_without_nan_guards(path, copy)
+        except Exception:  # onnx raises its own, untyped errors: the file is loaded as it is
+            edited = False
+        yield copy if edited else path

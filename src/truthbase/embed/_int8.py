@@ -11,7 +11,10 @@ docs/evals/embed-speed.md. Its vectors are not the bundled model's, so it is an 
 own (an index records it and refuses the other).
 
 The quantized file is made once from the bundled one (seconds) and kept in the user's cache
-folder, named by the bundled file's hash, this recipe's version and onnxruntime's version.
+folder, named by the bundled file's hash, this recipe's version and onnxruntime's version. The
+model id names the recipe, not onnxruntime's version: another onnxruntime makes its own file,
+whose vectors may differ from the first's as its float kernels' may (an index is not refused for
+it; re-ingest after an upgrade for vectors made the same way as the questions').
 """
 
 from __future__ import annotations
@@ -52,12 +55,18 @@ def _shrinking_products(model: onnx.ModelProto) -> list[str]:
     return names
 
 
+def _quiet_advice(record: logging.LogRecord) -> bool:
+    """Drop the quantizer's pre-processing advice, and nothing else the root logger gets."""
+    return not record.getMessage().startswith("Please consider to run pre-processing")
+
+
 def quantize(source: Path, target: Path) -> None:
     """Write ``source`` (a BERT-style ONNX encoder) to ``target`` with its products in int8."""
     # Imported here: the quantizer pulls in more of onnxruntime's Python tools than a search needs.
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(prefix="truthbase-int8-") as folder:
+    # Working files beside the target: a full or read-only temporary folder is not the cache's.
+    with tempfile.TemporaryDirectory(prefix=".working-", dir=target.parent) as folder:
         folded = Path(folder) / "folded.onnx"
         # onnxruntime's basic graph optimizations fold each weight's cast and scale into a float
         # initializer, which is what the quantizer recognizes as a constant weight.
@@ -69,7 +78,8 @@ def quantize(source: Path, target: Path) -> None:
         keep_float = _shrinking_products(onnx.load(str(folded)))
         # The quantizer logs a root-logger warning that advises pre-processing (shape inference
         # for image models) on every call: nothing for a user to act on.
-        logging.disable(logging.WARNING)
+        root = logging.getLogger()
+        root.addFilter(_quiet_advice)
         try:
             quantize_dynamic(
                 folded,
@@ -79,34 +89,34 @@ def quantize(source: Path, target: Path) -> None:
                 nodes_to_exclude=keep_float,
             )
         finally:
-            logging.disable(logging.NOTSET)
+            root.removeFilter(_quiet_advice)
 
 
-def quantized_model(source: Path, source_sha256: str, folders: list[Path] | None = None) -> Path:
-    """The int8 copy of ``source``, made on first use and kept in the first of ``folders``
-    that can be written (default: the cache folder, then one of this user's in the temporary
-    folder)."""
+def quantized_model(source: Path, source_sha256: str, folder: Path | None = None) -> Path:
+    """The int8 copy of ``source``, made on first use and kept in ``folder`` (default: the
+    user's cache folder)."""
     name = f"{source_sha256[:16]}-int8-v{RECIPE_VERSION}-ort{ort.__version__}.onnx"
-    if folders is None:
-        folders = [cache_folder(), Path(tempfile.gettempdir()) / f"truthbase-models-{os.getuid()}"]
-    problems = []
-    for folder in folders:
-        target = folder / name
+    try:
+        folder = folder or cache_folder()
+    except RuntimeError as exc:  # Path.home() without a home to be found
+        raise EmbeddingError(
+            f"no cache folder for the int8 embedding model ({exc}); set XDG_CACHE_HOME"
+        ) from exc
+    target = folder / name
+    try:
         if target.is_file():
             return target
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            # Made beside its final name and renamed: no process reads half a file.
-            with tempfile.TemporaryDirectory(prefix=".making-", dir=folder) as making:
-                made = Path(making) / name
-                quantize(source, made)
-                os.replace(made, target)
-            return target
-        except OSError as exc:
-            problems.append(f"{folder}: {exc.strerror or exc}")
-        except Exception as exc:  # onnx and onnxruntime raise their own, untyped exceptions
-            raise EmbeddingError(f"cannot make the int8 copy of {source}: {exc}") from exc
-    raise EmbeddingError(
-        f"cannot keep the int8 copy of {source} in any folder ({'; '.join(problems)}); "
-        "set XDG_CACHE_HOME to a folder that can be written"
-    )
+        folder.mkdir(parents=True, exist_ok=True)
+        # Made beside its final name and renamed: no process reads half a file.
+        with tempfile.TemporaryDirectory(prefix=".making-", dir=folder) as making:
+            made = Path(making) / name
+            quantize(source, made)
+            os.replace(made, target)
+        return target
+    except OSError as exc:
+        raise EmbeddingError(
+            f"cannot keep the int8 copy of the embedding model in {folder}: {exc}; set "
+            "XDG_CACHE_HOME to a folder that can be written, or use TRUTHBASE_EMBEDDER__NAME=minilm"
+        ) from exc
+    except Exception as exc:  # onnx and onnxruntime raise their own, untyped exceptions
+        raise EmbeddingError(f"cannot make the int8 copy of {source}: {exc}") from exc
