@@ -3,6 +3,8 @@ into a cache folder, close to the bundled model and yet an embedder of its own."
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,7 +96,7 @@ def test_an_index_of_one_refuses_the_other_and_names_the_setting(int8: OnnxEmbed
 
 
 def test_the_copy_is_made_once_and_a_folder_that_cannot_be_written_is_a_clear_error(
-    int8: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    int8: OnnxEmbedder, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model, _ = bundled_model_files()
     digest = file_sha256(str(model.resolve()))
@@ -104,14 +106,24 @@ def test_the_copy_is_made_once_and_a_folder_that_cannot_be_written_is_a_clear_er
 
     with monkeypatch.context() as patch:
         patch.setattr(_int8, "quantize", refuse)
-        assert _int8.quantized_model(model, digest) == int8.model_path
+        assert _int8.quantized_model(model, digest, cache) == int8.model_path
 
-    made = _int8.quantized_model(model, digest, folder=tmp_path / "another")
-    assert made.parent == tmp_path / "another"
+    # The setting names another folder; a making folder a killed process left there goes.
+    another = tmp_path / "another"
+    stale = another / ".making-killed"
+    stale.mkdir(parents=True)
+    (stale / "half.onnx").write_bytes(b"half a model")
+    os.utime(stale, (time.time() - 2 * _int8.STALE_MAKING_S,) * 2)
+    embedder = load_embedder(EmbedderSettings(name="minilm-int8", cache_dir=another))
+    assert isinstance(embedder, OnnxEmbedder)
+    made = embedder.model_path
+    assert made.parent == another
     assert made.read_bytes() == int8.model_path.read_bytes()  # the recipe gives the same file
     assert [p.name for p in made.parent.iterdir()] == [made.name]  # no working files left
 
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the folder should be")
-    with pytest.raises(EmbeddingError, match=r"cannot keep the int8 copy .* set XDG_CACHE_HOME"):
-        _int8.quantized_model(model, digest, folder=blocked / "models")
+    with pytest.raises(
+        EmbeddingError, match=r"cannot keep the int8 copy .* set TRUTHBASE_EMBEDDER__CACHE_DIR"
+    ):
+        _int8.quantized_model(model, digest, blocked / "models")

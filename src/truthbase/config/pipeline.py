@@ -177,6 +177,13 @@ class EmbedderSettings(_Section):
         default="OPENAI_API_KEY", description="Variable that holds the API key."
     )
     batch_size: int = Field(default=32, ge=1, le=2048, description="Texts per embedding call.")
+    cache_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Folder for models made on first use (minilm-int8's int8 copy); unset: "
+            "$XDG_CACHE_HOME/truthbase/models, else ~/.cache/truthbase/models."
+        ),
+    )
     threads: int = Field(
         default=0,
         ge=0,

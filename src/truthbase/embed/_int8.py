@@ -10,18 +10,21 @@ badly (all products in int8: pooled cosine to the float model .994 on the dev ch
 docs/evals/embed-speed.md. Its vectors are not the bundled model's, so it is an embedder of its
 own (an index records it and refuses the other).
 
-The quantized file is made once from the bundled one (seconds) and kept in the user's cache
-folder, named by the bundled file's hash, this recipe's version and onnxruntime's version. The
-model id names the recipe, not onnxruntime's version: another onnxruntime makes its own file,
-whose vectors may differ from the first's as its float kernels' may (an index is not refused for
-it; re-ingest after an upgrade for vectors made the same way as the questions').
+The quantized file is made once from the bundled one (seconds) and kept in a cache folder
+(``embedder.cache_dir``; the loader's default is the user's cache folder), named by the bundled
+file's hash, this recipe's version and onnxruntime's version. The model id names the recipe, not
+onnxruntime's version: another onnxruntime makes its own file, whose vectors may differ from the
+first's as its float kernels' may (an index is not refused for it; re-ingest after an upgrade
+for vectors made the same way as the questions').
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import onnx
@@ -32,13 +35,6 @@ from truthbase.embed._graph import loadable_model
 
 #: Bumped when the recipe below changes what it writes.
 RECIPE_VERSION = 1
-
-
-def cache_folder() -> Path:
-    """Where made models are kept: $XDG_CACHE_HOME/truthbase/models, else ~/.cache/..."""
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base else Path.home() / ".cache"
-    return root / "truthbase" / "models"
 
 
 def _shrinking_products(model: onnx.ModelProto) -> list[str]:
@@ -92,21 +88,29 @@ def quantize(source: Path, target: Path) -> None:
             root.removeFilter(_quiet_advice)
 
 
-def quantized_model(source: Path, source_sha256: str, folder: Path | None = None) -> Path:
-    """The int8 copy of ``source``, made on first use and kept in ``folder`` (default: the
-    user's cache folder)."""
+#: A making folder older than this was left by a process that died (making takes seconds).
+STALE_MAKING_S = 3600.0
+
+
+def _remove_stale_makings(folder: Path) -> None:
+    now = time.time()
+    for making in folder.glob(".making-*"):
+        try:
+            if now - making.stat().st_mtime > STALE_MAKING_S:
+                shutil.rmtree(making, ignore_errors=True)
+        except OSError:
+            continue  # gone already: another process cleaned it
+
+
+def quantized_model(source: Path, source_sha256: str, folder: Path) -> Path:
+    """The int8 copy of ``source``, made on first use and kept in ``folder``."""
     name = f"{source_sha256[:16]}-int8-v{RECIPE_VERSION}-ort{ort.__version__}.onnx"
-    try:
-        folder = folder or cache_folder()
-    except RuntimeError as exc:  # Path.home() without a home to be found
-        raise EmbeddingError(
-            f"no cache folder for the int8 embedding model ({exc}); set XDG_CACHE_HOME"
-        ) from exc
     target = folder / name
     try:
         if target.is_file():
             return target
         folder.mkdir(parents=True, exist_ok=True)
+        _remove_stale_makings(folder)
         # Made beside its final name and renamed: no process reads half a file.
         with tempfile.TemporaryDirectory(prefix=".making-", dir=folder) as making:
             made = Path(making) / name
@@ -116,7 +120,8 @@ def quantized_model(source: Path, source_sha256: str, folder: Path | None = None
     except OSError as exc:
         raise EmbeddingError(
             f"cannot keep the int8 copy of the embedding model in {folder}: {exc}; set "
-            "XDG_CACHE_HOME to a folder that can be written, or use TRUTHBASE_EMBEDDER__NAME=minilm"
+            "TRUTHBASE_EMBEDDER__CACHE_DIR (or XDG_CACHE_HOME) to a folder that can be written, "
+            "or use TRUTHBASE_EMBEDDER__NAME=minilm"
         ) from exc
     except Exception as exc:  # onnx and onnxruntime raise their own, untyped exceptions
         raise EmbeddingError(f"cannot make the int8 copy of {source}: {exc}") from exc

@@ -24,18 +24,37 @@ VALID_FORMS = (
 )
 
 
+def default_cache_dir() -> Path:
+    """Where models made on first use are kept when ``embedder.cache_dir`` is unset:
+    $XDG_CACHE_HOME/truthbase/models, else ~/.cache/truthbase/models."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    try:
+        root = Path(base) if base else Path.home() / ".cache"
+    except RuntimeError as exc:  # no home folder to be found
+        raise EmbeddingError(
+            f"no cache folder for models made on first use ({exc}); set "
+            "TRUTHBASE_EMBEDDER__CACHE_DIR or XDG_CACHE_HOME"
+        ) from exc
+    return root / "truthbase" / "models"
+
+
 def load_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder that ``settings.name`` names.
 
     Reads the API key of ``openai:MODEL`` from the environment variable named by
     ``settings.api_key_env``; when it is unset and ``base_url`` points at a server of one's own,
-    a dummy key is sent (local servers ignore it).
+    a dummy key is sent (local servers ignore it). ``minilm-int8`` without ``cache_dir`` keeps
+    its model in :func:`default_cache_dir` (XDG_CACHE_HOME).
     """
     name = settings.name.strip()
     if name == DEFAULT_NAME:
         return default_embedder(batch_size=settings.batch_size, threads=settings.threads)
     if name == INT8_NAME:
-        return int8_embedder(batch_size=settings.batch_size, threads=settings.threads)
+        return int8_embedder(
+            settings.cache_dir or default_cache_dir(),
+            batch_size=settings.batch_size,
+            threads=settings.threads,
+        )
     if name == E5_NAME:
         return E5Embedder(batch_size=settings.batch_size)
     kind, sep, rest = name.partition(":")

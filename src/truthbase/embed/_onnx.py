@@ -305,10 +305,13 @@ def default_embedder(*, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0) 
     )
 
 
-def int8_embedder(*, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0) -> OnnxEmbedder:
-    """``minilm-int8``: the bundled model with its products in int8 (truthbase.embed._int8)."""
+def int8_embedder(
+    cache_dir: Path, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int = 0
+) -> OnnxEmbedder:
+    """``minilm-int8``: the bundled model with its products in int8 (truthbase.embed._int8),
+    made into ``cache_dir`` on first use."""
     model, tokenizer = bundled_model_files()
-    quantized = quantized_model(model, file_sha256(str(model.resolve())))
+    quantized = quantized_model(model, file_sha256(str(model.resolve())), cache_dir)
     return OnnxEmbedder(
         quantized, tokenizer, model_id=INT8_MODEL_ID, batch_size=batch_size, threads=threads
     )
