@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.helpers.embed_texts import TEXTS
 from truthbase.config import EmbedderSettings
 from truthbase.embed import (
     DEFAULT_MODEL_ID,
@@ -26,16 +27,6 @@ from truthbase.embed import (
     load_embedder,
 )
 from truthbase.embed._onnx import file_sha256
-
-TEXTS = [
-    "The Govern function establishes the organization's cybersecurity risk management strategy.",
-    "RAPTOR recursively clusters and summarizes chunks into a tree.",
-    "Short.",
-    "",
-    "Self-RAG trains a language model to retrieve, generate and critique with reflection tokens, "
-    "so that it can decide on demand whether retrieval helps the answer at all.",
-    "Ünïcödé text — with dashes, “quotes” and 数字 survives tokenization.",
-]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.helpers.embed_texts import TEXTS
 from truthbase.config import EmbedderSettings
 from truthbase.embed import (
     DEFAULT_MODEL_ID,
@@ -27,16 +28,6 @@ from truthbase.embed import (
 from truthbase.embed._graph import loadable_model
 from truthbase.ingest import pack_signs
 from truthbase.retrieve.late import late_ranking, late_scores, query_rows
-
-TEXTS = [
-    "The Govern function establishes the organization's cybersecurity risk management strategy.",
-    "RAPTOR recursively clusters and summarizes chunks into a tree.",
-    "Short.",
-    "",
-    "Self-RAG trains a language model to retrieve, generate and critique with reflection tokens, "
-    "so that it can decide on demand whether retrieval helps the answer at all.",
-    "Ünïcödé text — with dashes, “quotes” and 数字 survives tokenization.",
-]
 
 
 @pytest.fixture(scope="module")
