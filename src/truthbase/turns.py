@@ -110,6 +110,10 @@ class Resolution:
     #: What an ordinal of the follow-up points at ("the second one": "MAP", the second item of
     #: the list the previous answer gave; "the two": every item): its answer is about them.
     referents: tuple[str, ...] = ()
+    #: The other items of the list when the ordinal names one ("the second one": GOVERN,
+    #: MEASURE, MANAGE beside MAP): a sentence that names them too is about the list, not the
+    #: item, so the answer cites it only when nothing else is left.
+    referent_others: tuple[str, ...] = ()
     #: The question with its ordinal replaced by the referents ("What does MAP do?"): what the
     #: answerer reads (empty: nothing replaced).
     resolved_question: str = ""
@@ -144,6 +148,7 @@ class Resolution:
             "context_words": list(self.context_words),
             "new_words": list(self.new_words),
             "referents": list(self.referents),
+            "referent_others": list(self.referent_others),
             "also_searched": list(self.also_searched),
         }
 

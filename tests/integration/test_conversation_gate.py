@@ -27,7 +27,8 @@ from truthbase.store import SQLiteStore
 pytestmark = pytest.mark.slow
 
 FOLLOW_UP_RECALL_FLOOR = 0.75  # measured 0.806 (36 answerable follow-ups: two fewer is 0.75)
-FOLLOW_UP_CITATION_FLOOR = 0.3  # measured 0.333 (12 of 36; 11 is 0.306); 0.361 before e1587d5
+FOLLOW_UP_CITATION_FLOOR = 0.3  # measured 0.361 (13 of 36; 11 is 0.306), 0.333 before the
+# list's other items were kept out of a drill-down's answer (session 21)
 UNANSWERABLE_GOAL = 0.8  # issue 26; measured 0.833 (5 of 6 unanswerable; 6 of 6 before e1587d5)
 SHIFT_SLACK = 0.05  # the issue's goal: topic shifts within .05 of the same question alone
 
@@ -99,9 +100,9 @@ def test_topic_shifts_are_not_dragged_to_the_old_topic(resolved: dict[str, Any])
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.333 against "
-    "0.9 x the first turns' 0.533 = 0.48 (the passage is found, R@8 0.806, but 13 of the 36 "
-    "cite another sentence of it and 8 are refused: docs/evals/conversations.md)",
+    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.361 against "
+    "0.9 x the first turns' 0.533 = 0.48 (the passage is found, R@8 0.806, but most misses "
+    "cite another sentence of it or are refused: docs/evals/conversations.md)",
 )
 def test_goal_follow_ups_reach_nine_tenths_of_the_first_turns_citations(
     resolved: dict[str, Any],

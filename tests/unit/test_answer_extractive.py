@@ -3,6 +3,8 @@ support threshold; with a hashing embedder, no model and no index."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import (
     Focus,
@@ -11,6 +13,7 @@ from truthbase.answer.extractive import (
     missing_named_terms,
     named_terms,
 )
+from truthbase.answer.follow_up import names_other_item
 from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
@@ -264,6 +267,42 @@ def test_the_item_an_ordinal_names_counts_as_the_question_s_own_words() -> None:
     named_only = follow_up_focus(question, resolution, 0.0)
     assert named_only is not None
     assert named_only.cosine_text == f"{question} (collapsed tree)"
+
+
+def test_a_follow_up_about_one_item_of_a_list_cites_no_sentence_naming_the_others() -> None:
+    core = [
+        _source(
+            1,
+            "The Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE. "
+            "The MAP function establishes the context to frame risks.",
+            title="rmf",
+        )
+    ]
+    question, asked = "What does the second one do?", "What does MAP do?"
+    resolution = Resolution(
+        question=question,
+        searched_for=f"{question} (map)",
+        kind="resolved",
+        reason="test",
+        referents=("MAP",),
+        referent_others=("GOVERN", "MEASURE", "MANAGE"),
+        resolved_question=asked,
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    cited = "".join(answerer.draft(asked, core, resolution).tokens)
+    assert "establishes the context" in cited
+    assert "four functions" not in cited
+    # Without the list's other items the list sentence is cited too (the rule is what differs).
+    plain = "".join(
+        answerer.draft(asked, core, dataclasses.replace(resolution, referent_others=())).tokens
+    )
+    assert "four functions" in plain
+    # A sentence naming another item is still cited when it is all there is.
+    only_list = [_source(1, "The Core has four functions: GOVERN, MAP, MEASURE, and MANAGE.")]
+    assert "four functions" in "".join(answerer.draft(asked, only_list, resolution).tokens)
+    assert names_other_item("Outcomes in MAP feed MEASURE.", resolution)
+    assert not names_other_item("The MAP function frames risks.", resolution)
+    assert not names_other_item("Outcomes in MAP feed MEASURE.", None)
 
 
 def test_a_short_heading_line_does_not_join_the_answer_beside_the_best_sentence() -> None:

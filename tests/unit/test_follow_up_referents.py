@@ -98,3 +98,22 @@ def test_items_keep_their_parentheses_and_both_needs_no_noun_of_its_own() -> Non
     assert referred_items("Do both documents say so?", "x", STRATEGIES).named == ()
     core = referred_items("The second one?", "Which CSF 2.0 functions?", "A: x, y and z.")
     assert core.named == ("y",)
+
+
+def test_the_list_is_the_latest_one_an_earlier_answer_gave() -> None:
+    strategies = Turn(question="Which two querying strategies does RAPTOR have?", answer=STRATEGIES)
+    second = Turn(
+        question="How does the second one choose nodes?",
+        answer="The collapsed tree method evaluates nodes across all layers at once. [1]",
+    )
+    # The turn before gives no list; the one before it does.
+    both = resolve_follow_up("Which of the two did better?", [strategies, second])
+    assert both.referents == ("tree traversal", "collapsed tree")
+    assert both.answer_question == "Which of tree traversal and collapsed tree did better?"
+    assert both.referent_others == ()  # every item is named: no other item to keep out
+    one = resolve_follow_up("And the first one?", [strategies, second])
+    assert one.referents == ("tree traversal",)
+    assert one.referent_others == ("collapsed tree",)
+    assert one.to_json()["referent_others"] == ["collapsed tree"]
+    # No earlier answer gives a list: nothing is named.
+    assert resolve_follow_up("And the first one?", [second]).referents == ()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,7 +51,7 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
-from .follow_up import Focus, focus_coverage, follow_up_focus, new_words_held
+from .follow_up import Focus, focus_coverage, follow_up_focus, names_other_item, new_words_held
 from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
@@ -527,14 +527,24 @@ class ExtractiveAnswerer:
         cfg = self.settings
         focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
-        # A part's best sentence need not be a contender for the whole question: all are scored.
-        if len(parts) >= 2:
+        # A part's best sentence need not be a contender for the whole question, nor the best
+        # sentence about one item of a list a contender beside the list's sentence: all are
+        # scored.
+        others = follow_up.referent_others if follow_up is not None else ()
+        if len(parts) >= 2 or others:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
         selection = self.choose(
             scored, missing_named_terms(question, sources), parts, [s.score for s in sources]
         )
+        if not selection.refused and others:
+            # Whether to answer stays the decision above; only which sentences are cited moves.
+            about_item = [
+                c for c in selection.candidates if not names_other_item(c.text, follow_up)
+            ]
+            if about_item:
+                selection = replace(selection, chosen=tuple(self._pick(about_item, parts)))
         held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(

@@ -10,6 +10,12 @@ earlier turns lend it. The answerer (:mod:`.extractive`) scores a follow-up's se
 - the words the earlier turns lend it (their subject, the previous answer's repeated words)
   at ``extractive.follow_up_context_weight`` of their idf weight (:class:`Focus`).
 
+A follow-up whose ordinal names one item of a list ("the second one": MAP of GOVERN, MAP,
+MEASURE, MANAGE) cites a sentence that names another item of that list only when no other
+sentence is left to cite (:func:`names_other_item`): such a sentence restates the list ("the
+Core is composed of four functions: ...") or relates the items, where the question asks about
+the one.
+
 Then policy rule 4 (:func:`truthbase.answer.policy.follow_up_refuses`) reads
 :func:`new_words_held`: the share of the words the follow-up adds that the cited passages hold.
 """
@@ -23,7 +29,13 @@ from ..text.vocabulary import terms, weighted_coverage
 from ..turns import Resolution
 from .model import Source
 
-__all__ = ["Focus", "focus_coverage", "follow_up_focus", "new_words_held"]
+__all__ = [
+    "Focus",
+    "focus_coverage",
+    "follow_up_focus",
+    "names_other_item",
+    "new_words_held",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +111,17 @@ def new_words_held(
         if source.n in cited:
             have.update(terms(source.text))
     return len(wanted & have) / len(wanted)
+
+
+def names_other_item(text: str, follow_up: Resolution | None) -> bool:
+    """Whether ``text`` names an item of the list the follow-up's ordinal chose from, other than
+    the one it names (:attr:`~truthbase.turns.Resolution.referent_others`): every content term
+    of that item occurs in the text ("tree traversal" needs both "tree" and "traversal")."""
+    if follow_up is None or not follow_up.referent_others:
+        return False
+    have = set(terms(text))
+    for item in follow_up.referent_others:
+        wanted = set(terms(item))
+        if wanted and wanted <= have:
+            return True
+    return False

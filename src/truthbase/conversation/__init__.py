@@ -45,15 +45,10 @@ def resolve_question(
         return fallback
     outcome = rewrite(model, question, history, timeout)
     if outcome.question is None:
-        return Resolution(
-            question=fallback.question,
-            searched_for=fallback.searched_for,
-            kind=fallback.kind,
-            reason=f"{fallback.reason} (the model's rewrite failed: {outcome.reason})",
-            prior_documents=fallback.prior_documents,
-            context_words=fallback.context_words,
-            new_words=fallback.new_words,
-            referents=fallback.referents,
+        # Everything the resolution without a model found stands, the ordinal's item in the
+        # question the answerer reads among it.
+        return replace(
+            fallback, reason=f"{fallback.reason} (the model's rewrite failed: {outcome.reason})"
         )
     if " ".join(outcome.question.split()).rstrip("?. ").casefold() == (
         " ".join(question.split()).rstrip("?. ").casefold()

@@ -18,9 +18,11 @@ they cited. This module decides, deterministically:
    but is not limited to them, so a comparison with another document still finds it.
 
 Pronouns are not substituted: the search is over words, and the context words carry what the
-pronoun meant. An ordinal that points at an item of the list the previous answer gave ("the
-second one") is (:mod:`.referents`): the item leads the context words, the list's other items
-are left out of them, and the answerer reads the question with the item in its place. The
+pronoun meant. An ordinal that points at an item of the list an earlier answer gave (the
+latest one that gives a list: "the second one") is (:mod:`.referents`): the item leads the
+context words, the list's other items are left out of them, and the answerer reads the question
+with the item in its place (and cites a sentence that names the other items only when nothing
+else is left: :func:`truthbase.answer.follow_up.names_other_item`). The
 marker lists are general English (pronouns, ordinals, comparison words, ellipsis openers), not
 tuned to any question set. Pure: records in, a record out.
 """
@@ -201,7 +203,16 @@ def resolve_follow_up(
             reason="a new topic: its words are not the earlier turns'",
         )
     previous = history[-1]
-    referred = referred_items(question, previous.question, previous.answer)
+    # The list an ordinal points at is the latest one given: "Which of the two did better?" may
+    # follow a turn about one of the two, whose answer gives no list of its own.
+    referred = next(
+        (
+            found
+            for turn in reversed(history)
+            if (found := referred_items(question, turn.question, turn.answer)).named
+        ),
+        referred_items(question, previous.question, previous.answer),
+    )
     referents = content_words(" ".join(referred.named))
     leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
     words = [*referents, *context_words(question, history, settings, leave_out)]
@@ -219,5 +230,6 @@ def resolve_follow_up(
         context_words=tuple(words),
         new_words=tuple(new_words(question, history)),
         referents=referred.named,
+        referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
     )
