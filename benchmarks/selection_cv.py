@@ -15,10 +15,14 @@ questions answered with a correct citation (ties: citation precision).
         --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
         --set library=../shared/golden/library-dev.json:library.sqlite \\
         --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
-        [--cache DIR] [--json OUT]
+        [--cache DIR] [--json OUT] [--maxsim]
 
 A followups-dev.json set is read by its conversations' first turns (the only turns that stand
 alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
+``--maxsim`` adds a feature to the grid (``w_maxsim``, not a setting: measured, not shipped;
+docs/evals/selection.md): the late-interaction similarity of question and sentence, the mean
+over the question's word-piece rows of the best cosine with the sentence's, from the token
+vectors of the pass that embeds the sentence.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ GRID = {
     "keep_ratio": (0.8, 0.9),
     "max_sentences": (2, 3),
 }
+MAXSIM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 
 
 def _golden(path: Path) -> GoldenSet:
@@ -110,24 +115,40 @@ def record(golden_path: Path, index: Path) -> list[dict[str, Any]]:
     return out
 
 
+def add_maxsim(questions: Sequence[dict[str, Any]], golden_path: Path) -> None:
+    """Each question's ``maxsim``: the late-interaction similarity of each scored sentence."""
+    asked = {q.id: q.question for q in _golden(golden_path).questions}
+    embedder = default_embedder()
+    for q in questions:
+        texts = [asked[q["id"]], *(c.scored for c, _ in q["scored"])]
+        _, tokens = embedder.embed_with_tokens(texts)  # type: ignore[attr-defined]
+        rows = tokens[0].word_rows()
+        q["maxsim"] = [
+            float((rows @ t.word_rows().T).max(axis=1).mean()) if len(t.word_rows()) else 0.0
+            for t in tokens[1:]
+        ]
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
-    answerer.settings = ExtractiveSettings(**point)
+    answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k != "w_maxsim"})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
     for q in questions:
         if not q["answered"]:
             continue
+        maxsim = q.get("maxsim") or [0.0] * len(q["scored"])
         rescored = [
             (
                 dataclasses.replace(
                     c,
-                    score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank),
+                    score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank)
+                    + point.get("w_maxsim", 0.0) * late,
                 ),
                 held,
             )
-            for c, held in q["scored"]
+            for (c, held), late in zip(q["scored"], maxsim, strict=True)
         ]
         rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
         holds = {id(c): held for c, held in rescored}
@@ -144,6 +165,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", required=True, help="NAME=GOLDEN:INDEX")
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--maxsim", action="store_true", help="add the MaxSim feature's weights")
     args = parser.parse_args()
     sets: dict[str, list[dict[str, Any]]] = {}
     for spec in args.set:
@@ -157,10 +179,19 @@ def main() -> None:
             if kept is not None:
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 kept.write_bytes(pickle.dumps(sets[name]))
+        if args.maxsim:
+            add_maxsim(sets[name], Path(golden))
         print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
     shipped = ExtractiveSettings()
-    points = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
+    grid = dict(GRID)
+    if args.maxsim:
+        grid["w_maxsim"] = MAXSIM_WEIGHTS
+
+    points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
+    if args.maxsim:
+        shipped_point["w_maxsim"] = 0.0
+
     if shipped_point not in points:
         points.append(shipped_point)
     table = [(p, {name: pick(qs, p) for name, qs in sets.items()}) for p in points]
@@ -192,7 +223,7 @@ def main() -> None:
     print(json.dumps({"all_sets": fitted, "shipped": {n: at_shipped[n][0] for n in sets}}))
     if args.json:
         report = {
-            "grid": GRID,
+            "grid": grid,
             "answerable": sizes,
             "shipped": {"point": shipped_point, "correct": {n: at_shipped[n][0] for n in sets}},
             "folds": folds,
