@@ -74,6 +74,13 @@ def measure(db: Path) -> dict[str, Any]:
             if table.startswith("chunks_fts"):
                 table = "chunks_fts"  # FTS5's shadow tables
             by_table[table] = by_table.get(table, 0) + int(size)
+        stored = {
+            (table, row[1])
+            for table in {t for t, _ in COLUMNS}
+            for row in conn.execute(f"PRAGMA table_info({table})")
+        }
+        # A column an index of this schema does not store (chunks.text since schema 22) is left
+        # out, not counted as 0.
         by_column = {
             f"{table}.{column}": int(
                 conn.execute(f"SELECT coalesce(sum(length({column})), 0) FROM {table}").fetchone()[
@@ -81,6 +88,7 @@ def measure(db: Path) -> dict[str, Any]:
                 ]
             )
             for table, column in COLUMNS
+            if (table, column) in stored
         }
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     finally:

@@ -182,7 +182,7 @@ def test_a_schema_20_index_gets_the_codes_of_a_fresh_ingest(
             for table in ("chunks", "windows")
             for i, blob in conn.execute(f"SELECT id, vector FROM {table}")
         }
-    assert version[0] == "21"
+    assert version[0] == "22"
     assert stored == expected
     want = stored_top(path, query, 10)
     assert [c for c, _ in hits] == [c for c, _ in want]

@@ -20,6 +20,7 @@ from truthbase import Library
 from truthbase.cli import cli
 from truthbase.jobs import JobDraft, UploadLimits
 from truthbase.store import SQLiteStore
+from truthbase.store.sqlite import CHUNK_TEXT
 
 SCAN = ROBUSTNESS / "ocrmypdf-c02-22.pdf"  # one scanned page, no text layer (MANIFEST.md)
 
@@ -106,7 +107,9 @@ def test_every_door_screens_a_document_as_the_worker_does(tmp_path: Path) -> Non
             store.close()
         with sqlite3.connect(db) as connection:
             chunks[door] = connection.execute(
-                'SELECT id, unit, start, "end", text, rects, vector FROM chunks ORDER BY id'
+                f'SELECT c.id, c.unit, c.start, c."end", {CHUNK_TEXT}, c.rects, c.vector '
+                "FROM chunks c JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+                "ORDER BY c.id"
             ).fetchall()
     assert screens["worker"] is not None and screens["worker"].flagged, screens
     assert screens["cli"] == screens["worker"]

@@ -16,6 +16,7 @@ from truthbase.embed import load_embedder
 from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.store import SQLiteStore
 from truthbase.store.codec import vectors_from_codes
+from truthbase.store.sqlite import CHUNK_TEXT
 
 _TOPICS = [
     "The pumping station in the northern district replaced two valves in March.",
@@ -38,8 +39,9 @@ def _folder(root: Path) -> Path:
 def _chunks(db: Path) -> list[tuple[object, ...]]:
     with sqlite3.connect(db) as connection:
         return connection.execute(
-            'SELECT doc_id, unit, start, "end", text, rects, vector FROM chunks '
-            'ORDER BY doc_id, unit, start, "end"'
+            f'SELECT c.doc_id, c.unit, c.start, c."end", {CHUNK_TEXT}, c.rects, c.vector '
+            "FROM chunks c JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit "
+            'ORDER BY c.doc_id, c.unit, c.start, c."end"'
         ).fetchall()
 
 

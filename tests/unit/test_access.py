@@ -119,7 +119,7 @@ def test_a_version_6_index_gains_owner_visibility_and_the_account_tables(tmp_pat
     db = sqlite3.connect(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     db.close()
-    assert int(version) == SCHEMA_VERSION == 21
+    assert int(version) == SCHEMA_VERSION == 22
 
 
 def _doc_of(info: DocumentInfo, owner: str, visibility: Visibility) -> DocumentInfo:

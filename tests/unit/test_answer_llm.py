@@ -247,4 +247,4 @@ def test_a_version_3_index_gains_the_answers_table(tmp_path: Path) -> None:
     # 5: segments, 6: token signs, 7: accounts, 8: jobs, 9: languages, 10: text source, 11: kind,
     # 12: user ids, 13: sessions, tokens and quotas by user id, 14: identifiers as whole terms,
     # 15: packed glyph boxes, 19: feedback and the answers' asker
-    assert int(version) == SCHEMA_VERSION == 21
+    assert int(version) == SCHEMA_VERSION == 22

@@ -61,4 +61,4 @@ def test_an_index_of_schema_15_opens_with_collections(tmp_path: Path) -> None:
         store.close()
     with sqlite3.connect(db) as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert int(version[0]) == SCHEMA_VERSION == 21
+    assert int(version[0]) == SCHEMA_VERSION == 22

@@ -208,7 +208,7 @@ def test_a_version_15_index_gets_the_section_columns_and_view(tmp_path: Path) ->
     db = sqlite3.connect(path)
     try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        assert int(version[0]) == SCHEMA_VERSION == 21
+        assert int(version[0]) == SCHEMA_VERSION == 22
         assert _match(db, "methodology") == [1]
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
     finally:

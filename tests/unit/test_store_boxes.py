@@ -142,4 +142,4 @@ def test_a_version_12_index_is_repacked_when_opened(tmp_path: Path) -> None:
     ).fetchone()
     db.close()
     assert bytes(blob)[:4] == MAGIC
-    assert int(version) == SCHEMA_VERSION == 21
+    assert int(version) == SCHEMA_VERSION == 22

@@ -13,7 +13,7 @@ from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.store import SQLiteStore
-from truthbase.store.sqlite import SCHEMA_VERSION
+from truthbase.store.sqlite import CHUNK_TEXT, SCHEMA_VERSION
 from truthbase.text.fulltext import term_string
 
 EMBEDDER = IndexEmbedder("m", 4)
@@ -63,7 +63,10 @@ def test_a_version_12_index_gets_its_terms_made_again(tmp_path: Path) -> None:
     store.close()
     db = sqlite3.connect(path)
     # As version 12 stored them: the words only, no identifier's whole term.
-    for chunk_id, text in db.execute("SELECT id, text FROM chunks").fetchall():
+    for chunk_id, text in db.execute(
+        f"SELECT c.id, {CHUNK_TEXT} FROM chunks c "
+        "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit"
+    ).fetchall():
         old = " ".join(term_string(w, "en") for w in text.split())
         old = " ".join(t for t in old.split() if t.isascii())
         db.execute("UPDATE chunks SET terms = ? WHERE id = ?", (old, chunk_id))
@@ -78,7 +81,7 @@ def test_a_version_12_index_gets_its_terms_made_again(tmp_path: Path) -> None:
     db = sqlite3.connect(path)
     try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        assert int(version[0]) == SCHEMA_VERSION == 21
+        assert int(version[0]) == SCHEMA_VERSION == 22
         terms = [row[0] for row in db.execute("SELECT terms FROM chunks ORDER BY id")]
         assert terms == [term_string(t, "en") for t in TEXTS]
         title = db.execute("SELECT title_terms FROM documents").fetchone()[0]

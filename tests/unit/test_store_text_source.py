@@ -80,4 +80,4 @@ def test_a_version_9_index_gains_the_columns_and_reads_old_units_as_pdf(tmp_path
     db = sqlite3.connect(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     db.close()
-    assert int(version) == SCHEMA_VERSION == 21
+    assert int(version) == SCHEMA_VERSION == 22

@@ -28,7 +28,7 @@ from ..model import ChunkDraft, ExtractedDocument, ExtractionReport, TocEntry, U
 from ..records import FloatMatrix, IndexedDocument, IndexEmbedder, WindowDraft
 from .base import Store, StoreError
 from .codec import rects_from_json, vectors_from_codes
-from .sqlite import SQLiteStore
+from .sqlite import CHUNK_TEXT, SQLiteStore
 
 __all__ = ["copy_sqlite_index"]
 
@@ -138,8 +138,9 @@ def _read_indexed(
     with theirs, as the source holds them (in the order of their ids)."""
     doc_id = document.sha256
     rows = db.execute(
-        'SELECT id, unit, start, "end", text, rects, vector, kind, context, section FROM chunks '
-        "WHERE doc_id = ? ORDER BY id",
+        f'SELECT c.id, c.unit, c.start, c."end", {CHUNK_TEXT}, c.rects, c.vector, c.kind, '
+        "c.context, c.section FROM chunks c "
+        "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ? ORDER BY c.id",
         (doc_id,),
     ).fetchall()
     position = {row[0]: i for i, row in enumerate(rows)}

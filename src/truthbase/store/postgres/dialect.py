@@ -27,6 +27,7 @@ class PostgresDialect:
     skip_locked = " FOR UPDATE SKIP LOCKED"
     byte_order = ' COLLATE "C"'  # as SQLite sorts, whatever the database's locale
     max_ids = 100_000  # one array parameter holds them all
+    chunk_text = "c.text"  # stored in the chunk's row (PostgreSQL's schema keeps the column)
 
     def __init__(self, pool: Pool) -> None:
         self._pool = pool

@@ -49,6 +49,9 @@ class Dialect(Protocol):
     byte_order: str
     #: Most ids bound in one ``IN (...)`` (:func:`batches`).
     max_ids: int
+    #: A chunk's text as SQL, the chunk as ``c`` and its unit as ``u`` (joined on the chunk's
+    #: document and unit): SQLite keeps it once, in the unit (its span ``start:end``).
+    chunk_text: str
 
     def read(self) -> AbstractContextManager[Connection]:
         """A connection to read on (its reads see one committed state each)."""

@@ -93,7 +93,8 @@ class DocumentRows:
             for batch in batches(self._sql, chunk_ids):
                 among, params = self._sql.ids_in("c.id", batch)
                 rows += conn.execute(
-                    'SELECT c.id, c.doc_id, c.unit, c.start, c."end", c.text, c.rects, u.href, '
+                    'SELECT c.id, c.doc_id, c.unit, c.start, c."end", '
+                    f"{self._sql.chunk_text}, c.rects, u.href, "
                     "c.kind, c.context, c.section FROM chunks c "
                     f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE {among}",
                     params,
@@ -105,8 +106,12 @@ class DocumentRows:
         texts: dict[int, str] = {}
         with self._sql.read() as conn:
             for batch in batches(self._sql, chunk_ids):
-                among, params = self._sql.ids_in("id", batch)
-                rows = conn.execute(f"SELECT id, text FROM chunks WHERE {among}", params)
+                among, params = self._sql.ids_in("c.id", batch)
+                rows = conn.execute(
+                    f"SELECT c.id, {self._sql.chunk_text} FROM chunks c "
+                    f"JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE {among}",
+                    params,
+                )
                 texts.update((int(chunk_id), str(text)) for chunk_id, text in rows.fetchall())
         return texts
 

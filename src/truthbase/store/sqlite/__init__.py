@@ -20,12 +20,12 @@ from ..phrases import or_of_phrases
 from ..sql import SharedRows
 from . import documents, search
 from .ann import AnnOptions, AnnState, ann_search
-from .connection import ADDITIVE_FROM, SCHEMA_VERSION, Database
+from .connection import ADDITIVE_FROM, CHUNK_TEXT, SCHEMA_VERSION, Database
 from .dialect import SQLiteDialect
 from .postings import PostingsCache, postings_search
 from .quota import QuotaTable
 
-__all__ = ["ADDITIVE_FROM", "SCHEMA_VERSION", "AnnOptions", "SQLiteStore"]
+__all__ = ["ADDITIVE_FROM", "CHUNK_TEXT", "SCHEMA_VERSION", "AnnOptions", "SQLiteStore"]
 
 
 class SQLiteStore(SharedRows):

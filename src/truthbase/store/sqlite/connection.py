@@ -30,12 +30,13 @@ from ..codec import vector_code_rows
 __all__ = [
     "ADDED_COLUMNS",
     "ADDITIVE_FROM",
+    "CHUNK_TEXT",
     "REBUILT_FROM",
     "SCHEMA_VERSION",
     "Database",
 ]
 
-SCHEMA_VERSION = 21  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
+SCHEMA_VERSION = 22  # 2: sentence windows, title in full text; 3: EPUB reader data; 4: answers;
 # 5: segments; 6: token signs; 7: document owner and visibility, users, sessions, API tokens;
 # 8: ingest jobs, screen verdicts, document holders; 9: languages, full text over pre-made terms
 # (truthbase.text.fulltext); 10: units.text_source and units.ocr (how a page's text was made);
@@ -50,11 +51,17 @@ SCHEMA_VERSION = 21  # 2: sentence windows, title in full text; 3: EPUB reader d
 # feedback on answers and the answers' asker (truthbase.app.feedback), tables and a column;
 # 20: shared threads' read-only links (truthbase.app.shares), a table only; 21: chunk and window
 # vectors as int8 codes with a scale a row (truthbase.store.codec.vector_code), the float32
-# vectors of earlier versions quantized in place (:func:`_to_version_21`)
+# vectors of earlier versions quantized in place (:func:`_to_version_21`); 22: a chunk's text
+# is read from its unit (:data:`CHUNK_TEXT`), not stored again (:func:`_to_version_22`)
+#: A chunk's text, the chunk as ``c`` and its unit as ``u``: the unit's text from the chunk's
+#: start to its end (SQLite's ``substr`` counts characters from 1, as Python's offsets count
+#: code points from 0). Stored once, in the unit, since version 22: the chunk's own copy was
+#: 684 of the 15,287 bytes a chunk of the golden index (docs/evals/disk.md).
+CHUNK_TEXT = 'substr(u.text, c.start + 1, c."end" - c.start)'
 #: Versions brought up to date in place: :data:`ADDED_COLUMNS` adds the columns of versions 7
 #: (existing documents: shared, no owner), 10, 11, 18 and 19, the schema script the tables they
 #: lack.
-ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+ADDITIVE_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21})
 #: Versions whose full text :func:`_to_version_9` rebuilds in place after the additive step
 #: (languages and terms made again; the full-text view changed in 9 and 11).
 REBUILT_FROM = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
@@ -238,6 +245,8 @@ class Database:
                         _to_version_18(conn)
                     if version < 21:
                         _to_version_21(conn)
+                    if version < 22:
+                        _to_version_22(conn)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                         (str(SCHEMA_VERSION),),
@@ -325,7 +334,9 @@ def _to_version_9(conn: sqlite3.Connection) -> None:
             [(code, doc_id, idx) for idx, code in by_unit.items()],
         )
         chunks = conn.execute(
-            "SELECT id, unit, text FROM chunks WHERE doc_id = ?", (doc_id,)
+            f"SELECT c.id, c.unit, {CHUNK_TEXT} FROM chunks c "
+            "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ?",
+            (doc_id,),
         ).fetchall()
         conn.executemany(
             "UPDATE chunks SET terms = ? WHERE id = ?",
@@ -353,8 +364,8 @@ def _to_version_14(conn: sqlite3.Connection) -> None:
             (term_string(title, language), doc_id),
         )
         chunks = conn.execute(
-            "SELECT c.id, c.text, c.context, coalesce(u.language, ?) FROM chunks c "
-            "LEFT JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ?",
+            f"SELECT c.id, {CHUNK_TEXT}, c.context, coalesce(u.language, ?) FROM chunks c "
+            "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ?",
             (language, doc_id),
         ).fetchall()
         conn.executemany(
@@ -501,3 +512,13 @@ def _to_version_21(conn: sqlite3.Connection) -> None:
                 zip(vector_code_rows(matrix), [i for i, _ in rows], strict=True),
             )
             last = int(rows[-1][0])
+
+
+def _to_version_22(conn: sqlite3.Connection) -> None:
+    """Schema 21 (or older) to 22, in the caller's transaction: the chunks' copy of their text
+    dropped (each chunk's text is its unit's text between its offsets, :data:`CHUNK_TEXT`; a
+    copy of an index was checked equal for every chunk before the column went). The table is
+    rewritten without the column; ``VACUUM`` returns the pages freed."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)").fetchall()}
+    if "text" in columns:
+        conn.execute("ALTER TABLE chunks DROP COLUMN text")

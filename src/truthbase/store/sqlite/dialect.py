@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from ..sql import Connection
-from .connection import Database
+from .connection import CHUNK_TEXT, Database
 
 __all__ = ["SQLiteDialect"]
 
@@ -23,6 +23,7 @@ class SQLiteDialect:
     byte_order = ""  # SQLite compares text by bytes (BINARY) already
     #: SQLite binds at most 32766 parameters a statement (999 before 3.32).
     max_ids = 900
+    chunk_text = CHUNK_TEXT
 
     def __init__(self, db: Database) -> None:
         self._db = db

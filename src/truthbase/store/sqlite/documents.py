@@ -86,15 +86,14 @@ def _write_chunks(conn: sqlite3.Connection, document: ExtractedDocument, batch: 
     for chunk, vector in zip(batch.chunks, batch.vectors, strict=True):
         terms = chunk_terms(document, chunk)
         cursor = conn.execute(
-            'INSERT INTO chunks(doc_id, unit, start, "end", text, rects, vector, terms, kind, '
+            'INSERT INTO chunks(doc_id, unit, start, "end", rects, vector, terms, kind, '
             "context, context_terms, section, section_terms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.sha256,
                 chunk.unit,
                 chunk.start,
                 chunk.end,
-                chunk.text,
                 rects_json(chunk.rects),
                 vector_code(vector),
                 terms,

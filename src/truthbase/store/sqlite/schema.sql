@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     unit    INTEGER NOT NULL,
     start   INTEGER NOT NULL,
     "end"   INTEGER NOT NULL,
-    text    TEXT NOT NULL,
+    -- no text: a chunk's text is its unit's text[start:end], read from there (schema 22)
     rects   TEXT NOT NULL,                       -- JSON list of [x0, y0, x1, y1]
     vector  BLOB NOT NULL,                       -- scale (float32) + int8 (dim,): codec.vector_code
     terms   TEXT NOT NULL DEFAULT '',            -- full-text terms, space-separated (fulltext.py)
