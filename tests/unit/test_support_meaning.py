@@ -90,6 +90,14 @@ def test_scope_a_quantifier_widened() -> None:
     assert reason(claim, quote, "scope_widened")["claim_says"] == "all"
 
 
+def test_a_number_joined_to_a_word_is_named_by_the_number_and_the_word_s_stem() -> None:
+    quote = "Ein Knotendiagramm heißt 3-färbbar, wenn jeder Bogen gefärbt werden kann."
+    assert "term_missing" not in codes("Das Diagramm erfüllt die 3-Färbbarkeit.", quote)
+    # Another number, or another stem, is another name.
+    assert "term_missing" in codes("Das Diagramm erfüllt die 4-Färbbarkeit.", quote)
+    assert "term_missing" in codes("Das Diagramm hat eine 3-Zerlegung.", quote)
+
+
 def test_scope_modality_strengthened() -> None:
     quote = "Organizations may share their profiles with partners."
     claim = "Organizations must share their profiles with partners."

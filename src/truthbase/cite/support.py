@@ -75,7 +75,7 @@ from ..embed import Embedder
 from ..text.sentences import split_sentences
 from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, weighted_coverage
 from .additions import example_reasons, superlative_reasons
-from .align import align, normal, stems
+from .align import PREFIX, align, normal, stems
 from .judge import Judge, apply_judgement, ask_judge
 from .lexicon import Lexicon, load_lexicon
 from .model import Reason, SupportCheck
@@ -230,6 +230,13 @@ def term_present(term: str, haystack: str) -> bool:
         forms.add(normal(head))  # BERT-derived, AI-community: the name is what must be there
     for form in forms:
         if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
+            return True
+    if head.isdigit() and rest.isalpha() and len(rest) >= PREFIX + 2:
+        # A number joined to a word is named by the number and the word's stem, whatever its
+        # derivation: "3-Färbbarkeit" where the page says "3-färbbar" (the prefix rule the
+        # alignment applies to any content word, align.PREFIX).
+        joined = re.escape(f"{head}-{normal(rest)[:PREFIX]}")
+        if re.search(rf"(?<![^\W_]){joined}", haystack):
             return True
     return _spelled_out(term, haystack)
 
