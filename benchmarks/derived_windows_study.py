@@ -26,6 +26,7 @@ from truthbase.config import Settings
 from truthbase.embed import load_embedder
 from truthbase.embed._onnx import OnnxEmbedder, l2_normalize
 from truthbase.ingest.windows import context_text, with_context
+from truthbase.store.sqlite import CHUNK_TEXT
 
 MODES = ("window", "window+prefix", "window+special")
 BATCH = 16
@@ -46,7 +47,10 @@ def derive(db: Path, mode: str) -> tuple[int, int]:
         windows.setdefault(chunk_id, []).append((window_id, start, end))
     chunks = [
         row
-        for row in conn.execute('SELECT id, doc_id, start, "end", text, context FROM chunks')
+        for row in conn.execute(
+            f'SELECT c.id, c.doc_id, c.start, c."end", {CHUNK_TEXT}, c.context FROM chunks c '
+            "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit"
+        )
         if row[0] in windows
     ]
     updates: list[tuple[bytes, int]] = []

@@ -30,6 +30,7 @@ from truthbase.ingest.windows import embedded_text
 from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.sections import document_sections, section_paths
 from truthbase.store import SQLiteStore
+from truthbase.store.sqlite import CHUNK_TEXT
 from truthbase.text.fulltext import term_string
 
 
@@ -55,7 +56,8 @@ def _document(store: SQLiteStore, doc_id: str) -> ExtractedDocument:
 
 def _sections(db: sqlite3.Connection, document: ExtractedDocument) -> dict[int, str]:
     rows = db.execute(
-        'SELECT id, unit, start, "end", text FROM chunks WHERE doc_id = ? ORDER BY id',
+        f'SELECT c.id, c.unit, c.start, c."end", {CHUNK_TEXT} FROM chunks c '
+        "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ? ORDER BY c.id",
         (document.sha256,),
     ).fetchall()
     drafts = [ChunkDraft(unit=r[1], start=r[2], end=r[3], text=r[4], rects=()) for r in rows]
@@ -74,7 +76,8 @@ def _embed_again(
 ) -> int:
     """The document's chunk and window vectors (and token signs) made again with the paths."""
     chunks = db.execute(
-        "SELECT id, unit, text, context FROM chunks WHERE doc_id = ? ORDER BY id",
+        f"SELECT c.id, c.unit, {CHUNK_TEXT}, c.context FROM chunks c "
+        "JOIN units u ON u.doc_id = c.doc_id AND u.idx = c.unit WHERE c.doc_id = ? ORDER BY c.id",
         (document.sha256,),
     ).fetchall()
     inputs = [embedded_text(document.title, paths[c[0]], c[3], c[2]) for c in chunks]
