@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import (
     Focus,
@@ -13,8 +15,9 @@ from truthbase.answer.extractive import (
     missing_named_terms,
     named_terms,
 )
-from truthbase.answer.follow_up import names_other_item
+from truthbase.answer.follow_up import names_other_item, new_words_held
 from truthbase.cite import parse_answer
+from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
 from truthbase.text.vocabulary import terms
@@ -224,6 +227,26 @@ def test_a_follow_up_whose_passages_lack_the_words_it_adds_is_refused() -> None:
     alone = answerer.draft(question, CATALOG)
     assert "".join(alone.tokens) != NO_ANSWER
     assert "new_words_held" not in alone.info
+
+
+@pytest.mark.skipif(
+    not (DEFAULT_WORDNET / "index.noun").is_file(),
+    reason="WordNet (Debian wordnet-base) is not installed: scripts/install.sh installs it",
+)
+def test_a_phrasal_verb_a_follow_up_adds_is_held_by_its_synonym() -> None:
+    numbers = [_source(1, "The first number will represent the generation of the framework.")]
+
+    def held(question: str, new: str, sources: list[Source] = numbers) -> float | None:
+        return new_words_held(_follow_up(question, (), (new,)), {1}, sources)
+
+    # "stand for" shares a sense with "represent": the passage says what the question adds.
+    assert held("What does the first number stand for?", "stand") == 1.0
+    # "stand" alone, or a phrase WordNet does not know, must be there as a word.
+    assert held("Where does the first number stand?", "stand") == 0.0
+    assert held("What does the first number stand on?", "stand") == 0.0
+    # A single word's synonym does not count ("left": "forget", a sense of "leave").
+    forgot = [_source(1, "She found she had forgotten the little golden key.")]
+    assert held("What was left on the table?", "left", forgot) == 0.0
 
 
 def test_a_follow_up_is_answered_by_its_own_words_and_weaker_by_the_borrowed_ones() -> None:

@@ -63,6 +63,11 @@ class Lexicon(Protocol):
         """Lemmas of opposite meaning."""
         ...
 
+    def synonyms(self, lemma: str) -> frozenset[str]:
+        """Lemmas that share a sense with ``lemma`` (its first senses' synsets): narrower than
+        :meth:`related`, which adds derived forms, similar words and hypernyms."""
+        ...
+
 
 class _Empty:
     def lemmas(self, word: str) -> frozenset[str]:
@@ -72,6 +77,9 @@ class _Empty:
         return frozenset()
 
     def antonyms(self, lemma: str) -> frozenset[str]:
+        return frozenset()
+
+    def synonyms(self, lemma: str) -> frozenset[str]:
         return frozenset()
 
 
@@ -171,6 +179,9 @@ class WordNet:
     def antonyms(self, lemma: str) -> frozenset[str]:
         return _antonyms(self, lemma)
 
+    def synonyms(self, lemma: str) -> frozenset[str]:
+        return _synonyms(self, lemma)
+
 
 @lru_cache(maxsize=65536)
 def _lemmas(wordnet: WordNet, word: str) -> frozenset[str]:
@@ -190,6 +201,11 @@ def _related(wordnet: WordNet, lemma: str) -> frozenset[str]:
             found.update(other if not target else other[target - 1 : target])
     found.discard(lemma)
     return frozenset(found)
+
+
+@lru_cache(maxsize=65536)
+def _synonyms(wordnet: WordNet, lemma: str) -> frozenset[str]:
+    return frozenset(w for synset in wordnet._senses(lemma) for w in synset.words) - {lemma}
 
 
 @lru_cache(maxsize=65536)
