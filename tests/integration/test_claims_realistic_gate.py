@@ -86,7 +86,7 @@ def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> No
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 24's caught goal is missed: kept 0.870 / caught 0.845 cross-validated (goals "
+    reason="issue 24's caught goal is missed: kept 0.880 / caught 0.834 cross-validated (goals "
     "0.85 / 0.90); lowercase entity swaps, roles given to another agent and German scope "
     "escape the vetoes (docs/evals/claims-realistic.md)",
 )
