@@ -131,9 +131,8 @@ def _meant_elsewise(follow_up: Resolution, missing: set[str], words: Sequence[st
     if not missing:
         return 0
     lexicon = load_lexicon()
-    passage = passage_lemmas(words, lexicon)
     asked = re.findall(r"[^\W\d_]+", follow_up.question.casefold())
-    count = 0
+    phrasal: list[set[str]] = []
     for word in follow_up.new_words:
         if stem(word.casefold()) not in missing:
             continue
@@ -142,9 +141,15 @@ def _meant_elsewise(follow_up: Resolution, missing: set[str], words: Sequence[st
         for i, w in enumerate(asked[:-1]):
             if w == word.casefold():
                 meanings |= lexicon.lemmas(f"{w}_{asked[i + 1]}")
-        if any(m in passage or lexicon.synonyms(m) & passage for m in meanings):
-            count += 1
-    return count
+        if meanings:
+            phrasal.append(meanings)
+    if not phrasal:  # no phrasal verb: the passages need not be lemmatized
+        return 0
+    passage = passage_lemmas(words, lexicon)
+    return sum(
+        any(m in passage or lexicon.synonyms(m) & passage for m in meanings)
+        for meanings in phrasal
+    )
 
 
 def names_other_item(text: str, follow_up: Resolution | None) -> bool:
