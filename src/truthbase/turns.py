@@ -122,6 +122,10 @@ class Resolution:
     #: words away is still found (extractive and LLM answers; agent mode is asked
     #: ``searched_for`` and searches as it decides).
     also_searched: tuple[str, ...] = ()
+    #: What the previous answer cited when the follow-up compares with it ("How does that
+    #: compare with ...?", "Did the Dodo's idea work any better?"): a comparison has two sides,
+    #: and the answer shows the earlier one again beside the new one, each with its citation.
+    compared: tuple[CitedSpan, ...] = ()
 
     @property
     def answer_question(self) -> str:
@@ -150,6 +154,7 @@ class Resolution:
             "referents": list(self.referents),
             "referent_others": list(self.referent_others),
             "also_searched": list(self.also_searched),
+            "compared": [c.to_json() for c in self.compared],
         }
 
 

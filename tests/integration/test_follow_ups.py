@@ -126,6 +126,38 @@ def test_a_new_topic_in_the_thread_is_searched_as_asked(
     assert [s.chunk_id for s in done.answer.sources] == [s.chunk_id for s in alone.answer.sources]
 
 
+def test_a_comparison_keeps_the_passage_the_earlier_answer_cited(
+    service: Service, thread: list[Turn], seed_db: Path, embedder: Embedder
+) -> None:
+    # A comparison's earlier side is the passage the previous answer cited: when the search
+    # for the new side does not bring it back, its quote is looked up in its document and
+    # takes the last place among the sources, so the answer can show both sides.
+    cited = thread[0].citations[0]
+    settings = Settings().retrieval
+    query = "What does the CSF 2.0 GOVERN Function cover?"
+
+    def holds(hit: Any) -> bool:
+        c = hit.chunk
+        return (c.doc_id, c.unit) == (cited.doc_id, cited.unit) and (
+            c.start < cited.end and cited.start < c.end
+        )
+
+    store = SQLiteStore(seed_db)
+    try:
+        plain = retrieve(store, embedder, query, settings, k=WINDOW)
+        kept = retrieve(store, embedder, query, settings, k=8, kept=(cited,))
+        elsewhere = frozenset(d.id for d in service.documents()) - {cited.doc_id}
+        scoped = retrieve(store, embedder, query, settings, k=8, kept=(cited,), doc_ids=elsewhere)
+    finally:
+        store.close()
+    assert not any(holds(h) for h in plain.hits)  # the search alone does not find it
+    assert holds(kept.hits[7]) and not any(holds(h) for h in kept.hits[:7])
+    assert kept.info["kept"] == kept.hits[7].chunk.id
+    # A document the question may not see stays out, kept or not.
+    assert not any(h.chunk.doc_id == cited.doc_id for h in scoped.hits)
+    assert scoped.info["kept"] is None
+
+
 def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):

@@ -21,7 +21,7 @@ from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings
 from truthbase.embed._fake import HashingEmbedder
 from truthbase.text.vocabulary import terms
-from truthbase.turns import Resolution
+from truthbase.turns import CitedSpan, Resolution
 
 
 def _source(n: int, text: str, title: str = "Doc") -> Source:
@@ -347,3 +347,31 @@ def test_a_short_heading_line_does_not_join_the_answer_beside_the_best_sentence(
     assert [c.text for c in chosen] == [best.text, sentence.text]
     # Alone, a short line may still be the answer (a value, a cell).
     assert [c.text for c in answerer.choose([heading]).chosen] == [heading.text]
+
+
+def test_a_comparison_shows_the_earlier_side_beside_the_new_one() -> None:
+    earlier = "The RAPTOR tree is built by recursive clustering of chunks of 100 tokens."
+    new = "Self-RAG retrieves passages on demand when the model emits a retrieval token."
+    text = f"{earlier} {new}"
+    sources = [_source(1, text, title="papers")]
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    question = "How does Self-RAG compare when it retrieves passages?"
+    plain = _follow_up(question, ())
+    compared = dataclasses.replace(
+        plain,
+        compared=(CitedSpan(doc_id="d" * 64, unit=0, start=0, end=len(earlier), quote=earlier),),
+    )
+    alone = parse_answer("".join(answerer.draft(question, sources, plain).tokens))
+    both = parse_answer("".join(answerer.draft(question, sources, compared).tokens))
+    assert earlier not in alone.text  # the question's own words choose the new side only
+    assert earlier in both.text and new in both.text  # and the comparison adds the earlier one
+    assert both.text.index(earlier) < both.text.index(new)  # in source order
+    # A span the sources do not hold adds nothing; a refusal stays a refusal.
+    elsewhere = dataclasses.replace(
+        plain, compared=(CitedSpan(doc_id="e" * 64, unit=0, start=0, end=10, quote="x"),)
+    )
+    assert "".join(answerer.draft(question, sources, elsewhere).tokens) == "".join(
+        answerer.draft(question, sources, plain).tokens
+    )
+    strict = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=1.0))
+    assert "".join(strict.draft(question, sources, compared).tokens) == NO_ANSWER

@@ -260,3 +260,26 @@ def test_a_new_topic_borrows_nothing_and_adds_nothing_to_check() -> None:
     )
     assert shift.kind == "standalone"
     assert (shift.context_words, shift.new_words) == ((), ())
+
+
+def test_a_comparison_compares_with_what_the_latest_answer_cited() -> None:
+    chunking = Turn(
+        question="How does RAPTOR segment the retrieval corpus?",
+        answer="It reads the paper first [1]. It segments the corpus into chunks [2].",
+        citations=(
+            CitedSpan(doc_id="raptor", unit=1, start=0, end=30, quote="We read the paper"),
+            CitedSpan(
+                doc_id="raptor", unit=2, start=5, end=70, quote="segment the retrieval corpus"
+            ),
+        ),
+    )
+    refused = Turn(question="And how long does that take?")  # refused: it cited nothing
+    resolution = resolve_follow_up("Is that also how Self-RAG does it?", [chunking, refused])
+    # The side the comparison is about: the latest answer that cited, the quote that has most
+    # of that turn's question words first; its documents stay the prior.
+    assert [c.unit for c in resolution.compared] == [2, 1]
+    assert resolution.prior_documents == ("raptor",)
+    assert resolution.to_json()["compared"][0]["unit"] == 2
+    # A follow-up that compares nothing shows no earlier side.
+    assert resolve_follow_up("What are they embedded with?", [chunking]).compared == ()
+    assert resolve_follow_up("Is that also true for Self-RAG?", [refused]).compared == ()

@@ -51,7 +51,14 @@ from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
-from .follow_up import Focus, focus_coverage, follow_up_focus, names_other_item, new_words_held
+from .follow_up import (
+    Focus,
+    earlier_side,
+    focus_coverage,
+    follow_up_focus,
+    names_other_item,
+    new_words_held,
+)
 from .model import NO_ANSWER, Source
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
@@ -235,6 +242,10 @@ def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     for source, _, _, text, _ in raw:
         units.setdefault((source.doc_id, _folded(text)), set()).add(source.unit)
     return {key for key, seen in units.items() if len(seen) >= 2}
+
+
+def _overlap(a: Candidate, b: Candidate) -> bool:
+    return a.doc_id == b.doc_id and a.unit == b.unit and a.start < b.end and b.start < a.end
 
 
 def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
@@ -469,10 +480,7 @@ class ExtractiveAnswerer:
         for c in candidates[1:]:
             if len(chosen) >= cfg.max_sentences or c.score < cfg.keep_ratio * best.score:
                 break
-            overlaps = any(
-                c.doc_id == o.doc_id and c.unit == o.unit and c.start < o.end and o.start < c.end
-                for o in chosen
-            )
+            overlaps = any(_overlap(c, o) for o in chosen)
             c_terms = terms(c.text)
             if overlaps or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
                 continue
@@ -531,7 +539,8 @@ class ExtractiveAnswerer:
         # sentence about one item of a list a contender beside the list's sentence: all are
         # scored.
         others = follow_up.referent_others if follow_up is not None else ()
-        if len(parts) >= 2 or others:
+        compared = follow_up.compared if follow_up is not None else ()
+        if len(parts) >= 2 or others or compared:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
@@ -557,6 +566,12 @@ class ExtractiveAnswerer:
                 features=selection.features,
                 probability=selection.probability,
             )
+        earlier = None if selection.refused else earlier_side(selection.candidates, follow_up)
+        if earlier is not None and not any(_overlap(earlier, c) for c in selection.chosen):
+            # A comparison shows both sides: the new one chosen above (whether to answer is
+            # decided on it alone), the earlier one as the previous answer cited it.
+            chosen = sorted((*selection.chosen, earlier), key=lambda c: (c.n, c.start))
+            selection = replace(selection, chosen=tuple(chosen))
         info: dict[str, Any] = {
             "support": round(selection.support, 4),
             "best_score": round(selection.best_score, 4),

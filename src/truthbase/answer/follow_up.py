@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..cite.align import content_words, passage_lemmas
 from ..cite.lexicon import load_lexicon
@@ -34,6 +35,7 @@ from .model import Source
 
 __all__ = [
     "Focus",
+    "earlier_side",
     "focus_coverage",
     "follow_up_focus",
     "names_other_item",
@@ -147,9 +149,37 @@ def _meant_elsewise(follow_up: Resolution, missing: set[str], words: Sequence[st
         return 0
     passage = passage_lemmas(words, lexicon)
     return sum(
-        any(m in passage or lexicon.synonyms(m) & passage for m in meanings)
-        for meanings in phrasal
+        any(m in passage or lexicon.synonyms(m) & passage for m in meanings) for meanings in phrasal
     )
+
+
+class _Located(Protocol):
+    doc_id: str
+    unit: int
+    start: int
+    end: int
+
+
+_S = TypeVar("_S", bound=_Located)
+
+
+def earlier_side(candidates: Sequence[_S], follow_up: Resolution | None) -> _S | None:
+    """The sentence that shows the earlier side of a comparison: for the first span of
+    :attr:`~truthbase.turns.Resolution.compared` (best first) that a candidate overlaps, the
+    best such candidate (``candidates`` are best first); None when the follow-up compares
+    nothing or the search for it did not bring those passages back."""
+    if follow_up is None or not follow_up.compared:
+        return None
+    for span in follow_up.compared:
+        for c in candidates:
+            if (
+                c.doc_id == span.doc_id
+                and c.unit == span.unit
+                and c.start < span.end
+                and span.start < c.end
+            ):
+                return c
+    return None
 
 
 def names_other_item(text: str, follow_up: Resolution | None) -> bool:

@@ -13,13 +13,13 @@ each have their own timeout and fail open; ``Answer.timings`` has one entry per 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..access import DocScope
+from ..access import DocScope, narrow
 from ..cite.judge import Judge
 from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
@@ -31,7 +31,7 @@ from ..retrieve.fusion import prefer
 from ..retrieve.hybrid import search
 from ..store import Searchable
 from ..telemetry import bind, span, traced
-from ..turns import Resolution
+from ..turns import CitedSpan, Resolution
 from .base import Answerer
 from .extractive import ExtractiveAnswerer
 from .finish import finish, settle
@@ -96,12 +96,15 @@ def retrieve(
     doc_ids: DocScope = None,
     prior_documents: Sequence[str] = (),
     also_searched: Sequence[str] = (),
+    kept: Sequence[CitedSpan] = (),
 ) -> Retrieved:
     """(rewrite, in a thread, in parallel with the search of the question) -> search of each
     sub-query and of each of ``also_searched`` (other phrasings of the question: a follow-up's
     resolution beside its rewrite), fused with the question's own ranking ->
     ``prior_documents`` preferred (:func:`truthbase.retrieve.fusion.prefer`) -> listwise
-    rerank of the fused top 15.
+    rerank of the fused top 15 -> the first of ``kept`` (a span the previous answer cited,
+    which a comparison shows again) found among the deeper hits takes the last of the ``k``
+    places when none of the ``k`` holds one.
 
     ``k`` hits (None: ``settings.k``). Both LLM stages fail open (the question stands; the
     fused order stands); ``info`` says what happened, ``timings`` how long each stage took (the
@@ -112,7 +115,8 @@ def retrieve(
     model = stages.model
     do_rewrite = model is not None and stages.rewrite
     do_rerank = model is not None and stages.rerank
-    depth = max(k, WINDOW) if (do_rewrite or do_rerank or prior_documents or also_searched) else k
+    deeper = do_rewrite or do_rerank or prior_documents or also_searched or kept
+    depth = max(k, WINDOW) if deeper else k
     out = Retrieved(hits=[])
     pool: ThreadPoolExecutor | None = None
     pending: Future[RewriteOutcome] | None = None
@@ -161,8 +165,59 @@ def retrieve(
             "model_order": list(ranked.model_order),
             "reason": ranked.reason,
         }
+    if kept:
+
+        def looked_up(cited: CitedSpan) -> SearchHit | None:
+            # Its quote searched in its document alone: the passage an earlier answer cited is
+            # found again by its own words (a document out of scope stays out).
+            scope = narrow(doc_ids, cited.doc_id)
+            if not cited.quote.strip() or scope == frozenset():
+                return None
+            found = search(store, embedder, cited.quote, settings, k=3, doc_ids=scope).hits
+            return next((h for h in found if _holds_span(h, cited)), None)
+
+        hits = _keeping(hits, kept, k, out, looked_up)
     out.hits = hits[:k]
     return out
+
+
+def _holds_span(hit: SearchHit, span: CitedSpan) -> bool:
+    c = hit.chunk
+    return (
+        c.doc_id == span.doc_id
+        and c.unit == span.unit
+        and c.start < span.end
+        and span.start < c.end
+    )
+
+
+def _keeping(
+    hits: list[SearchHit],
+    kept: Sequence[CitedSpan],
+    k: int,
+    out: Retrieved,
+    look_up: Callable[[CitedSpan], SearchHit | None],
+) -> list[SearchHit]:
+    """``hits`` with a hit that holds the first span of ``kept`` (best first) among the first
+    ``k``: a deeper hit that holds it, or else the one ``look_up`` finds, takes the ``k``-th
+    place (the rest move down one); the next span is tried when neither finds one."""
+    if k <= 0:
+        return hits
+    for cited in kept:
+        found = next((i for i, h in enumerate(hits) if _holds_span(h, cited)), None)
+        if found is not None and found < k:
+            out.info["kept"] = hits[found].chunk.id
+            return hits
+        if found is not None:
+            out.info["kept"] = hits[found].chunk.id
+            return [*hits[: k - 1], hits[found], *hits[k - 1 : found], *hits[found + 1 :]]
+        hit = look_up(cited)
+        if hit is not None:
+            out.info["kept"] = hit.chunk.id
+            rest = [h for h in hits[k - 1 :] if h.chunk.id != hit.chunk.id]
+            return [*hits[: k - 1], hit, *rest]
+    out.info["kept"] = None
+    return hits
 
 
 def _awaited_rewrite(
@@ -260,6 +315,7 @@ def answer_question(
                 doc_ids=doc_ids,
                 prior_documents=follow_up.prior_documents if follow_up is not None else (),
                 also_searched=follow_up.also_searched if follow_up is not None else (),
+                kept=follow_up.compared if follow_up is not None else (),
             )
     except TruthBaseError as exc:  # ends the stream as an error event; anything else is a bug
         yield ErrorEvent(message=f"{type(exc).__name__}: {exc}", stage="search")

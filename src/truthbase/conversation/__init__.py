@@ -75,6 +75,7 @@ def resolve_question(
         reason=f"rewritten by the model in {outcome.seconds:.1f} s",
         prior_documents=fallback.prior_documents,
         new_words=fallback.new_words,
+        compared=fallback.compared,
         # The resolution without a model is searched too and fused: a small model's rewrite
         # can word the thread's subject away ("the second one" as "the second function", not
         # "MAP"), and the resolution still finds it (docs/evals/conversations.md).

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..text.vocabulary import QUERY_STOP_WORDS, WORD, stem
-from ..turns import Resolution, Turn
+from ..turns import CitedSpan, Resolution, Turn
 from .referents import referred_items
 
 __all__ = [
@@ -186,6 +186,19 @@ def new_words(question: str, history: Sequence[Turn]) -> list[str]:
     return [w for w in content_words(question) if stem(w) not in seen]
 
 
+def _compared(history: Sequence[Turn]) -> tuple[CitedSpan, ...]:
+    """What a comparison compares with: the spans the latest answer that cited any cited (a
+    refused turn between leaves the side it was asked about where it was), the one whose quote
+    has most of that turn's question words first (an answer cites context beside its answer)."""
+    turn = next((t for t in reversed(history) if t.citations), None)
+    if turn is None:
+        return ()
+    asked = _stems(content_words(turn.question))
+    return tuple(
+        sorted(turn.citations, key=lambda c: -len(asked & _stems(content_words(c.quote))))
+    )
+
+
 def resolve_follow_up(
     question: str, history: Sequence[Turn], settings: ResolveSettings | None = None
 ) -> Resolution:
@@ -216,7 +229,8 @@ def resolve_follow_up(
     referents = content_words(" ".join(referred.named))
     leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
     words = [*referents, *context_words(question, history, settings, leave_out)]
-    priors = previous.cited_documents
+    priors = next((t.cited_documents for t in reversed(history) if t.citations), ())
+    compares = any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
     searched = f"{question.strip()} ({' '.join(words)})" if words else question
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
@@ -232,4 +246,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
+        compared=_compared(history) if compares else (),
     )
