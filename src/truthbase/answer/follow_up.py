@@ -154,10 +154,14 @@ def _meant_elsewise(follow_up: Resolution, missing: set[str], words: Sequence[st
 
 
 class _Located(Protocol):
-    doc_id: str
-    unit: int
-    start: int
-    end: int
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def unit(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
 
 
 _S = TypeVar("_S", bound=_Located)
