@@ -126,6 +126,19 @@ def test_a_new_topic_in_the_thread_is_searched_as_asked(
     assert [s.chunk_id for s in done.answer.sources] == [s.chunk_id for s in alone.answer.sources]
 
 
+def test_a_follow_up_naming_another_document_prefers_it(
+    service: Service, thread: list[Turn]
+) -> None:
+    # The service passes the titles of the documents the asker may see: "Self-RAG" names one.
+    done = _done(service, "Is that also how Self-RAG prepares its corpus?", thread)
+    resolution = done.resolution
+    assert resolution is not None and resolution.kind == "resolved"
+    self_rag = next(d.id for d in service.documents() if "self-rag" in d.path.lower())
+    assert resolution.prior_documents == (self_rag,)
+    assert "raptor" not in resolution.context_words  # the earlier document's name stays out
+    assert resolution.compared  # a comparison: the earlier answer's spans are its other side
+
+
 def test_a_comparison_keeps_the_passage_the_earlier_answer_cited(
     service: Service, thread: list[Turn], seed_db: Path, embedder: Embedder
 ) -> None:

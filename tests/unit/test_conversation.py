@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.transcripts import Reply, Scripted, completion
 from truthbase.conversation import ResolveSettings, is_standalone, resolve_question
+from truthbase.conversation.documents import named_documents, title_names
 from truthbase.conversation.resolve import content_words, resolve_follow_up
 from truthbase.conversation.rewrite import build_followup_messages, parse_rewrite
 from truthbase.errors import InvalidInput
@@ -283,3 +284,55 @@ def test_a_comparison_compares_with_what_the_latest_answer_cited() -> None:
     # A follow-up that compares nothing shows no earlier side.
     assert resolve_follow_up("What are they embedded with?", [chunking]).compared == ()
     assert resolve_follow_up("Is that also true for Self-RAG?", [refused]).compared == ()
+
+
+def test_a_document_is_named_by_its_short_title_or_acronym() -> None:
+    titles = {
+        "rmf": "Artificial Intelligence Risk Management Framework (AI RMF 1.0)",
+        "csf": "The NIST Cybersecurity Framework (CSF) 2.0",
+        "selfrag": "self-rag",
+        "pp": "Pride and Prejudice",
+        "test": "test",
+    }
+    assert title_names(titles["rmf"]) == [("ai", "rmf")]  # the version is no part of a name
+    assert named_documents("Does the AI RMF give it a similar role?", titles) == ("rmf",)
+    assert named_documents("Is that also true for Self-RAG?", titles) == ("selfrag",)
+    assert named_documents("And in Pride and Prejudice?", titles) == ("pp",)
+    # A title that is a common word names nothing unless written as a name.
+    assert named_documents("Test: how does the ai rmf do it?", titles) == ()
+    assert named_documents("How does the framework compare?", titles) == ()
+
+
+def test_a_follow_up_naming_another_document_prefers_it() -> None:
+    titles = {
+        "csf": "The NIST Cybersecurity Framework (CSF) 2.0",
+        "rmf": "Artificial Intelligence Risk Management Framework (AI RMF 1.0)",
+    }
+    center = Turn(
+        question="Which CSF 2.0 Function sits at the center of the Functions wheel?",
+        answer="Figure 2 shows the CSF Functions as a wheel [1]. GOVERN is in the center [2].",
+        citations=(
+            CitedSpan(
+                doc_id="csf", unit=8, start=0, end=60, quote="Figure 2 shows the CSF Functions"
+            ),
+            CitedSpan(
+                doc_id="csf",
+                unit=8,
+                start=70,
+                end=120,
+                quote="GOVERN is in the center of the wheel",
+            ),
+        ),
+    )
+    question = "Does the AI RMF give its function of the same name a similar role?"
+    resolution = resolve_follow_up(question, [center], titles=titles)
+    assert resolution.prior_documents == ("rmf",)
+    assert "csf" not in resolution.context_words  # the earlier document's name is not lent
+    assert "center" in resolution.context_words
+    # The earlier side: the quote with most of the earlier question's words, not counting
+    # the words of its document's title ("CSF 2.0").
+    assert resolution.compared[0].start == 70
+    # Without titles, or naming the document already cited, the earlier document stays.
+    assert resolve_follow_up(question, [center]).prior_documents == ("csf",)
+    same = resolve_follow_up("Is that also so in the CSF?", [center], titles=titles)
+    assert same.prior_documents == ("csf",)

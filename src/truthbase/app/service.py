@@ -280,8 +280,21 @@ class Service(KeptAnswers):
         llm = self.settings.llm
         use_model = llm.followup_rewrite and plan.mode != "extractive" and bool(plan.history)
         model = load_stage_model(llm) if use_model else None
+        titles = (
+            {
+                d.id: d.title
+                for d in self.store.list_documents()
+                if plan.scope is None or d.id in plan.scope
+            }
+            if plan.history
+            else {}
+        )
         resolution = resolve_question(
-            plan.question, plan.history, model=model, timeout=llm.followup_timeout_s
+            plan.question,
+            plan.history,
+            model=model,
+            timeout=llm.followup_timeout_s,
+            titles=titles,
         )
         if plan.scope is None:
             return resolution

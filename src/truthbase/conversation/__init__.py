@@ -10,7 +10,7 @@ door; the conversation evaluation (:mod:`truthbase.eval.conversations`) measures
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..llm.client import ChatModel
@@ -35,12 +35,14 @@ def resolve_question(
     model: ChatModel | None = None,
     timeout: float = 8.0,
     settings: ResolveSettings | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> Resolution:
     """What to search for ``question`` after ``history`` (oldest first): the model's standalone
     rewrite when ``model`` is given and it answers usefully (with the resolution without a
     model searched beside it, ``also_searched``), else the resolution without a model. The
-    earlier citations' documents are a prior unless the question is a new topic."""
-    fallback = resolve_follow_up(question, history, settings)
+    earlier citations' documents are a prior unless the question is a new topic or names
+    another document of ``titles`` (document id -> title)."""
+    fallback = resolve_follow_up(question, history, settings, titles)
     if model is None or not history:
         return fallback
     outcome = rewrite(model, question, history, timeout)

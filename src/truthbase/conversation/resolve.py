@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text.vocabulary import QUERY_STOP_WORDS, WORD, stem
 from ..turns import CitedSpan, Resolution, Turn
+from .documents import named_documents
 from .referents import referred_items
 
 __all__ = [
@@ -186,23 +187,30 @@ def new_words(question: str, history: Sequence[Turn]) -> list[str]:
     return [w for w in content_words(question) if stem(w) not in seen]
 
 
-def _compared(history: Sequence[Turn]) -> tuple[CitedSpan, ...]:
+def _compared(history: Sequence[Turn], titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
     """What a comparison compares with: the spans the latest answer that cited any cited (a
     refused turn between leaves the side it was asked about where it was), the one whose quote
-    has most of that turn's question words first (an answer cites context beside its answer)."""
+    has most of that turn's question words first (an answer cites context beside its answer);
+    words of the cited documents' titles do not count (they say which document, and "Figure 2
+    shows the CSF Functions" is not the answer to "Which CSF 2.0 Function ...?")."""
     turn = next((t for t in reversed(history) if t.citations), None)
     if turn is None:
         return ()
-    asked = _stems(content_words(turn.question))
-    return tuple(
-        sorted(turn.citations, key=lambda c: -len(asked & _stems(content_words(c.quote))))
-    )
+    naming = _stems(w for d in turn.cited_documents for w in content_words(titles.get(d, "")))
+    asked = _stems(content_words(turn.question)) - naming
+    return tuple(sorted(turn.citations, key=lambda c: -len(asked & _stems(content_words(c.quote)))))
 
 
 def resolve_follow_up(
-    question: str, history: Sequence[Turn], settings: ResolveSettings | None = None
+    question: str,
+    history: Sequence[Turn],
+    settings: ResolveSettings | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> Resolution:
-    """What to search for ``question`` after ``history`` (oldest first), and why."""
+    """What to search for ``question`` after ``history`` (oldest first), and why. ``titles``
+    (document id -> title, the documents the asker may see): a follow-up that names a document
+    the earlier answer did not cite (:func:`.documents.named_documents`) prefers that one, and
+    the words of the earlier documents' titles are not lent to it."""
     settings = settings if settings is not None else ResolveSettings()
     if not history:
         return Resolution(
@@ -228,13 +236,20 @@ def resolve_follow_up(
     )
     referents = content_words(" ".join(referred.named))
     leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
-    words = [*referents, *context_words(question, history, settings, leave_out)]
     priors = next((t.cited_documents for t in reversed(history) if t.citations), ())
-    compares = any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
-    searched = f"{question.strip()} ({' '.join(words)})" if words else question
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
     )
+    named = named_documents(question, titles or {})
+    if named and not set(named) & set(priors):
+        # "... in the AI RMF?" after an answer from the CSF: the question names the document
+        # it is about; the earlier one's name would pull the search back to it.
+        leave_out += [w for d in priors for w in content_words((titles or {}).get(d, ""))]
+        priors = named
+        why = "follows the previous turn: its subject is added, and the document it names"
+    words = [*referents, *context_words(question, history, settings, leave_out)]
+    compares = any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
+    searched = f"{question.strip()} ({' '.join(words)})" if words else question
     return Resolution(
         question=question,
         searched_for=searched,
@@ -246,5 +261,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
-        compared=_compared(history) if compares else (),
+        compared=_compared(history, titles or {}) if compares else (),
     )

@@ -240,6 +240,7 @@ def evaluate_conversations(
     topic shifts beside the same questions asked alone, the model's rewrites (how many, how
     long each took; with ``model``), and per-turn records."""
     scorer = _Scorer(store, embedder, retrieval, prepared, answerer)
+    titles = {d.id: d.title for d in store.list_documents()}
     by_id = {q.id: q for q in golden.questions}
     records: list[dict[str, Any]] = []
     for conversation in conversations.conversations:
@@ -256,6 +257,7 @@ def evaluate_conversations(
                     model=model,
                     timeout=rewrite_timeout,
                     settings=settings,
+                    titles=titles,
                 )
             else:
                 resolution = Resolution(
