@@ -10,10 +10,13 @@ import pytest
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
 from truthbase.answer.extractive import (
     Focus,
+    code_terms,
     focus_coverage,
     follow_up_focus,
+    holds_codes,
     missing_named_terms,
     named_terms,
+    one_of_a_family,
 )
 from truthbase.answer.follow_up import names_other_item, new_words_held
 from truthbase.cite import parse_answer
@@ -375,3 +378,34 @@ def test_a_comparison_shows_the_earlier_side_beside_the_new_one() -> None:
     )
     strict = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=1.0))
     assert "".join(strict.draft(question, sources, compared).tokens) == NO_ANSWER
+
+
+def test_codes_are_named_whole() -> None:
+    assert code_terms("Does CSF 2.0 subcategory ID.RA-08 need GPT-4 or Self-RAG?") == [
+        "id.ra-08",
+        "gpt-4",
+    ]  # "2.0" has no letter, "Self-RAG" no digit: their words say them
+    assert code_terms("a well-known end of ID.RA-08.") == ["id.ra-08"]
+    assert holds_codes("agreement with GPT-4-based predictions", ["gpt-4"])
+    assert not holds_codes("o ID.RA-081: another", ["id.ra-08"])
+    assert not holds_codes("GPT-4o", ["gpt-4"])
+
+
+def test_a_question_naming_one_code_of_a_family_cites_the_sentence_that_holds_it() -> None:
+    listing = _source(
+        1,
+        "Suppliers are watched closely by the organization as a whole. "
+        "ID.RA-07: Changes and exceptions are managed and assessed for risk impact. "
+        "ID.RA-08: Processes for receiving and responding to disclosures are established. "
+        "ID.RA-10: Critical suppliers are assessed prior to acquisition.",
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    question = "What must organizations establish for suppliers under ID.RA-08?"
+    answer = parse_answer("".join(answerer.draft(question, [listing]).tokens))
+    assert answer.text and all("ID.RA-08" in s for s in answer.text.split(" [1]") if s.strip())
+    # A code with no sibling in the sources is context, not the item asked about: no rule.
+    lone = _source(1, "The demonstrations given to GPT-4 show retrieval. Paris is a capital.")
+    candidates = answerer.candidates("Which demonstrations does GPT-4 get?", [lone])
+    assert one_of_a_family(["gpt-4"], candidates) == []
+    family = answerer.candidates(question, [listing])
+    assert one_of_a_family(["id.ra-08"], family) == ["id.ra-08"]

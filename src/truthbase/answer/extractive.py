@@ -216,6 +216,50 @@ def named_terms(question: str, language: str | None = None) -> list[str]:
     return out
 
 
+#: A code of letters and digits joined by dots or hyphens ("ID.RA-08", "GV.RM-02", "GPT-4").
+_CODE = re.compile(r"(?<![\w.\-])[^\W_]+(?:[.\-][^\W_]+)+(?![\w\-]|\.\w)")
+
+
+def code_terms(text: str) -> list[str]:
+    """The codes ``text`` names, case-folded, without repeats: compounds of letters and digits
+    joined by dots or hyphens, with a letter and a digit ("ID.RA-08" -> "id.ra-08", "GPT-4";
+    not "well-known", "Self-RAG" or "2.0"). Their words are terms already, but "ID.RA-08"
+    shares "id", "ra" and "08" with ID.RA-07 and ID.AM-08 on the same page, and an embedding
+    hardly tells them apart: the whole code is what names one of them."""
+    out: list[str] = []
+    for m in _CODE.finditer(unicodedata.normalize("NFKC", text)):
+        code = m.group().casefold()
+        letters_and_digits = any(ch.isdigit() for ch in code) and any(ch.isalpha() for ch in code)
+        if letters_and_digits and code not in out:
+            out.append(code)
+    return out
+
+
+def holds_codes(text: str, codes: Sequence[str]) -> bool:
+    """Whether ``text`` names every one of ``codes`` (:func:`code_terms`), alone or inside a
+    longer compound ("GPT-4-based" names GPT-4; "ID.RA-081" does not name ID.RA-08)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return all(
+        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_])", folded) is not None for code in codes
+    )
+
+
+def _shape(code: str) -> str:
+    return re.sub(r"[^\W\d_]", "a", re.sub(r"\d", "9", code))
+
+
+def one_of_a_family(codes: Sequence[str], candidates: Sequence[Candidate]) -> list[str]:
+    """The ``codes`` that name one of a family in the candidates' sentences: another code of
+    the same shape (letters for letters, digits for digits, the same joiners: ID.RA-07 beside
+    ID.RA-08) is there. A code without one is context ("the demonstrations Self-RAG gives
+    GPT-4"), not the item asked about, and the embedding tells such sentences apart anyway."""
+    if not codes:
+        return []
+    shapes = {_shape(c) for c in codes}
+    seen = {t for c in candidates for t in code_terms(c.scored) if _shape(t) in shapes}
+    return [c for c in codes if any(_shape(t) == _shape(c) and t != c for t in seen)]
+
+
 def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, ...]:
     """The named terms of the question that occur in no source text and no source title."""
     wanted = named_terms(question)
@@ -540,7 +584,8 @@ class ExtractiveAnswerer:
         # scored.
         others = follow_up.referent_others if follow_up is not None else ()
         compared = follow_up.compared if follow_up is not None else ()
-        if len(parts) >= 2 or others or compared:
+        codes = code_terms(question)
+        if len(parts) >= 2 or others or compared or codes:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
@@ -554,6 +599,14 @@ class ExtractiveAnswerer:
             ]
             if about_item:
                 selection = replace(selection, chosen=tuple(self._pick(about_item, parts)))
+        codes = one_of_a_family(codes, selection.candidates)
+        if not selection.refused and codes:
+            # A question that names one code of a family the sources list ("What does ID.RA-08
+            # require?" beside ID.RA-07 and ID.RA-10) cites the sentences that hold it when
+            # some do; whether to answer stays the decision above.
+            naming = [c for c in selection.candidates if holds_codes(c.scored, codes)]
+            if naming:
+                selection = replace(selection, chosen=tuple(self._pick(naming, parts)))
         held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(
