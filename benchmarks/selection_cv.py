@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from truthbase.answer import ExtractiveAnswerer
-from truthbase.answer.extractive import Candidate, missing_named_terms
+from truthbase.answer.extractive import Candidate
+from truthbase.answer.names import missing_named_terms
 from truthbase.answer.parts import question_parts
 from truthbase.answer.pipeline import retrieve, sources_from_hits
 from truthbase.answer.refusal_model import weighted_score

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.corpus import GOLDEN_DEV
-from truthbase.answer.extractive import ExtractiveAnswerer, missing_named_terms
+from truthbase.answer.extractive import ExtractiveAnswerer
+from truthbase.answer.names import missing_named_terms
 from truthbase.answer.pipeline import retrieve, sources_from_hits
 from truthbase.config import ExtractiveSettings, RetrievalSettings
 from truthbase.embed import Embedder

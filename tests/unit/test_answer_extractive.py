@@ -8,17 +8,15 @@ import dataclasses
 import pytest
 
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
-from truthbase.answer.extractive import (
-    Focus,
+from truthbase.answer.extractive import Focus, focus_coverage, follow_up_focus
+from truthbase.answer.follow_up import names_other_item, new_words_held
+from truthbase.answer.names import (
     code_terms,
-    focus_coverage,
-    follow_up_focus,
     holds_codes,
     missing_named_terms,
     named_terms,
     one_of_a_family,
 )
-from truthbase.answer.follow_up import names_other_item, new_words_held
 from truthbase.cite import parse_answer
 from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings

@@ -34,7 +34,6 @@ help). They and the other limits are the ``extractive`` settings section
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -46,7 +45,6 @@ from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
-from ..text.language import detect
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
@@ -60,6 +58,7 @@ from .follow_up import (
     new_words_held,
 )
 from .model import NO_ANSWER, Source
+from .names import code_terms, holds_codes, missing_named_terms, one_of_a_family
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
 from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
@@ -165,111 +164,6 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
         return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
     letters = sum(ch.isalpha() for ch in text)
     return letters >= 0.5 * len(text.replace(" ", ""))
-
-
-_NAME_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_ABBREVIATION = re.compile(r"\b[A-Z][a-z]{0,3}\.$")  # Mr. Mrs. Dr. St.: no sentence ends there
-
-
-# Runs of CJK script: a capital or a space marks no name there, so a Chinese question's one
-# "word" (the whole sentence) must not become named terms; only its Latin and digit runs can.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-# Languages whose spelling capitalizes every noun: there a capital letter marks no name.
-_NOUNS_CAPITALIZED = frozenset({"de", "lb"})
-
-
-def named_terms(question: str, language: str | None = None) -> list[str]:
-    """The question's named terms, stemmed: acronyms and other words with two or more capitals
-    (CISA, HotpotQA), tokens with a digit (42001, 13B), and capitalized words that do not
-    start the question or a sentence (Recall@20, Bennet), in order, without repeats.
-
-    ``language`` (ISO 639-1; None: detected, :func:`truthbase.text.language.detect`) decides
-    whether a capital marks a name: not in German, where every noun has one ("In welchem
-    Semester ..." names no term but its acronyms and numbers). In CJK text only the Latin and
-    digit runs can be names ("东北电气2018年" names 2018)."""
-    text = unicodedata.normalize("NFKC", question)
-    if language is None:
-        language = detect(text)[0]
-    capitals_name = language not in _NOUNS_CAPITALIZED
-    out: list[str] = []
-    for m in _NAME_TOKEN.finditer(text):
-        at = m.start()
-        for word in _CJK.split(m.group()):
-            start = text.index(word, at) if word else at
-            at = start + len(word)
-            if not word:
-                continue
-            before = text[:start].rstrip()
-            starts = (
-                not before
-                or before[-1] in "?!"
-                or (before[-1] == "." and not _ABBREVIATION.search(before))
-            )
-            if (
-                any(ch.isdigit() for ch in word)
-                or sum(ch.isupper() for ch in word) >= 2
-                or (capitals_name and word[0].isupper() and not starts)
-            ):
-                for t in terms(word):
-                    if t not in out:
-                        out.append(t)
-    return out
-
-
-#: A code of letters and digits joined by dots or hyphens ("ID.RA-08", "GV.RM-02", "GPT-4").
-_CODE = re.compile(r"(?<![\w.\-])[^\W_]+(?:[.\-][^\W_]+)+(?![\w\-]|\.\w)")
-
-
-def code_terms(text: str) -> list[str]:
-    """The codes ``text`` names, case-folded, without repeats: compounds of letters and digits
-    joined by dots or hyphens, with a letter and a digit ("ID.RA-08" -> "id.ra-08", "GPT-4";
-    not "well-known", "Self-RAG" or "2.0"). Their words are terms already, but "ID.RA-08"
-    shares "id", "ra" and "08" with ID.RA-07 and ID.AM-08 on the same page, and an embedding
-    hardly tells them apart: the whole code is what names one of them."""
-    out: list[str] = []
-    for m in _CODE.finditer(unicodedata.normalize("NFKC", text)):
-        code = m.group().casefold()
-        letters_and_digits = any(ch.isdigit() for ch in code) and any(ch.isalpha() for ch in code)
-        if letters_and_digits and code not in out:
-            out.append(code)
-    return out
-
-
-def holds_codes(text: str, codes: Sequence[str]) -> bool:
-    """Whether ``text`` names every one of ``codes`` (:func:`code_terms`), alone or inside a
-    longer compound ("GPT-4-based" names GPT-4; "ID.RA-081" does not name ID.RA-08)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return all(
-        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_])", folded) is not None for code in codes
-    )
-
-
-def _shape(code: str) -> str:
-    return re.sub(r"[^\W\d_]", "a", re.sub(r"\d", "9", code))
-
-
-def one_of_a_family(codes: Sequence[str], candidates: Sequence[Candidate]) -> list[str]:
-    """The ``codes`` that name one of a family in the candidates' sentences: another code of
-    the same shape (letters for letters, digits for digits, the same joiners: ID.RA-07 beside
-    ID.RA-08) is there. A code without one is context ("the demonstrations Self-RAG gives
-    GPT-4"), not the item asked about, and the embedding tells such sentences apart anyway."""
-    if not codes:
-        return []
-    shapes = {_shape(c) for c in codes}
-    seen = {t for c in candidates for t in code_terms(c.scored) if _shape(t) in shapes}
-    return [c for c in codes if any(_shape(t) == _shape(c) and t != c for t in seen)]
-
-
-def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, ...]:
-    """The named terms of the question that occur in no source text and no source title."""
-    wanted = named_terms(question)
-    if not wanted:
-        return ()
-    have: set[str] = set()
-    for source in sources:
-        have.update(terms(source.text))
-        have.update(terms(source.title))
-    return tuple(t for t in wanted if t not in have)
 
 
 def _folded(text: str) -> str:
