@@ -135,6 +135,15 @@ class Resolution:
         answerer pick the earlier turn's sentences again."""
         if self.kind == "rewritten":
             return self.searched_for
+        return self.words_question
+
+    @property
+    def words_question(self) -> str:
+        """The question as asked with what its ordinal points at in place, even beside a
+        model's rewrite: what the extractive answerer reads, which chooses sentences by their
+        words, and a small model's paraphrase moves the words away from the passage ("What are
+        the embeddings used in RAPTOR's tree building process?" for "What are they embedded
+        with?"; docs/evals/conversations.md, session 22)."""
         return self.resolved_question or self.question
 
     @property

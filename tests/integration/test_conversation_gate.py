@@ -1,12 +1,12 @@
 """The CI gate of follow-up questions on golden/followups-dev.json, extractive (no model).
 
 Each turn is asked with the earlier turns (and the answers this run gave) as history, as
-`truthbase eval conversations` does. Measured (docs/evals/conversations.md): first turns R@8
-0.800 and correct citation 0.533; follow-ups resolved R@8 0.806, correct citation 0.361,
-unanswerable refused 1.000 (the words a follow-up adds must be in its cited passages: policy
-rule 4); asked as written R@8 0.611; topic shifts in the thread equal to the same questions
-asked alone. The floors sit a question or two below that; the issue's goal that is not met
-stands as a strict xfail (it fails loudly, as XPASS, once met).
+`truthbase eval conversations` does. Measured (docs/evals/conversations.md, session 22): first
+turns R@8 0.800 and correct citation 0.533; follow-ups resolved R@8 0.806, correct citation
+0.500 (18 of 36: the issue's goal, 0.9 x 0.533 = 0.480, met by one question), unanswerable
+refused 0.833 (the words a follow-up adds must be in its cited passages: policy rule 4); asked
+as written R@8 0.611; topic shifts in the thread equal to the same questions asked alone. The
+floors sit a question or two below that; the issue's goals are tests of their own.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from truthbase.store import SQLiteStore
 pytestmark = pytest.mark.slow
 
 FOLLOW_UP_RECALL_FLOOR = 0.75  # measured 0.806 (36 answerable follow-ups: two fewer is 0.75)
-FOLLOW_UP_CITATION_FLOOR = 0.3  # measured 0.389 (14 of 36; 11 is 0.306), 0.333 before the
-# list's other items were kept out of a drill-down's answer and a phrasal verb a follow-up adds
-# was held by its synonym (session 21)
+FOLLOW_UP_CITATION_FLOOR = 0.44  # measured 0.500 (18 of 36; 16 is 0.444); 0.389 before a
+# comparison showed its earlier side, a follow-up naming another document preferred it and a
+# code of a family was cited where a sentence holds it (session 22)
 UNANSWERABLE_GOAL = 0.8  # issue 26; measured 0.833 (5 of 6 unanswerable; 6 of 6 before e1587d5)
 SHIFT_SLACK = 0.05  # the issue's goal: topic shifts within .05 of the same question alone
 
@@ -99,15 +99,10 @@ def test_topic_shifts_are_not_dragged_to_the_old_topic(resolved: dict[str, Any])
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 goal not met without a model: follow-ups' correct citation 0.389 against "
-    "0.9 x the first turns' 0.533 = 0.48 (the passage is found, R@8 0.806, but most misses "
-    "cite another sentence of it or are refused: docs/evals/conversations.md)",
-)
 def test_goal_follow_ups_reach_nine_tenths_of_the_first_turns_citations(
     resolved: dict[str, Any],
 ) -> None:
+    """Issue 26's goal without a model: measured 0.500 against 0.9 x 0.533 = 0.480."""
     first = resolved["first_turns"]["answered_with_correct_citation"]
     assert resolved["follow_ups"]["answered_with_correct_citation"] >= 0.9 * first
 

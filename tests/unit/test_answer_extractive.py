@@ -407,3 +407,22 @@ def test_a_question_naming_one_code_of_a_family_cites_the_sentence_that_holds_it
     assert one_of_a_family(["gpt-4"], candidates) == []
     family = answerer.candidates(question, [listing])
     assert one_of_a_family(["id.ra-08"], family) == ["id.ra-08"]
+
+
+def test_beside_a_model_s_rewrite_the_extractive_answerer_reads_the_question_s_words() -> None:
+    embedded = "Each chunk is embedded with SBERT, a BERT-based encoder."
+    timing = "Building the tree of embeddings takes time linear in the corpus."
+    sources = [_source(1, f"{embedded} {timing}")]
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    rewrite = "How long does building the tree of embeddings take?"  # a small model's slip
+    rewritten = Resolution(
+        question="What is each chunk embedded with?",
+        searched_for=rewrite,
+        kind="rewritten",
+        reason="test",
+    )
+    read = parse_answer("".join(answerer.draft(rewrite, sources, rewritten).tokens))
+    assert embedded in read.text and timing not in read.text
+    # Without a follow-up the same question is answered by its own words.
+    alone = parse_answer("".join(answerer.draft(rewrite, sources).tokens))
+    assert timing in alone.text

@@ -191,6 +191,23 @@ def test_the_model_rewrite_is_searched_and_keeps_the_prior(server: Scripted) -> 
     assert resolution.to_json()["also_searched"] == list(resolution.also_searched)
     sent = server.requests[0]["body"]["messages"]
     assert "How does RAPTOR segment" in sent[1]["content"]
+    # The extractive answerer reads the question's own words beside the rewrite.
+    assert resolution.words_question == "What are they embedded with?"
+
+
+def test_beside_a_rewrite_the_ordinal_s_item_is_kept(server: Scripted) -> None:
+    core = Turn(
+        question="Which four functions make up the AI RMF Core?",
+        answer="The Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE. [1]",
+        citations=(CitedSpan(doc_id="rmf", unit=3, start=0, end=80, quote="four functions"),),
+    )
+    server.say(Reply(body=completion('{"question": "What does the second function do?"}')))
+    resolution = resolve_question("What does the second one do?", [core], model=server.model())
+    assert resolution.kind == "rewritten"
+    assert resolution.answer_question == "What does the second function do?"  # an LLM reads it
+    assert resolution.words_question == "What does MAP do?"  # the extractive answerer this
+    assert resolution.referents == ("MAP",)
+    assert set(resolution.referent_others) == {"GOVERN", "MEASURE", "MANAGE"}
 
 
 def test_the_model_keeping_the_question_makes_it_standalone(server: Scripted) -> None:

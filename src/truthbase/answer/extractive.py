@@ -469,8 +469,12 @@ class ExtractiveAnswerer:
 
         A follow-up (``follow_up``, its resolution) is answered by its own words and, weaker,
         the words the earlier turns lend it (:mod:`.follow_up`); one whose cited passages lack
-        the words it adds is refused (policy rule 4)."""
+        the words it adds is refused (policy rule 4). Beside a model's rewrite it reads the
+        question as the resolution without a model does (:attr:`~truthbase.turns.Resolution.
+        words_question`)."""
         cfg = self.settings
+        if follow_up is not None and follow_up.kind == "rewritten":
+            question = follow_up.words_question  # its words, not a model's paraphrase of them
         focus = follow_up_focus(question, follow_up, cfg.follow_up_context_weight)
         parts = question_parts(question)
         # A part's best sentence need not be a contender for the whole question, nor the best

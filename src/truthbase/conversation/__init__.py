@@ -78,6 +78,11 @@ def resolve_question(
         prior_documents=fallback.prior_documents,
         new_words=fallback.new_words,
         compared=fallback.compared,
+        # What the resolution without a model read the question as: the extractive answerer
+        # reads it (its words), an LLM answerer the rewrite (:meth:`Resolution.answer_question`).
+        referents=fallback.referents,
+        referent_others=fallback.referent_others,
+        resolved_question=fallback.resolved_question,
         # The resolution without a model is searched too and fused: a small model's rewrite
         # can word the thread's subject away ("the second one" as "the second function", not
         # "MAP"), and the resolution still finds it (docs/evals/conversations.md).
