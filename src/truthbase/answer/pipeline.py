@@ -24,6 +24,7 @@ from ..cite.judge import Judge
 from ..config import LLMSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import TruthBaseError
+from ..llm.client import ChatModel
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
 from ..records import SearchHit
@@ -147,38 +148,51 @@ def retrieve(
     if prior_documents:  # a follow-up's earlier citations: a prior, not a filter
         hits, out.info["prior_documents"] = _prefer(hits, prior_documents), sorted(prior_documents)
     if do_rerank and model is not None:
-        with span("rerank", candidates=len(hits)):
-            ranked = rerank_outcome(
-                model,
-                question,
-                [(h.chunk.id, h.chunk.text) for h in hits],
-                stages.rerank_timeout,
-                window=WINDOW,
-                keep=k,
-                max_chars=stages.rerank_chars,
-            )
-        by_id = {h.chunk.id: h for h in hits}
-        hits = [by_id[i] for i in ranked.ids]
-        out.timings["rerank"] = ranked.seconds
-        out.info["rerank"] = {
-            "reranked": ranked.reranked,
-            "model_order": list(ranked.model_order),
-            "reason": ranked.reason,
-        }
+        hits = _reranked(model, question, hits, stages, k, out)
     if kept:
-
-        def looked_up(cited: CitedSpan) -> SearchHit | None:
-            # Its quote searched in its document alone: the passage an earlier answer cited is
-            # found again by its own words (a document out of scope stays out).
-            scope = narrow(doc_ids, cited.doc_id)
-            if not cited.quote.strip() or scope == frozenset():
-                return None
-            found = search(store, embedder, cited.quote, settings, k=3, doc_ids=scope).hits
-            return next((h for h in found if _holds_span(h, cited)), None)
-
-        hits = _keeping(hits, kept, k, out, looked_up)
+        hits = _keeping(hits, kept, k, out, _look_up(store, embedder, settings, doc_ids))
     out.hits = hits[:k]
     return out
+
+
+def _reranked(
+    model: ChatModel, question: str, hits: list[SearchHit], stages: Stages, k: int, out: Retrieved
+) -> list[SearchHit]:
+    """The listwise rerank of the fused top :data:`WINDOW` (it fails open to their order)."""
+    with span("rerank", candidates=len(hits)):
+        ranked = rerank_outcome(
+            model,
+            question,
+            [(h.chunk.id, h.chunk.text) for h in hits],
+            stages.rerank_timeout,
+            window=WINDOW,
+            keep=k,
+            max_chars=stages.rerank_chars,
+        )
+    by_id = {h.chunk.id: h for h in hits}
+    out.timings["rerank"] = ranked.seconds
+    out.info["rerank"] = {
+        "reranked": ranked.reranked,
+        "model_order": list(ranked.model_order),
+        "reason": ranked.reason,
+    }
+    return [by_id[i] for i in ranked.ids]
+
+
+def _look_up(
+    store: Searchable, embedder: Embedder, settings: RetrievalSettings, doc_ids: DocScope
+) -> Callable[[CitedSpan], SearchHit | None]:
+    """Finds the hit that holds an earlier answer's span again: its quote searched in its
+    document alone (a document out of scope stays out)."""
+
+    def looked_up(cited: CitedSpan) -> SearchHit | None:
+        scope = narrow(doc_ids, cited.doc_id)
+        if not cited.quote.strip() or scope == frozenset():
+            return None
+        found = search(store, embedder, cited.quote, settings, k=3, doc_ids=scope).hits
+        return next((h for h in found if _holds_span(h, cited)), None)
+
+    return looked_up
 
 
 def _holds_span(hit: SearchHit, span: CitedSpan) -> bool:
