@@ -22,6 +22,7 @@ from typing import Any, Literal
 from .errors import InvalidInput
 
 __all__ = [
+    "MAX_CITATIONS",
     "MAX_TURNS",
     "CitedSpan",
     "Resolution",
@@ -36,6 +37,9 @@ __all__ = [
 
 #: The most earlier turns a request may carry (older ones are dropped by the client, not here).
 MAX_TURNS = 20
+#: The most citations an earlier turn may carry (an answer cites a few sentences; a request with
+#: thousands would make the follow-up's work grow with them).
+MAX_CITATIONS = 64
 _MAX_TEXT = 20_000
 
 #: How a question was searched: ``first`` (no earlier turn), ``standalone`` (a new topic: searched
@@ -163,7 +167,9 @@ class Resolution:
             "referents": list(self.referents),
             "referent_others": list(self.referent_others),
             "also_searched": list(self.also_searched),
-            "compared": [c.to_json() for c in self.compared],
+            # How many, not which: the spans' quotes are the earlier answer's, and a stored
+            # resolution is shown again to whoever opens the thread.
+            "compared": len(self.compared),
         }
 
 
@@ -220,6 +226,8 @@ def turns_from_json(data: Any) -> list[Turn]:
         citations = item.get("citations") or []
         if not isinstance(citations, Sequence) or isinstance(citations, str | bytes):
             raise InvalidInput(f"{where}: 'citations' must be a list")
+        if len(citations) > MAX_CITATIONS:
+            raise InvalidInput(f"{where}: at most {MAX_CITATIONS} citations")
         searched = item.get("searched_for")
         turns.append(
             Turn(

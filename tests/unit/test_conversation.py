@@ -128,6 +128,7 @@ def test_turns_round_trip_through_json_and_refuse_bad_input() -> None:
         [{"question": "q", "citations": [{"doc_id": "d", "unit": -1, "start": 0, "end": 1}]}],
         [{"question": "q", "citations": [{"doc_id": "d", "unit": True, "start": 0, "end": 1}]}],
         [{"question": "q"}] * 21,
+        [{"question": "q", "citations": [{"doc_id": "d", "unit": 0, "start": 0, "end": 1}] * 65}],
     ]
     for value in bad:
         with pytest.raises(InvalidInput):
@@ -291,16 +292,26 @@ def test_a_comparison_compares_with_what_the_latest_answer_cited() -> None:
             ),
         ),
     )
-    refused = Turn(question="And how long does that take?")  # refused: it cited nothing
-    resolution = resolve_follow_up("Is that also how Self-RAG does it?", [chunking, refused])
+    # A refused follow-up (searched with the thread's words, it cited nothing) between.
+    refused = Turn(
+        question="And how long does that take?",
+        searched_for="And how long does that take? (raptor segment corpus)",
+    )
+    question = "Is that similar in Self-RAG?"
+    resolution = resolve_follow_up(question, [chunking, refused])
     # The side the comparison is about: the latest answer that cited, the quote that has most
     # of that turn's question words first; its documents stay the prior.
     assert [c.unit for c in resolution.compared] == [2, 1]
     assert resolution.prior_documents == ("raptor",)
-    assert resolution.to_json()["compared"][0]["unit"] == 2
-    # A follow-up that compares nothing shows no earlier side.
+    assert resolution.to_json()["compared"] == 2  # how many, not the quotes
+    # A follow-up that compares nothing shows no earlier side; "also" asks about one side.
     assert resolve_follow_up("What are they embedded with?", [chunking]).compared == ()
-    assert resolve_follow_up("Is that also true for Self-RAG?", [refused]).compared == ()
+    assert resolve_follow_up("Does it also apply to Self-RAG?", [chunking]).compared == ()
+    assert resolve_follow_up(question, [refused]).compared == ()
+    # A refused question of its own ends the old topic: no prior, nothing to compare.
+    mercury = Turn(question="What is the boiling point of mercury in kelvin?")
+    after = resolve_follow_up("And what about lead, is it similar?", [chunking, mercury])
+    assert (after.prior_documents, after.compared) == ((), ())
 
 
 def test_a_document_is_named_by_its_short_title_or_acronym() -> None:
@@ -318,6 +329,11 @@ def test_a_document_is_named_by_its_short_title_or_acronym() -> None:
     # A title that is a common word names nothing unless written as a name.
     assert named_documents("Test: how does the ai rmf do it?", titles) == ()
     assert named_documents("How does the framework compare?", titles) == ()
+    # What a file is, a one-letter title and a title's article name nothing; folding is alike.
+    others = {"report": "Annual report (PDF)", "i": "I", "ist": "İstanbul"}
+    assert title_names("Annual report (PDF)") == [("annual", "report", "pdf")]
+    assert named_documents("Can I see what the PDF says?", others) == ()
+    assert named_documents("And in İstanbul?", others) == ("ist",)
 
 
 def test_a_follow_up_naming_another_document_prefers_it() -> None:

@@ -518,7 +518,11 @@ class ExtractiveAnswerer:
                 probability=selection.probability,
             )
         earlier = None if selection.refused else earlier_side(selection.candidates, follow_up)
-        if earlier is not None and not any(_overlap(earlier, c) for c in selection.chosen):
+        if earlier is not None and not any(
+            _overlap(earlier, c)
+            or jaccard(terms(earlier.text), terms(c.text)) >= cfg.duplicate_jaccard
+            for c in selection.chosen
+        ):
             # A comparison shows both sides: the new one chosen above (whether to answer is
             # decided on it alone), the earlier one as the previous answer cited it.
             chosen = sorted((*selection.chosen, earlier), key=lambda c: (c.n, c.start))

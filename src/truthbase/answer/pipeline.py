@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..access import DocScope, narrow
@@ -179,6 +179,10 @@ def _reranked(
     return [by_id[i] for i in ranked.ids]
 
 
+#: How many of a comparison's earlier spans are looked up when the search missed them.
+LOOK_UPS = 3
+
+
 def _look_up(
     store: Searchable, embedder: Embedder, settings: RetrievalSettings, doc_ids: DocScope
 ) -> Callable[[CitedSpan], SearchHit | None]:
@@ -213,23 +217,28 @@ def _keeping(
     look_up: Callable[[CitedSpan], SearchHit | None],
 ) -> list[SearchHit]:
     """``hits`` with a hit that holds the first span of ``kept`` (best first) among the first
-    ``k``: a deeper hit that holds it, or else the one ``look_up`` finds, takes the ``k``-th
-    place (the rest move down one); the next span is tried when neither finds one."""
-    if k <= 0:
+    ``k``: a deeper hit that holds it, or else the one ``look_up`` finds (for the first
+    :data:`LOOK_UPS` spans only: a request's spans are the client's), takes the ``k``-th place
+    (the rest move down one); the next span is tried when neither finds one. With ``k`` under
+    2 nothing moves: the one source is the new side's. The hit keeps a score no higher than the
+    one it displaces, since whether to answer reads the sources' scores and is decided on the
+    new side alone."""
+    if k < 2:
         return hits
-    for cited in kept:
-        found = next((i for i, h in enumerate(hits) if _holds_span(h, cited)), None)
+    for i, cited in enumerate(kept):
+        found = next((j for j, h in enumerate(hits) if _holds_span(h, cited)), None)
         if found is not None and found < k:
             out.info["kept"] = hits[found].chunk.id
             return hits
-        if found is not None:
-            out.info["kept"] = hits[found].chunk.id
-            return [*hits[: k - 1], hits[found], *hits[k - 1 : found], *hits[found + 1 :]]
-        hit = look_up(cited)
-        if hit is not None:
-            out.info["kept"] = hit.chunk.id
-            rest = [h for h in hits[k - 1 :] if h.chunk.id != hit.chunk.id]
-            return [*hits[: k - 1], hit, *rest]
+        hit = hits[found] if found is not None else look_up(cited) if i < LOOK_UPS else None
+        if hit is None:
+            continue
+        place = min(k - 1, len(hits))
+        rest = [h for h in hits[place:] if h.chunk.id != hit.chunk.id]
+        if hits:  # no higher than the hit it displaces, or than the last one
+            hit = replace(hit, score=min(hit.score, hits[min(place, len(hits) - 1)].score))
+        out.info["kept"] = hit.chunk.id
+        return [*hits[:place], hit, *rest]
     out.info["kept"] = None
     return hits
 

@@ -299,7 +299,8 @@ class Service(KeptAnswers):
         if plan.scope is None:
             return resolution
         priors = tuple(d for d in resolution.prior_documents if d in plan.scope)
-        return replace(resolution, prior_documents=priors)
+        compared = tuple(c for c in resolution.compared if c.doc_id in plan.scope)
+        return replace(resolution, prior_documents=priors, compared=compared)
 
     def admit_answer(self, plan: AnswerPlan, address: str | None) -> None:
         """Count the answer against the chat quota when it comes from ``address`` (agent mode

@@ -80,6 +80,7 @@ def resolve_question(
         compared=fallback.compared,
         # What the resolution without a model read the question as: the extractive answerer
         # reads it (its words), an LLM answerer the rewrite (:meth:`Resolution.answer_question`).
+        context_words=fallback.context_words,
         referents=fallback.referents,
         referent_others=fallback.referent_others,
         resolved_question=fallback.resolved_question,

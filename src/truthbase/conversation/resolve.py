@@ -64,6 +64,15 @@ COMPARISON_WORDS = frozenset(
     either both differ differs different difference versus vs likewise better worse instead
     """.split()  # noqa: SIM905
 )
+#: The comparison words that set two sides against each other ("How does that compare with
+#: ...?", "Did it work any better?"): such a follow-up shows the earlier side again. Not "also",
+#: "too", "same" or "either": "Does it also apply to small businesses?" asks about one side.
+TWO_SIDED_WORDS = frozenset(
+    """
+    compare compared compares comparing comparison comparable similar similarly differ differs
+    different difference versus vs likewise better worse
+    """.split()  # noqa: SIM905
+)
 # fmt: on
 #: Openers that leave out the subject or the predicate of the question before ("And at Tier 3?").
 ELLIPSIS_OPENERS = re.compile(
@@ -187,13 +196,30 @@ def new_words(question: str, history: Sequence[Turn]) -> list[str]:
     return [w for w in content_words(question) if stem(w) not in seen]
 
 
-def _compared(history: Sequence[Turn], titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
-    """What a comparison compares with: the spans the latest answer that cited any cited (a
-    refused turn between leaves the side it was asked about where it was), the one whose quote
-    has most of that turn's question words first (an answer cites context beside its answer);
-    words of the cited documents' titles do not count (they say which document, and "Figure 2
-    shows the CSF Functions" is not the answer to "Which CSF 2.0 Function ...?")."""
-    turn = next((t for t in reversed(history) if t.citations), None)
+def _followed(turn: Turn) -> bool:
+    """Whether ``turn`` was itself searched as a follow-up (something was added to it or it was
+    rewritten), not as a question of its own."""
+    return turn.searched_for is not None and turn.searched_for.strip() != turn.question.strip()
+
+
+def latest_cited(history: Sequence[Turn]) -> Turn | None:
+    """The latest earlier turn whose answer cited anything: a refused follow-up between leaves
+    the topic where it was ("Which Category is it part of?", refused, then "Is there a comparable
+    outcome in the AI RMF?"), but a refused question of its own ends the old topic (None)."""
+    for turn in reversed(history):
+        if turn.citations:
+            return turn
+        if not _followed(turn):
+            return None
+    return None
+
+
+def _compared(turn: Turn | None, titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
+    """What a comparison compares with: the spans ``turn`` (:func:`latest_cited`) cited, the
+    one whose quote has most of that turn's question words first (an answer cites context
+    beside its answer); words of the cited documents' titles do not count (they say which
+    document, and "Figure 2 shows the CSF Functions" is not the answer to "Which CSF 2.0
+    Function ...?")."""
     if turn is None:
         return ()
     naming = _stems(w for d in turn.cited_documents for w in content_words(titles.get(d, "")))
@@ -236,7 +262,8 @@ def resolve_follow_up(
     )
     referents = content_words(" ".join(referred.named))
     leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
-    priors = next((t.cited_documents for t in reversed(history) if t.citations), ())
+    cited = latest_cited(history)
+    priors = cited.cited_documents if cited is not None else ()
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
     )
@@ -248,7 +275,7 @@ def resolve_follow_up(
         priors = named
         why = "follows the previous turn: its subject is added, and the document it names"
     words = [*referents, *context_words(question, history, settings, leave_out)]
-    compares = any(w in COMPARISON_WORDS for w in WORD.findall(question.casefold()))
+    compares = any(w in TWO_SIDED_WORDS for w in WORD.findall(question.casefold()))
     searched = f"{question.strip()} ({' '.join(words)})" if words else question
     return Resolution(
         question=question,
@@ -261,5 +288,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
-        compared=_compared(history, titles or {}) if compares else (),
+        compared=_compared(cited, titles or {}) if compares else (),
     )
