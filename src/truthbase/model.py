@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, overload
+from typing import Literal, NamedTuple, Protocol, overload
 
 #: (x0, y0, x1, y1) in PDF user space, x0 <= x1 and y0 <= y1.
 Rect = tuple[float, float, float, float]
@@ -304,6 +304,24 @@ class ChunkDraft:
     kind: ChunkKind = "text"
     context: str = ""
     section: str = ""
+
+
+class Located(Protocol):
+    """Anything on a unit of a document: a chunk, a source, a cited span, a candidate sentence."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def unit(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+def overlaps(a: Located, b: Located) -> bool:
+    """Whether ``a`` and ``b`` share text: the same document and unit, overlapping offsets."""
+    return a.doc_id == b.doc_id and a.unit == b.unit and a.start < b.end and b.start < a.end
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

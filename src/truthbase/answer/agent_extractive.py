@@ -36,6 +36,7 @@ from ..cite.tags import format_tag
 from ..config import RetrievalSettings
 from ..embed import Embedder, embed_question_with
 from ..llm.client import ToolCall
+from ..model import overlaps
 from ..records import NO_ANSWER, Source, Toolbox
 from ..retrieve.hybrid import search
 from ..segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
@@ -277,13 +278,7 @@ def hybrid_ranker(
         for r, hit in enumerate(hits):
             c = hit.chunk
             for s in sources:
-                if (
-                    s.doc_id == c.doc_id
-                    and s.unit == c.unit
-                    and s.start < c.end
-                    and c.start < s.end
-                    and s.n not in best
-                ):
+                if overlaps(s, c) and s.n not in best:
                     best[s.n] = r
         # Passages are shorter than chunks, so several share a hit: among them the one that
         # matches the question best goes first.

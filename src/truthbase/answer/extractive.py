@@ -45,6 +45,7 @@ from ..cite import defuse_markers
 from ..config import ExtractiveSettings
 from ..embed import Embedder, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
+from ..model import overlaps
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
@@ -180,10 +181,6 @@ def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     for source, _, _, text, _ in raw:
         units.setdefault((source.doc_id, _folded(text)), set()).add(source.unit)
     return {key for key, seen in units.items() if len(seen) >= 2}
-
-
-def _overlap(a: Candidate, b: Candidate) -> bool:
-    return a.doc_id == b.doc_id and a.unit == b.unit and a.start < b.end and b.start < a.end
 
 
 def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
@@ -418,9 +415,9 @@ class ExtractiveAnswerer:
         for c in candidates[1:]:
             if len(chosen) >= cfg.max_sentences or c.score < cfg.keep_ratio * best.score:
                 break
-            overlaps = any(_overlap(c, o) for o in chosen)
+            repeats = any(overlaps(c, o) for o in chosen)
             c_terms = terms(c.text)
-            if overlaps or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
+            if repeats or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
                 continue
             if not _reads_as_prose(c.text):
                 continue
@@ -519,7 +516,7 @@ class ExtractiveAnswerer:
             )
         earlier = None if selection.refused else earlier_side(selection.candidates, follow_up)
         if earlier is not None and not any(
-            _overlap(earlier, c)
+            overlaps(earlier, c)
             or jaccard(terms(earlier.text), terms(c.text)) >= cfg.duplicate_jaccard
             for c in selection.chosen
         ):

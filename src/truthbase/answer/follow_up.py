@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from ..cite.align import content_words, passage_lemmas
 from ..cite.lexicon import load_lexicon
+from ..model import Located, overlaps
 from ..text.vocabulary import stem, terms, weighted_coverage
 from ..turns import Resolution
 from .model import Source
@@ -153,18 +154,7 @@ def _meant_elsewise(follow_up: Resolution, missing: set[str], words: Sequence[st
     )
 
 
-class _Located(Protocol):
-    @property
-    def doc_id(self) -> str: ...
-    @property
-    def unit(self) -> int: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-
-
-_S = TypeVar("_S", bound=_Located)
+_S = TypeVar("_S", bound=Located)
 
 
 def earlier_side(candidates: Sequence[_S], follow_up: Resolution | None) -> _S | None:
@@ -176,12 +166,7 @@ def earlier_side(candidates: Sequence[_S], follow_up: Resolution | None) -> _S |
         return None
     for span in follow_up.compared:
         for c in candidates:
-            if (
-                c.doc_id == span.doc_id
-                and c.unit == span.unit
-                and c.start < span.end
-                and span.start < c.end
-            ):
+            if overlaps(c, span):
                 return c
     return None
 

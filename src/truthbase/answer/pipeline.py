@@ -27,6 +27,7 @@ from ..errors import TruthBaseError
 from ..llm.client import ChatModel
 from ..llm.rerank import WINDOW, rerank_outcome
 from ..llm.rewrite import RewriteOutcome, fuse_subqueries, rewrite
+from ..model import overlaps
 from ..records import SearchHit
 from ..retrieve.fusion import prefer
 from ..retrieve.hybrid import search
@@ -194,19 +195,9 @@ def _look_up(
         if not cited.quote.strip() or scope == frozenset():
             return None
         found = search(store, embedder, cited.quote, settings, k=3, doc_ids=scope).hits
-        return next((h for h in found if _holds_span(h, cited)), None)
+        return next((h for h in found if overlaps(h.chunk, cited)), None)
 
     return looked_up
-
-
-def _holds_span(hit: SearchHit, span: CitedSpan) -> bool:
-    c = hit.chunk
-    return (
-        c.doc_id == span.doc_id
-        and c.unit == span.unit
-        and c.start < span.end
-        and span.start < c.end
-    )
 
 
 def _keeping(
@@ -226,7 +217,7 @@ def _keeping(
     if k < 2:
         return hits
     for i, cited in enumerate(kept):
-        found = next((j for j, h in enumerate(hits) if _holds_span(h, cited)), None)
+        found = next((j for j, h in enumerate(hits) if overlaps(h.chunk, cited)), None)
         if found is not None and found < k:
             out.info["kept"] = hits[found].chunk.id
             return hits
