@@ -289,6 +289,10 @@ def _slow_tool_turns(model: Scripted, n: int, delay_s: float) -> None:
         model.say(reply)
 
 
+#: "At once" for a refused chat: far under the 15 s the first chat holds its slot.
+AT_ONCE = 2.0
+
+
 def test_chats_beyond_the_process_limits_get_503_with_retry_after_at_once(
     db: Path, small_doc: str
 ) -> None:
@@ -305,14 +309,16 @@ def test_chats_beyond_the_process_limits_get_503_with_retry_after_at_once(
                 _wait_for(lambda: len(model.requests) >= 1)  # the agent holds its slots
                 began = time.perf_counter()
                 refused = client.post("/api/chat", json=agent)
-                assert time.perf_counter() - began < 0.1
+                # At once: not after the slot frees (the agent holds it for 30 turns of 0.5 s);
+                # 2 s, not less, since a loaded CI machine takes that long for a round trip.
+                assert time.perf_counter() - began < AT_ONCE
                 assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
                 extractive = {"question": "What is GV.OC?", "mode": "extractive"}
                 with client.stream("POST", "/api/chat", json=extractive) as second:
                     assert second.status_code == 200  # the second chat slot
                     began = time.perf_counter()
                     third = client.post("/api/chat", json=extractive)
-                    assert time.perf_counter() - began < 0.1
+                    assert time.perf_counter() - began < AT_ONCE
                     assert third.status_code == 503 and "retry-after" in third.headers
             # Both slots come back when the streams end (the quota refuses what comes next).
             _wait_for(lambda: client.post("/api/chat", json=extractive).status_code == 429)
