@@ -130,7 +130,7 @@ def test_a_follow_up_naming_another_document_prefers_it(
     service: Service, thread: list[Turn]
 ) -> None:
     # The service passes the titles of the documents the asker may see: "Self-RAG" names one.
-    done = _done(service, "Is that also how Self-RAG prepares its corpus?", thread)
+    done = _done(service, "Is that similar to how Self-RAG prepares its corpus?", thread)
     resolution = done.resolution
     assert resolution is not None and resolution.kind == "resolved"
     self_rag = next(d.id for d in service.documents() if "self-rag" in d.path.lower())
