@@ -34,7 +34,7 @@ help). They and the other limits are the ``extractive`` settings section
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -415,9 +415,8 @@ class ExtractiveAnswerer:
         for c in candidates[1:]:
             if len(chosen) >= cfg.max_sentences or c.score < cfg.keep_ratio * best.score:
                 break
-            repeats = any(overlaps(c, o) for o in chosen)
             c_terms = terms(c.text)
-            if repeats or any(jaccard(c_terms, t) >= cfg.duplicate_jaccard for t in chosen_terms):
+            if self._repeats(c, c_terms, chosen, chosen_terms):
                 continue
             if not _reads_as_prose(c.text):
                 continue
@@ -425,6 +424,29 @@ class ExtractiveAnswerer:
             chosen_terms.append(c_terms)
         chosen.sort(key=lambda c: (c.n, c.start))
         return chosen
+
+    def _repeats(
+        self,
+        c: Candidate,
+        c_terms: Sequence[str],
+        chosen: Sequence[Candidate],
+        chosen_terms: Sequence[Sequence[str]],
+    ) -> bool:
+        """Whether ``c`` (its terms ``c_terms``) says again what a chosen sentence says: it
+        shares text with one, or nearly all its words (``duplicate_jaccard``)."""
+        return any(overlaps(c, o) for o in chosen) or any(
+            jaccard(c_terms, t) >= self.settings.duplicate_jaccard for t in chosen_terms
+        )
+
+    def _cite_among(
+        self, selection: Selection, keep: Callable[[Candidate], bool], parts: Sequence[str]
+    ) -> Selection:
+        """``selection`` citing only candidates ``keep`` holds, when any does; whether to answer
+        stays as decided, only which sentences are cited moves."""
+        if selection.refused:
+            return selection
+        among = [c for c in selection.candidates if keep(c)]
+        return replace(selection, chosen=tuple(self._pick(among, parts))) if among else selection
 
     def _per_part(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
         """The best candidate for each part, in source order, each once: scored as for the
@@ -487,21 +509,15 @@ class ExtractiveAnswerer:
         selection = self.choose(
             scored, missing_named_terms(question, sources), parts, [s.score for s in sources]
         )
-        if not selection.refused and others:
-            # Whether to answer stays the decision above; only which sentences are cited moves.
-            about_item = [
-                c for c in selection.candidates if not names_other_item(c.text, follow_up)
-            ]
-            if about_item:
-                selection = replace(selection, chosen=tuple(self._pick(about_item, parts)))
-        codes = one_of_a_family(codes, selection.candidates)
-        if not selection.refused and codes:
+        if others:
+            selection = self._cite_among(
+                selection, lambda c: not names_other_item(c.text, follow_up), parts
+            )
+        family = one_of_a_family(codes, selection.candidates)
+        if family:
             # A question that names one code of a family the sources list ("What does ID.RA-08
-            # require?" beside ID.RA-07 and ID.RA-10) cites the sentences that hold it when
-            # some do; whether to answer stays the decision above.
-            naming = [c for c in selection.candidates if holds_codes(c.scored, codes)]
-            if naming:
-                selection = replace(selection, chosen=tuple(self._pick(naming, parts)))
+            # require?" beside ID.RA-07 and ID.RA-10) cites the sentences that hold it.
+            selection = self._cite_among(selection, lambda c: holds_codes(c.scored, family), parts)
         held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(
@@ -515,10 +531,9 @@ class ExtractiveAnswerer:
                 probability=selection.probability,
             )
         earlier = None if selection.refused else earlier_side(selection.candidates, follow_up)
-        if earlier is not None and not any(
-            overlaps(earlier, c)
-            or jaccard(terms(earlier.text), terms(c.text)) >= cfg.duplicate_jaccard
-            for c in selection.chosen
+        chosen_terms = [terms(c.text) for c in selection.chosen]
+        if earlier is not None and not self._repeats(
+            earlier, terms(earlier.text), selection.chosen, chosen_terms
         ):
             # A comparison shows both sides: the new one chosen above (whether to answer is
             # decided on it alone), the earlier one as the previous answer cited it.

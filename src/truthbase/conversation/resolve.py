@@ -57,13 +57,6 @@ REFERENCE_WORDS = frozenset(
     there then such same
     """.split()  # noqa: SIM905
 )
-#: Words that compare with something named earlier: a question with one is never a new topic.
-COMPARISON_WORDS = frozenset(
-    """
-    compare compared compares comparing comparison comparable similar similarly same also too
-    either both differ differs different difference versus vs likewise better worse instead
-    """.split()  # noqa: SIM905
-)
 #: The comparison words that set two sides against each other ("How does that compare with
 #: ...?", "Did it work any better?"): such a follow-up shows the earlier side again. Not "also",
 #: "too", "same" or "either": "Does it also apply to small businesses?" asks about one side.
@@ -73,6 +66,8 @@ TWO_SIDED_WORDS = frozenset(
     different difference versus vs likewise better worse
     """.split()  # noqa: SIM905
 )
+#: Words that compare with something named earlier: a question with one is never a new topic.
+COMPARISON_WORDS = TWO_SIDED_WORDS | {"same", "also", "too", "either", "both", "instead"}
 # fmt: on
 #: Openers that leave out the subject or the predicate of the question before ("And at Tier 3?").
 ELLIPSIS_OPENERS = re.compile(
@@ -238,6 +233,7 @@ def resolve_follow_up(
     the earlier answer did not cite (:func:`.documents.named_documents`) prefers that one, and
     the words of the earlier documents' titles are not lent to it."""
     settings = settings if settings is not None else ResolveSettings()
+    titles = titles if titles is not None else {}
     if not history:
         return Resolution(
             question=question, searched_for=question, kind="first", reason="no earlier turn"
@@ -267,11 +263,11 @@ def resolve_follow_up(
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
     )
-    named = named_documents(question, titles or {})
+    named = named_documents(question, titles)
     if named and not set(named) & set(priors):
         # "... in the AI RMF?" after an answer from the CSF: the question names the document
         # it is about; the earlier one's name would pull the search back to it.
-        leave_out += [w for d in priors for w in content_words((titles or {}).get(d, ""))]
+        leave_out += [w for d in priors for w in content_words(titles.get(d, ""))]
         priors = named
         why = "follows the previous turn: its subject is added, and the document it names"
     words = [*referents, *context_words(question, history, settings, leave_out)]
@@ -288,5 +284,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
-        compared=_compared(cited, titles or {}) if compares else (),
+        compared=_compared(cited, titles) if compares else (),
     )
