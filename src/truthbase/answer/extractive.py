@@ -531,9 +531,11 @@ class ExtractiveAnswerer:
                 probability=selection.probability,
             )
         earlier = None if selection.refused else earlier_side(selection.candidates, follow_up)
-        chosen_terms = [terms(c.text) for c in selection.chosen]
         if earlier is not None and not self._repeats(
-            earlier, terms(earlier.text), selection.chosen, chosen_terms
+            earlier,
+            terms(earlier.text),
+            selection.chosen,
+            [terms(c.text) for c in selection.chosen],
         ):
             # A comparison shows both sides: the new one chosen above (whether to answer is
             # decided on it alone), the earlier one as the previous answer cited it.
