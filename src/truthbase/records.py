@@ -295,12 +295,36 @@ class StoredSegments:
 # -- the store's records ----------------------------------------------------------------------
 
 
+#: The token code of an index that records none: the sign of every dimension of each token
+#: vector (``truthbase.embed.token_code``).
+SIGN_CODE = "signs"
+
+
+def token_code_bits(code: str, dim: int) -> int:
+    """Bits a token row of ``code`` holds: ``dim`` for :data:`SIGN_CODE`, else the number a
+    projection's name starts with ("pca128:..." holds 128); InvalidInput for another name."""
+    if code == SIGN_CODE:
+        return dim
+    kind, _, digest = code.partition(":")
+    if kind.startswith("pca") and kind[3:].isdigit() and int(kind[3:]) > 0 and digest:
+        return int(kind[3:])
+    raise InvalidInput(f"unknown token code {code!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class IndexEmbedder:
-    """The embedder an index was built with; queries must use the same one."""
+    """The embedder an index was built with; queries must use the same one. ``token_code``:
+    how its chunks' token vectors are stored (:data:`SIGN_CODE` in an index that records
+    none)."""
 
     model_id: str
     dim: int
+    token_code: str = SIGN_CODE
+
+    @property
+    def token_bits(self) -> int:
+        """Bits of one stored token row."""
+        return token_code_bits(self.token_code, self.dim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,15 +413,15 @@ def token_sign_row_bytes(dim: int) -> int:
 
 
 def check_sign_blob(which: str, blob: object, dim: int) -> None:
-    """One chunk's packed token signs (``truthbase.ingest.pack_signs``): bytes, a
-    positive whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
+    """One chunk's packed token code (``truthbase.embed.token_code``): bytes, a positive
+    whole number of token rows of ``dim`` bits; InvalidInput otherwise."""
     if not isinstance(blob, bytes | bytearray | memoryview):
         raise InvalidInput(f"token signs of {which} are {type(blob).__name__}, not bytes")
     row_bytes = token_sign_row_bytes(dim)
     if len(blob) == 0 or len(blob) % row_bytes:
         raise InvalidInput(
             f"token signs of {which} are {len(blob)} bytes, not a positive multiple "
-            f"of {row_bytes} (dim {dim} packed to bits)"
+            f"of {row_bytes} ({dim} bits a token)"
         )
 
 
@@ -408,9 +432,10 @@ def _check_chunks(
     window_vectors: FloatMatrix | None,
     token_signs: Sequence[bytes] | None,
     dim: int,
+    token_bits: int,
 ) -> None:
     """ValueError (InvalidInput for token signs) when chunks, windows and their vectors and
-    signs do not fit together."""
+    token codes (``token_bits`` a token) do not fit together."""
     if len(chunks) != len(vectors):
         raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
     if len(vectors) and vectors.shape[1] != dim:
@@ -427,15 +452,16 @@ def _check_chunks(
         if len(token_signs) != len(chunks):
             raise InvalidInput(f"{len(chunks)} chunks but {len(token_signs)} token sign blobs")
         for i, blob in enumerate(token_signs):
-            check_sign_blob(f"chunk {i}", blob, dim)
+            check_sign_blob(f"chunk {i}", blob, token_bits)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ChunkBatch:
     """A run of one document's chunks as the store writes them at once: the chunks, their
     vectors, their windows (``WindowDraft.chunk`` indexes this batch's ``chunks``) with theirs,
-    and their token signs (None: no token data). Checked like :class:`IndexedDocument`, with
-    the embedder's ``dim``."""
+    and their packed token codes (None: no token data). Checked like :class:`IndexedDocument`,
+    with the embedder's ``dim`` and ``token_bits`` a token row (None: ``dim``, the signs of
+    every dimension)."""
 
     chunks: Sequence[ChunkDraft]
     vectors: FloatMatrix
@@ -443,6 +469,7 @@ class ChunkBatch:
     windows: Sequence[WindowDraft] = ()
     window_vectors: FloatMatrix | None = None
     token_signs: Sequence[bytes] | None = None
+    token_bits: int | None = None
 
     def __post_init__(self) -> None:
         _check_chunks(
@@ -452,6 +479,7 @@ class ChunkBatch:
             self.window_vectors,
             self.token_signs,
             self.dim,
+            self.dim if self.token_bits is None else self.token_bits,
         )
 
 
@@ -492,6 +520,7 @@ class IndexedDocument:
             self.window_vectors,
             self.token_signs,
             self.embedder.dim,
+            self.embedder.token_bits,
         )
 
     def chunk_batches(self) -> Iterable[ChunkBatch]:
@@ -506,5 +535,6 @@ class IndexedDocument:
                 windows=self.windows,
                 window_vectors=self.window_vectors,
                 token_signs=self.token_signs,
+                token_bits=self.embedder.token_bits,
             )
         ]

@@ -84,8 +84,8 @@ def test_windows_alone_are_embedded_and_the_chunks_pooled(document: ExtractedDoc
         # Its tokens are its windows' (the title's pieces once): about as many as a whole
         # pass, or more where the whole chunk was cut at the model's 256 pieces (a contents
         # page of dot leaders) and its windows are not.
-        tokens_after = len(after.token_signs[index]) // 48
-        tokens_before = len(before.token_signs[index]) // 48
+        tokens_after = len(after.token_signs[index]) * 8 // after.embedder.token_bits
+        tokens_before = len(before.token_signs[index]) * 8 // before.embedder.token_bits
         assert tokens_after >= 0.9 * tokens_before, draft.text
         if not any(draft.text in text for text in whole_pass.cut):
             assert tokens_after <= 1.15 * tokens_before + 4, draft.text
@@ -106,7 +106,8 @@ def test_punctuation_rows_can_be_left_unstored(
     assert every.token_signs is not None and words.token_signs is not None
     assert words.chunks == every.chunks
     np.testing.assert_array_equal(words.vectors, every.vectors)
-    rows = [len(blob) // 48 for blob in words.token_signs]
-    before = [len(blob) // 48 for blob in every.token_signs]
+    width = words.embedder.token_bits // 8
+    rows = [len(blob) // width for blob in words.token_signs]
+    before = [len(blob) // width for blob in every.token_signs]
     assert all(0 < n <= m for n, m in zip(rows, before, strict=True))
     assert sum(rows) < 0.95 * sum(before)  # the seed's prose: about a sixth are punctuation

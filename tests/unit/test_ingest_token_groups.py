@@ -9,7 +9,11 @@ import numpy as np
 
 from truthbase.embed import TokenVectors, Vectors
 from truthbase.embed._fake import HashingEmbedder
+from truthbase.embed.token_code import token_code
 from truthbase.ingest import embedding as ingest
+from truthbase.records import SIGN_CODE
+
+SIGNS_16 = token_code(SIGN_CODE, 16)
 
 
 class TokenHashing(HashingEmbedder):
@@ -35,7 +39,7 @@ class TokenHashing(HashingEmbedder):
 def test_grouped_chunks_match_one_call() -> None:
     texts = [f"chunk {i} " + "word " * (i % 17) + f"end{i}" for i in range(300)]
     grouped = TokenHashing()
-    vectors, signs = ingest._embed_chunks(grouped, texts)
+    vectors, signs = ingest._embed_chunks(grouped, texts, SIGNS_16)
     assert max(grouped.calls) <= ingest.TOKEN_GROUP and sum(grouped.calls) == 300
     whole = TokenHashing()
     want_vectors, want_tokens = whole.embed_with_tokens(texts)
@@ -68,7 +72,7 @@ def test_parts_give_a_chunk_its_windows_tokens_with_the_title_once() -> None:
     groups = ingest._groups(parts)
     embedder = TokenHashingWithStarts()
     vectors, by_text, signs = ingest._embed_from_parts(
-        embedder, parts, groups, with_signs=True, meter=None
+        embedder, parts, groups, code=SIGNS_16, with_signs=True, meter=None
     )
     assert signs is not None
     want_rows = ["Title", "words", "alpha", "beta", "gamma", "delta", "epsilon"]

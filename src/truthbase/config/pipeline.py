@@ -93,6 +93,16 @@ class ChunkingSettings(_Section):
             "the late-interaction list; needs an embedder with token vectors (local ONNX)."
         ),
     )
+    token_projection: bool = Field(
+        default=True,
+        description=(
+            "A new index stores each token as the signs of 128 fixed principal directions of "
+            "the bundled model's token vectors (16 bytes a token), not of its 384 dimensions "
+            "(48): a third of the bytes, the dev sets' retrieval within a question "
+            "(docs/evals/token-codes.md). An index keeps the code its first document chose; "
+            "other embedders always store every dimension's sign."
+        ),
+    )
     punctuation_tokens: bool = Field(
         default=True,
         description=(

@@ -3,9 +3,9 @@
 An index created before SQLite schema 6 (PostgreSQL migration 5) is upgraded in place with an
 empty ``chunk_tokens`` table, so the late-interaction list (:mod:`truthbase.retrieve.late`)
 silently skips its chunks. This re-embeds each such chunk exactly as ingest does (the same
-``context_text`` of title and chunk text, the same embedder), packs its token vectors' signs
-and writes them batch by batch: an interrupted run keeps what it wrote, and the next run picks
-up the chunks still missing. Vectors, windows and full text are left as they are.
+``context_text`` of title and chunk text, the same embedder), packs its token vectors in the
+index's token code and writes them batch by batch: an interrupted run keeps what it wrote, and
+the next run picks up the chunks still missing. Vectors, windows and full text are left as they are.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Protocol
 
 from ..config import ChunkingSettings
 from ..embed import Embedder, TokenEmbedder, check_compatible
+from ..embed.token_code import token_code
 from ..model import Chunk
 from ..store import DocumentReader, TokenSigns
-from .embedding import pack_signs, stored_rows
+from .embedding import stored_rows
 from .windows import embedded_text
 
 __all__ = ["BackfillReport", "Backfillable", "backfill_token_signs"]
@@ -89,6 +90,7 @@ def backfill_token_signs(
             ),
         )
     check_compatible(index.model_id, index.dim, embedder)
+    code = token_code(index.token_code, index.dim)  # packed as the index's other chunks are
     titles: dict[str, str] = {}
     added = 0
     done = 0
@@ -115,7 +117,7 @@ def backfill_token_signs(
                 )
             # A text with no word pieces (none at ingest either) gets no row.
             signs = {
-                chunk.id: pack_signs(stored_rows(t, chunking.punctuation_tokens))
+                chunk.id: code.pack(stored_rows(t, chunking.punctuation_tokens))
                 for chunk, t in zip(chunks, tokens, strict=True)
                 if len(t.tokens)
             }

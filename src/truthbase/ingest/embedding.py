@@ -1,6 +1,7 @@
 """Chunk and embed one extracted document into the record the store writes
 (:class:`~truthbase.records.IndexedDocument`): its chunks, their sentence windows, the vectors
-of both and the packed signs of the chunks' token vectors. Pure but for the embedder."""
+of both and the chunks' token vectors packed in the index's token code
+(:mod:`truthbase.embed.token_code`). Pure but for the embedder."""
 
 from __future__ import annotations
 
@@ -13,8 +14,16 @@ import numpy.typing as npt
 
 from ..chunking import chunk_units
 from ..embed import Embedder, TokenEmbedder, TokenVectors, Vectors, l2_normalize
+from ..embed.token_code import TokenCode, default_token_code, token_code
 from ..model import ChunkDraft, ExtractedDocument
-from ..records import ChunkBatch, IndexedDocument, IndexEmbedder, ScreenResult, WindowDraft
+from ..records import (
+    SIGN_CODE,
+    ChunkBatch,
+    IndexedDocument,
+    IndexEmbedder,
+    ScreenResult,
+    WindowDraft,
+)
 from ..sections import with_section_paths
 from ..telemetry import start_span
 from ..text.language import assign_languages
@@ -55,7 +64,16 @@ def pack_signs(vectors: Vectors) -> bytes:
     by :func:`truthbase.retrieve.late.unpack_signs`."""
     if vectors.ndim != 2 or vectors.shape[0] == 0:
         raise ValueError(f"expected a non-empty (tokens, dim) matrix, got shape {vectors.shape}")
-    return np.packbits(vectors > 0, axis=1).tobytes()
+    return token_code(SIGN_CODE, vectors.shape[1]).pack(vectors)
+
+
+def index_token_code(embedder: Embedder, options: IngestOptions) -> str:
+    """The token code the document's chunks are packed in: the index's (``options.token_code``,
+    set by the ingest path from the store), else a new index's default for this embedder
+    (``chunking.token_projection``)."""
+    if options.token_code is not None:
+        return options.token_code
+    return default_token_code(embedder.model_id, embedder.dim, options.chunking.token_projection)
 
 
 def stored_rows(tokens: TokenVectors, punctuation: bool = True) -> Vectors:
@@ -93,9 +111,13 @@ def _embed_distinct(
 
 
 def _embed_chunks(
-    embedder: Embedder, inputs: list[str], meter: Meter | None = None, punctuation: bool = True
+    embedder: Embedder,
+    inputs: list[str],
+    code: TokenCode,
+    meter: Meter | None = None,
+    punctuation: bool = True,
 ) -> tuple[npt.NDArray[np.float32], list[bytes] | None]:
-    """The chunks' vectors and packed token signs (None: no token data).
+    """The chunks' vectors and packed token codes (None: no token data).
 
     The chunks go longest first in groups of :data:`TOKEN_GROUP`: a group's float32 token
     vectors (1.5 KB a token) are packed to signs before the next group is embedded, so a long
@@ -111,7 +133,7 @@ def _embed_chunks(
         out[rows] = np.asarray(vectors, dtype=np.float32)
         if packed is not None and tokens is not None and all(len(t.tokens) for t in tokens):
             for row, token in zip(rows, tokens, strict=True):
-                packed[row] = pack_signs(stored_rows(token, punctuation))
+                packed[row] = code.pack(stored_rows(token, punctuation))
         else:
             packed = None
         if meter is not None:
@@ -176,6 +198,7 @@ def _embed_from_parts(
     parts: Sequence[Sequence[_Part]],
     groups: Sequence[Sequence[int]],
     *,
+    code: TokenCode,
     with_signs: bool,
     meter: Meter | None,
     punctuation: bool = True,
@@ -217,7 +240,7 @@ def _embed_from_parts(
                     _body(tokens[r], p.prefix if n else 0)
                     for n, (r, p) in enumerate(zip(rows, parts[i], strict=True))
                 ]
-                packed[i] = pack_signs(
+                packed[i] = code.pack(
                     stored_rows(
                         TokenVectors(
                             np.concatenate([b.vectors for b in bodies]),
@@ -278,8 +301,11 @@ def index_document(
     title = document.title if chunking.title_context else ""
     # What the meter counts: each chunk, and each window text once in its batch.
     meter = _meter(len(drafts) + len(windows), len(document.units), on_pages)
-    embed = _Embedding(embedder, options, title, drafts, texts, windows, times, meter)
-    index_embedder = IndexEmbedder(model_id=embedder.model_id, dim=embedder.dim)
+    code = token_code(index_token_code(embedder, options), embedder.dim)
+    embed = _Embedding(embedder, options, title, drafts, texts, windows, times, meter, code)
+    index_embedder = IndexEmbedder(
+        model_id=embedder.model_id, dim=embedder.dim, token_code=code.name
+    )
     whole = batch_chunks is None or len(drafts) <= batch_chunks
     if whole:
         batch = embed.batch(0, len(drafts))
@@ -321,8 +347,10 @@ class _Embedding:
         windows: Sequence[WindowDraft],
         times: StageTimes,
         meter: Meter | None,
+        code: TokenCode,
     ) -> None:
         self.embedder, self.options, self.title = embedder, options, title
+        self.code = code
         self.drafts, self.texts, self.windows = drafts, texts, windows
         self.times, self.meter = times, meter
         # windows are in chunk order: the first window of each chunk and past it
@@ -367,6 +395,7 @@ class _Embedding:
                 embedder,
                 parts,
                 _groups(parts),
+                code=self.code,
                 with_signs=with_signs,
                 meter=count,
                 punctuation=self.options.chunking.punctuation_tokens,
@@ -377,7 +406,11 @@ class _Embedding:
         elif with_signs and chunks:
             # The chunk vectors and their token vectors come from one forward pass.
             vectors, token_signs = _embed_chunks(
-                embedder, chunk_inputs, self.meter, self.options.chunking.punctuation_tokens
+                embedder,
+                chunk_inputs,
+                self.code,
+                self.meter,
+                self.options.chunking.punctuation_tokens,
             )
             window_vectors = _embed_distinct(embedder, window_inputs, self.meter)
         else:
@@ -392,6 +425,7 @@ class _Embedding:
             windows=windows,
             window_vectors=window_vectors,
             token_signs=token_signs,
+            token_bits=self.code.bits,
         )
 
 

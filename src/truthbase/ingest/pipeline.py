@@ -176,6 +176,7 @@ def _ingest_planned(
     engine: OcrEngine | None,
     progress: Progress | None,
 ) -> FileOutcome:
+    options = options.for_index(store.index_embedder())  # the index's token code
     with span("ingest", file=planned.path.name):
         outcome, indexed = prepare_file(
             planned, options, embedder, engine=engine, progress=progress

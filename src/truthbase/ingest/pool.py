@@ -94,6 +94,7 @@ def ingest_paths_parallel(
             report(entry)
     if not todo:
         return summary
+    options = options.for_index(store.index_embedder())  # the index's token code
     with ProcessPoolExecutor(
         max_workers=max(1, min(workers, len(todo))),
         mp_context=get_context("spawn"),

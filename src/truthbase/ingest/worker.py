@@ -241,7 +241,9 @@ def _ingest(
     owner, visibility = _access(job, current)
     indexed = prepare(
         path,
-        replace(options.ingest, owner=owner, visibility=visibility),
+        replace(options.ingest, owner=owner, visibility=visibility).for_index(
+            store.index_embedder()
+        ),
         embedder,
         doc_id=job.sha256,
         title=current.title if current is not None else None,  # a re-ingest keeps its name

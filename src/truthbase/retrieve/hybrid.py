@@ -18,6 +18,7 @@ from typing import Literal
 from ..access import DocScope
 from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, embed_queries
+from ..embed.token_code import TokenCode, token_code
 from ..errors import InvalidInput
 from ..records import ArmHit, SearchHit
 from ..store import Searchable, TokenSigns
@@ -143,7 +144,7 @@ def rank_arms(
             if question_tokens is not None:
                 started = time.perf_counter()
                 with span("late"):
-                    add_late(store, question_tokens, index.dim, arms)
+                    add_late(store, question_tokens, token_code(index.token_code, index.dim), arms)
                 arms.timings.late = time.perf_counter() - started
     if mode == "hybrid":
         add_owners(store, arms)
@@ -162,13 +163,14 @@ def add_owners(store: Searchable, arms: ArmRankings) -> None:
         arms.owners.update(store.chunk_documents(missing))
 
 
-def add_late(store: TokenSigns, question: TokenVectors, dim: int, arms: ArmRankings) -> None:
+def add_late(store: TokenSigns, question: TokenVectors, code: TokenCode, arms: ArmRankings) -> None:
     """Add the late-interaction list (:data:`LATE_ARM`) to ``arms``: the chunks of every list so
     far, ranked by MaxSim against the question's token vectors. Chunks whose index has no token
     signs (documents ingested before they were stored, or with an embedder without token
-    vectors) are left out of this list; without any, no list is added."""
+    vectors) are left out of this list; without any, no list is added. ``code``: the index's
+    token code (:mod:`truthbase.embed.token_code`), which the question's rows are put in."""
     pool = list(dict.fromkeys(chunk_id for ids in arms.ranked.values() for chunk_id in ids))
-    scores = late_scores(query_rows(question), store.token_signs(pool), dim)
+    scores = late_scores(code.query(query_rows(question)), store.token_signs(pool), code.bits)
     if scores:
         arms.ranked[LATE_ARM] = late_ranking(scores)
         arms.scores[LATE_ARM] = scores

@@ -7,14 +7,17 @@ chunk, and the chunk scores the mean of those best matches (MaxSim, as in ColBER
 same embedder's contextual token vectors. The list ranks the union of the other arms'
 candidates and joins the fusion with ``late_weight``.
 
-Storage: a chunk's token vectors are kept as their signs only, one bit per dimension (48 bytes
-a token at dim 384, about 7 KB for an 800-character chunk; with ``chunking.punctuation_tokens``
-off only the word pieces that hold a letter or a digit, as on the question's side); the
-question's token vectors stay real-valued. On golden/dev.json that ranks as well as the full
-float vectors (Recall@8 0.875 with either, pool of the other arms' candidates) at 1/32 of the
-size.
+Storage: a chunk's token vectors are kept as bits, in the index's token code
+(:mod:`truthbase.embed.token_code`): the signs of 128 fixed principal directions (16 bytes a
+token, a new index's default) or of every dimension (48 bytes at dim 384); with
+``chunking.punctuation_tokens`` off only the word pieces that hold a letter or a digit, as on
+the question's side. The question's token vectors stay real-valued, put in the same code's
+space (:meth:`TokenCode.query`). On golden/dev.json the signs of every dimension ranked as well
+as the full float vectors (Recall@8 0.875 with either) at 1/32 of the size; the projection's
+codes rank the three dev sets as they do at a third of that (docs/evals/token-codes.md).
 
-Pure functions; the store holds the packed signs (see ``Store.token_signs``).
+Pure functions: ``dim`` below is the code's bits a token; the store holds the packed bits (see
+``Store.token_signs``).
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ def query_rows(question: TokenVectors) -> Vectors:
 def late_scores(query: Vectors, signs: Mapping[int, bytes], dim: int) -> dict[int, float]:
     """MaxSim of each chunk: the mean over the query rows of the best cosine with a chunk token.
 
-    ``query`` holds the question's token rows (see :func:`query_rows`); ``signs`` maps chunk ids
-    to their packed token signs. All chunks are scored with one matrix product.
+    ``query`` holds the question's token rows in the code's space (see :func:`query_rows` and
+    ``TokenCode.query``), ``dim`` wide; ``signs`` maps chunk ids to their packed token bits,
+    ``dim`` a row. All chunks are scored with one matrix product.
     """
     if not signs or query.shape[0] == 0:
         return {}

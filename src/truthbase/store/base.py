@@ -522,13 +522,18 @@ def check_token_sign_map(signs: Mapping[int, bytes], embedder: IndexEmbedder | N
     if embedder is None:
         raise InvalidInput("the index has no chunks (no embedder recorded) to add token signs to")
     for chunk_id, blob in signs.items():
-        check_sign_blob(f"chunk id {chunk_id}", blob, embedder.dim)
+        check_sign_blob(f"chunk id {chunk_id}", blob, embedder.token_bits)
 
 
 def check_same_embedder(current: IndexEmbedder, embedder: IndexEmbedder) -> None:
     """Vectors of one index come from one embedder: refuse a document embedded by another."""
-    if current != embedder:
+    if (current.model_id, current.dim) != (embedder.model_id, embedder.dim):
         raise StoreError(
             f"the index was built with {current.model_id} (dim {current.dim}); "
             f"cannot add vectors from {embedder.model_id} (dim {embedder.dim})"
+        )
+    if current.token_code != embedder.token_code:
+        raise StoreError(
+            f"the index stores token codes {current.token_code!r}; cannot add a document whose "
+            f"token vectors were packed as {embedder.token_code!r}"
         )

@@ -84,8 +84,9 @@ def _claim_embedder(
     if current is None:
         conn.execute(
             "INSERT INTO truthbase.meta(key, value) VALUES ('embedder', %s), "
-            "('embedding_dim', %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (embedder.model_id, str(embedder.dim)),
+            "('embedding_dim', %s), ('token_code', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (embedder.model_id, str(embedder.dim), embedder.token_code),
         )
         type_vectors(conn, embedder.dim)
         if hnsw.enabled:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import InvalidInput
 from ...model import Chunk, DocumentInfo, Unit, Visibility
-from ...records import IndexEmbedder
+from ...records import SIGN_CODE, IndexEmbedder
 from ..codec import UNIT_COLUMNS, chunks_in_order, document_info, unit_from_row
 from .dialect import Connection, Dialect, batches
 
@@ -25,15 +25,20 @@ _COUNTED = (
 
 
 def index_embedder(conn: Connection) -> IndexEmbedder | None:
-    """The embedder recorded by the first document write."""
+    """The embedder recorded by the first document write (an index written before token codes
+    were recorded stores every dimension's sign: SIGN_CODE)."""
     rows = dict(
         conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim')"
+            "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedding_dim', 'token_code')"
         ).fetchall()
     )
     if "embedder" not in rows:
         return None
-    return IndexEmbedder(model_id=rows["embedder"], dim=int(rows["embedding_dim"]))
+    return IndexEmbedder(
+        model_id=rows["embedder"],
+        dim=int(rows["embedding_dim"]),
+        token_code=rows.get("token_code", SIGN_CODE),
+    )
 
 
 def _document_columns(sql: Dialect) -> str:

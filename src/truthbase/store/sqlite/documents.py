@@ -54,8 +54,8 @@ def add_document(db: Database, indexed: IndexedDocument, *, replace: bool = Fals
         if current is None:
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?), "
-                "('embedding_dim', ?)",
-                (embedder.model_id, str(embedder.dim)),
+                "('embedding_dim', ?), ('token_code', ?)",
+                (embedder.model_id, str(embedder.dim), embedder.token_code),
             )
         else:
             check_same_embedder(current, embedder)
