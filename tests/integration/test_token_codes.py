@@ -1,8 +1,8 @@
 """Token codes on real indexes (a real PDF, the bundled model, a real SQLite file and a real
-PostgreSQL): a new index records the shipped projection and stores a third of the bytes of every
-dimension's sign, for the same token rows; its late-interaction list finds the chunk a sentence
-comes from; an index of signs (one written before codes were recorded among them) keeps signs
-for every document added to it."""
+PostgreSQL): an index made with ``chunking.token_projection`` records the shipped projection
+and stores a third of the bytes of every dimension's sign (the default), for the same token
+rows; its late-interaction list finds the chunk a sentence comes from; an index of signs (one
+written before codes were recorded among them) keeps signs for every document added to it."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ OTHER = ROBUSTNESS / "pdfminer-pagelabels.pdf"
 
 pytestmark = pytest.mark.corpus
 
-SIGNS_ONLY = IngestOptions(chunking=ChunkingSettings(token_projection=False))
+SIGNS_ONLY = IngestOptions()  # the default
+PROJECTED = IngestOptions(chunking=ChunkingSettings(token_projection=True))
 
 
 def _all_signs(store: Store) -> dict[int, bytes]:
@@ -41,7 +42,7 @@ def test_a_new_index_stores_the_projection_a_third_of_the_bytes_for_the_same_row
     signs_store = SQLiteStore(tmp_path / "signs.sqlite")
     store = backend.open()
     try:
-        assert ingest_file(PAPER, store, embedder).status == "ingested"
+        assert ingest_file(PAPER, store, embedder, PROJECTED).status == "ingested"
         assert ingest_file(PAPER, signs_store, embedder, SIGNS_ONLY).status == "ingested"
         index, signs_index = store.index_embedder(), signs_store.index_embedder()
         assert index is not None and signs_index is not None
@@ -69,7 +70,7 @@ def test_the_projected_late_list_finds_the_chunk_a_sentence_comes_from(
     assert isinstance(embedder, TokenEmbedder)
     store = SQLiteStore(tmp_path / "index.sqlite")
     try:
-        ingest_file(PAPER, store, embedder)
+        ingest_file(PAPER, store, embedder, PROJECTED)
         index = store.index_embedder()
         assert index is not None and index.token_code == PCA_CODE
         code = token_code(index.token_code, index.dim)
@@ -107,8 +108,8 @@ def test_an_index_of_signs_keeps_signs_for_every_document_added(
         index = store.index_embedder()
         assert index is not None and index.token_code == SIGN_CODE
         first = _all_signs(store)
-        # the default options (projection on) add to it in its own code
-        assert ingest_file(OTHER, store, embedder).status == "ingested"
+        # options asking for the projection add to it in its own code
+        assert ingest_file(OTHER, store, embedder, PROJECTED).status == "ingested"
         added = {k: v for k, v in _all_signs(store).items() if k not in first}
         assert added and all(len(blob) % 48 == 0 for blob in added.values())
         assert store.index_embedder() == index

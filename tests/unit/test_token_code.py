@@ -73,11 +73,11 @@ def test_a_new_index_takes_the_projection_only_for_the_bundled_model() -> None:
     assert default_token_code(DEFAULT_MODEL_ID, 384, projection=False) == SIGN_CODE
     assert default_token_code(E5_MODEL_ID, 384, projection=True) == SIGN_CODE
     assert default_token_code("onnx:/models/x@sha256:00", 384, projection=True) == SIGN_CODE
-    assert ChunkingSettings().token_projection is True
+    assert ChunkingSettings().token_projection is False  # opt-in: token-codes.md says why
 
 
 def test_a_document_is_packed_in_the_code_of_the_index_it_goes_to() -> None:
-    options = IngestOptions()
+    options = IngestOptions(chunking=ChunkingSettings(token_projection=True))
     assert options.token_code is None and options.for_index(None) is options
     kept = options.for_index(IndexEmbedder(DEFAULT_MODEL_ID, 384))  # an index of signs
     assert kept.token_code == SIGN_CODE and kept.chunking == options.chunking

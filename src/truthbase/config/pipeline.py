@@ -89,18 +89,21 @@ class ChunkingSettings(_Section):
     token_signs: bool = Field(
         default=True,
         description=(
-            "Store the signs of each chunk's token vectors (48 bytes a token at dim 384) for "
+            "Store each chunk's token vectors as bits (16 bytes a token in the projection of "
+            "chunking.token_projection, 48 with every dimension's sign) for "
             "the late-interaction list; needs an embedder with token vectors (local ONNX)."
         ),
     )
     token_projection: bool = Field(
-        default=True,
+        default=False,
         description=(
             "A new index stores each token as the signs of 128 fixed principal directions of "
             "the bundled model's token vectors (16 bytes a token), not of its 384 dimensions "
-            "(48): a third of the bytes, the dev sets' retrieval within a question "
-            "(docs/evals/token-codes.md). An index keeps the code its first document chose; "
-            "other embedders always store every dimension's sign."
+            "(48): a third of the index's token bytes (library 17.2 to 10.9 KB a chunk). Off by "
+            "default: on the dev sets the same pooled Recall@8, but three fewer correct "
+            "citations of 124 and two of 36 follow-ups (docs/evals/token-codes.md). An index "
+            "keeps the code its first document chose; other embedders always store every "
+            "dimension's sign."
         ),
     )
     punctuation_tokens: bool = Field(
@@ -108,7 +111,8 @@ class ChunkingSettings(_Section):
         description=(
             "Store the token signs of punctuation-only word pieces too ('?', '\\', '}'). Off: "
             "a sixth fewer token rows on prose, a third on a library of code-heavy manuals "
-            "(18.4 to 15.4 KB a chunk), for one question of 124 lost from the top 8 on the "
+            "(18.4 to 15.4 KB a chunk with every dimension's sign), for one question of 124 "
+            "lost from the top 8 on the "
             "dev sets (docs/evals/disk.md). The question's are never scored."
         ),
     )
