@@ -61,10 +61,8 @@ Meter = Callable[[int], None]
 
 def pack_signs(vectors: Vectors) -> bytes:
     """Token vectors (n, dim) as their packed signs, row after row (positive: bit 1); read back
-    by :func:`truthbase.retrieve.late.unpack_signs`."""
-    if vectors.ndim != 2 or vectors.shape[0] == 0:
-        raise ValueError(f"expected a non-empty (tokens, dim) matrix, got shape {vectors.shape}")
-    return token_code(SIGN_CODE, vectors.shape[1]).pack(vectors)
+    by :func:`truthbase.retrieve.late.unpack_signs`. ValueError for no rows (the code checks)."""
+    return token_code(SIGN_CODE, vectors.shape[-1]).pack(vectors)
 
 
 def index_token_code(embedder: Embedder, options: IngestOptions) -> str:

@@ -10,13 +10,12 @@ candidates and joins the fusion with ``late_weight``.
 Storage: a chunk's token vectors are kept as bits, in the index's token code
 (:mod:`truthbase.embed.token_code`): the signs of 128 fixed principal directions (16 bytes a
 token, with ``chunking.token_projection``) or of every dimension (48 bytes at dim 384, the
-default); with
-``chunking.punctuation_tokens`` off only the word pieces that hold a letter or a digit, as on
-the question's side. The question's token vectors stay real-valued, put in the same code's
-space (:meth:`TokenCode.query`). On golden/dev.json the signs of every dimension ranked as well
-as the full float vectors (Recall@8 0.875 with either) at 1/32 of the size; the projection's
-codes keep the three dev sets' retrieval numbers at a third of that, not all of their answers
-(docs/evals/token-codes.md).
+default); with ``chunking.punctuation_tokens`` off only the word pieces that hold a letter or a
+digit, as on the question's side. The question's token vectors stay real-valued, put in the
+same code's space (:meth:`TokenCode.query`). On golden/dev.json the signs of every dimension
+ranked as well as the full float vectors (Recall@8 0.875 with either) at 1/32 of the size;
+the projection's codes keep the three dev sets' retrieval numbers at a third of that, not all
+of their answers (docs/evals/token-codes.md).
 
 Pure functions: ``dim`` below is the code's bits a token; the store holds the packed bits (see
 ``Store.token_signs``).
