@@ -26,6 +26,7 @@ from .resolve import UnitCache, UnitReader, span_verified
 
 __all__ = [
     "DOCUMENT_DELETED",
+    "MAX_RECORD_INT",
     "AuditFailure",
     "AuditReport",
     "DeletedCitation",
@@ -96,20 +97,28 @@ class AuditReport:
         }
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+#: The largest number a citation record may hold (unit, offsets, [n]): past every real page,
+#: inside both backends' integers (a unit of 2**63 reached SQLite and answered 500).
+MAX_RECORD_INT = 2**31 - 1
+
+
+def record_int(value: Any) -> int | None:
+    """``value`` when it is an integer a citation record can hold, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_RECORD_INT:
+        return value
+    return None
 
 
 def check_citation(units: UnitCache, answer_id: int, citation: Any) -> AuditFailure | None:
     """Why a citation marked verified is not on its page, or None when it is."""
     if not isinstance(citation, dict):
         return AuditFailure(answer_id, None, "", None, "the citation is not an object")
-    n = _int(citation.get("n"))
+    n = record_int(citation.get("n"))
     doc_id = citation.get("doc_id")
-    unit = _int(citation.get("unit"))
-    start, end = _int(citation.get("start")), _int(citation.get("end"))
+    unit = record_int(citation.get("unit"))
+    start, end = record_int(citation.get("start")), record_int(citation.get("end"))
     quote = citation.get("quote")
-    page = unit + 1 if unit is not None else _int(citation.get("page"))
+    page = unit + 1 if unit is not None else record_int(citation.get("page"))
     if not isinstance(doc_id, str) or unit is None or start is None or end is None:
         return AuditFailure(answer_id, n, str(doc_id or ""), page, "incomplete citation record")
     if not isinstance(quote, str) or not quote.strip():
@@ -170,7 +179,8 @@ def verify_answers(
                 and isinstance(doc_id, str)
                 and doc_id not in known_documents
             ):
-                report.deleted.append(DeletedCitation(stored.id, _int(citation.get("n")), doc_id))
+                n = record_int(citation.get("n"))
+                report.deleted.append(DeletedCitation(stored.id, n, doc_id))
                 continue
             failure = check_citation(units, stored.id, citation)
             if failure is not None:

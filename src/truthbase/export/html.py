@@ -32,8 +32,9 @@ __all__ = ["EVIDENCE_ELEMENT_ID", "html_report", "read_evidence"]
 #: The id of the hidden ``<pre>`` that holds the evidence JSON.
 EVIDENCE_ELEMENT_ID = "truthbase-evidence"
 
-# Escaped JSON holds no "<", so the block ends at the first "</pre>".
-_BLOCK = re.compile(rf'<pre hidden id="{EVIDENCE_ELEMENT_ID}"[^>]*>(.*?)</pre>', re.DOTALL)
+_OPENING = f'<pre hidden id="{EVIDENCE_ELEMENT_ID}"'
+# After json.loads, a surrogate pair is one character: whatever surrogate is left is alone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _STYLE = """
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
@@ -149,8 +150,8 @@ def read_evidence(report: str) -> dict[str, Any]:
     """The evidence block of an HTML report (or of a Markdown export:
     :func:`.markdown.markdown_evidence`); InvalidInput when there is none, or it is not
     evidence this version reads."""
-    match = _BLOCK.search(report)
-    text = html.unescape(match.group(1)) if match is not None else markdown_evidence(report)
+    block = _evidence_block(report)
+    text = html.unescape(block) if block is not None else markdown_evidence(report)
     if text is None:
         raise InvalidInput(
             "no TruthBase evidence in this file (not an exported HTML or Markdown report)"
@@ -159,10 +160,31 @@ def read_evidence(report: str) -> dict[str, Any]:
         evidence = json.loads(text)
     except ValueError as error:
         raise InvalidInput(f"the report's evidence is not JSON: {error}") from None
+    except RecursionError:
+        raise InvalidInput("the report's evidence nests too deeply to be evidence") from None
     if not isinstance(evidence, dict) or evidence.get("format") != EVIDENCE_FORMAT:
         raise InvalidInput("the report's evidence block is not TruthBase evidence")
+    if _LONE_SURROGATE.search(json.dumps(evidence, ensure_ascii=False)):
+        # "\ud800" in JSON: no text, and nothing (a problem's doc_id echoed back) can encode it
+        raise InvalidInput("the report's evidence is not valid Unicode text (a lone surrogate)")
     if evidence.get("version") != EVIDENCE_VERSION:
         raise InvalidInput(f"evidence version {evidence.get('version')!r} is not one this reads")
     if not isinstance(evidence.get("answers"), list):
         raise InvalidInput("the report's evidence lists no answers")
     return evidence
+
+
+def _evidence_block(report: str) -> str | None:
+    """The text of the first evidence ``<pre>``: from the end of its opening tag to the first
+    ``</pre>`` (escaped JSON holds no "<"). Found by scanning once, not by a regular expression:
+    a pattern with a lazy body retries from every opening that has no end, which made a file of
+    many unterminated openings take time quadratic in its size (minutes for a few megabytes,
+    the interpreter lock held all along)."""
+    start = report.find(_OPENING)
+    if start < 0:
+        return None
+    body = report.find(">", start + len(_OPENING))
+    if body < 0:
+        return None
+    end = report.find("</pre>", body + 1)
+    return report[body + 1 : end] if end >= 0 else None

@@ -8,7 +8,6 @@ Markdown export too. Pure: text in, text out."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from .evidence import (
@@ -25,7 +24,6 @@ __all__ = ["markdown_evidence", "markdown_report"]
 # The comment's first line names the format; the JSON holds no "--" (escaped as "-\u002d",
 # which can only occur in its strings), so the comment ends at the first "-->".
 _OPEN = f"<!-- {EVIDENCE_FORMAT}/"
-_BLOCK = re.compile(rf"^{re.escape(_OPEN)}(\d+)\n(.*?)\n-->$", re.DOTALL | re.MULTILINE)
 
 
 def _footnote_id(answer: ExportedAnswer, n: int, several: bool) -> str:
@@ -101,6 +99,26 @@ def markdown_report(answers: Sequence[ExportedAnswer], exported_at: str) -> str:
 
 
 def markdown_evidence(report: str) -> str | None:
-    """The evidence JSON text of a Markdown export (None when it has none)."""
-    match = _BLOCK.search(report)
-    return match.group(2) if match is not None else None
+    """The evidence JSON text of a Markdown export (None when it has none): after the first
+    line that is the comment's opening and a version number, up to the first line that is
+    "-->". One scan, not a regular expression with a lazy body (which retried from every
+    opening without an end: quadratic time in a file of many)."""
+    at = 0
+    while (start := report.find(_OPEN, at)) >= 0:
+        at = start + 1
+        if start > 0 and report[start - 1] != "\n":
+            continue
+        line_end = report.find("\n", start)
+        if line_end < 0:
+            return None
+        if not report[start + len(_OPEN) : line_end].isdecimal():
+            continue
+        body = line_end + 1
+        close = report.find("\n-->", body)
+        while close >= 0:
+            after = close + len("\n-->")
+            if after == len(report) or report[after] == "\n":
+                return report[body:close]
+            close = report.find("\n-->", close + 1)
+        return None  # no opening after this one can have an end either
+    return None

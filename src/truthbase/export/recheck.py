@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cite import AuditFailure, verify_answers
+from ..cite.audit import record_int
 from ..cite.resolve import UnitReader
 from ..errors import InvalidInput
 from ..records import StoredAnswer
@@ -64,8 +65,14 @@ def _stored(entry: Any) -> StoredAnswer:
 
 
 def _page(citation: dict[str, Any]) -> int | None:
-    unit = citation.get("unit")
-    return unit + 1 if isinstance(unit, int) and not isinstance(unit, bool) else None
+    unit = record_int(citation.get("unit"))
+    return unit + 1 if unit is not None else None
+
+
+def _citations(answer: StoredAnswer) -> list[Any]:
+    """The answer's citation records (none when they are not a list: the audit reports that)."""
+    citations = answer.answer.get("citations", [])
+    return citations if isinstance(citations, list) else []
 
 
 def recheck_report(
@@ -82,10 +89,10 @@ def recheck_report(
         unverified=audit.unverified_citations,
     )
     pages = {
-        (a.id, c.get("n"), c.get("doc_id")): _page(c)
+        (a.id, record_int(c.get("n")), c["doc_id"]): _page(c)
         for a in answers
-        for c in a.answer.get("citations", [])
-        if isinstance(c, dict)
+        for c in _citations(a)
+        if isinstance(c, dict) and isinstance(c.get("doc_id"), str)
     }
     for d in audit.deleted:
         page = pages.get((d.answer_id, d.n, d.doc_id))
