@@ -5,9 +5,12 @@ is a 4xx, a lone surrogate in the question is a 4xx."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +23,10 @@ from tests.helpers.epub_books import simple_book
 from truthbase.app.redaction import redact_paths
 from truthbase.config import ServerSettings, Settings
 from truthbase.embed import Embedder
+from truthbase.export.evidence import EVIDENCE_FORMAT, EVIDENCE_VERSION
 from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.server import create_app
+from truthbase.server.auth import COOKIE, sign, unsign
 from truthbase.store import SQLiteStore
 
 pytestmark = pytest.mark.slow
@@ -204,3 +209,137 @@ def test_lone_surrogates_in_the_login_body_are_4xx(library: Library, body: str) 
 def test_a_real_question_still_streams(library: Library) -> None:
     response = library.client.post("/api/chat", json={"question": "Who logged the ships?"})
     assert response.status_code == 200 and "event: done" in response.text
+
+
+# -- requests that answered 500 or held the server (session 25's review) -----------------------
+
+VERIFY = "/api/reports/verify"
+
+
+@pytest.mark.parametrize(
+    ("opening", "media"),
+    [
+        (b"<!-- truthbase-evidence/1\n", "text/markdown"),
+        (b'<pre hidden id="truthbase-evidence"', "text/html"),
+    ],
+)
+def test_unterminated_evidence_openings_are_refused_at_once(
+    library: Library, opening: bytes, media: str
+) -> None:
+    """A lazy pattern retried from every opening without an end: 2.6 MB of them held the whole
+    server for many minutes (time quadratic in the size, the interpreter lock held, so no
+    in-process timeout could stop it: the reading runs in a child with a deadline)."""
+    body = opening * (2_600_000 // len(opening))
+    script = (
+        "import sys; from truthbase.errors import InvalidInput;"
+        "from truthbase.export.html import read_evidence\n"
+        "try: read_evidence(sys.stdin.read())\n"
+        "except InvalidInput as e: print(e)"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], input=body, capture_output=True, timeout=60, check=True
+    )
+    assert b"no TruthBase evidence" in child.stdout, child
+    small = opening * (100_000 // len(opening))  # the route: the same refusal
+    response = library.client.post(VERIFY, content=small, headers={"Content-Type": media})
+    assert response.status_code == 422, response.text
+    assert "no TruthBase evidence" in response.json()["detail"]
+
+
+def _evidence(citations: object) -> bytes:
+    answers = [{"id": 1, "answer": {"citations": citations}}]
+    evidence = {"format": EVIDENCE_FORMAT, "version": EVIDENCE_VERSION, "answers": answers}
+    block = html.escape(json.dumps(evidence))
+    return f'<html><pre hidden id="truthbase-evidence">{block}</pre></html>'.encode()
+
+
+def _cited(library: Library, **fields: object) -> dict[str, object]:
+    record = {"n": 1, "doc_id": library.pdf_id, "unit": 0, "start": 0, "end": 3}
+    return {**record, "quote": "The", "verified": True, **fields}
+
+
+@pytest.mark.parametrize(
+    "case", ["unit 2**63", "unit -2**63-1", "citations null", "citations 5", "n []", "ids {}"]
+)
+def test_crafted_evidence_records_are_rechecked_not_errors(library: Library, case: str) -> None:
+    """Each answered 500 (an integer SQLite cannot hold, a list iterated, a dict key made of a
+    list): now a problem of the report, or (a bad [n] on a span that holds) no problem."""
+    citations, holds = {
+        "unit 2**63": ([_cited(library, unit=2**63)], False),
+        "unit -2**63-1": ([_cited(library, unit=-(2**63) - 1)], False),
+        "citations null": (None, False),
+        "citations 5": (5, False),
+        "n []": ([_cited(library, n=[])], True),
+        "ids {}": ([_cited(library, n={}, doc_id={})], False),
+    }[case]
+    response = library.client.post(
+        VERIFY, content=_evidence(citations), headers={"Content-Type": "text/html"}
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["ok"] is holds and len(body["problems"]) == (0 if holds else 1), body
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (_evidence([{"n": 1, "doc_id": "\ud800", "verified": True}]), "lone surrogate"),
+        (b'<pre hidden id="truthbase-evidence">' + b"[" * 100_000 + b"</pre>", "nests too deeply"),
+    ],
+)
+def test_evidence_that_cannot_be_read_back_is_4xx(
+    library: Library, content: bytes, says: str
+) -> None:
+    response = library.client.post(VERIFY, content=content, headers={"Content-Type": "text/html"})
+    assert response.status_code == 422, response.text
+    assert says in response.json()["detail"]
+
+
+def test_a_valid_evidence_record_still_rechecks(library: Library) -> None:
+    response = library.client.post(
+        VERIFY, content=_evidence([_cited(library)]), headers={"Content-Type": "text/html"}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["checked_citations"] == 1
+
+
+@pytest.mark.parametrize("answer_id", [str(2**63), str(2**64), "1" + "0" * 400])
+def test_answer_ids_past_the_backends_integers_are_4xx(library: Library, answer_id: str) -> None:
+    client = library.client
+    for response in (
+        client.get(f"/api/answers/{answer_id}/export"),
+        client.get(f"/api/answers/{answer_id}/feedback"),
+        client.post(f"/api/answers/{answer_id}/feedback", json={"kind": "up"}),
+    ):
+        assert response.status_code == 422, (answer_id, response.status_code, response.text)
+    last = client.get(f"/api/answers/{2**63 - 1}/feedback")
+    assert last.status_code == 404, last.text  # in range, no such answer
+    citation = client.post("/api/answers/1/feedback", json={"kind": "up", "citation": 2**40})
+    assert citation.status_code == 422, citation.text
+
+
+def test_a_session_cookie_with_non_ascii_signature_is_no_session(library: Library) -> None:
+    key = b"k" * 32
+    assert unsign(key, sign(key, "abc")) == "abc"
+    assert unsign(key, "abc.\xe9") is None and unsign(key, "abc.") is None
+    response = library.client.post(
+        "/logout", headers={"Cookie": f'{COOKIE}="a.\\351"'}, follow_redirects=False
+    )
+    assert response.status_code < 500, response.text
+
+
+def test_a_malformed_origin_is_refused_as_cross_site(library: Library) -> None:
+    response = library.client.post(
+        "/api/collections", json={"name": "x"}, headers={"Origin": "http://[::1"}
+    )
+    assert response.status_code == 403, response.text
+
+
+def test_an_overlong_multipart_boundary_is_4xx(library: Library) -> None:
+    response = library.client.post(
+        "/api/documents",
+        content=b"x",
+        headers={"Content-Type": f"multipart/form-data; boundary={'b' * 300}"},
+    )
+    assert response.status_code == 400, response.text
+    assert "malformed multipart" in response.json()["detail"]

@@ -73,8 +73,12 @@ def sign(key: bytes, session_id: str) -> str:
 
 
 def unsign(key: bytes, cookie: str) -> str | None:
+    """The session id a cookie signed with ``key`` names; None for any other value (a cookie
+    parser may hand over non-ASCII characters, which ``compare_digest`` refuses as text: the
+    two sides are compared as UTF-8 bytes)."""
     session_id, _, signature = cookie.rpartition(".")
-    if not session_id or not hmac.compare_digest(signature, _signature(key, session_id)):
+    expected = _signature(key, session_id).encode("ascii")
+    if not session_id or not hmac.compare_digest(signature.encode("utf-8", "replace"), expected):
         return None
     return session_id
 
@@ -94,7 +98,11 @@ def _cross_site(scope: Scope) -> bool:
         return False
     if origin == "null":  # sandboxed frames, file: pages, redirects across origins
         return True
-    return urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
+    try:
+        netloc = urlsplit(origin).netloc
+    except ValueError:  # "http://[::1": no origin a browser sends; refused like a foreign one
+        return True
+    return netloc.lower() != headers.get("host", "").lower()
 
 
 class AuthGate:

@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from ..app.exports import MAX_REPORT_BYTES, REPORT_MEDIA_TYPES, ExportFile
 from ..errors import InvalidInput
 from .deps import CurrentService
+from .schemas import AnswerId
 
 __all__ = ["EXPORT_ROUTES", "router"]
 
@@ -54,7 +55,7 @@ ExportFormat = Annotated[
 async def export_answer(
     request: Request,
     service: CurrentService,
-    answer_id: Annotated[int, PathParam(ge=1, description="The answer's id (`done` carries it).")],
+    answer_id: AnswerId,
     fmt: ExportFormat = "html",
 ) -> Response:
     """A stored answer as Markdown (each citation a footnote with its quote, document, pages,

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..app.feedback import COMMENT_MAX_CHARS, LATEST
 from .deps import CurrentService
+from .schemas import MAX_INDEX, AnswerId
 
 __all__ = ["router"]
 
@@ -24,13 +25,13 @@ class FeedbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["up", "down", "wrong_passage", "passage_missing"]
-    citation: int = Field(default=0, ge=0)
+    citation: int = Field(default=0, ge=0, le=MAX_INDEX)
     comment: str = Field(default="", max_length=COMMENT_MAX_CHARS)
 
 
 @router.post("/api/answers/{answer_id}/feedback", tags=["feedback"])
 async def give_feedback(
-    answer_id: int, body: FeedbackIn, service: CurrentService
+    answer_id: AnswerId, body: FeedbackIn, service: CurrentService
 ) -> dict[str, Any]:
     """Report on an answer you were shown (404 for one you may not see); a later report of the
     same group (up/down; wrong/missing) on the same answer and citation replaces yours."""
@@ -45,7 +46,7 @@ async def give_feedback(
 
 
 @router.get("/api/answers/{answer_id}/feedback", tags=["feedback"])
-async def own_feedback(answer_id: int, service: CurrentService) -> dict[str, Any]:
+async def own_feedback(answer_id: AnswerId, service: CurrentService) -> dict[str, Any]:
     """Your own reports on an answer you were shown, newest first (404 for one you may not
     see): a reopened answer's buttons show them as given."""
     reports = await run_in_threadpool(service.own_feedback, answer_id)

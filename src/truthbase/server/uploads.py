@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from python_multipart.exceptions import MultipartParseError
+from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from ..app.uploads import MAX_FILES, ReceivedFile, incoming_dir
@@ -166,12 +166,13 @@ async def receive_files(
     if media != b"multipart/form-data" or not boundary:
         raise InvalidInput("upload as multipart/form-data with one or more files")
     sink = _Sink(incoming_dir(data_dir), max_file_bytes)
-    parser = MultipartParser(boundary, sink.callbacks())  # type: ignore[arg-type]
     try:
+        # In the try: the parser refuses a boundary over 256 bytes as it is made.
+        parser = MultipartParser(boundary, sink.callbacks())  # type: ignore[arg-type]
         async for chunk in stream:
             parser.write(chunk)
         parser.finalize()
-    except MultipartParseError as exc:
+    except FormParserError as exc:  # MultipartParseError and the boundary's own errors
         sink.abort()
         raise InvalidInput(f"malformed multipart body: {exc}") from exc
     except BaseException:
