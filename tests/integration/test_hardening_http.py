@@ -30,6 +30,7 @@ from truthbase.config import (
     SegmentSettings,
     ServerSettings,
     Settings,
+    UploadSettings,
 )
 from truthbase.segments.tools import RELATED_SEGMENTS
 from truthbase.server import create_app, default_web_dir
@@ -148,6 +149,64 @@ def test_a_40_mib_body_is_413_without_being_parsed_or_echoed(db: Path) -> None:
         # Uploads keep their own limit (library.max_file_bytes): 2 MiB of not-a-PDF is a job.
         files = {"file": ("big.pdf", b"x" * (2 << 20), "application/pdf")}
         assert client.post("/api/documents", files=files).status_code == 202
+
+
+def _stall(url: str, head: str, sent: bytes) -> tuple[bytes, float]:
+    """Send ``head`` (a request line and headers that declare more body than ``sent``) and
+    ``sent``, then nothing: the server's whole reply, and the seconds until it closed."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        began = time.perf_counter()
+        sock.sendall(head.encode() + sent)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+        return reply, time.perf_counter() - began
+
+
+def test_a_stalled_body_is_408_and_its_connection_closed(db: Path, tmp_path: Path) -> None:
+    """A client that declares a body and stops sending held its connection for ever (uvicorn
+    has no body timeout): now ``server.body_idle_timeout_s`` of silence is a 408, an upload's
+    part received so far is not kept, and a body that keeps moving is read whole."""
+    data = tmp_path / "data"
+    settings = Settings(
+        db=db,
+        library=UploadSettings(data_dir=data),
+        server=ServerSettings(body_idle_timeout_s=1.0),
+    )
+    with Live(settings) as live:
+        chat = (
+            "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        )
+        reply, seconds = _stall(live.url, chat, b'{"question": "wh')
+        assert reply.startswith(b"HTTP/1.1 408"), reply
+        assert b"stalled" in reply and seconds < 20
+        boundary = "b0undary"
+        upload = (
+            "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+            "Content-Length: 100000\r\n\r\n"
+        )
+        part = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+        ).encode()
+        reply, seconds = _stall(live.url, upload, part + b"x" * 5000)
+        assert reply.startswith(b"HTTP/1.1 408"), reply
+        incoming = data / "uploads" / ".incoming"
+        assert incoming.is_dir() and not any(incoming.iterdir()), list(incoming.iterdir())
+
+        def slow() -> Iterator[bytes]:  # every chunk inside the timeout: read whole
+            for piece in (b'{"question": ', b'"Who wrote ', b'RAPTOR?"}'):
+                time.sleep(0.4)
+                yield piece
+
+        with httpx.Client(base_url=live.url, timeout=60) as client:
+            response = client.post(
+                "/api/search", content=slow(), headers={"Content-Type": "application/json"}
+            )
+        assert response.status_code != 408, response.text
 
 
 # -- Host check, headers on pages, docs --------------------------------------------------------

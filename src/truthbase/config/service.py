@@ -50,6 +50,15 @@ class ServerSettings(_Section):
         "library.max_file_bytes) and report re-checks (32 MiB): a larger one is answered 413 "
         "before it is parsed.",
     )
+    body_idle_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="Seconds a request body may stall (nothing arrives) before it is answered "
+        "408 and the connection closed: a client that declares a body and stops sending holds "
+        "no connection for longer. Counted between the body's chunks, so a slow upload that "
+        "keeps moving is never cut.",
+    )
     max_concurrent_chats: int = Field(
         default=8,
         ge=1,

@@ -60,7 +60,14 @@ from .documents import package_version
 from .exports import EXPORT_ROUTES
 from .invalid import invalid_request
 from .library_routes import LIBRARY_ROUTES
-from .middleware import BodyLimit, HostCheck, SecurityHeaders, UnexpectedErrors, allowed_hosts
+from .middleware import (
+    BodyIdleTimeout,
+    BodyLimit,
+    HostCheck,
+    SecurityHeaders,
+    UnexpectedErrors,
+    allowed_hosts,
+)
 from .observe import METRICS_ROUTE, Observe, metrics_router
 from .openapi_errors import declare_error_responses
 from .pages import mount_web
@@ -155,6 +162,7 @@ def _add_middleware(app: FastAPI, state: AppState) -> None:
     # Starlette runs the last added outermost: bugs in the gate are answered 500 too.
     app.add_middleware(AuthGate, state=state)
     app.add_middleware(BodyLimit, limit=server.max_body_bytes)
+    app.add_middleware(BodyIdleTimeout, timeout=server.body_idle_timeout_s)
     hosts = allowed_hosts(server)
     if hosts is not None:
         app.add_middleware(HostCheck, hosts=hosts)

@@ -4,6 +4,9 @@ helper over the ``server`` settings:
 - :class:`BodyLimit`: a request body over ``server.max_body_bytes`` is answered 413 before any
   handler parses it (by its ``Content-Length`` at once, or as soon as a chunked body passes the
   limit); uploads (``POST /api/documents``) keep their own, larger ``library.max_file_bytes``.
+- :class:`BodyIdleTimeout`: a request body that stalls (nothing arrives for
+  ``server.body_idle_timeout_s``) is answered 408 and its connection closed; uvicorn has no
+  such limit of its own.
 - :class:`HostCheck`: a ``Host`` header the server does not answer to is 400 (DNS rebinding:
   a foreign site whose name resolves to 127.0.0.1 would otherwise read every document).
 - :class:`SecurityHeaders`: every response gets ``X-Content-Type-Options: nosniff`` and a
@@ -18,6 +21,7 @@ application's (:mod:`truthbase.app.redaction`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -32,6 +36,7 @@ from ..config import ServerSettings
 
 __all__ = [
     "PAGE_CSP",
+    "BodyIdleTimeout",
     "BodyLimit",
     "HostCheck",
     "SecurityHeaders",
@@ -110,6 +115,56 @@ class BodyLimit:
             {"detail": self.detail}, status_code=413, headers={"Connection": "close"}
         )
         await response(scope, receive, send)
+
+
+class BodyIdleTimeout:
+    """408 for a request whose body stalls: no chunk for ``timeout`` seconds before its last one.
+    Only the body's reading is timed: once it is complete, ``receive`` waits for a disconnect
+    as long as a response (a chat's stream) runs."""
+
+    def __init__(self, app: ASGIApp, timeout: float) -> None:
+        self.app = app
+        self.timeout = timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body_done = started = stalled = False
+
+        async def timed() -> Message:
+            nonlocal body_done, stalled
+            if body_done:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except TimeoutError:
+                # Raised as BodyLimit raises its 413: FastAPI re-raises an HTTPException from
+                # reading the body, and an upload's own reading lets it through (nothing kept).
+                stalled = True
+                raise HTTPException(408, self.detail) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_done = True
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed, watched)
+        except HTTPException:
+            if started or not stalled:
+                raise
+            response = JSONResponse(
+                {"detail": self.detail}, status_code=408, headers={"Connection": "close"}
+            )
+            await response(scope, receive, send)
+
+    @property
+    def detail(self) -> str:
+        return f"the request body stalled: nothing arrived for {self.timeout:g} s"
 
 
 def allowed_hosts(settings: ServerSettings) -> list[str] | None:
