@@ -54,6 +54,7 @@ from ..people import OPERATOR, ApiTokenRecord, CollectionRecord, UserRecord, Vie
 from ..records import ResolvedMode, SearchHit
 from ..retrieve.hybrid import search as _search
 from ..store import Store
+from ..text.valid import require_text
 from ..turns import Resolution, Turn
 from . import accounts, lifecycle
 from . import collections as user_collections
@@ -190,6 +191,8 @@ class Service(KeptAnswers):
         ``documents`` (ids or unique prefixes) and the members of the viewer's ``collection``
         when any is given."""
         asked = (*documents, doc) if doc is not None else tuple(documents)
+        for name in (*asked, collection or ""):
+            require_text(name, "document or collection name")
         if not asked and collection is None:
             if sees_everything(self.viewer):
                 return None
@@ -259,7 +262,7 @@ class Service(KeptAnswers):
         are the history; NotFound for anyone else's; InvalidInput with ``history`` too); the
         answer is appended to it. ``keep`` without ``thread``: the answer starts a new saved
         thread."""
-        if not question.strip():
+        if not require_text(question, "question").strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):

@@ -115,6 +115,8 @@ def _read_history(path: Path) -> list[Turn]:
 
     try:
         return turns_from_json(json.loads(path.read_text(encoding="utf-8")))
+    except RecursionError:
+        raise click.BadParameter("the history nests too deeply to be turns") from None
     except (OSError, ValueError, InvalidInput) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--history") from exc
 

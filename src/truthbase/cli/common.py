@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -83,6 +84,17 @@ def bind_socket(host: str, port: int) -> socket.socket:
         raise InvalidInput(f"cannot listen on {host}:{port}: {exc}") from exc
     sock.listen(2048)  # uvicorn's own backlog; its startup listens again, which is harmless
     return sock
+
+
+def write_text_file(path: Path, text: str) -> None:
+    """``text`` (UTF-8) into ``path``, its folder made when missing; a file that cannot be
+    written (no such folder can be made, no permission, a full disk) is InvalidInput naming
+    it, so the command exits 2 with the reason instead of a traceback."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def show_error(message: str) -> None:

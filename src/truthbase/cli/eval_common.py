@@ -17,7 +17,7 @@ from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import PreparedCorpus, prepare_corpus
 from ..ingest import FileOutcome
 from ..store import Store, open_store
-from .common import AppContext, console, err_console
+from .common import AppContext, console, err_console, write_text_file
 from .ingest import document_line
 
 
@@ -140,8 +140,7 @@ def set_store(app: AppContext, golden_path: Path, index_dir: Path | None) -> Ite
 def write_report(json_out: Path | None, report: dict[str, Any]) -> None:
     """The full report as JSON, when --json names a file."""
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        write_text_file(json_out, json.dumps(report, indent=2) + "\n")
         console.print(f"written: {json_out}")
 
 

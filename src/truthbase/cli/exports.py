@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
-from .common import AppContext
+from .common import AppContext, write_text_file
 
 __all__ = ["export_command", "verify_report_file"]
 
@@ -75,7 +75,7 @@ def export_command(
             if thread_id is not None
             else service.export_answers(list(answer_ids), fmt, base_url=base_url)
         )
-    out.write_text(exported.content, encoding="utf-8")
+    write_text_file(out, exported.content)
     click.echo(f"wrote {out} ({len(exported.content.encode('utf-8'))} bytes)")
 
 

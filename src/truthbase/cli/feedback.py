@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from ..app.feedback import needs_evidence_path
-from .common import AppContext, console
+from .common import AppContext, console, write_text_file
 
 
 @click.group("feedback")
@@ -59,9 +59,9 @@ def feedback_export(app: AppContext, out: Path) -> None:
     ``feedback`` and ``review`` (with the reason) where a report asks a person to look."""
     with app.service() as service:
         draft = service.feedback_golden()
-    out.write_text(json.dumps(draft.golden, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_file(out, json.dumps(draft.golden, indent=2, ensure_ascii=False) + "\n")
     needs = needs_evidence_path(out)
-    needs.write_text(json.dumps(draft.needs_evidence, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_file(needs, json.dumps(draft.needs_evidence, indent=2, ensure_ascii=False) + "\n")
     console.print(
         f"{len(draft.golden['questions'])} questions to {out}; "
         f"{len(draft.needs_evidence)} that need evidence to {needs}",

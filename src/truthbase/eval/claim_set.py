@@ -75,11 +75,26 @@ class LocatedItem:
 
 
 def load_claim_set(path: Path) -> tuple[dict[str, str], list[ClaimItem]]:
-    """The documents (name -> path relative to shared/) and items of a claim-set file."""
+    """The documents (name -> path relative to shared/) and items of a claim-set file;
+    InvalidInput, naming what is wrong, for a file that is not one."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read the claim set: {exc}") from exc
+    except RecursionError:
+        raise InvalidInput(f"{path}: not a claim set (JSON nested too deeply)") from None
+    try:
+        return _claim_set(path, data)
+    except InvalidInput:
+        raise
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise InvalidInput(f"{path}: not a claim set of version 1 ({what})") from None
+
+
+def _claim_set(path: Path, data: Any) -> tuple[dict[str, str], list[ClaimItem]]:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: a claim set is a JSON object")
     if data.get("version") != 1:
         raise InvalidInput(f"{path}: claim-set version {data.get('version')!r} (1 is read)")
     documents = {name: str(doc["path"]) for name, doc in data["documents"].items()}

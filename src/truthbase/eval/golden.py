@@ -202,6 +202,8 @@ def load_golden(path: Path) -> GoldenSet:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise GoldenError(f"{path}: cannot read golden file: {exc}") from exc
+    except RecursionError:
+        raise GoldenError(f"{path}: not a golden file (JSON nested too deeply)") from None
     return parse_golden(data, str(path))
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import base64
 import html
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidInput
+from ..text.valid import has_lone_surrogate
 from .evidence import (
     EVIDENCE_FORMAT,
     EVIDENCE_VERSION,
@@ -33,8 +33,6 @@ __all__ = ["EVIDENCE_ELEMENT_ID", "html_report", "read_evidence"]
 EVIDENCE_ELEMENT_ID = "truthbase-evidence"
 
 _OPENING = f'<pre hidden id="{EVIDENCE_ELEMENT_ID}"'
-# After json.loads, a surrogate pair is one character: whatever surrogate is left is alone.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _STYLE = """
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
@@ -164,7 +162,7 @@ def read_evidence(report: str) -> dict[str, Any]:
         raise InvalidInput("the report's evidence nests too deeply to be evidence") from None
     if not isinstance(evidence, dict) or evidence.get("format") != EVIDENCE_FORMAT:
         raise InvalidInput("the report's evidence block is not TruthBase evidence")
-    if _LONE_SURROGATE.search(json.dumps(evidence, ensure_ascii=False)):
+    if has_lone_surrogate(json.dumps(evidence, ensure_ascii=False)):
         # "\ud800" in JSON: no text, and nothing (a problem's doc_id echoed back) can encode it
         raise InvalidInput("the report's evidence is not valid Unicode text (a lone surrogate)")
     if evidence.get("version") != EVIDENCE_VERSION:

@@ -23,6 +23,7 @@ from ..errors import InvalidInput
 from ..records import ArmHit, SearchHit
 from ..store import Searchable, TokenSigns
 from ..telemetry import span
+from ..text.valid import require_text
 from .documents import DOCUMENT_ARM, document_ranks, document_scores
 from .feedback import expansion_terms, feedback_query
 from .fts_query import build_fts_query, query_languages
@@ -290,6 +291,7 @@ def search(
 ) -> SearchResult:
     """Rank chunks for ``query``. ``mode`` picks one arm alone or the fusion of both;
     ``doc_ids`` (None: every document) the documents searched, inside each arm."""
+    require_text(query, "query")
     limit = k if k is not None else settings.k
     if limit < 1:
         raise InvalidInput(f"k must be at least 1, got {limit}")

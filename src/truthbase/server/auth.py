@@ -25,7 +25,6 @@ import base64
 import hashlib
 import hmac
 import json
-import re
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -45,6 +44,7 @@ from ..app.viewers import (
 )
 from ..config import AuthSettings
 from ..people import OPERATOR, Viewer
+from ..text.valid import has_lone_surrogate
 from .deps import CurrentState, CurrentViewer
 from .pages import page
 from .state import AppState
@@ -195,7 +195,7 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
             raise HTTPException(422, "the body must be a JSON object")
         nxt = data.get("next")
         credentials = (str(data.get("name", "")), str(data.get("password", "")))
-        if any(_SURROGATE.search(v) for v in (*credentials, nxt if isinstance(nxt, str) else "")):
+        if any(has_lone_surrogate(v) for v in (*credentials, nxt if isinstance(nxt, str) else "")):
             # A lone surrogate ("\ud800" in JSON) is no text: the password hash cannot read it.
             raise HTTPException(422, "the body is not valid Unicode text (a lone surrogate)")
         return (*credentials, nxt if isinstance(nxt, str) else None, False)
@@ -208,7 +208,6 @@ async def _credentials(request: Request) -> tuple[str, str, str | None, bool]:
     )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CREDENTIALS = {
     "type": "object",
     "properties": {

@@ -7,7 +7,6 @@ its ``type``, ``loc`` and ``msg``, with any surrogate replaced by U+FFFD.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,14 +14,14 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-__all__ = ["invalid_request", "validation_details"]
+from ..text.valid import LONE_SURROGATE
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+__all__ = ["invalid_request", "validation_details"]
 
 
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, int | float | bool) or value is None:
         return value
     return _clean(str(value))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from fastapi import Path
@@ -10,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect
 from ..records import ChatMode, SearchHit
+from ..text.valid import has_lone_surrogate
 from ..turns import MAX_TURNS, CitedSpan, Turn
 
 #: The largest page, unit or offset a request may name: past every real document, and inside
@@ -20,8 +20,6 @@ MAX_INDEX = 2**31 - 1
 MAX_ROW_ID = 2**63 - 1
 #: An answer's id as a path names it (``done`` carries it).
 AnswerId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="The answer's id.")]
-# A lone UTF-16 surrogate ("\ud800" in JSON) is no Unicode text: nothing can encode it.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Body(BaseModel):
@@ -294,7 +292,7 @@ class ChatIn(BaseModel):
     @field_validator("question")
     @classmethod
     def _checked_question(cls, question: str) -> str:
-        if _SURROGATE.search(question):
+        if has_lone_surrogate(question):
             raise ValueError("the question is not valid Unicode text (a lone surrogate)")
         # A blank question retrieves arbitrary passages and answers them: refuse it.
         if not question.strip():

@@ -10,7 +10,10 @@ from ...records import StoredAnswer, StoredSegments
 from ..codec import answer_row, segment_rows, stored_answer, stored_segments, toc_from_json
 from .dialect import Dialect
 
-__all__ = ["AnswerRows", "SegmentRows"]
+__all__ = ["MAX_ROW_ID", "AnswerRows", "SegmentRows"]
+
+#: The largest id a row of either backend can have (both keep 64-bit signed integers).
+MAX_ROW_ID = 2**63 - 1
 
 
 class AnswerRows:
@@ -29,7 +32,10 @@ class AnswerRows:
         return int(row[0])
 
     def answer(self, answer_id: int) -> StoredAnswer | None:
-        """The stored answer ``answer_id``, or None."""
+        """The stored answer ``answer_id``, or None (for any id no row can have, too: SQLite
+        raised OverflowError past 2**63 - 1, which every door answered as a crash)."""
+        if not 0 < answer_id <= MAX_ROW_ID:
+            return None
         with self._sql.read() as conn:
             row = conn.execute(
                 "SELECT id, question, answer, created_at, asked_by FROM answers WHERE id = ?",

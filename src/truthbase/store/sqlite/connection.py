@@ -260,7 +260,10 @@ class Database:
             return
         # Every statement of the script is IF NOT EXISTS, so a crash between it and the meta
         # row leaves a file that the next open completes.
-        db.executescript(_schema_script())
+        try:
+            db.executescript(_schema_script())
+        except sqlite3.OperationalError as exc:  # /dev/null, a full disk: no index can be made
+            raise StoreError(f"cannot make a new index in {self.path}: {exc}") from exc
         with self.transaction():
             db.execute(
                 "INSERT OR REPLACE INTO meta(key, value) "
