@@ -267,6 +267,63 @@ def test_stdio_errors_are_tool_errors_with_a_message(stdio: dict[str, Any]) -> N
 # -- streamable HTTP: tokens -------------------------------------------------------------------
 
 
+def test_stdio_answers_lines_the_sdk_cannot_read_and_goes_on(index: Index) -> None:
+    """The SDK's stdio reader dropped a line it could not read (a lone surrogate in a string,
+    not JSON, a wrong shape) without a reply: the client waited for ever. Each gets a JSON-RPC
+    error now (its id when it has one), a notification nothing, and the next call its answer;
+    an answer id no row can have is a tool error, not an internal one."""
+    command = [sys.executable, "-m", "truthbase.cli", "--db", str(index.db), "mcp"]
+    env = os.environ | _env()
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        replies = process.stdout
+
+        def send(line: str) -> None:
+            assert process.stdin is not None
+            process.stdin.write(line.encode() + b"\n")
+            process.stdin.flush()
+
+        reader = ThreadPoolExecutor(max_workers=1)
+
+        def reply() -> dict[str, Any]:  # a reply that never comes fails the test, not hangs it
+            return dict(json.loads(reader.submit(replies.readline).result(timeout=60)))
+
+        try:
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+            hello["clientInfo"] = {"name": "test", "version": "1"}
+            send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+            assert reply()["id"] == 1
+            send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            search = '"name": "search", "arguments": {"query": "\\ud800"}'
+            send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {' + search + "}}")
+            surrogate = reply()
+            assert surrogate["id"] == 2 and "lone surrogate" in surrogate["error"]["message"]
+            send('{"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": "\\ud800"}}')
+            send("not JSON")
+            assert reply() == {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32700, "message": "the message is not JSON"},
+            }
+            send('{"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": [1, 2]}')
+            shape = reply()
+            assert shape["id"] == "x" and shape["error"]["code"] == -32600, shape
+            feedback = {"name": "give_feedback", "arguments": {"answer_id": 2**64, "kind": "up"}}
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": feedback}
+            send(json.dumps(call))
+            result = reply()["result"]
+            assert result["isError"] and "no answer" in result["content"][0]["text"], result
+            send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
+            listed = reply()
+            assert listed["id"] == 4 and {t["name"] for t in listed["result"]["tools"]} == TOOLS
+        finally:
+            process.kill()  # EOF on its stdout ends a read still waiting
+            process.wait(timeout=30)
+            reader.shutdown()
+
+
 @pytest.fixture(scope="module")
 def http_url(index: Index) -> Iterator[str]:
     command = [

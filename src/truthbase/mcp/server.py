@@ -4,14 +4,16 @@ streamable HTTP behind :class:`TokenGate`). The tools themselves are :mod:`.tool
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -22,6 +24,7 @@ from ..app.viewers import accounts_required, bearer_viewer
 from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
 from ..people import OPERATOR, Viewer
+from ..text.valid import has_lone_surrogate
 from .tools import RESOURCE_PREFIX, TOOLS, call_tool, document_json, tool_error
 
 __all__ = [
@@ -173,11 +176,74 @@ def _version() -> str:
 
 async def run_stdio(service: Service) -> None:
     """Serve ``service`` over stdin/stdout until the client closes it."""
+    import io
+    import sys
+
     from mcp.server.stdio import stdio_server
 
     server = create_server(service)
-    async with stdio_server() as (read_stream, write_stream):
+    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    lines = CheckedLines(stdin)
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lines.replies = write_stream
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class CheckedLines:
+    """The lines of stdin as the SDK's stdio reader takes them, each one a JSON-RPC message it
+    can read. The SDK drops a line it cannot (not JSON, a lone surrogate in a string, a wrong
+    shape) without a reply, so the client waited for ever; here such a line is answered with a
+    JSON-RPC error (its request's id when the line has one) and not passed on."""
+
+    def __init__(self, lines: AsyncIterable[str]) -> None:
+        self._lines = lines
+        #: Where the error replies go: the SDK's write stream, set once the transport is up.
+        self.replies: MemoryObjectSendStream[SessionMessage] | None = None
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._lines:
+            if not line.strip():
+                continue
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValueError:  # pydantic's ValidationError
+                reply = refusal(line)
+                if reply is not None and self.replies is not None:
+                    await self.replies.send(SessionMessage(reply))
+                continue
+            yield line
+
+
+def refusal(line: str) -> types.JSONRPCError | None:
+    """The error reply to a line that is no JSON-RPC message this server reads; None for a
+    notification (no id: nothing may answer it)."""
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, types.PARSE_ERROR, "the message is not JSON")
+    if isinstance(raw, dict) and "method" in raw and "id" not in raw:
+        return None
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if not _usable_id(request_id):
+        request_id = None
+    if has_lone_surrogate(line) or has_lone_surrogate(json.dumps(raw, ensure_ascii=False)):
+        why = "a string of the request is not valid text (a lone surrogate)"
+    else:
+        why = "the message is not a JSON-RPC request of this protocol"
+    return _error(request_id, types.INVALID_REQUEST, why)
+
+
+def _usable_id(value: Any) -> bool:
+    """An id a reply can carry: an integer or a string of text."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and not has_lone_surrogate(value))
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
 
 
 class TokenGate:
