@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
@@ -80,7 +80,7 @@ class BodyLimit:
             await self._refuse(scope, receive, send)
             return
         seen = 0
-        started = over = False
+        over = False
 
         async def counted() -> Message:
             nonlocal seen, over
@@ -94,27 +94,14 @@ class BodyLimit:
                     raise HTTPException(413, self.detail)
             return message
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except HTTPException:
-            if started or not over:
-                raise
-            await self._refuse(scope, receive, send)
+        await _guarded(self.app, scope, receive, send, counted, lambda: over, 413, self.detail)
 
     @property
     def detail(self) -> str:
         return f"request body too large: at most {self.limit} bytes"
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse(
-            {"detail": self.detail}, status_code=413, headers={"Connection": "close"}
-        )
-        await response(scope, receive, send)
+        await _closing(scope, receive, send, 413, self.detail)
 
 
 class BodyIdleTimeout:
@@ -130,7 +117,7 @@ class BodyIdleTimeout:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body_done = started = stalled = False
+        body_done = stalled = False
 
         async def timed() -> Message:
             nonlocal body_done, stalled
@@ -147,24 +134,44 @@ class BodyIdleTimeout:
                 body_done = True
             return message
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, timed, watched)
-        except HTTPException:
-            if started or not stalled:
-                raise
-            response = JSONResponse(
-                {"detail": self.detail}, status_code=408, headers={"Connection": "close"}
-            )
-            await response(scope, receive, send)
+        await _guarded(self.app, scope, receive, send, timed, lambda: stalled, 408, self.detail)
 
     @property
     def detail(self) -> str:
         return f"the request body stalled: nothing arrived for {self.timeout:g} s"
+
+
+async def _guarded(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    guarded: Receive,
+    refused: Callable[[], bool],
+    status: int,
+    detail: str,
+) -> None:
+    """Run ``app`` reading the body through ``guarded``; when ``guarded`` refused the body (it
+    raised its HTTPException, ``refused()``) and no handler answered before, answer ``status``
+    with ``detail`` here and close the connection."""
+    started = False
+
+    async def watched(message: Message) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, guarded, watched)
+    except HTTPException:
+        if started or not refused():
+            raise
+        await _closing(scope, receive, send, status, detail)
+
+
+async def _closing(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
+    response = JSONResponse({"detail": detail}, status_code=status, headers={"Connection": "close"})
+    await response(scope, receive, send)
 
 
 def allowed_hosts(settings: ServerSettings) -> list[str] | None:
