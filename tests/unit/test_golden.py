@@ -113,8 +113,11 @@ def test_evidence_must_name_a_listed_document() -> None:
 def test_bad_evidence_is_rejected(evidence: dict[str, Any]) -> None:
     data = golden_data()
     data["questions"][0]["evidence"] = [evidence]
-    with pytest.raises(GoldenError, match="invalid golden set"):
+    with pytest.raises(GoldenError, match="invalid golden set") as raised:
         parse_golden(data)
+    message = str(raised.value)  # one line that says where: the CLI prints it as "error: ..."
+    assert "\n" not in message and "questions.0.evidence.0" in message, message
+    assert "errors.pydantic.dev" not in message
 
 
 def test_answerable_needs_evidence_and_unanswerable_has_none() -> None:

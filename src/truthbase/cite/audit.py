@@ -31,6 +31,7 @@ __all__ = [
     "AuditReport",
     "DeletedCitation",
     "check_citation",
+    "record_int",
     "verify_answers",
 ]
 

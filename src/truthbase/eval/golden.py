@@ -193,7 +193,24 @@ def parse_golden(data: Any, source: str = "<golden>") -> GoldenSet:
     try:
         return GoldenSet.model_validate(data)
     except ValidationError as exc:
-        raise GoldenError(f"{source}: invalid golden set:\n{exc}") from exc
+        raise GoldenError(f"{source}: invalid golden set: {_errors_text(exc)}") from exc
+
+
+#: Validation errors a GoldenError names; the others are counted.
+SHOWN_ERRORS = 3
+
+
+def _errors_text(exc: ValidationError) -> str:
+    """Where each of the first errors is and what is wrong there, on one line ("questions.0.
+    evidence.0.page: Input should be greater than 0"): pydantic's own text is a block of
+    lines with a link each, which the CLI's one-line error cannot carry."""
+    errors = exc.errors(include_url=False)
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'the set'}: {e['msg']}"
+        for e in errors[:SHOWN_ERRORS]
+    ]
+    more = len(errors) - SHOWN_ERRORS
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def load_golden(path: Path) -> GoldenSet:
