@@ -294,6 +294,13 @@ class StoredSegments:
 
 # -- the store's records ----------------------------------------------------------------------
 
+#: The largest page, unit, offset or citation number a record (or a request naming one) may
+#: hold: past every real document, inside both backends' integers (2**63 reached SQLite: 500).
+MAX_INDEX = 2**31 - 1
+#: The largest row id (an answer's) either backend can keep: 64-bit signed; past it no row
+#: exists, and SQLite cannot even be asked.
+MAX_ROW_ID = 2**63 - 1
+
 
 #: The token code of an index that records none: the sign of every dimension of each token
 #: vector (``truthbase.embed.token_code``).

@@ -21,12 +21,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import StoredAnswer
+from ..records import MAX_INDEX, StoredAnswer
 from .resolve import UnitCache, UnitReader, span_verified
 
 __all__ = [
     "DOCUMENT_DELETED",
-    "MAX_RECORD_INT",
     "AuditFailure",
     "AuditReport",
     "DeletedCitation",
@@ -98,14 +97,9 @@ class AuditReport:
         }
 
 
-#: The largest number a citation record may hold (unit, offsets, [n]): past every real page,
-#: inside both backends' integers (a unit of 2**63 reached SQLite and answered 500).
-MAX_RECORD_INT = 2**31 - 1
-
-
 def record_int(value: Any) -> int | None:
     """``value`` when it is an integer a citation record can hold, else None."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_RECORD_INT:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_INDEX:
         return value
     return None
 

@@ -19,9 +19,9 @@ from ..config import DEFAULT_K
 from ..errors import InvalidInput
 from ..geometry import span_line_rects
 from ..people import Viewer
+from ..records import MAX_INDEX
 from .deps import ClientAddress, CurrentService, CurrentState
 from .schemas import (
-    MAX_INDEX,
     DocumentOut,
     GeometryOut,
     HealthOut,

@@ -15,11 +15,12 @@ from starlette.concurrency import run_in_threadpool
 from ..app import Service
 from ..errors import InvalidInput
 from ..model import DocumentInfo, DomMap, Unit
+from ..records import MAX_INDEX
 from .deps import CurrentService, CurrentState
 from .documents import SHA256_HEX
 from .epub_files import BookFileError, read_image, resolve_member
 from .reader import SECTION_CSP, section_document, span_segments
-from .schemas import MAX_INDEX, DomSegmentOut, EpubSpanOut, SectionOut
+from .schemas import DomSegmentOut, EpubSpanOut, SectionOut
 
 __all__ = ["router"]
 

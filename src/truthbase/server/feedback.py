@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from ..app.feedback import COMMENT_MAX_CHARS, LATEST
+from ..records import MAX_INDEX
 from .deps import CurrentService
-from .schemas import MAX_INDEX, AnswerId
+from .schemas import AnswerId
 
 __all__ = ["router"]
 

@@ -8,18 +8,14 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect
-from ..records import ChatMode, SearchHit
+from ..records import MAX_INDEX, MAX_ROW_ID, ChatMode, SearchHit
 from ..text.valid import has_lone_surrogate
 from ..turns import MAX_TURNS, CitedSpan, Turn
 
-#: The largest page, unit or offset a request may name: past every real document, and inside
-#: both backends' integers (a 2**63 reached SQLite and answered 500).
-MAX_INDEX = 2**31 - 1
-#: The largest row id a request may name (an answer's): both backends' 64-bit integers; past
-#: it no row exists, and SQLite cannot even be asked (500 before this bound).
-MAX_ROW_ID = 2**63 - 1
-#: An answer's id as a path names it (``done`` carries it).
-AnswerId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="The answer's id.")]
+#: An answer's id as a path names it.
+AnswerId = Annotated[
+    int, Path(ge=1, le=MAX_ROW_ID, description="The answer's id (`done` carries it).")
+]
 
 
 class _Body(BaseModel):

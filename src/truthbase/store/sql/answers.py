@@ -6,14 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import TocEntry
-from ...records import StoredAnswer, StoredSegments
+from ...records import MAX_ROW_ID, StoredAnswer, StoredSegments
 from ..codec import answer_row, segment_rows, stored_answer, stored_segments, toc_from_json
 from .dialect import Dialect
 
-__all__ = ["MAX_ROW_ID", "AnswerRows", "SegmentRows"]
-
-#: The largest id a row of either backend can have (both keep 64-bit signed integers).
-MAX_ROW_ID = 2**63 - 1
+__all__ = ["AnswerRows", "SegmentRows"]
 
 
 class AnswerRows:
