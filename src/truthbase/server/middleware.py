@@ -154,19 +154,26 @@ async def _guarded(
     """Run ``app`` reading the body through ``guarded``; when ``guarded`` refused the body (it
     raised its HTTPException, ``refused()``) and no handler answered before, answer ``status``
     with ``detail`` here and close the connection."""
-    started = False
-
-    async def watched(message: Message) -> None:
-        nonlocal started
-        started = started or message["type"] == "http.response.start"
-        await send(message)
-
+    watched = _Watched(send)
     try:
         await app(scope, guarded, watched)
     except HTTPException:
-        if started or not refused():
+        if watched.started or not refused():
             raise
         await _closing(scope, receive, send, status, detail)
+
+
+class _Watched:
+    """``send`` that remembers whether the response has started: after that no other answer
+    may be sent, only the connection closed."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        self.started = self.started or message["type"] == "http.response.start"
+        await self.send(message)
 
 
 async def _closing(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
@@ -263,17 +270,11 @@ class UnexpectedErrors:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        watched = _Watched(send)
         try:
             await self.app(scope, receive, watched)
         except Exception:
-            if started:
+            if watched.started:
                 raise
             logger.exception("unexpected error in %s %s", scope.get("method"), scope.get("path"))
             response = JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
