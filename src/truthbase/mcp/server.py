@@ -226,7 +226,7 @@ def refusal(line: str) -> types.JSONRPCError | None:
     request_id = raw.get("id") if isinstance(raw, dict) else None
     if not _usable_id(request_id):
         request_id = None
-    if has_lone_surrogate(line) or has_lone_surrogate(json.dumps(raw, ensure_ascii=False)):
+    if has_lone_surrogate(json.dumps(raw, ensure_ascii=False)):
         why = "a string of the request is not valid text (a lone surrogate)"
     else:
         why = "the message is not a JSON-RPC request of this protocol"
