@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidInput
-from ..text.valid import has_lone_surrogate
+from ..text.valid import has_lone_surrogate, json_may_hold_surrogate
 from .evidence import (
     EVIDENCE_FORMAT,
     EVIDENCE_VERSION,
@@ -162,7 +162,9 @@ def read_evidence(report: str) -> dict[str, Any]:
         raise InvalidInput("the report's evidence nests too deeply to be evidence") from None
     if not isinstance(evidence, dict) or evidence.get("format") != EVIDENCE_FORMAT:
         raise InvalidInput("the report's evidence block is not TruthBase evidence")
-    if has_lone_surrogate(json.dumps(evidence, ensure_ascii=False)):
+    if json_may_hold_surrogate(text) and has_lone_surrogate(
+        json.dumps(evidence, ensure_ascii=False)
+    ):
         # "\ud800" in JSON: no text, and nothing (a problem's doc_id echoed back) can encode it
         raise InvalidInput("the report's evidence is not valid Unicode text (a lone surrogate)")
     if evidence.get("version") != EVIDENCE_VERSION:

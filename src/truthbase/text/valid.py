@@ -12,14 +12,26 @@ import re
 
 from ..errors import InvalidInput
 
-__all__ = ["LONE_SURROGATE", "has_lone_surrogate", "require_text"]
+__all__ = ["LONE_SURROGATE", "has_lone_surrogate", "json_may_hold_surrogate", "require_text"]
 
 #: A surrogate code point: in a ``str`` (where a pair is one character) always a lone one.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+#: A JSON escape of a surrogate (``\\ud800``): the only way JSON text read from UTF-8 can hold
+#: one once decoded (a pair of them decodes to one character; this cannot tell, so it is a
+#: cheap first look, not the answer).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def has_lone_surrogate(value: str) -> bool:
     return LONE_SURROGATE.search(value) is not None
+
+
+def json_may_hold_surrogate(text: str) -> bool:
+    """Whether the JSON ``text`` may decode to a string with a lone surrogate (False: it
+    cannot, and nothing decoded from it need be searched)."""
+    return has_lone_surrogate(text) or _SURROGATE_ESCAPE.search(text) is not None
 
 
 def require_text(value: str, what: str) -> str:
