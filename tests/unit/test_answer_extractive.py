@@ -426,3 +426,22 @@ def test_beside_a_model_s_rewrite_the_extractive_answerer_reads_the_question_s_w
     # Without a follow-up the same question is answered by its own words.
     alone = parse_answer("".join(answerer.draft(rewrite, sources).tokens))
     assert timing in alone.text
+
+
+def test_a_numbered_heading_is_neither_quoted_nor_glued_to_the_sentence_under_it() -> None:
+    # A chunk that opens with its section's heading, in sentence case or in capitals: the
+    # answer quotes the sentence under it, not "2.2 Encoding and escaping XMP-metadata are ...".
+    sources = [
+        _source(
+            1,
+            "2.2 Encoding and escaping\n"
+            "XMP-metadata are stored as UTF-8 in the PDF, and the package escapes them.\n",
+        ),
+        _source(2, "2 What the euler package provides\n"),
+    ]
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "How are XMP-metadata encoded and escaped in the PDF by the euler package?"
+    texts = [c.text for c in answerer.select(question, sources).candidates]
+    assert texts == ["XMP-metadata are stored as UTF-8 in the PDF, and the package escapes them."]

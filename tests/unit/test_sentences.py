@@ -173,6 +173,45 @@ def test_headings() -> None:
     ]
 
 
+def test_a_numbered_heading_in_sentence_case_stands_alone() -> None:
+    # The last word is lower case: only the section number says it is a heading.
+    text = (
+        "2.2 Encoding and escaping\n"
+        "XMP-metadata are stored as UTF-8 in the PDF. Some characters must be escaped in the\n"
+        "metadata, and the package does it for you when the option is given to it.\n"
+    )
+    assert sents(text)[0] == "2.2 Encoding and escaping"
+    assert sents("3.6 Disabling keys\nIt is also possible to disable keys after use.") == [
+        "3.6 Disabling keys",
+        "It is also possible to disable keys after use.",
+    ]
+
+
+def test_a_numbered_heading_wrapped_over_two_lines_is_not_cut_inside() -> None:
+    # Before a short line, a numbered line ending in a lower-case word may go on.
+    text = "4 Euklidische und nichteuklidische\nGeometrie\nDefinition 57\n"
+    assert "4 Euklidische und nichteuklidische\nGeometrie" in sents(text)[0]
+    # Not a section number: a sentence's short last line runs on as before.
+    text = (
+        "In particular, it outperforms CoLISA by 21.5% on the set, with gains on\n"
+        "questions that humans took long to answer.\n"
+    )
+    assert len(sents(text)) == 1
+
+
+def test_a_heading_over_one_body_line_is_cut_in_a_text_of_few_lines() -> None:
+    # A chunk or a quote of two to nine lines: the full width is its longest line, not the
+    # second-longest (with two lines, the heading itself).
+    text = (
+        "4.1 CONTRIBUTION OF THE TREE STRUCTURE\n"
+        "We examine the contribution of each layer of nodes to RAPTOR’s retrieval capabilities.\n"
+    )
+    assert sents(text) == [
+        "4.1 CONTRIBUTION OF THE TREE STRUCTURE",
+        "We examine the contribution of each layer of nodes to RAPTOR’s retrieval capabilities.",
+    ]
+
+
 def test_short_line_ending_in_lower_case_word_runs_on() -> None:
     text = (
         "In particular, it outperforms CoLISA by 21.5% on\n"

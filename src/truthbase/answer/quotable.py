@@ -12,8 +12,8 @@ Illustration of the CSF Tiers"), a list's lead-in. :func:`whole_spans` keeps
 - otherwise the span joined with the spans after it in the same source, up to the first one
   that ends like a sentence (not across a row, a list item or figure text): the sentence the
   splitter cut, made whole again; a line of its own is whole as a line, unless it is a
-  caption or a numbered heading (neither is quoted nor joined). A span that no join makes
-  whole is not quoted.
+  caption or a numbered heading ("2.2 Encoding and escaping": neither is quoted nor joined).
+  A span that no join makes whole is not quoted.
 
 Figure text (:mod:`truthbase.text.figures`: the labels drawn in a figure, found above their
 caption in the source, or a span that is nothing but such labels) is never quoted.
@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from ..text.figures import figure_blocks, looks_like_labels
-from ..text.sentences import opens_list_item
+from ..text.sentences import opens_list_item, opens_section
 
 __all__ = ["MIN_ITEM_WORDS", "ends_sentence", "whole_spans"]
 
@@ -81,7 +81,7 @@ def whole_spans(
             # A line of its own is whole as a line ("9000x9000 pixels at 800 DPI"), unless it
             # is a caption or a numbered heading, which answer nothing; joined, either would
             # open the next sentence.
-            if not (_CAPTION.match(piece) or opens_list_item(piece)):
+            if not (_CAPTION.match(piece) or opens_list_item(piece) or opens_section(piece)):
                 out.append((start, end))
             continue
         for nxt in spans[i + 1 :]:

@@ -21,7 +21,7 @@ import re
 
 from .figures import figure_blocks
 
-__all__ = ["opens_list_item", "split_sentences"]
+__all__ = ["opens_list_item", "opens_section", "split_sentences"]
 
 # fmt: off
 #: Words that end with a period but (almost) never end a sentence, lower-cased, without the period.
@@ -65,7 +65,7 @@ _STRONG_BULLETS = frozenset("•▪◦‣●○■□►▶➢➤✓✔◆◇⁃
 #: Characters that start a list item at a line start only when the context agrees.
 _WEAK_BULLETS = frozenset("-–—*o")
 #: A line ending in one of these runs on into the next line.
-_CONTINUING_END = frozenset(",;:-–—/&+=([{")
+_CONTINUING_END = ",;:-–—/&+=([{"
 
 # Terminal punctuation (a run of it, or an ellipsis), closers, then whitespace or the end.
 _TERMINAL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|\Z)")
@@ -86,6 +86,11 @@ _NUMBERED_ITEM = re.compile(
 _SHORT_SHARE = 0.7
 # ...or under this many characters, whatever the page.
 _SHORT_ABSOLUTE = 30
+#: Fewer lines than this: the longest one is the full width (the percentile means nothing).
+_FEW_LINES = 10
+#: A section number and a capital that open a heading in sentence case ("2.2 Encoding and
+#: escaping", "3.6 Disabling keys"): such a line is a heading though its last word is lower case.
+_SECTION_NUMBER = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t\u00a0]+[^\W\d_]")
 
 
 def _first_letter(word: str) -> str:
@@ -197,14 +202,33 @@ def _starts_upper(text: str, at: int, end: int) -> bool:
 
 def _heading_like(text: str, start: int, end: int, short: float) -> bool:
     """A line content [start, end) that can stand alone: short, unpunctuated, not lower-case."""
-    if end - start > short:
-        return False
-    last = text[end - 1]
-    if last in _CONTINUING_END or last in ".!?…":
+    if not _unpunctuated_short(text, start, end, short):
         return False
     words = text[start:end].split()
     letter = _first_letter(words[-1]) if words else ""
     return letter != "" and not letter.islower()
+
+
+def _numbered_heading(text: str, start: int, end: int, short: float) -> bool:
+    """A line content [start, end) that a section number and a capital open, short and
+    unpunctuated: a heading in sentence case ("2.2 Encoding and escaping"), whatever its last
+    word."""
+    return _unpunctuated_short(text, start, end, short) and _opens_section(text, start, end)
+
+
+def _opens_section(text: str, start: int, end: int) -> bool:
+    numbered = _SECTION_NUMBER.match(text, start, end)
+    return numbered is not None and not text[numbered.end() - 1].islower()
+
+
+def opens_section(text: str) -> bool:
+    """Whether ``text`` begins as a numbered section heading does: a section number and a
+    capital ("2.2 Encoding and escaping", "4.1 CONTRIBUTION", "2 What the package provides")."""
+    return _opens_section(text, 0, len(text))
+
+
+def _unpunctuated_short(text: str, start: int, end: int, short: float) -> bool:
+    return end - start <= short and text[end - 1] not in _CONTINUING_END + ".!?…"
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -233,7 +257,11 @@ def _short_limit(lines: list[tuple[int, int]]) -> float:
     lengths = sorted(e - s for s, e in lines if e > s)
     if not lengths:
         return float(_SHORT_ABSOLUTE)
-    long_line = lengths[int(0.9 * (len(lengths) - 1))]
+    # The full width of a line: the 90th percentile of the lengths; in a text of a few lines
+    # (a chunk, a quote) the longest, as the percentile took the second-longest there (with two
+    # lines the shorter one), and a heading over a single body line was never short.
+    at = len(lengths) - 1 if len(lengths) < _FEW_LINES else int(0.9 * (len(lengths) - 1))
+    long_line = lengths[at]
     return max(_SHORT_SHARE * long_line, float(_SHORT_ABSOLUTE))
 
 
@@ -303,7 +331,14 @@ def _line_opens_sentence(
         if kind == "weak":
             return _starts_upper(text, after, end)
         return _heading_like(text, prev[0], prev[1], short)
-    return _heading_like(text, prev[0], prev[1], short) and _starts_upper(text, start, end)
+    if not _starts_upper(text, start, end):
+        return False
+    # A heading whose last word is lower case only before a line of body text: before another
+    # short line it may be the first line of a heading wrapped in two ("4 Euklidische und
+    # nichteuklidische" / "Geometrie").
+    return _heading_like(text, prev[0], prev[1], short) or (
+        end - start > short and _numbered_heading(text, prev[0], prev[1], short)
+    )
 
 
 def _cut_at_terminals(
