@@ -15,14 +15,16 @@ questions answered with a correct citation (ties: citation precision).
         --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
         --set library=../shared/golden/library-dev.json:library.sqlite \\
         --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
-        [--cache DIR] [--json OUT] [--maxsim]
+        [--cache DIR] [--json OUT] [--maxsim] [--answer-type]
 
 A followups-dev.json set is read by its conversations' first turns (the only turns that stand
 alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
 ``--maxsim`` adds a feature to the grid (``w_maxsim``, not a setting: measured, not shipped;
 docs/evals/selection.md): the late-interaction similarity of question and sentence, the mean
 over the question's word-piece rows of the best cosine with the sentence's, from the token
-vectors of the pass that embeds the sentence.
+vectors of the pass that embeds the sentence. ``--answer-type`` adds ``w_answer_type`` (measured,
+not shipped; selection.md): 1 for a sentence that holds a number when the question asks for a
+quantity ("how many", "how long", "what fraction", ...), else 0.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import dataclasses
 import itertools
 import json
 import pickle
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +64,20 @@ GRID = {
     "max_sentences": (2, 3),
 }
 MAXSIM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
+ANSWER_TYPE_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
+#: A question that asks for a quantity, and a sentence that holds one (a digit or a number word).
+_ASKS_QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|large|big|far|old|high|low|fast|frequently|wide|tall|small)"
+    r"|what (fraction|percentage|percent|share|proportion|number|size|length|ratio|rate|year|age)"
+    r"|which year|wie (viele?|lange|oft|groß|hoch))\b",
+    re.IGNORECASE,
+)
+_HOLDS_QUANTITY = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|hundred|thousand|million|billion|half|third|quarter|twice|once|dozen"
+    r"|zwei|drei|vier|fünf|hundert|tausend|hälfte)\b",
+    re.IGNORECASE,
+)
 
 
 def _golden(path: Path) -> GoldenSet:
@@ -130,26 +147,40 @@ def add_maxsim(questions: Sequence[dict[str, Any]], golden_path: Path) -> None:
         ]
 
 
+def add_answer_type(questions: Sequence[dict[str, Any]], golden_path: Path) -> None:
+    """Each question's ``answer_type``: 1.0 for a sentence with a number when the question
+    asks for a quantity, else 0.0."""
+    asked = {q.id: q.question for q in _golden(golden_path).questions}
+    for q in questions:
+        wants = _ASKS_QUANTITY.search(asked[q["id"]]) is not None
+        q["answer_type"] = [
+            1.0 if wants and _HOLDS_QUANTITY.search(c.text) else 0.0 for c, _ in q["scored"]
+        ]
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
-    answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k != "w_maxsim"})
+    extra = ("w_maxsim", "w_answer_type")
+    answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k not in extra})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
     for q in questions:
         if not q["answered"]:
             continue
         maxsim = q.get("maxsim") or [0.0] * len(q["scored"])
+        typed = q.get("answer_type") or [0.0] * len(q["scored"])
         rescored = [
             (
                 dataclasses.replace(
                     c,
                     score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank)
-                    + point.get("w_maxsim", 0.0) * late,
+                    + point.get("w_maxsim", 0.0) * late
+                    + point.get("w_answer_type", 0.0) * kind,
                 ),
                 held,
             )
-            for (c, held), late in zip(q["scored"], maxsim, strict=True)
+            for (c, held), late, kind in zip(q["scored"], maxsim, typed, strict=True)
         ]
         rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
         holds = {id(c): held for c, held in rescored}
@@ -167,6 +198,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--maxsim", action="store_true", help="add the MaxSim feature's weights")
+    parser.add_argument(
+        "--answer-type", action="store_true", help="add the answer-type feature's weights"
+    )
     args = parser.parse_args()
     sets: dict[str, list[dict[str, Any]]] = {}
     for spec in args.set:
@@ -182,16 +216,22 @@ def main() -> None:
                 kept.write_bytes(pickle.dumps(sets[name]))
         if args.maxsim:
             add_maxsim(sets[name], Path(golden))
+        if args.answer_type:
+            add_answer_type(sets[name], Path(golden))
         print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
     shipped = ExtractiveSettings()
     grid = dict(GRID)
     if args.maxsim:
         grid["w_maxsim"] = MAXSIM_WEIGHTS
+    if args.answer_type:
+        grid["w_answer_type"] = ANSWER_TYPE_WEIGHTS
 
     points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
     if args.maxsim:
         shipped_point["w_maxsim"] = 0.0
+    if args.answer_type:
+        shipped_point["w_answer_type"] = 0.0
 
     if shipped_point not in points:
         points.append(shipped_point)
