@@ -297,6 +297,11 @@ class StoredSegments:
 #: The largest page, unit, offset or citation number a record (or a request naming one) may
 #: hold: past every real document, inside both backends' integers (2**63 reached SQLite: 500).
 MAX_INDEX = 2**31 - 1
+#: The longest query or question searched, and the longest quote or claim checked: a question is
+#: a sentence or two, a quote a passage of one page; a longer one costs minutes and a GB (a 4 MB
+#: question reached the answerer through MCP) and answers nothing better.
+MAX_QUESTION_CHARS = 2000
+MAX_QUOTE_CHARS = 20_000
 #: The largest row id (an answer's) either backend can keep: 64-bit signed; past it no row
 #: exists, and SQLite cannot even be asked.
 MAX_ROW_ID = 2**63 - 1

@@ -51,7 +51,7 @@ from ..llm.judge import ModelJudge, VerdictCache, judge_for
 from ..model import DocumentInfo, DocumentKind
 from ..modes import answer_events
 from ..people import OPERATOR, ApiTokenRecord, CollectionRecord, UserRecord, Viewer
-from ..records import ResolvedMode, SearchHit
+from ..records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS, ResolvedMode, SearchHit
 from ..retrieve.hybrid import search as _search
 from ..store import Store
 from ..text.valid import require_text
@@ -224,7 +224,7 @@ class Service(KeptAnswers):
         viewer may see (only those of ``doc``, ``documents`` and ``collection`` when given:
         :meth:`scope`), best first; counted against the search quota when it comes from
         ``address``."""
-        if not query.strip():
+        if not require_text(query, "query", max_chars=MAX_QUESTION_CHARS).strip():
             raise InvalidInput("the query is empty")
         admit(self.store, self.viewer, address, search_limits(self.settings.quota), SEARCH)
         result = _search(
@@ -262,7 +262,7 @@ class Service(KeptAnswers):
         are the history; NotFound for anyone else's; InvalidInput with ``history`` too); the
         answer is appended to it. ``keep`` without ``thread``: the answer starts a new saved
         thread."""
-        if not require_text(question, "question").strip():
+        if not require_text(question, "question", max_chars=MAX_QUESTION_CHARS).strip():
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):
@@ -445,6 +445,8 @@ class Service(KeptAnswers):
         (off, auto, llm) overrides the setting ``support.judge`` for this check."""
         if (page is None) == (unit is None):
             raise InvalidInput("give exactly one of page (PDF, 1-based) and unit (0-based)")
+        require_text(quote, "quote", max_chars=MAX_QUOTE_CHARS)
+        require_text(claim, "claim", max_chars=MAX_QUOTE_CHARS)
         info = self.document(doc)
         if page is not None:
             if info.kind == "epub":

@@ -27,7 +27,7 @@ from ..config import DEFAULT_K
 from ..errors import InvalidInput, TruthBaseError
 from ..model import DocumentInfo
 from ..quota import Admission, retry_after_header
-from ..records import ChatMode, SearchHit
+from ..records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS, ChatMode, SearchHit
 from ..turns import MAX_TURNS, turns_from_json
 from .base import Arguments, Call, NoArguments, Tool, input_schema, parse_arguments
 from .kept import KEPT_TOOLS, without_rects
@@ -131,7 +131,11 @@ def _collection_argument() -> Any:
 
 
 class SearchArguments(Arguments):
-    query: str = Field(min_length=1, description="What to look for: a question or keywords.")
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        description="What to look for: a question or keywords.",
+    )
     k: int = Field(default=DEFAULT_K, ge=1, le=50, description="How many passages to return.")
     doc: str | None = Field(
         default=None, min_length=4, description="Only search this document. " + _DOC_TEXT
@@ -155,7 +159,7 @@ class HistoryTurn(BaseModel):
 
 
 class AskArguments(Arguments):
-    question: str = Field(min_length=1, description="The question.")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
     mode: ChatMode = Field(
         default="auto",
         description="Who answers: 'extractive' (verbatim sentences, no model), 'llm' (the "
@@ -203,8 +207,16 @@ class ClaimArguments(Arguments):
     unit: int | None = Field(
         default=None, ge=0, description="0-based unit (a PDF page - 1, or an EPUB section)."
     )
-    quote: str = Field(min_length=1, description="The passage, verbatim as on the page.")
-    claim: str = Field(min_length=1, description="The statement the quote is cited for.")
+    quote: str = Field(
+        min_length=1,
+        max_length=MAX_QUOTE_CHARS,
+        description="The passage, verbatim as on the page.",
+    )
+    claim: str = Field(
+        min_length=1,
+        max_length=MAX_QUOTE_CHARS,
+        description="The statement the quote is cited for.",
+    )
 
 
 # -- results -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..config import DEFAULT_K
 from ..errors import InvalidInput
 from ..geometry import span_line_rects
 from ..people import Viewer
-from ..records import MAX_INDEX
+from ..records import MAX_INDEX, MAX_QUESTION_CHARS
 from .deps import ClientAddress, CurrentService, CurrentState
 from .schemas import (
     DocumentOut,
@@ -101,7 +101,7 @@ async def document_file(
 async def search_route(
     service: CurrentService,
     address: ClientAddress,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS, description="The query.")],
     k: Annotated[int, Query(ge=1, le=100, description="Results.")] = DEFAULT_K,
     documents: Annotated[
         list[str] | None,

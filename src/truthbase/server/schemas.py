@@ -8,7 +8,7 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model import DocumentInfo, PageGeometry, Rect
-from ..records import MAX_INDEX, MAX_ROW_ID, ChatMode, SearchHit
+from ..records import MAX_INDEX, MAX_QUESTION_CHARS, MAX_ROW_ID, ChatMode, SearchHit
 from ..text.valid import has_lone_surrogate
 from ..turns import MAX_TURNS, CitedSpan, Turn
 
@@ -238,7 +238,7 @@ class TurnIn(BaseModel):
 class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     mode: ChatMode = Field(
         default="auto",
         description="Who answers, as `truthbase ask --mode`: auto (llm when one is configured, "

@@ -34,8 +34,13 @@ def json_may_hold_surrogate(text: str) -> bool:
     return has_lone_surrogate(text) or _SURROGATE_ESCAPE.search(text) is not None
 
 
-def require_text(value: str, what: str) -> str:
-    """``value``, or InvalidInput naming ``what`` when it is not text."""
+def require_text(value: str, what: str, *, max_chars: int | None = None) -> str:
+    """``value``, or InvalidInput naming ``what`` when it is not text or is longer than
+    ``max_chars``."""
+    if max_chars is not None and len(value) > max_chars:
+        raise InvalidInput(
+            f"the {what} is {len(value):,} characters long: at most {max_chars:,} are taken"
+        )
     if has_lone_surrogate(value):
         raise InvalidInput(f"the {what} is not valid text (bytes that are not UTF-8?)")
     return value

