@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from tests.helpers.canaries import text_pdf
 from truthbase.app import Service
+from truthbase.cli import cli
 from truthbase.config import ServerSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.errors import InvalidInput
@@ -107,3 +109,20 @@ def test_the_limits_are_the_services_for_every_door(index: Index) -> None:
         index, "verify_claim", {"doc": index.doc_id, "page": 1, "quote": SENTENCE, "claim": "x"}
     )
     assert not is_error, text
+
+
+def test_a_page_out_of_range_is_named_as_a_page(index: Index) -> None:
+    for page in (2, 2**63, 2**64):
+        is_error, text, _ = _tool(
+            index, "verify_claim", {"doc": index.doc_id, "page": page, "quote": "q", "claim": "c"}
+        )
+        assert is_error and f"page {page} is out of range" in text and "pages 1..1" in text, text
+
+
+def test_verify_claim_names_the_page_it_was_given(index: Index) -> None:
+    argv = ["--db", str(index.db), "verify-claim", "--doc", index.doc_id[:8]]
+    argv += ["--page", str(2**64), "--quote", "q", "--claim", "c"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, result.output
+    assert f"error: page {2**64} is out of range" in result.stderr, result.stderr
+    assert "has pages 1..1" in result.stderr

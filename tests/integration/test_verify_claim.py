@@ -105,7 +105,7 @@ def test_a_quote_from_another_page_is_unverified_exit_1(
     [
         (("--doc", "ffffffffffff", "--page", "1"), "no document ffffffffffff"),
         (("--doc", "DOC", "--page", "100000"), "out of range"),
-        (("--doc", "DOC", "--page", "0"), "pages count from 1"),
+        (("--doc", "DOC", "--page", "0"), "page 0 is out of range"),
         (("--doc", "DOC", "--page", "1", "--unit", "0"), "exactly one of"),
     ],
 )

@@ -451,8 +451,11 @@ class Service(KeptAnswers):
         if page is not None:
             if info.kind == "epub":
                 raise InvalidInput("an EPUB has sections, not pages: give unit (0-based)")
-            if page < 1:
-                raise InvalidInput(f"page {page}: pages count from 1")
+            if not 1 <= page <= info.unit_count:
+                raise InvalidInput(
+                    f"page {page} is out of range: document {info.id[:12]} has pages "
+                    f"1..{info.unit_count}"
+                )
             unit = page - 1
         assert unit is not None
         return _verify_claim(
