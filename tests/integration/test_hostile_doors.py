@@ -13,6 +13,7 @@ index where a command only reads, or said something other than what was wrong.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -126,3 +127,54 @@ def test_verify_claim_names_the_page_it_was_given(index: Index) -> None:
     assert result.exit_code == 2, result.output
     assert f"error: page {2**64} is out of range" in result.stderr, result.stderr
     assert "has pages 1..1" in result.stderr
+
+
+# -- titles and names ----------------------------------------------------------------------------
+
+
+def _new_thread(index: Index) -> str:
+    response = index.client.post(
+        "/api/chat", json={"question": "What did the \x1b[2Jkeeper log?", "mode": "extractive"}
+    )
+    assert response.status_code == 200, response.text
+    done = [json.loads(line[5:]) for line in response.text.splitlines() if "thread" in line]
+    thread: str = done[-1]["thread"]
+    return thread
+
+
+def test_thread_titles_keep_no_control_or_bidi_character(index: Index) -> None:
+    thread = _new_thread(index)
+    opened = index.client.get(f"/api/threads/{thread}").json()
+    assert opened["title"] == "What did the [2Jkeeper log?", opened["title"]
+    for sent, kept in [
+        ("a\x00b", "a b"),
+        ("\x1b]0;owned\x07 notes", "]0;owned notes"),
+        ("\u202eevil.pdf", "evil.pdf"),
+        ("line\u2028two", "line two"),
+    ]:
+        response = index.client.patch(f"/api/threads/{thread}", json={"title": sent})
+        assert response.status_code == 200 and response.json()["title"] == kept, response.text
+    for invisible in ("\x00", "\u200b", "\u202e\u200b", "\x07\t"):
+        response = index.client.patch(f"/api/threads/{thread}", json={"title": invisible})
+        assert response.status_code == 400, response.text
+        assert "title is empty" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("name", ["\u200b", "\u202eevil", "a\u2066b", "a\x85b", "a\u2028b"])
+def test_collection_names_with_nothing_visible_or_bidi_controls_are_4xx(
+    index: Index, name: str
+) -> None:
+    response = index.client.post("/api/collections", json={"name": name, "documents": []})
+    assert response.status_code == 400, response.text
+    assert "collection name" in response.json()["detail"]
+    renamed = index.client.post("/api/collections", json={"name": "plain", "documents": []})
+    assert renamed.status_code in (201, 400), renamed.text
+    response = index.client.patch("/api/collections/plain", json={"name": name})
+    assert response.status_code == 400, response.text
+
+
+def test_a_question_with_nothing_visible_is_refused(index: Index) -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        index.service.plan_answer("\u200b\u200b", mode="extractive")
+    with pytest.raises(InvalidInput, match="empty"):
+        index.service.search("\u200b")

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable
 from ..errors import InvalidInput, NotFound
 from ..people import CollectionRecord, Viewer
 from ..store import Collections
+from ..text.valid import BIDI_CONTROL, has_visible
 
 __all__ = [
     "MAX_COLLECTIONS",
@@ -36,17 +37,24 @@ __all__ = [
 MAX_COLLECTIONS = 200
 MAX_DOCUMENTS = 2000
 MAX_NAME = 100
-# A name is a path segment of the API and a CLI argument: no slash, no control characters.
-_BAD_NAME = re.compile(r"[/\x00-\x1f\x7f]")
+# A name is a path segment of the API and a CLI argument: no slash, no control characters (C0,
+# C1, line and paragraph separators), no bidirectional controls (a name that reads as another).
+_BAD_NAME = re.compile(r"[/\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_name(name: str) -> str:
-    """``name`` stripped; InvalidInput when it is empty, too long, or has a slash or a control
-    character."""
+    """``name`` stripped; InvalidInput when it is empty, too long, has a slash, a control or a
+    bidirectional control character, or nothing visible (a zero-width space alone)."""
     cleaned = name.strip()
-    if not cleaned or len(cleaned) > MAX_NAME or _BAD_NAME.search(cleaned):
+    if (
+        not has_visible(cleaned)
+        or len(cleaned) > MAX_NAME
+        or _BAD_NAME.search(cleaned)
+        or BIDI_CONTROL.search(cleaned)
+    ):
         raise InvalidInput(
-            f"collection name {name!r}: 1 to {MAX_NAME} characters, no slash or control character"
+            f"collection name {name!r}: 1 to {MAX_NAME} characters with one visible, no slash, "
+            "control or bidirectional control character"
         )
     return cleaned
 

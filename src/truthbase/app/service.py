@@ -54,7 +54,7 @@ from ..people import OPERATOR, ApiTokenRecord, CollectionRecord, UserRecord, Vie
 from ..records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS, ResolvedMode, SearchHit
 from ..retrieve.hybrid import search as _search
 from ..store import Store
-from ..text.valid import require_text
+from ..text.valid import has_visible, require_text
 from ..turns import Resolution, Turn
 from . import accounts, lifecycle
 from . import collections as user_collections
@@ -224,7 +224,7 @@ class Service(KeptAnswers):
         viewer may see (only those of ``doc``, ``documents`` and ``collection`` when given:
         :meth:`scope`), best first; counted against the search quota when it comes from
         ``address``."""
-        if not require_text(query, "query", max_chars=MAX_QUESTION_CHARS).strip():
+        if not has_visible(require_text(query, "query", max_chars=MAX_QUESTION_CHARS)):
             raise InvalidInput("the query is empty")
         admit(self.store, self.viewer, address, search_limits(self.settings.quota), SEARCH)
         result = _search(
@@ -262,7 +262,7 @@ class Service(KeptAnswers):
         are the history; NotFound for anyone else's; InvalidInput with ``history`` too); the
         answer is appended to it. ``keep`` without ``thread``: the answer starts a new saved
         thread."""
-        if not require_text(question, "question", max_chars=MAX_QUESTION_CHARS).strip():
+        if not has_visible(require_text(question, "question", max_chars=MAX_QUESTION_CHARS)):
             raise InvalidInput("the question is empty")
         chosen = resolve_chat_mode(mode, self.settings.llm)
         if chosen == "agent" and not agent_allowed(self.viewer, self.settings.server):

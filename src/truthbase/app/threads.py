@@ -26,6 +26,7 @@ from ..cite.resolve import UnitCache
 from ..errors import InvalidInput, NotFound
 from ..people import REMOVED_USER, Viewer
 from ..store import Accounts, DocumentReader, ThreadLog
+from ..text.valid import display_line
 from ..turns import MAX_TURNS, StoredTurn, ThreadInfo, Turn
 from .accounts import require_admin
 from .errors import Forbidden
@@ -144,7 +145,7 @@ def own_thread(store: ThreadLog, viewer: Viewer, thread_id: str) -> ThreadInfo:
 
 
 def _title(text: str) -> str:
-    title = " ".join(text.split())
+    title = display_line(text)
     if not title:
         raise InvalidInput("a thread's title is empty")
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"

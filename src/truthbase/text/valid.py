@@ -9,13 +9,26 @@ explain, so each entry point asks here first and says which input it was.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..errors import InvalidInput
 
-__all__ = ["LONE_SURROGATE", "has_lone_surrogate", "json_may_hold_surrogate", "require_text"]
+__all__ = [
+    "BIDI_CONTROL",
+    "LONE_SURROGATE",
+    "display_line",
+    "has_lone_surrogate",
+    "has_visible",
+    "json_may_hold_surrogate",
+    "require_text",
+]
 
 #: A surrogate code point: in a ``str`` (where a pair is one character) always a lone one.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: The characters that reorder the text around them (embeddings, overrides, isolates, marks): in
+#: a name or title they make it read as something else ("\u202egnp.exe" shows as "exe.png").
+BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 #: A JSON escape of a surrogate (``\\ud800``): the only way JSON text read from UTF-8 can hold
@@ -44,3 +57,22 @@ def require_text(value: str, what: str, *, max_chars: int | None = None) -> str:
     if has_lone_surrogate(value):
         raise InvalidInput(f"the {what} is not valid text (bytes that are not UTF-8?)")
     return value
+
+
+def has_visible(value: str) -> bool:
+    """Whether ``value`` has a character that shows: not whitespace, a control or a format
+    character (a zero-width space alone is no name)."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf") for ch in value)
+
+
+def display_line(value: str) -> str:
+    """``value`` as one line to show (a title): each control character and line or paragraph
+    separator a space, bidirectional controls dropped, runs of whitespace one space; "" when
+    nothing visible is left. A control character kept would reach a terminal (an escape
+    sequence in ``truthbase threads list``)."""
+    spaced = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+        for ch in BIDI_CONTROL.sub("", value)
+    )
+    line = " ".join(spaced.split())
+    return line if has_visible(line) else ""
