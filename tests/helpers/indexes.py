@@ -104,6 +104,12 @@ def copy_db(source: Path, target: Path) -> Path:
     return target
 
 
+def empty_index(path: Path) -> Path:
+    """A new index with no document at ``path`` (the commands that only read want one there)."""
+    SQLiteStore(path).close()
+    return path
+
+
 def cache_root() -> Path:
     """``$TRUTHBASE_TEST_INDEX_CACHE``, else ``${XDG_CACHE_HOME:-~/.cache}/truthbase/test-indexes``
     (outside the clone: a fresh CI clone on the same machine finds the indexes built before)."""

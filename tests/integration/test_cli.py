@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.helpers.corpus import GOLDEN_CAPABILITIES, GOLDEN_DEV, ROBUSTNESS, SEED
-from tests.helpers.indexes import copy_db
+from tests.helpers.indexes import copy_db, empty_index
 from truthbase.cli import cli
 
 
@@ -106,7 +106,8 @@ def test_ingest_is_idempotent_through_the_cli(tmp_path: Path) -> None:
 
 
 def test_success_exits_0(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "new.sqlite"), "docs", "--json"])
+    db = empty_index(tmp_path / "new.sqlite")
+    result = CliRunner().invoke(cli, ["--db", str(db), "docs", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == []
     assert result.stderr == ""
@@ -129,6 +130,8 @@ def test_a_truthbase_error_is_one_line_on_stderr_and_exit_2(
     golden.write_text("{not json")
     if args == ["docs"]:
         db.write_text("not an SQLite file\n")
+    else:
+        empty_index(db)  # the commands that read want an index there
     argv = ["--db", str(db), *(a.replace("{golden}", str(golden)) for a in args)]
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2, result.output
@@ -148,7 +151,8 @@ def test_an_unexpected_exception_is_a_bug_exit_1(
 
     # the module, not the `docs` command that truthbase.cli exports under the same name
     monkeypatch.setattr(importlib.import_module("truthbase.cli.docs"), "search", broken)
-    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "t.sqlite"), "search", "anything"])
+    db = empty_index(tmp_path / "t.sqlite")
+    result = CliRunner().invoke(cli, ["--db", str(db), "search", "anything"])
     assert result.exit_code == 1
     assert type(result.exception) is bug
     assert "error:" not in result.output
@@ -166,7 +170,7 @@ def test_a_bug_shows_its_traceback(tmp_path: Path) -> None:
         "main()\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, "--db", str(tmp_path / "t.sqlite"), "docs"],
+        [sys.executable, "-c", script, "--db", str(empty_index(tmp_path / "t.sqlite")), "docs"],
         capture_output=True,
         text=True,
         timeout=120,

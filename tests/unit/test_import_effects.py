@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from truthbase.blas import BLAS_THREADS_ENV
 from truthbase.cli import cli
+from truthbase.store import SQLiteStore
 
 #: Imports the package and the modules each door loads, recording every read of a
 #: ``TRUTHBASE_*`` variable by truthbase's own code (a library that copies the whole environment
@@ -74,6 +75,7 @@ def test_importing_truthbase_reads_no_environment_and_sets_no_threads() -> None:
 
 def test_the_command_line_sets_the_blas_threads(tmp_path: Path) -> None:
     wanted = max(_blas_counts()) + 1
+    SQLiteStore(tmp_path / "t.sqlite").close()  # `docs` reads an index; it makes none
     with threadpool_limits(limits=None):  # restores this process's counts on leaving
         result = CliRunner().invoke(
             cli,

@@ -52,7 +52,7 @@ def users_add(app: AppContext, name: str, admin: bool, password_stdin: bool) -> 
     """Add user NAME (password from a prompt, or stdin); hashed with Argon2id."""
     check_name(name)  # before the prompt: a bad name asks for no password
     password = _password(password_stdin)
-    with app.service() as service:
+    with app.service(create=True) as service:
         service.add_user(name, password, admin=admin)
     console.print(f"added user {name}" + (" (admin)" if admin else ""), highlight=False)
 

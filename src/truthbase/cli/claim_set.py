@@ -36,7 +36,7 @@ def run_claim_set(
     model_judge = judge_for(settings.support, settings.llm, choice=judge)
     documents, items = load_claim_set(path)
     root = corpus_root if corpus_root is not None else path.absolute().parent.parent
-    with app.store() as store:
+    with app.store(create=True) as store:
         with err_console.status("ingesting the claim set's documents") as status:
             for name, relative in documents.items():
                 status.update(f"ingesting {name}")

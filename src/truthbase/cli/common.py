@@ -15,7 +15,7 @@ from rich.text import Text
 from ..app import Service
 from ..config import Settings
 from ..embed import Embedder, load_embedder
-from ..errors import InvalidInput, TruthBaseError
+from ..errors import InvalidInput, NotFound, TruthBaseError
 from ..store import Store, open_store
 
 console = Console()
@@ -29,8 +29,20 @@ class AppContext:
         self.settings = settings
         self._embedder: Embedder | None = None
 
+    def require_index(self) -> None:
+        """NotFound when --db names no SQLite index (PostgreSQL's is made on first use): a
+        command that only reads says so rather than make an empty index (and its folders)."""
+        if self.settings.database_url is None and not self.settings.db.exists():
+            raise NotFound(
+                f"no index at {self.settings.db}: run `truthbase --db PATH ingest ...` first"
+            )
+
     @contextmanager
-    def store(self) -> Iterator[Store]:
+    def store(self, *, create: bool = False) -> Iterator[Store]:
+        """The index of --db, opened; ``create``: made when there is none (ingest, the
+        evaluations, adding a user), else NotFound (:meth:`require_index`)."""
+        if not create:
+            self.require_index()
         store = open_store(self.settings)
         try:
             yield store
@@ -38,10 +50,10 @@ class AppContext:
             store.close()
 
     @contextmanager
-    def service(self) -> Iterator[Service]:
+    def service(self, *, create: bool = False) -> Iterator[Service]:
         """The application service over a freshly opened index, as the operator (the CLI's
-        user sees everything and manages accounts)."""
-        with self.store() as store:
+        user sees everything and manages accounts); ``create`` as :meth:`store`'s."""
+        with self.store(create=create) as store:
             yield Service(store, self.settings, lambda: self.embedder)
 
     @property

@@ -285,7 +285,7 @@ def eval_claims(
     assert golden_path is not None
     from ..eval.claims import FAITHFUL_KINDS, evaluate_claims
 
-    with app.store() as store:
+    with app.store(create=True) as store:
         golden, prepared = prepare_eval(app, store, golden_path, corpus_root)
         with err_console.status("checking claims") as status:
             report = evaluate_claims(
@@ -379,7 +379,7 @@ def eval_conversations(
     model = load_stage_model(llm) if rewrites and chosen != "extractive" else None
     if extractive_answers:
         chosen = "extractive"
-    with app.store() as store:
+    with app.store(create=True) as store:
         prepared = ingest_golden_documents(app, store, golden, root)
         with err_console.status("asking") as status:
             report = evaluate_conversations(

@@ -126,7 +126,7 @@ def set_store(app: AppContext, golden_path: Path, index_dir: Path | None) -> Ite
     """The index a golden set is measured in: its own file in ``index_dir`` (each set's
     documents alone, as when it is measured by itself), else the one of --db."""
     if index_dir is None:
-        with app.store() as store:
+        with app.store(create=True) as store:
             yield store
         return
     index_dir.mkdir(parents=True, exist_ok=True)

@@ -162,7 +162,7 @@ def print_table(summary: IngestSummary) -> None:
 def _run(
     app: AppContext, paths: list[Path], options: IngestOptions, workers: int, on_event: OnEvent
 ) -> IngestSummary:
-    with app.store() as store:
+    with app.store(create=True) as store:
         if options.owner is not None:  # a user's name here; the index names users by their id
             user = store.user(options.owner)
             if user is None:
@@ -239,7 +239,7 @@ def ingest(
         from .segments import build_with_progress
 
         done = [o.doc_id for o in summary.outcomes if o.status != "failed" and o.doc_id]
-        with app.store() as store:
+        with app.store(create=True) as store:
             segment_rows = build_with_progress(app, store, done, None, rebuild=False)
     counts = {s: summary.count(s) for s in ("ingested", "unchanged", "failed")}
     if json_progress:

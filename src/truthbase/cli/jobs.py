@@ -92,7 +92,7 @@ def worker_command(
     signal.signal(signal.SIGINT, on_signal)
     worker = name or worker_name("cli")
     started = time.perf_counter()
-    with app.store() as store:
+    with app.store(create=True) as store:
         ran = work(
             store,
             lambda: app.embedder,

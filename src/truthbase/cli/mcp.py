@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from .common import AppContext, bind_socket
 
 
@@ -31,8 +31,7 @@ def mcp_command(app: AppContext, use_http: bool, host: str, port: int) -> None:
     from ..app.viewers import is_loopback
     from ..mcp import http_app, run_stdio
 
-    if app.settings.database_url is None and not app.settings.db.exists():
-        raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
+    app.require_index()
     with Library(settings=app.settings) as library:
         if not use_http:
             click.echo(f"TruthBase MCP server on stdio over {app.settings.db}", err=True)

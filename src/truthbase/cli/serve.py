@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from .common import AppContext, bind_socket
 
 
@@ -22,8 +22,7 @@ def serve(app: AppContext, host: str | None, port: int | None) -> None:
     server_settings = app.settings.server
     host = host if host is not None else server_settings.host
     port = port if port is not None else server_settings.port
-    if app.settings.database_url is None and not app.settings.db.exists():
-        raise NotFound(f"no index at {app.settings.db}: run `truthbase --db PATH ingest ...` first")
+    app.require_index()
     from ..app.viewers import is_loopback
 
     with app.store() as store:  # fail here, with a message (a StoreError), not in the startup
