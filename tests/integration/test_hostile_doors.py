@@ -29,6 +29,8 @@ from truthbase.cli import cli
 from truthbase.config import ServerSettings, Settings
 from truthbase.embed import Embedder
 from truthbase.errors import InvalidInput
+from truthbase.eval.golden import load_golden
+from truthbase.eval.retrieval import prepare_corpus
 from truthbase.ingest import IngestOptions, ingest_paths
 from truthbase.mcp.tools import call_tool
 from truthbase.records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS
@@ -211,3 +213,24 @@ def test_ingest_still_makes_the_index_and_its_folder(index: Index, tmp_path: Pat
     assert result.exit_code == 0, result.output
     listed = CliRunner().invoke(cli, ["--db", str(db), "docs", "--json"])
     assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 1, listed.output
+
+
+def test_a_golden_document_without_an_extension_is_skipped_with_a_reason(
+    index: Index, tmp_path: Path, embedder: Embedder
+) -> None:
+    golden = tmp_path / "golden.json"
+    document = {"path": "r"}
+    question = {"id": "q1", "question": "Who logged ships?", "answerable": False}
+    golden.write_text(
+        json.dumps({"version": 1, "documents": {"r": document}, "questions": [question]})
+    )
+    store = SQLiteStore(tmp_path / "eval.sqlite")
+    try:
+        prepared = prepare_corpus(
+            load_golden(golden), tmp_path, store, embedder, Settings().chunking
+        )
+    finally:
+        store.close()
+    assert prepared.skipped_documents == {
+        "r": "r has no file extension: only .epub, .pdf files are ingested"
+    }

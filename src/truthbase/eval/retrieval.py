@@ -81,7 +81,7 @@ def prepare_corpus(
             prepared.skipped_documents[name] = f"left out (only {', '.join(sorted(only_suffixes))})"
             continue
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            prepared.skipped_documents[name] = f"{path.suffix} documents cannot be ingested yet"
+            prepared.skipped_documents[name] = _not_ingestible(path)
             continue
         if not path.is_file():
             prepared.skipped_documents[name] = f"missing file {path}"
@@ -95,6 +95,14 @@ def prepare_corpus(
             continue
         prepared.doc_ids[name] = outcome.doc_id
     return prepared
+
+
+def _not_ingestible(path: Path) -> str:
+    """Why the file at ``path`` is no document this index can take, in one sentence."""
+    kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+    if not path.suffix:
+        return f"{path.name} has no file extension: only {kinds} files are ingested"
+    return f"{path.name} is a {path.suffix} file: only {kinds} files are ingested"
 
 
 @dataclass(slots=True, kw_only=True)
