@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
@@ -32,6 +33,8 @@ from truthbase.errors import InvalidInput
 from truthbase.eval.golden import load_golden
 from truthbase.eval.retrieval import prepare_corpus
 from truthbase.ingest import IngestOptions, ingest_paths
+from truthbase.mcp import http_app
+from truthbase.mcp.server import refusal, unreadable
 from truthbase.mcp.tools import call_tool
 from truthbase.records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS
 from truthbase.server import create_app
@@ -129,6 +132,84 @@ def test_verify_claim_names_the_page_it_was_given(index: Index) -> None:
     assert result.exit_code == 2, result.output
     assert f"error: page {2**64} is out of range" in result.stderr, result.stderr
     assert "has pages 1..1" in result.stderr
+
+
+def _mcp(client: TestClient, body: bytes, session: str | None = None) -> httpx.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if session is not None:
+        headers["mcp-session-id"] = session
+    return client.post("/mcp", content=body, headers=headers)
+
+
+@pytest.fixture(scope="module")
+def mcp_http(index: Index) -> Iterator[tuple[TestClient, str]]:
+    with TestClient(http_app(index.service), base_url="http://127.0.0.1:8765") as client:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        opened = _mcp(client, _request(1, "initialize", hello))
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert _mcp(client, json.dumps(initialized).encode(), session).status_code == 202
+        yield client, session
+
+
+def _request(request_id: object, method: str, params: dict[str, object]) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "reply_id", "why"),
+    [
+        (_request(1.5, "tools/list", {}), None, "the id of a request is an integer or a string"),
+        (_request(None, "tools/list", {}), None, "the id of a request is an integer or a string"),
+        (_request(True, "tools/list", {}), None, "the id of a request is an integer or a string"),
+        (
+            _request({"a": 1}, "tools/list", {}),
+            None,
+            "the id of a request is an integer or a string",
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search",'
+            b'"arguments":{"query":"\\ud800"}}}',
+            7,
+            "not valid text (a lone surrogate)",
+        ),
+        (b'{"jsonrpc":"2.0","id":"\\udc80","method":"tools/list"}', None, "lone surrogate"),
+        (b'[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]', None, "not a JSON-RPC request"),
+        (b'{"jsonrpc":"2.0","id":9}', 9, "not a JSON-RPC request"),
+        (b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1]}', 10, "not a JSON-RPC"),
+        (b"{not json", None, "the message is not JSON"),
+    ],
+)
+def test_mcp_http_answers_what_it_cannot_read_with_a_json_rpc_error(
+    mcp_http: tuple[TestClient, str], body: bytes, reply_id: object, why: str
+) -> None:
+    client, session = mcp_http
+    response = _mcp(client, body, session)
+    assert response.status_code == 400, (response.status_code, response.text)
+    reply = response.json()
+    assert reply["id"] == reply_id and why in reply["error"]["message"], reply
+    assert "validation error" not in reply["error"]["message"].lower(), reply
+
+
+def test_mcp_http_still_answers_a_real_request(mcp_http: tuple[TestClient, str]) -> None:
+    client, session = mcp_http
+    response = _mcp(client, _request("a", "tools/list", {}), session)
+    assert response.status_code == 200 and '"id":"a"' in response.text, response.text
+    big = _request(3, "tools/call", {"name": "search", "arguments": {"query": "k" * 5_000_000}})
+    assert _mcp(client, big, session).status_code == 413
+
+
+def test_stdio_answers_a_request_with_an_id_of_no_usable_type() -> None:
+    line = '{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}'
+    assert unreadable(line)
+    reply = refusal(line)
+    assert reply is not None and reply.id is None, reply
+    assert reply.error.message == "the id of a request is an integer or a string"
+    assert not unreadable('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    assert not unreadable('{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}')
 
 
 # -- titles and names ----------------------------------------------------------------------------

@@ -12,11 +12,12 @@ import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import Server, ServerRequestContext
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..app import Service
 from ..app.admission import client_address
@@ -204,9 +205,7 @@ class CheckedLines:
         async for line in self._lines:
             if not line.strip():
                 continue
-            try:
-                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except ValueError:  # pydantic's ValidationError
+            if unreadable(line):
                 reply = refusal(line)
                 if reply is not None and self.replies is not None:
                     await self.replies.send(SessionMessage(reply))
@@ -214,9 +213,27 @@ class CheckedLines:
             yield line
 
 
-def refusal(line: str) -> types.JSONRPCError | None:
-    """The error reply to a line that is no JSON-RPC message this server reads; None for a
-    notification (no id: nothing may answer it)."""
+def unreadable(message: str | bytes) -> bool:
+    """Whether the SDK cannot read ``message`` as one JSON-RPC message of this protocol, or would
+    read it as a notification though it has an id (one of no type a request may have: a
+    fraction, null, true, an object), which it drops without a reply."""
+    try:
+        read = types.jsonrpc_message_adapter.validate_json(message, by_name=False)
+    except ValueError:  # pydantic's ValidationError
+        return True
+    if not isinstance(read, types.JSONRPCNotification) or b'"id"' not in _bytes(message):
+        return False
+    raw = json.loads(message)
+    return isinstance(raw, dict) and "id" in raw
+
+
+def _bytes(message: str | bytes) -> bytes:
+    return message.encode("utf-8", "surrogatepass") if isinstance(message, str) else message
+
+
+def refusal(line: str | bytes) -> types.JSONRPCError | None:
+    """The error reply to a message that is no JSON-RPC message this server reads
+    (:func:`unreadable`); None for a notification (no id: nothing may answer it)."""
     try:
         raw = json.loads(line)
     except (ValueError, RecursionError):
@@ -224,13 +241,14 @@ def refusal(line: str) -> types.JSONRPCError | None:
     if isinstance(raw, dict) and "method" in raw and "id" not in raw:
         return None
     request_id = raw.get("id") if isinstance(raw, dict) else None
-    if not _usable_id(request_id):
-        request_id = None
+    usable = _usable_id(request_id)
     if has_lone_surrogate(json.dumps(raw, ensure_ascii=False)):
         why = "a string of the request is not valid text (a lone surrogate)"
+    elif isinstance(raw, dict) and "id" in raw and not usable:
+        why = "the id of a request is an integer or a string"
     else:
         why = "the message is not a JSON-RPC request of this protocol"
-    return _error(request_id, types.INVALID_REQUEST, why)
+    return _error(request_id if usable else None, types.INVALID_REQUEST, why)
 
 
 def _usable_id(value: Any) -> bool:
@@ -271,8 +289,49 @@ class TokenGate:
         await self.app(scope, receive, send)
 
 
+class CheckedBodies:
+    """ASGI middleware of the HTTP transport, as :class:`CheckedLines` is stdio's: a POST whose
+    body the SDK cannot read (or would take for a notification: a request whose id is a
+    fraction, null, true or an object, answered 202 and dropped) is answered 400 with a JSON-RPC
+    error that says why; any other body goes on as it came. Behind the SDK's body limit."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        reply = refusal(body) if body.strip() and unreadable(body) else None
+        if reply is not None:
+            content = reply.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            await JSONResponse(content, status_code=400)(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def http_app(service: Service, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
-    """The streamable HTTP app (the MCP endpoint at ``path``) behind :class:`TokenGate`."""
+    """The streamable HTTP app (the MCP endpoint at ``path``) behind :class:`CheckedBodies`
+    (under the SDK's limit on a body) and :class:`TokenGate`."""
     server = create_server(service, host=host)
     app = server.streamable_http_app(streamable_http_path=path, host=host)
-    return TokenGate(app, service, host)
+    checked = RequestBodyLimitMiddleware(CheckedBodies(app), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    return TokenGate(checked, service, host)
