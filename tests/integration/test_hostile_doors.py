@@ -315,3 +315,26 @@ def test_a_golden_document_without_an_extension_is_skipped_with_a_reason(
     assert prepared.skipped_documents == {
         "r": "r has no file extension: only .epub, .pdf files are ingested"
     }
+
+
+def test_stored_text_reaches_the_terminal_as_text(index: Index) -> None:
+    """Anyone's comment is printed by `feedback list`, a query's brackets by `search`: an escape
+    sequence reached the operator's terminal as is, and "[/bold]" was a MarkupError (exit 1)."""
+    asked = index.client.post(
+        "/api/chat", json={"question": "What did the keeper log?", "mode": "extractive"}
+    )
+    done = [json.loads(line[5:]) for line in asked.text.splitlines() if '"answer"' in line]
+    answer_id = done[-1]["answer"]["id"]
+    comment = "\x1b]0;owned\x07\x1b[31m see [/bold] here \u202eevil"
+    report = index.client.post(
+        f"/api/answers/{answer_id}/feedback", json={"kind": "down", "comment": comment}
+    )
+    assert report.status_code == 200, report.text
+    wide = {"COLUMNS": "300"}
+    listed = CliRunner().invoke(cli, ["--db", str(index.db), "feedback", "list"], env=wide)
+    assert listed.exit_code == 0, (listed.output, listed.exception)
+    assert "\x1b" not in listed.output and "\u202e" not in listed.output, listed.output
+    assert "␛]0;owned␇␛[31m" in listed.output and "[/bold]" in listed.output, listed.output
+    argv = ["--db", str(index.db), "search", "keeper [/bold]"]
+    found = CliRunner().invoke(cli, argv, env=wide)
+    assert found.exit_code == 0 and "[/bold]" in found.output, (found.output, found.exception)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.text import Text
 
 from ..app import Service
@@ -18,8 +20,33 @@ from ..embed import Embedder, load_embedder
 from ..errors import InvalidInput, NotFound, TruthBaseError
 from ..store import Store, open_store
 
-console = Console()
-err_console = Console(stderr=True)
+#: A control character a terminal would act on (C0 but tab and newline, DEL, C1) or a
+#: bidirectional override or isolate (text that reads as another), in stored text anyone may have
+#: written: a comment, a question, a title, a file name, a document's text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _pictured(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+class _Console(Console):
+    """A console that shows every string it prints as text: a control character as its picture
+    (ESC as ␛: an escape sequence in a feedback comment or a thread title reached the operator's
+    terminal), and a string whose square brackets are no markup rich can read ("[/bold]" in a
+    query, a comment or a page) as it is, where rich raised MarkupError (a traceback)."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        text = _CONTROL.sub(_pictured, text)
+        try:
+            return super().render_str(text, **options)
+        except MarkupError:
+            return super().render_str(text, **{**options, "markup": False})
+
+
+console = _Console()
+err_console = _Console(stderr=True)
 
 
 class AppContext:
@@ -111,7 +138,8 @@ def write_text_file(path: Path, text: str) -> None:
 
 def show_error(message: str) -> None:
     """``error: MESSAGE`` on stderr, not wrapped, the message printed as is (no markup)."""
-    err_console.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    shown = _CONTROL.sub(_pictured, message)
+    err_console.print(Text.assemble(("error:", "bold red"), " ", shown), soft_wrap=True)
 
 
 def snippet(text: str, width: int = 220) -> str:
