@@ -334,6 +334,7 @@ def test_stored_text_reaches_the_terminal_as_text(index: Index) -> None:
     listed = CliRunner().invoke(cli, ["--db", str(index.db), "feedback", "list"], env=wide)
     assert listed.exit_code == 0, (listed.output, listed.exception)
     assert "\x1b" not in listed.output and "\u202e" not in listed.output, listed.output
+    assert "┃ [n] ┃" in listed.output, listed.output  # the header was read as a markup tag
     assert "␛]0;owned␇␛[31m" in listed.output and "[/bold]" in listed.output, listed.output
     argv = ["--db", str(index.db), "search", "keeper [/bold]"]
     found = CliRunner().invoke(cli, argv, env=wide)
