@@ -181,6 +181,11 @@ def _request(request_id: object, method: str, params: dict[str, object]) -> byte
         (b'{"jsonrpc":"2.0","id":9}', 9, "not a JSON-RPC request"),
         (b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1]}', 10, "not a JSON-RPC"),
         (b"{not json", None, "the message is not JSON"),
+        (
+            b'{"jsonrpc":"2.0","id":1,"params":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            None,
+            "nests too deeply",
+        ),
     ],
 )
 def test_mcp_http_answers_what_it_cannot_read_with_a_json_rpc_error(

@@ -236,8 +236,10 @@ def refusal(line: str | bytes) -> types.JSONRPCError | None:
     (:func:`unreadable`); None for a notification (no id: nothing may answer it)."""
     try:
         raw = json.loads(line)
-    except (ValueError, RecursionError):
+    except ValueError:
         return _error(None, types.PARSE_ERROR, "the message is not JSON")
+    except RecursionError:
+        return _error(None, types.PARSE_ERROR, "the message nests too deeply to be read")
     if isinstance(raw, dict) and "method" in raw and "id" not in raw:
         return None
     request_id = raw.get("id") if isinstance(raw, dict) else None
