@@ -1,5 +1,6 @@
 """Hostile input at the command line: each case once printed a Python traceback and exited 1
-(session 25's review of every door); now each is exit 2 with one sentence on stderr.
+(session 25's review of every door; the threads, users, tokens and collections arguments, session
+26's); now each is exit 2 with one sentence on stderr.
 
 In process (click's CliRunner), as the other CLI tests: a string with a lone surrogate is what
 Python makes of command-line bytes that are not UTF-8."""
@@ -38,6 +39,15 @@ def _refused(argv: list[str], message: str) -> None:
         (["eval", "claims", "--claims", "{items}"], "not a claim set of version 1"),
         (["eval", "claims", "--claims", "{no_supported}"], "not a claim set of version 1"),
         (["eval", "retrieval", "--golden", "{deep}"], "nested too deeply"),
+        (["threads", "show", "\udcff"], "the thread id is not valid text"),
+        (["threads", "rename", "\udcff", "t"], "the thread id is not valid text"),
+        (["threads", "delete", "\udcff"], "the thread id is not valid text"),
+        (["users", "remove", "\udcff"], "the user name is not valid text"),
+        (["tokens", "list", "--user", "\udcff"], "the user name is not valid text"),
+        (["tokens", "create", "--user", "ann", "--name", "\udcff"], "token name is not valid"),
+        (["tokens", "revoke", "\udcff"], "the token id is not valid text"),
+        (["collections", "create", "\udcff"], "the collection name is not valid text"),
+        (["collections", "delete", "\udcff"], "the collection name is not valid text"),
         (["export", "--answer", str(2**63), "--out", "{out}"], "no answer"),
         (["export", "--answer", str(2**64), "--out", "{out}"], "no answer"),
     ],

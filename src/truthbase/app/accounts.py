@@ -24,6 +24,7 @@ from ..accounts import NewToken, Removal, UsageSource, UserRemovalStore, UserUsa
 from ..errors import NotFound
 from ..people import ApiTokenRecord, UserRecord, Viewer
 from ..store import Accounts
+from ..text.valid import require_text
 from .errors import Forbidden
 from .lifecycle import uploads_dir
 
@@ -45,6 +46,18 @@ __all__ = [
 
 ADMINS_ONLY = "admins only"
 _NOT_YOURS = "only its user or an admin may do this"
+
+
+#: The longest label of an API token (``tokens create --name``).
+MAX_TOKEN_NAME = 200
+
+
+def _user_names(*names: str | None) -> None:
+    """InvalidInput for a user name that is not text (a command line's bytes that are not
+    UTF-8), before a store is asked for it (it raised UnicodeEncodeError: a traceback)."""
+    for name in names:
+        if name is not None:
+            require_text(name, "user name")
 
 
 def require_admin(viewer: Viewer) -> None:
@@ -90,6 +103,7 @@ def remove_user(
     """Remove user ``name`` (an admin's act) and say what becomes of their documents
     (:func:`truthbase.accounts.remove_user`); the uploaded files of those deleted are removed."""
     require_admin(viewer)
+    _user_names(name, transfer_to)
     removal = accounts.remove_user(
         store, name, transfer_to=transfer_to, delete_documents=delete_documents
     )
@@ -103,6 +117,7 @@ def remove_user(
 
 def set_password(store: Accounts, viewer: Viewer, name: str, password: str) -> None:
     """A new password for ``name`` (its user or an admin); their sessions end."""
+    _user_names(name)
     _require_self_or_admin(viewer, name)
     accounts.set_password(store, name, password)
 
@@ -110,6 +125,9 @@ def set_password(store: Accounts, viewer: Viewer, name: str, password: str) -> N
 def create_token(store: Accounts, viewer: Viewer, user: str, name: str | None = None) -> NewToken:
     """A new API token acting as ``user`` (for oneself, or an admin's for anyone); its secret
     is in the result only."""
+    _user_names(user)
+    if name is not None:
+        require_text(name, "token name", max_chars=MAX_TOKEN_NAME)
     _require_self_or_admin(viewer, user)
     return accounts.create_token(store, user, name)
 
@@ -117,6 +135,7 @@ def create_token(store: Accounts, viewer: Viewer, user: str, name: str | None = 
 def tokens(store: Accounts, viewer: Viewer, user: str | None = None) -> list[ApiTokenRecord]:
     """The API tokens (never their secrets): ``user``'s, or everyone's (None, admins); a viewer
     who does not see everything sees only their own."""
+    _user_names(user)
     if not sees_everything(viewer):
         if viewer.user is None or user not in (None, viewer.user):
             raise Forbidden(_NOT_YOURS)
@@ -132,6 +151,7 @@ def tokens(store: Accounts, viewer: Viewer, user: str | None = None) -> list[Api
 def revoke_token(store: Accounts, viewer: Viewer, token_id: str) -> None:
     """Revoke a token (its user's or an admin's act): it stops working at once. A token of
     someone else's is NotFound to a viewer who does not see everything, as a missing one."""
+    require_text(token_id, "token id")
     if not sees_everything(viewer) and not any(t.id == token_id for t in tokens(store, viewer)):
         raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
     accounts.revoke_token(store, token_id)

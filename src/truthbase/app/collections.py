@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from ..errors import InvalidInput, NotFound
 from ..people import CollectionRecord, Viewer
 from ..store import Collections
-from ..text.valid import BIDI_CONTROL, has_visible
+from ..text.valid import BIDI_CONTROL, has_visible, require_text
 
 __all__ = [
     "MAX_COLLECTIONS",
@@ -45,7 +45,7 @@ _BAD_NAME = re.compile(r"[/\x00-\x1f\x7f-\x9f\u2028\u2029]")
 def check_name(name: str) -> str:
     """``name`` stripped; InvalidInput when it is empty, too long, has a slash, a control or a
     bidirectional control character, or nothing visible (a zero-width space alone)."""
-    cleaned = name.strip()
+    cleaned = require_text(name, "collection name").strip()
     if (
         not has_visible(cleaned)
         or len(cleaned) > MAX_NAME

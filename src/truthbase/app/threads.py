@@ -26,7 +26,7 @@ from ..cite.resolve import UnitCache
 from ..errors import InvalidInput, NotFound
 from ..people import REMOVED_USER, Viewer
 from ..store import Accounts, DocumentReader, ThreadLog
-from ..text.valid import display_line
+from ..text.valid import display_line, require_text
 from ..turns import MAX_TURNS, StoredTurn, ThreadInfo, Turn
 from .accounts import require_admin
 from .errors import Forbidden
@@ -138,7 +138,7 @@ def threads(store: ThreadLog, viewer: Viewer, query: str | None = None) -> list[
 
 def own_thread(store: ThreadLog, viewer: Viewer, thread_id: str) -> ThreadInfo:
     """The viewer's thread ``thread_id``; NotFound for a missing one or anyone else's."""
-    info = store.thread(thread_id)
+    info = store.thread(require_text(thread_id, "thread id"))
     if info is None or info.owner != _owner(viewer):
         raise NotFound(f"no thread {thread_id}")
     return info
