@@ -13,8 +13,8 @@ from tests.helpers.corpus import SEED
 from truthbase.text.sentences import split_sentences
 
 
-def sents(text: str) -> list[str]:
-    return [text[s:e] for s, e in split_sentences(text)]
+def sents(text: str, *, quoting: bool = False) -> list[str]:
+    return [text[s:e] for s, e in split_sentences(text, quoting=quoting)]
 
 
 def _page_text(name: str, index: int) -> str:
@@ -173,40 +173,41 @@ def test_headings() -> None:
     ]
 
 
-def test_a_numbered_heading_in_sentence_case_stands_alone() -> None:
+def test_quoting_a_numbered_heading_in_sentence_case_stands_alone() -> None:
     # The last word is lower case: only the section number says it is a heading.
     text = (
         "2.2 Encoding and escaping\n"
         "XMP-metadata are stored as UTF-8 in the PDF. Some characters must be escaped in the\n"
         "metadata, and the package does it for you when the option is given to it.\n"
     )
-    assert sents(text)[0] == "2.2 Encoding and escaping"
-    assert sents("3.6 Disabling keys\nIt is also possible to disable keys after use.") == [
+    assert sents(text, quoting=True)[0] == "2.2 Encoding and escaping"
+    keys = "3.6 Disabling keys\nIt is also possible to disable keys after use."
+    assert sents(keys, quoting=True) == [
         "3.6 Disabling keys",
         "It is also possible to disable keys after use.",
     ]
 
 
-def test_a_numbered_heading_wrapped_over_two_lines_is_not_cut_inside() -> None:
+def test_quoting_a_numbered_heading_wrapped_over_two_lines_is_not_cut_inside() -> None:
     # Before a short line, a numbered line ending in a lower-case word may go on.
     text = "4 Euklidische und nichteuklidische\nGeometrie\nDefinition 57\n"
-    assert "4 Euklidische und nichteuklidische\nGeometrie" in sents(text)[0]
+    assert "4 Euklidische und nichteuklidische\nGeometrie" in sents(text, quoting=True)[0]
     # Not a section number: a sentence's short last line runs on as before.
     text = (
         "In particular, it outperforms CoLISA by 21.5% on the set, with gains on\n"
         "questions that humans took long to answer.\n"
     )
-    assert len(sents(text)) == 1
+    assert len(sents(text, quoting=True)) == 1
 
 
-def test_a_heading_over_one_body_line_is_cut_in_a_text_of_few_lines() -> None:
+def test_quoting_a_heading_over_one_body_line_is_cut_in_a_text_of_few_lines() -> None:
     # A chunk or a quote of two to nine lines: the full width is its longest line, not the
     # second-longest (with two lines, the heading itself).
     text = (
         "4.1 CONTRIBUTION OF THE TREE STRUCTURE\n"
         "We examine the contribution of each layer of nodes to RAPTOR’s retrieval capabilities.\n"
     )
-    assert sents(text) == [
+    assert sents(text, quoting=True) == [
         "4.1 CONTRIBUTION OF THE TREE STRUCTURE",
         "We examine the contribution of each layer of nodes to RAPTOR’s retrieval capabilities.",
     ]

@@ -222,7 +222,7 @@ class ExtractiveAnswerer:
             whole = set(rows)
             long_rows = [r for r in ordered if r not in whole]
             spans, labels = rows_apart(
-                source.text, split_sentences(source.text), ordered, set(long_rows)
+                source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
             )
             for s, e in whole_spans(source.text, spans, rows):
                 if crosses_into((s, e), long_rows):

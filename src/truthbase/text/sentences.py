@@ -253,25 +253,31 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _short_limit(lines: list[tuple[int, int]]) -> float:
+def _short_limit(lines: list[tuple[int, int]], quoting: bool) -> float:
     lengths = sorted(e - s for s, e in lines if e > s)
     if not lengths:
         return float(_SHORT_ABSOLUTE)
-    # The full width of a line: the 90th percentile of the lengths; in a text of a few lines
-    # (a chunk, a quote) the longest, as the percentile took the second-longest there (with two
+    # The full width of a line: the 90th percentile of the lengths; quoting a text of a few
+    # lines (a chunk) the longest, as the percentile took the second-longest there (with two
     # lines the shorter one), and a heading over a single body line was never short.
-    at = len(lengths) - 1 if len(lengths) < _FEW_LINES else int(0.9 * (len(lengths) - 1))
+    few = quoting and len(lengths) < _FEW_LINES
+    at = len(lengths) - 1 if few else int(0.9 * (len(lengths) - 1))
     long_line = lengths[at]
     return max(_SHORT_SHARE * long_line, float(_SHORT_ABSOLUTE))
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
+def split_sentences(text: str, *, quoting: bool = False) -> list[tuple[int, int]]:
     """Sentence spans [start, end) of ``text``, in order, without surrounding whitespace.
 
     The spans do not overlap and together cover every non-whitespace character of the text.
+    ``quoting``: the sentences an answer may quote from a chunk, with two more cuts, each
+    before body text: after a heading over it in a text of few lines, and after a numbered
+    heading in sentence case ("2.2 Encoding and escaping"). Ingest keeps the splits without
+    them, which its stored chunks and windows were cut by and its numbers measured on (with
+    them, the library's chunks moved and library-dev lost a question at rank 8; selection.md).
     """
     lines = _lines(text)
-    short = _short_limit(lines)
+    short = _short_limit(lines, quoting)
     terminals = [m for m in _TERMINAL.finditer(text)]
     terminals.extend(_CJK_TERMINAL.finditer(text))
     terminals.sort(key=lambda m: m.start())
@@ -292,7 +298,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         elif (
             blank_since_prev
             or prev_terminated
-            or _line_opens_sentence(text, prev, start, end, marker, short, in_item)
+            or _line_opens_sentence(text, prev, start, end, marker, short, in_item, quoting)
         ):
             cuts.append(start)
             in_item = marker is not None
@@ -319,11 +325,13 @@ def _line_opens_sentence(
     marker: tuple[str, int] | None,
     short: float,
     in_item: bool,
+    quoting: bool,
 ) -> bool:
     """Whether the line content [start, end) starts a sentence of its own after the line
     ``prev``, which ended none (no terminal, no blank line between): a strong bullet, any
     marker inside a list or after a colon, a weak bullet before a capital, a numbered item
-    after a heading-like line, a capital after one."""
+    after a heading-like line, a capital after one (``quoting``: or a line of body text after
+    a numbered heading)."""
     if marker is not None:
         kind, after = marker
         if kind == "strong" or in_item or text[prev[1] - 1] in ":;":
@@ -337,7 +345,7 @@ def _line_opens_sentence(
     # short line it may be the first line of a heading wrapped in two ("4 Euklidische und
     # nichteuklidische" / "Geometrie").
     return _heading_like(text, prev[0], prev[1], short) or (
-        end - start > short and _numbered_heading(text, prev[0], prev[1], short)
+        quoting and end - start > short and _numbered_heading(text, prev[0], prev[1], short)
     )
 
 
