@@ -65,7 +65,7 @@ _STRONG_BULLETS = frozenset("•▪◦‣●○■□►▶➢➤✓✔◆◇⁃
 #: Characters that start a list item at a line start only when the context agrees.
 _WEAK_BULLETS = frozenset("-–—*o")
 #: A line ending in one of these runs on into the next line.
-_CONTINUING_END = ",;:-–—/&+=([{"
+_CONTINUING_END = frozenset(",;:-–—/&+=([{")
 
 # Terminal punctuation (a run of it, or an ellipsis), closers, then whitespace or the end.
 _TERMINAL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s|\Z)")
@@ -228,7 +228,8 @@ def opens_section(text: str) -> bool:
 
 
 def _unpunctuated_short(text: str, start: int, end: int, short: float) -> bool:
-    return end - start <= short and text[end - 1] not in _CONTINUING_END + ".!?…"
+    last = text[end - 1]
+    return end - start <= short and last not in _CONTINUING_END and last not in ".!?…"
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
