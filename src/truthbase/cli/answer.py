@@ -12,7 +12,7 @@ import click
 
 from ..records import CHAT_MODES
 from .collections import COLLECTION_OPTION, DOC_OPTION
-from .common import AppContext, console, err_console, snippet
+from .common import AppContext, console, err_console, snippet, styled
 
 if TYPE_CHECKING:
     from ..answer import Answer
@@ -104,7 +104,7 @@ def ask_command(
         click.echo(json.dumps(data, indent=2))
         return
     if resolution is not None and resolution.changed:
-        err_console.print(f"[dim]searched for: {searched}[/]")
+        err_console.print(styled((f"searched for: {searched}", "dim")))
     _print_answer(final, kinds)
 
 
@@ -127,9 +127,14 @@ def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
     cited = {c.n for c in final.citations}
     if final.outcome == "weak":
         console.print(
-            "[yellow]The documents may not answer this; the closest passages (no claim is made):[/]"
+            styled(
+                (
+                    "The documents may not answer this; the closest passages (no claim is made):",
+                    "yellow",
+                )
+            )
         )
-    console.print("\n[bold]sources[/]")
+    console.print(styled("\n", ("sources", "bold")))
     # Agent mode's tools may show hundreds of passages: then only the cited ones are listed.
     shown = (
         final.sources if len(final.sources) <= 12 else [s for s in final.sources if s.n in cited]
@@ -139,36 +144,43 @@ def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
         place = _place(kinds.get(s.doc_id), s.page)
         console.print(f"{mark}[{s.n}] {s.title}, {place}: {snippet(s.text, 140)}")
     if len(shown) < len(final.sources):
-        console.print(f"[dim]({len(final.sources) - len(shown)} more sources, not cited)[/]")
+        console.print(
+            styled((f"({len(final.sources) - len(shown)} more sources, not cited)", "dim"))
+        )
     if final.citations:
-        console.print("\n[bold]citations[/]")
+        console.print(styled("\n", ("citations", "bold")))
     for c in final.citations:
-        state = _STATES.get(c.state, c.state)
+        badge = _STATES.get(c.state, (c.state, ""))
         why = f" ({'; '.join(c.reasons)})" if c.reasons else ""
         console.print(
-            f"[{c.n}] {_place(kinds.get(c.doc_id), c.page)} chars {c.start}-{c.end} "
-            f"{state}{why}: {snippet(c.quote, 160)}"
+            styled(
+                f"[{c.n}] {_place(kinds.get(c.doc_id), c.page)} chars {c.start}-{c.end} ",
+                badge,
+                f"{why}: {snippet(c.quote, 160)}",
+            )
         )
     for problem in final.problems:
-        err_console.print(f"[yellow]dropped[/] {problem}")
+        err_console.print(styled(("dropped", "yellow"), f" {problem}"))
     for failure in final.info.get("failed", []):
-        err_console.print(f"[yellow]model failed[/] {failure['model']}: {failure['error']}")
+        err_console.print(
+            styled(("model failed", "yellow"), f" {failure['model']}: {failure['error']}")
+        )
     for tool in final.info.get("tools", []):
         state = f"error: {tool['error']}" if tool["error"] else f"{len(tool['sources'])} sources"
         forced = " (not asked for by a model: book first)" if tool["forced"] else ""
-        console.print(f"[dim]tool {tool['name']}{forced}: {state}[/]")
+        console.print(styled((f"tool {tool['name']}{forced}: {state}", "dim")))
     if final.info.get("fallback_reason"):
-        console.print(f"[dim]{final.answerer}: {final.info['fallback_reason']}[/]")
+        console.print(styled((f"{final.answerer}: {final.info['fallback_reason']}", "dim")))
     timings = ", ".join(f"{k} {v:.2f}s" for k, v in final.timings.items())
     stored = f"; stored as answer {final.id}" if final.id is not None else ""
-    console.print(f"\n[dim]answered by {final.answerer}; {timings}{stored}[/]")
+    console.print(styled("\n", (f"answered by {final.answerer}; {timings}{stored}", "dim")))
 
 
 #: How ``ask`` shows a citation's state: only ``supported`` gets the check mark.
 _STATES = {
-    "supported": "[green]✓ supported[/]",
-    "quote_only": "[yellow]quote only: check this passage[/]",
-    "unverified": "[red]unverified[/]",
+    "supported": ("✓ supported", "green"),
+    "quote_only": ("quote only: check this passage", "yellow"),
+    "unverified": ("unverified", "red"),
 }
 
 

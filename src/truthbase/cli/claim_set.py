@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from ..eval.claim_set import (
     SUPPORTED_KINDS,
@@ -17,7 +18,7 @@ from ..eval.claim_set import (
 )
 from ..ingest import IngestOptions, ingest_file
 from ..llm.judge import judge_for
-from .common import AppContext, console, err_console, run_metadata
+from .common import AppContext, console, err_console, run_metadata, styled
 
 __all__ = ["run_claim_set"]
 
@@ -47,7 +48,9 @@ def run_claim_set(
                     IngestOptions.from_settings(app.settings),
                 )
                 if outcome.doc_id is None:
-                    err_console.print(f"[yellow]missing document[/] {name}: {outcome.message}")
+                    err_console.print(
+                        styled(("missing document", "yellow"), f" {name}: {outcome.message}")
+                    )
 
         page_text, names = store_pages([store], documents)
         located, missing = locate_items(items, page_text, names)
@@ -86,7 +89,7 @@ def _print(report: dict[str, Any]) -> None:
     for column in columns:
         table.add_column(column, justify="left" if column == "kind" else "right")
 
-    def row(label: str, n: int, name: str, value: float, cv_value: float, base: Any) -> None:
+    def row(label: str | Text, n: int, name: str, value: float, cv_value: float, base: Any) -> None:
         cells = [label, str(n), f"{value:.3f}" if n else "-", f"{cv_value:.3f}" if n else "-"]
         if plain is not None:
             cells.insert(3, f"{base:.3f}" if n else "-")
@@ -100,7 +103,7 @@ def _print(report: dict[str, Any]) -> None:
         ("kept", "supported kept", report["supported_claims"]),
         ("caught", "unsupported caught", report["unsupported_claims"]),
     ):
-        row(f"[bold]{label}[/]", n, name, report[name], cv[f"cv_{name}"], plain and plain[name])
+        row(styled((label, "bold")), n, name, report[name], cv[f"cv_{name}"], plain and plain[name])
     console.print(table)
     console.print(f"score threshold: {_fitted(score_cv)}")
     if judged:
@@ -113,4 +116,4 @@ def _print(report: dict[str, Any]) -> None:
         else:
             console.print("the judge's server gave no log-probabilities: its written verdicts")
     for item in report["quotes_not_found"]:
-        console.print(f"[yellow]quote not found[/] {item}")
+        console.print(styled(("quote not found", "yellow"), f" {item}"))

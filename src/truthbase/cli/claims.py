@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from .common import AppContext, console
+from .common import AppContext, console, styled
 
 
 @click.command(name="verify-claim")
@@ -65,8 +65,8 @@ def verify_claim_command(
             else f"unit {verdict.unit} (page {verdict.page})"
         )
         score = f", score {verdict.check.score:.2f}" if verdict.check is not None else ""
-        console.print(f"[{colour}]{verdict.state}[/]: {where}{score}", highlight=False)
+        console.print(styled((verdict.state, colour), f": {where}{score}"), highlight=False)
         for reason in verdict.reasons:
-            console.print(f"  {reason}", markup=False, highlight=False)
+            console.print(f"  {reason}", highlight=False)
     if verdict.state != "supported":
         sys.exit(1)

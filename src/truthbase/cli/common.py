@@ -31,18 +31,38 @@ def _pictured(match: re.Match[str]) -> str:
     return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
 
 
+def pictured(text: str) -> str:
+    """``text`` with each control character a terminal would act on shown as its picture."""
+    return _CONTROL.sub(_pictured, text)
+
+
 class _Console(Console):
     """A console that shows every string it prints as text: a control character as its picture
     (ESC as ␛: an escape sequence in a feedback comment or a thread title reached the operator's
-    terminal), and a string whose square brackets are no markup rich can read ("[/bold]" in a
-    query, a comment or a page) as it is, where rich raised MarkupError (a traceback)."""
+    terminal), and square brackets as brackets. A string is never read as rich markup: text from
+    a page, a title or a query is full of brackets ("\\documentclass[a4paper]{article}",
+    "\\usepackage[breaklines=true]{listings}"), and markup dropped them without a word (or
+    raised MarkupError for "[/bold]": a traceback). The code's own styles go through
+    :func:`styled`."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, **options)
 
     def render_str(self, text: str, **options: Any) -> Text:
-        text = _CONTROL.sub(_pictured, text)
+        text = pictured(text)
         try:
             return super().render_str(text, **options)
         except MarkupError:
             return super().render_str(text, **{**options, "markup": False})
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line of the code's own styles around text from anywhere: each part a string, or a
+    (string, style) pair ("dim", "bold", "yellow"); every string shown as it is (brackets are
+    text, control characters their pictures), as :class:`_Console` shows a plain string."""
+    return Text.assemble(
+        *((pictured(p[0]), p[1]) if isinstance(p, tuple) else pictured(p) for p in parts)
+    )
 
 
 console = _Console()
@@ -138,8 +158,7 @@ def write_text_file(path: Path, text: str) -> None:
 
 def show_error(message: str) -> None:
     """``error: MESSAGE`` on stderr, not wrapped, the message printed as is (no markup)."""
-    shown = _CONTROL.sub(_pictured, message)
-    err_console.print(Text.assemble(("error:", "bold red"), " ", shown), soft_wrap=True)
+    err_console.print(styled(("error:", "bold red"), " ", message), soft_wrap=True)
 
 
 def snippet(text: str, width: int = 220) -> str:

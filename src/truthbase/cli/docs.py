@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from ..config import DEFAULT_K
 from ..errors import InvalidInput
@@ -16,7 +16,7 @@ from ..ingest.backfill import backfill_token_signs
 from ..records import SearchHit
 from ..retrieve.hybrid import MODES, search
 from .collections import COLLECTION_OPTION, DOC_OPTION
-from .common import AppContext, console, err_console, snippet
+from .common import AppContext, console, err_console, snippet, styled
 
 
 def add_token_signs(app: AppContext) -> None:
@@ -145,10 +145,11 @@ def _hit_json(hit: SearchHit, rank: int) -> dict[str, Any]:
     }
 
 
-def _document_cell(hit: SearchHit) -> str:
+def _document_cell(hit: SearchHit) -> Text:
     """The document's title and, under it, the hit's section path (when it has one)."""
-    title = escape(hit.document_title)
-    return f"{title}\n[dim]{escape(hit.chunk.section)}[/dim]" if hit.chunk.section else title
+    if not hit.chunk.section:
+        return styled(hit.document_title)
+    return styled(hit.document_title, "\n", (hit.chunk.section, "dim"))
 
 
 @click.command(name="search")
@@ -221,7 +222,7 @@ def search_command(
     # The arm columns come first: on a narrow terminal the snippet is what gets cut.
     table.add_column("snippet", overflow="fold", min_width=20 if explain else None)
     for i, hit in enumerate(result.hits, 1):
-        row = [
+        row: list[str | Text] = [
             str(i),
             _document_cell(hit),
             str(hit.chunk.unit + 1),

@@ -13,7 +13,7 @@ from ..eval.golden import default_corpus_root
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import evaluate_retrieval, tune_retrieval
 from ..records import ANSWER_MODES
-from .common import AppContext, console, err_console, run_metadata
+from .common import AppContext, console, err_console, run_metadata, styled
 from .eval_common import (
     corpus_root_option,
     golden_option,
@@ -97,7 +97,7 @@ def eval_retrieval(
             )
         console.print(table)
     for item in report["skipped"]:
-        console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
+        console.print(styled(("skipped", "yellow"), f" {item['id']}: {item['reason']}"))
     write_report(json_out, report)
 
 
@@ -318,16 +318,16 @@ def eval_claims(
         ("perturbations_caught", "perturbations caught"),
     ):
         table.add_row(
-            f"[bold]{label}[/]",
+            styled((label, "bold")),
             str(report["faithful" if name == "faithful_supported" else "perturbations"]),
             f"{report[name]:.3f}",
             *(f"{halves[h][name]:.3f}" for h in ("a", "b")),
         )
     console.print(table)
     for item in report["quotes_not_found"]:
-        console.print(f"[yellow]quote not found[/] {item['id']} ({item['doc']})")
+        console.print(styled(("quote not found", "yellow"), f" {item['id']} ({item['doc']})"))
     for qid in report["skipped"]:
-        console.print(f"[yellow]skipped[/] {qid}: its document is not indexed")
+        console.print(styled(("skipped", "yellow"), f" {qid}: its document is not indexed"))
     write_report(json_out, report)
 
 

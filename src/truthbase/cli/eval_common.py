@@ -17,7 +17,7 @@ from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import PreparedCorpus, prepare_corpus
 from ..ingest import FileOutcome
 from ..store import Store, open_store
-from .common import AppContext, console, err_console, write_text_file
+from .common import AppContext, console, err_console, styled, write_text_file
 from .ingest import document_line
 
 
@@ -63,10 +63,13 @@ def ingest_golden_documents(
     for name, why in prepared.skipped_documents.items():
         if name in prepared.failed_documents:
             err_console.print(
-                f"[yellow]missing document[/] {name} (its questions count as misses): {why}"
+                styled(
+                    ("missing document", "yellow"),
+                    f" {name} (its questions count as misses): {why}",
+                )
             )
         else:
-            err_console.print(f"[yellow]skipped document[/] {name}: {why}")
+            err_console.print(styled(("skipped document", "yellow"), f" {name}: {why}"))
     return prepared
 
 
@@ -173,7 +176,7 @@ def print_answer_report(report: dict[str, Any]) -> None:
             continue
         console.print(_refusal_cv_line(cv))
     for item in report["skipped"]:
-        console.print(f"[yellow]skipped[/] {item['id']}: {item['reason']}")
+        console.print(styled(("skipped", "yellow"), f" {item['id']}: {item['reason']}"))
 
 
 def _kind_line(kind: str, row: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from ..config import ExtractiveSettings
 from ..eval.across_sets import ScoredSet, leave_one_set_out, pool_means, set_names
 from ..eval.metrics import METRIC_NAMES
 from ..eval.retrieval import evaluate_retrieval, score_grid
-from .common import AppContext, console, err_console, run_metadata
+from .common import AppContext, console, err_console, run_metadata, styled
 from .eval_common import (
     metrics_table,
     prepare_eval,
@@ -48,7 +48,7 @@ def retrieval_across_sets(
     """Each set's retrieval report, then the pool of all their questions, per mode."""
     reports: dict[str, dict[str, Any]] = {}
     for name, path in _named_sets(golden_paths, index_dir):
-        err_console.print(f"[bold]{name}[/] ({path})")
+        err_console.print(styled((name, "bold"), f" ({path})"))
         with set_store(app, path, index_dir) as store:
             golden, prepared = prepare_eval(app, store, path, corpus_root)
             reports[name] = {
@@ -81,7 +81,7 @@ def tune_across_sets(
     numbers beside the fitted ones."""
     scored: list[ScoredSet] = []
     for name, path in _named_sets(golden_paths, index_dir):
-        err_console.print(f"[bold]{name}[/] ({path})")
+        err_console.print(styled((name, "bold"), f" ({path})"))
         with set_store(app, path, index_dir) as store:
             golden, prepared = prepare_eval(app, store, path, corpus_root)
             with err_console.status(f"scoring the grid on {name}"):
@@ -161,7 +161,7 @@ def answers_across_sets(
 
     reports: dict[str, dict[str, Any]] = {}
     for name, path in _named_sets(golden_paths, index_dir):
-        err_console.print(f"[bold]{name}[/] ({path})")
+        err_console.print(styled((name, "bold"), f" ({path})"))
         reports[name] = answer_set(app, path, corpus_root, index_dir, mode)
         print_answer_report(reports[name])
     records = [record for report in reports.values() for record in report["per_question"]]
@@ -203,7 +203,7 @@ def refusal_across_sets_cli(
     open_settings = app.settings.extractive.model_copy(update={"threshold": 0.0})
     items = []
     for name, path in _named_sets(golden_paths, index_dir):
-        err_console.print(f"[bold]{name}[/] ({path}), answered open")
+        err_console.print(styled((name, "bold"), f" ({path}), answered open"))
         report = answer_set(app, path, corpus_root, index_dir, "extractive", open_settings)
         items.extend(items_of(name, report["per_question"]))
     result = refusal_across_sets(items, support_threshold)

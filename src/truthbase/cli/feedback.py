@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from ..app.feedback import needs_evidence_path
@@ -35,7 +34,7 @@ def feedback_list(app: AppContext, limit: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], ensure_ascii=False))
         return
-    table = Table("when", "user", "answer", escape("[n]"), "kind", "question", "comment")
+    table = Table("when", "user", "answer", "[n]", "kind", "question", "comment")
     for r in reports:
         cited = str(r.citation) if r.citation else ""
         user = r.user or "(local)"

@@ -38,7 +38,7 @@ from ..ingest import (
     ingest_paths_parallel,
 )
 from ..model import Visibility
-from .common import AppContext, console, err_console
+from .common import AppContext, console, err_console, pictured, styled
 
 __all__ = ["document_record", "ingest"]
 
@@ -109,7 +109,7 @@ class PageBar:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # a file name is text
             console=err_console,
             transient=True,
         )
@@ -125,10 +125,10 @@ class PageBar:
         elif isinstance(event, PagesDone) and event.stage in ("embed", "store"):
             self.current[event.path] = event.done
             done = self.finished + sum(self.current.values())
-            self.progress.update(self.task, completed=done, description=event.path.name)
+            self.progress.update(self.task, completed=done, description=pictured(event.path.name))
         elif isinstance(event, PagesDone):
             stage = f"ocr {event.done}/{event.total}" if event.stage == "ocr" else event.stage
-            self.progress.update(self.task, description=f"{event.path.name} ({stage})")
+            self.progress.update(self.task, description=f"{pictured(event.path.name)} ({stage})")
         elif isinstance(event, DocumentDone) and event.outcome.status != "unchanged":
             pages = max(event.outcome.pages, self.current.pop(event.outcome.path, 0))
             self.finished += pages
@@ -151,7 +151,7 @@ def print_table(summary: IngestSummary) -> None:
         notes.extend(w for w in o.warnings if "OCR" in w)
         table.add_row(
             str(o.path),
-            f"[{style[o.status]}]{o.status}[/]",
+            styled((o.status, style[o.status])),
             str(o.pages) if o.pages else "",
             str(o.chunks) if o.chunks else "",
             "; ".join(notes),

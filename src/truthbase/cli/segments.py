@@ -14,7 +14,7 @@ from rich.table import Table
 from ..cite.verify import resolve_document
 from ..config import SUMMARIZER_CHOICES
 from ..store import Store
-from .common import AppContext, console, err_console, snippet
+from .common import AppContext, console, err_console, pictured, snippet
 
 
 class _DocumentBar:
@@ -50,14 +50,14 @@ def build_with_progress(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # a file name is text
         console=err_console,
         transient=True,
     )
     rows: list[dict[str, Any]] = []
     with progress:
         for doc_id in doc_ids:
-            bar = _DocumentBar(progress, snippet(titles.get(doc_id, doc_id), 40))
+            bar = _DocumentBar(progress, pictured(snippet(titles.get(doc_id, doc_id), 40)))
             started = time.perf_counter()
             stored = ensure_segments(
                 store,
