@@ -24,6 +24,7 @@ from .people import ApiTokenRecord, SessionRecord, UserRecord, Viewer
 from .quota import QuotaUsage, client_key_for
 from .store import Accounts, DocumentAdmin, DocumentReader, Documents, QuotaCounters
 from .store.codec import now_iso
+from .text.valid import quoted
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -66,7 +67,7 @@ def check_name(name: str) -> str:
     digit (it appears in URLs, logs and quota keys)."""
     if not _NAME.match(name):
         raise InvalidInput(
-            f"invalid user name {name!r}: 1-64 letters, digits, '.', '_', '@' or '-', "
+            f"invalid user name {quoted(name)}: 1-64 letters, digits, '.', '_', '@' or '-', "
             "starting with a letter or digit"
         )
     return name
@@ -139,14 +140,16 @@ def remove_user(
     documents, and nothing is removed: those would be nobody's."""
     user = store.user(name)
     if user is None:
-        raise NotFound(f"no user {name!r}")
+        raise NotFound(f"no user {quoted(name)}")
     if transfer_to is not None and delete_documents:
         raise InvalidInput("either --transfer-to or --delete-documents, not both")
     owned = [d for d in store.list_documents() if d.owner == user.id]
     private = [d for d in owned if d.visibility == "private"]
     heir = store.user(transfer_to) if transfer_to is not None else None
     if transfer_to is not None and (heir is None or not heir.admin or heir.id == user.id):
-        raise InvalidInput(f"--transfer-to needs another user who is an admin, not {transfer_to!r}")
+        raise InvalidInput(
+            f"--transfer-to needs another user who is an admin, not {quoted(transfer_to)}"
+        )
     if private and heir is None and not delete_documents:
         raise InvalidInput(
             f"{name} owns {len(private)} private documents: say what becomes of them with "
@@ -179,7 +182,7 @@ def remove_user(
 def set_password(store: Accounts, name: str, password: str) -> None:
     """A new password; every session of the user ends (API tokens stay: revoke them apart)."""
     if not store.set_password(name, hash_password(password)):
-        raise NotFound(f"no user {name!r}")
+        raise NotFound(f"no user {quoted(name)}")
 
 
 def authenticate(store: Accounts, name: str, password: str) -> UserRecord | None:
@@ -240,7 +243,7 @@ def create_token(store: Accounts, user: str, name: str | None = None) -> NewToke
     """A new token acting as the user named ``user`` (kept under their id)."""
     found = store.user(user)
     if found is None:
-        raise NotFound(f"no user {user!r}: add them first (truthbase users add)")
+        raise NotFound(f"no user {quoted(user)}: add them first (truthbase users add)")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     record = ApiTokenRecord(
         id=secrets.token_hex(6),
@@ -265,7 +268,9 @@ def token_viewer(store: Accounts, secret: str) -> Viewer | None:
 
 def revoke_token(store: Accounts, token_id: str) -> None:
     if not store.revoke_token(token_id, now_iso()):
-        raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
+        raise NotFound(
+            f"no token {quoted(token_id)} that is not revoked already (truthbase tokens list)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -344,3 +344,47 @@ def test_stored_text_reaches_the_terminal_as_text(index: Index) -> None:
     argv = ["--db", str(index.db), "search", "keeper [/bold]"]
     found = CliRunner().invoke(cli, argv, env=wide)
     assert found.exit_code == 0 and "[/bold]" in found.output, (found.output, found.exception)
+
+
+def test_brackets_of_a_page_reach_the_terminal(tmp_path: Path, embedder: Embedder) -> None:
+    """A page's square brackets are text, not rich markup: `search` printed
+    "\\usepackage[breaklines=true]{listings}" as "\\usepackage{listings}" (the option a question
+    about a LaTeX manual asks for, dropped without a word), and `ask` its sources and citations
+    the same way, and a title in brackets lost them."""
+    latex = (
+        r"Load the package with \usepackage[breaklines=true]{listings} so that long lines wrap; "
+        r"a class option goes first, as in \documentclass[a4paper]{article}."
+    )
+    pdf = tmp_path / "listings.pdf"
+    pdf.write_bytes(text_pdf([latex], title="[draft] listings [/bold]"))
+    db = tmp_path / "index.sqlite"
+    store = SQLiteStore(db)
+    try:
+        assert not ingest_paths([pdf], store, embedder, IngestOptions()).failed
+    finally:
+        store.close()
+    wide = {"COLUMNS": "400"}
+    found = CliRunner().invoke(cli, ["--db", str(db), "search", "breaklines listings"], env=wide)
+    assert found.exit_code == 0, (found.output, found.exception)
+    assert r"\usepackage[breaklines=true]{listings}" in found.output, found.output
+    assert "[draft] listings [/bold]" in found.output, found.output
+    question = "How do I make listings wrap long lines with breaklines?"
+    argv = ["--db", str(db), "ask", "--mode", "extractive", question]
+    asked = CliRunner().invoke(cli, argv, env=wide)
+    assert asked.exit_code == 0, (asked.output, asked.exception)
+    sources = asked.output.split("sources", 1)[1]
+    assert sources.count(r"\usepackage[breaklines=true]{listings}") >= 2, asked.output
+    assert "[draft] listings [/bold]" in sources, asked.output
+
+
+def test_an_error_repeats_a_long_value_cut(index: Index) -> None:
+    """A 100 KB name came back whole in the error (the terminal, the JSON reply): now cut."""
+    name = "n" * 100_000
+    removed = CliRunner().invoke(cli, ["--db", str(index.db), "users", "remove", name])
+    assert removed.exit_code == 2, removed.output
+    assert "100,000 characters" in removed.output and len(removed.output) < 400, removed.output
+    deleted = index.client.delete("/api/collections/" + "c" * 60_000)
+    assert deleted.status_code == 422 and len(deleted.text) < 400, deleted.text[:300]
+    feedback = {"kind": "k" * 100_000}
+    sent = index.client.post("/api/answers/1/feedback", json=feedback)
+    assert 400 <= sent.status_code < 500 and len(sent.text) < 400, sent.text[:300]

@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from truthbase.errors import InvalidInput
-from truthbase.text.valid import has_lone_surrogate, json_may_hold_surrogate, require_text
+from truthbase.text.valid import (
+    has_lone_surrogate,
+    json_may_hold_surrogate,
+    quoted,
+    require_text,
+)
 
 #: Text with surrogate halves mixed in (Hypothesis's text never holds one).
 _TEXT = st.text(st.characters() | st.integers(0xD800, 0xDFFF).map(chr))
@@ -37,3 +42,11 @@ def test_the_first_look_sees_escapes_and_passes_plain_json() -> None:
     assert json_may_hold_surrogate('{"doc_id": "\\uDFFF"}')
     assert not json_may_hold_surrogate(json.dumps({"doc_id": "grüße", "n": 1}))
     assert not json_may_hold_surrogate('{"doc_id": "\\u00e9"}')
+
+
+def test_quoted_repeats_a_long_value_cut_with_its_length() -> None:
+    assert quoted("memman") == "'memman'"
+    long = "x" * 100_000
+    shown = quoted(long)
+    assert len(shown) < 120 and shown.startswith("'xxx") and shown.endswith("(100,000 characters)")
+    assert quoted(["a"] * 50).endswith("as written)")

@@ -24,7 +24,7 @@ from ..accounts import NewToken, Removal, UsageSource, UserRemovalStore, UserUsa
 from ..errors import NotFound
 from ..people import ApiTokenRecord, UserRecord, Viewer
 from ..store import Accounts
-from ..text.valid import require_text
+from ..text.valid import quoted, require_text
 from .errors import Forbidden
 from .lifecycle import uploads_dir
 
@@ -144,7 +144,7 @@ def tokens(store: Accounts, viewer: Viewer, user: str | None = None) -> list[Api
         return store.tokens(None)
     record = store.user(user)  # tokens name their user by id
     if record is None:
-        raise NotFound(f"no user {user!r}")
+        raise NotFound(f"no user {quoted(user)}")
     return store.tokens(record.id)
 
 
@@ -153,7 +153,9 @@ def revoke_token(store: Accounts, viewer: Viewer, token_id: str) -> None:
     someone else's is NotFound to a viewer who does not see everything, as a missing one."""
     require_text(token_id, "token id")
     if not sees_everything(viewer) and not any(t.id == token_id for t in tokens(store, viewer)):
-        raise NotFound(f"no token {token_id!r} that is not revoked already (truthbase tokens list)")
+        raise NotFound(
+            f"no token {quoted(token_id)} that is not revoked already (truthbase tokens list)"
+        )
     accounts.revoke_token(store, token_id)
 
 

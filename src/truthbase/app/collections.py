@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from ..errors import InvalidInput, NotFound
 from ..people import CollectionRecord, Viewer
 from ..store import Collections
-from ..text.valid import BIDI_CONTROL, has_visible, require_text
+from ..text.valid import BIDI_CONTROL, has_visible, quoted, require_text
 
 __all__ = [
     "MAX_COLLECTIONS",
@@ -53,14 +53,14 @@ def check_name(name: str) -> str:
         or BIDI_CONTROL.search(cleaned)
     ):
         raise InvalidInput(
-            f"collection name {name!r}: 1 to {MAX_NAME} characters with one visible, no slash, "
-            "control or bidirectional control character"
+            f"collection name {quoted(name)}: 1 to {MAX_NAME} characters with one visible, "
+            "no slash, control or bidirectional control character"
         )
     return cleaned
 
 
 def _missing(name: str) -> NotFound:
-    return NotFound(f"no collection {name!r}")
+    return NotFound(f"no collection {quoted(name)}")
 
 
 def _shown(collection: CollectionRecord, visible: Collection[str]) -> CollectionRecord:

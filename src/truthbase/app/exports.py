@@ -27,6 +27,7 @@ from ..export import (
 from ..people import Viewer
 from ..records import StoredAnswer
 from ..store import Store
+from ..text.valid import quoted
 from .errors import Forbidden
 from .passages import viewer_url
 
@@ -94,7 +95,7 @@ def export_answers(
     evidence report (``html``); each citation links to the web app under ``base_url`` (None:
     no links)."""
     if fmt not in EXPORT_FORMATS:
-        raise InvalidInput(f"format {fmt!r}: choose md or html")
+        raise InvalidInput(f"format {quoted(fmt)}: choose md or html")
     if not answer_ids:
         raise InvalidInput("name at least one answer to export")
     answers = [_readable(store, viewer, i) for i in answer_ids]

@@ -40,6 +40,7 @@ from ..access import owns_answer, sees_everything
 from ..errors import InvalidInput, NotFound
 from ..people import FEEDBACK_KINDS, FeedbackKind, FeedbackRecord, NewFeedback, Viewer
 from ..store import Store
+from ..text.valid import quoted
 from .errors import Forbidden
 
 __all__ = [
@@ -59,7 +60,9 @@ LATEST = 50
 
 def _check(kind: str, citation: int, comment: str, cited: set[int]) -> FeedbackKind:
     if kind not in FEEDBACK_KINDS:
-        raise InvalidInput(f"unknown feedback kind {kind!r} (one of: {', '.join(FEEDBACK_KINDS)})")
+        raise InvalidInput(
+            f"unknown feedback kind {quoted(kind)} (one of: {', '.join(FEEDBACK_KINDS)})"
+        )
     if len(comment) > COMMENT_MAX_CHARS:
         raise InvalidInput(f"a comment is at most {COMMENT_MAX_CHARS} characters")
     if kind in ("up", "down") and citation != 0:

@@ -54,7 +54,7 @@ from ..people import OPERATOR, ApiTokenRecord, CollectionRecord, UserRecord, Vie
 from ..records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS, ResolvedMode, SearchHit
 from ..retrieve.hybrid import search as _search
 from ..store import Store
-from ..text.valid import has_visible, require_text
+from ..text.valid import has_visible, quoted, require_text
 from ..turns import Resolution, Turn
 from . import accounts, lifecycle
 from . import collections as user_collections
@@ -101,12 +101,12 @@ def _match(documents: Sequence[DocumentInfo], doc: str) -> DocumentInfo:
     """The one of ``documents`` (the viewer's) whose id is ``doc`` or starts with it."""
     wanted = doc.strip().lower()
     if len(wanted) < 4:
-        raise InvalidInput(f"document id {doc!r}: give at least 4 characters of it")
+        raise InvalidInput(f"document id {quoted(doc)}: give at least 4 characters of it")
     matches = [d for d in documents if d.id.startswith(wanted)]
     if not matches:
         raise NotFound(f"no document {doc}")
     if len(matches) > 1:
-        raise InvalidInput(f"{len(matches)} document ids start with {doc!r}; give more of it")
+        raise InvalidInput(f"{len(matches)} document ids start with {quoted(doc)}; give more of it")
     return matches[0]
 
 

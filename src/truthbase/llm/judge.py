@@ -43,6 +43,7 @@ from ..cite.model import Judgement
 from ..config import LLMSettings, SupportSettings
 from ..errors import InvalidInput
 from ..telemetry import span
+from ..text.valid import quoted
 from .chain import load_stage_model
 from .client import ChatModel, LLMTimeout, ScoringChatModel, TokenChoice
 from .parse import strip_fences
@@ -254,7 +255,7 @@ def judge_for(
     one. The primary model alone answers (its timeout bounds the judge's latency)."""
     wanted = choice if choice is not None else support.judge
     if wanted not in ("off", "auto", "llm"):
-        raise InvalidInput(f"unknown judge {wanted!r}: use off, auto or llm")
+        raise InvalidInput(f"unknown judge {quoted(wanted)}: use off, auto or llm")
     if wanted == "off":
         return None
     # A verdict is a short JSON object: a small reply budget bounds a model that rambles, and

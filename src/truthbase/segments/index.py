@@ -17,6 +17,7 @@ from ..errors import InvalidInput, NotFound
 from ..llm.client import ChatModel
 from ..records import FloatMatrix, Segment, StoredSegments
 from ..store import SegmentStore
+from ..text.valid import quoted
 from .build import build_segments, builder_id
 from .passages import strip_tags
 from .summarize import EXTRACTIVE_ID, llm_summarizer_id, summarize_segments
@@ -43,7 +44,7 @@ def resolve_summarizer(
         return "llm"
     if kind == "extractive":
         return "extractive"
-    raise InvalidInput(f"unknown summarizer {kind!r}: extractive, llm or auto")
+    raise InvalidInput(f"unknown summarizer {quoted(kind)}: extractive, llm or auto")
 
 
 def summarizer_id(kind: SummarizerKind, llm: LLMSettings) -> str:

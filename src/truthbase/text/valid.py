@@ -20,6 +20,7 @@ __all__ = [
     "has_lone_surrogate",
     "has_visible",
     "json_may_hold_surrogate",
+    "quoted",
     "require_text",
 ]
 
@@ -57,6 +58,21 @@ def require_text(value: str, what: str, *, max_chars: int | None = None) -> str:
     if has_lone_surrogate(value):
         raise InvalidInput(f"the {what} is not valid text (bytes that are not UTF-8?)")
     return value
+
+
+#: The characters of a value an error message repeats (:func:`quoted`).
+QUOTED_CHARS = 80
+
+
+def quoted(value: object) -> str:
+    """``value`` as an error message repeats it: its ``repr``, cut after :data:`QUOTED_CHARS`
+    characters with its length stated. A message names what was wrong; echoing a 100 KB name
+    back whole (into a terminal, a log line, a JSON reply) says nothing more."""
+    text = repr(value)
+    if len(text) <= QUOTED_CHARS:
+        return text
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} as written"
+    return f"{text[: QUOTED_CHARS - 1]}… ({size})"
 
 
 def has_visible(value: str) -> bool:
