@@ -9,8 +9,8 @@ import pypdfium2.raw as pdfium_c
 import pytest
 
 from tests.helpers.canaries import text_pdf
-from tests.helpers.corpus import ROBUSTNESS, SEED
-from truthbase.extract.charread import _page_codes, read_chars, read_page
+from tests.helpers.corpus import CORPUS, ROBUSTNESS, SEED
+from truthbase.extract.charread import _page_codes, read_chars, read_page, tex_symbols
 
 
 def test_read_chars_matches_the_typed_helpers() -> None:
@@ -49,6 +49,7 @@ _CORPUS_FILES = [
     ROBUSTNESS / "pdfjs-ThuluthFeatures.pdf",
     ROBUSTNESS / "pdfjs-ArabicCIDTrueType.pdf",
     ROBUSTNESS / "pypdf-habibi-rotated.pdf",
+    ROBUSTNESS / "pypdf-GeoTopo-komprimiert.pdf",  # TeX math symbols read as letters and digits
 ]
 
 
@@ -64,6 +65,9 @@ def test_read_page_reads_what_read_chars_reads(path: Path) -> None:
                 chars, unmapped = read_chars(textpage)
                 columns, page_unmapped = read_page(textpage)
                 codes = _page_codes(textpage, len(chars)) if chars else []
+                if codes:
+                    symbols = tex_symbols(textpage, "".join(map(chr, codes)))
+                    codes = [symbols.get(i, code) for i, code in enumerate(codes)]
             finally:
                 textpage.close()
                 page.close()
@@ -78,5 +82,55 @@ def test_read_page_reads_what_read_chars_reads(path: Path) -> None:
             assert flagged == columns.hyphens
             if codes is not None:
                 assert codes == [c.code for c in chars]
+    finally:
+        document.close()
+
+
+def _page_text(path: Path, index: int) -> str:
+    document = pdfium.PdfDocument(path)
+    try:
+        page = document[index]
+        textpage = page.get_textpage()
+        try:
+            return read_page(textpage)[0].text
+        finally:
+            textpage.close()
+            page.close()
+    finally:
+        document.close()
+
+
+@pytest.mark.corpus
+def test_tex_math_symbols_are_read_as_the_symbols() -> None:
+    """TeX's math-symbol fonts name some glyphs in ways pdfium has no Unicode for, and it
+    reported their codes: a LaTeX manual's "\\cmidrule[⟨wd⟩](⟨trim⟩)" read
+    "\\cmidrule[hwdi](htrimi)", a German script's ‖γ′(t)‖ read "kγ0(t)k"."""
+    booktabs = _page_text(CORPUS / "library" / "texlive" / "booktabs" / "booktabs.pdf", 7)
+    assert "\\cmidrule[⟨wd⟩](⟨trim⟩){a–b}" in booktabs, booktabs[:400]
+    assert "hwdi" not in booktabs
+    geometry = ROBUSTNESS / "pypdf-GeoTopo-komprimiert.pdf"
+    scalar = _page_text(geometry, 9)
+    assert "Skalarprodukt ⟨·, ·⟩" in scalar and "⟨x − y, x − y⟩" in scalar, scalar
+    curves = " ".join(_page_text(geometry, 90).split())
+    assert "‖γ ′ (t)‖2 = 1" in curves, curves[:600]
+    assert "dann heißt" in curves.lower() or "Kurve" in curves  # its letters stay letters
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", sorted(SEED.glob("*.pdf")), ids=lambda p: p.stem)
+def test_no_letter_of_a_text_font_is_taken_for_a_symbol(path: Path) -> None:
+    """The seed papers' fonts map every glyph (and two are LaTeX-made): nothing is changed."""
+    document = pdfium.PdfDocument(path)
+    try:
+        for index in range(len(document)):
+            page = document[index]
+            textpage = page.get_textpage()
+            try:
+                count = textpage.count_chars()
+                raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage, i)) for i in range(count))
+                assert tex_symbols(textpage, raw) == {}, (path.name, index)
+            finally:
+                textpage.close()
+                page.close()
     finally:
         document.close()

@@ -17,6 +17,7 @@ limit makes). ``read_chars`` reads every flag of every character as records; the
 from __future__ import annotations
 
 import ctypes
+import re
 import sys
 from array import array
 from collections.abc import Callable
@@ -79,6 +80,42 @@ def font_name(textpage: pdfium.PdfTextPage, index: int) -> str:
     return buffer.value.decode("utf-8", errors="replace")
 
 
+#: TeX's math-symbol fonts (Computer Modern's cmsy, Latin Modern's), after a subset's prefix
+#: ("ABCDEF+CMSY10"). Some of their glyphs carry names pdfium has no Unicode for
+#: ("angbracketleft", "bardbl", "prime"), and it reports their character codes as letters and
+#: digits: a LaTeX manual's "\cmidrule[⟨wd⟩](⟨trim⟩)" read "\cmidrule[hwdi](htrimi)" (a search
+#: for "trim" missed it), a norm ‖x‖ read "kxk", a derivative γ′(t) "γ0(t)". These fonts have no
+#: letters or digits in those places (TeX's OMS encoding), so such a character is the symbol
+#: wherever it stands.
+_MATH_SYMBOLS = re.compile(r"(?:[A-Z]{6}\+)?(?:CMSY|cmsy|LMSY|lmsy|LMMathSymbols)")
+_OMS = {
+    "h": 0x27E8,  # ⟨
+    "i": 0x27E9,  # ⟩
+    "k": 0x2016,  # ‖
+    "b": 0x230A,  # ⌊
+    "c": 0x230B,  # ⌋
+    "d": 0x2308,  # ⌈
+    "e": 0x2309,  # ⌉
+    "0": 0x2032,  # ′
+}
+#: Where such a symbol read as a letter or digit can stand: an opening one (⟨ ⌊ ⌈) that no
+#: letter comes before, a closing one that no letter follows, ‖ at either edge of a word, a
+#: prime anywhere. Only these characters (a few in a hundred of English text) have their font
+#: asked.
+_OMS_AT = re.compile(r"(?<![^\W\d_])[hbdk]|[icek](?![^\W\d_])|0")
+
+
+def tex_symbols(textpage: pdfium.PdfTextPage, text: str) -> dict[int, int]:
+    """The characters of ``text`` (the page's, one per character) that are symbols of a TeX
+    math-symbol font read as letters or digits (:data:`_MATH_SYMBOLS`), with their code
+    points."""
+    return {
+        m.start(): _OMS[m.group()]
+        for m in _OMS_AT.finditer(text)
+        if _MATH_SYMBOLS.match(font_name(textpage, m.start()))
+    }
+
+
 def read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
     """Every character of the page (code, loose box, generated and hyphen flags, the font of
     private-use glyphs) and how many pdfium flags with a Unicode mapping error."""
@@ -116,6 +153,8 @@ def read_chars(textpage: pdfium.PdfTextPage) -> tuple[list[RawChar], int]:
             append(RawChar(code, box, generated, hyphen, font_name(textpage, i)))
         else:
             append(RawChar(code, box, generated, hyphen, None))
+    for i, code in tex_symbols(textpage, "".join(chr(c.code) for c in chars)).items():
+        chars[i] = chars[i]._replace(code=code)
     return chars, unmapped
 
 
@@ -216,4 +255,8 @@ def read_page(textpage: pdfium.PdfTextPage) -> tuple[PageChars, int]:
                 )
         else:
             add_box(None)  # no box when pdfium has none; the character still counts as text
-    return PageChars("".join(map(chr, codes)), boxes, frozenset(hyphens), fonts), unmapped
+    text = "".join(map(chr, codes))
+    symbols = tex_symbols(textpage, text)
+    if symbols:
+        text = "".join(chr(symbols.get(i, code)) for i, code in enumerate(codes))
+    return PageChars(text, boxes, frozenset(hyphens), fonts), unmapped

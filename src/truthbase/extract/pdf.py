@@ -61,9 +61,10 @@ from .text import PageText, finish_page
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
 #: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
-#: kept as rows.
+#: kept as rows; 5: symbols of TeX's math-symbol fonts that pdfium read as letters and digits
+#: are the symbols (``charread.tex_symbols``: "⟨wd⟩" for "hwdi").
 EXTRACTOR_VERSION = (
-    "truthbase-pdf/4 (pdfium char order, loose boxes, NFC, ligatures joined, "
+    "truthbase-pdf/5 (pdfium char order, loose boxes, NFC, ligatures joined, TeX math symbols, "
     "line-end compound hyphens kept, OCR of pages without a usable text layer, ruled tables "
     "as rows)"
 )
