@@ -41,6 +41,8 @@ CASES = [
     ("What does gobble=2 do?", "gobble="),
     ("frame=single", "frame=single"),
     ("ps2pdf -dAutoRotatePages=/None", "-dAutoRotatePages=/None"),
+    # ⟨trim⟩ is set in TeX's math-symbol font, whose brackets pdfium read as "htrimi"
+    (r"What does the trim argument of \cmidrule do?", "(⟨trim⟩)"),
 ]
 TOP = 3
 
