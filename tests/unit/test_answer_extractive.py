@@ -17,6 +17,7 @@ from truthbase.answer.names import (
     named_terms,
     one_of_a_family,
 )
+from truthbase.answer.quotable import running_lines, without_running_lines
 from truthbase.cite import parse_answer
 from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings
@@ -445,3 +446,47 @@ def test_a_numbered_heading_is_neither_quoted_nor_glued_to_the_sentence_under_it
     question = "How are XMP-metadata encoded and escaped in the PDF by the euler package?"
     texts = [c.text for c in answerer.select(question, sources).candidates]
     assert texts == ["XMP-metadata are stored as UTF-8 in the PDF, and the package escapes them."]
+
+
+HEADER = "Published as a conference paper at ICLR 2024"
+
+
+def test_a_running_header_is_found_on_two_pages_of_one_document_only() -> None:
+    pages = [
+        ("a", 5, f"{HEADER}\nOne drawback of the collapsed tree is its cost.\n7"),
+        ("a", 6, f"{HEADER}\nThe tree traversal approach is slower.\n8"),
+        ("a", 6, "Only on this page stands this line of text.\nThe end."),
+        ("b", 1, f"{HEADER}\nAnother document."),
+    ]
+    found = running_lines(pages)
+    assert found == {"a": frozenset({HEADER.casefold()})}  # "7" and "8" are no header
+
+
+def test_a_running_line_is_cut_from_the_head_and_tail_of_a_span() -> None:
+    headers = frozenset({HEADER.casefold(), "nist ai 100-1 ai rmf 1.0"})
+    text = f"{HEADER}\nOne drawback, however, of the collapsed tree\napproach is its cost."
+    start, end = without_running_lines(text, 0, len(text), headers)
+    assert text[start:end] == "One drawback, however, of the collapsed tree\napproach is its cost."
+    text = "Risk is measured.\nNIST AI 100-1 AI RMF 1.0"
+    assert text[slice(*without_running_lines(text, 0, len(text), headers))] == "Risk is measured."
+    # a numbered heading that the cut header leaves at the head goes too
+    text = f"{HEADER}\n6.2. Adding a New Patch\nTo add a new patch, tell Quilt."
+    assert text[slice(*without_running_lines(text, 0, len(text), headers))] == (
+        "To add a new patch, tell Quilt."
+    )
+    assert without_running_lines(HEADER, 0, len(HEADER), headers) == (0, 0)  # nothing else
+    plain = "6.2. Adding a New Patch\nTo add a new patch, tell Quilt."
+    assert without_running_lines(plain, 0, len(plain), headers) == (0, len(plain))
+
+
+def test_the_answerer_quotes_no_running_header() -> None:
+    first = f"{HEADER}\nOne drawback of the collapsed tree approach is that it searches every node."
+    second = f"{HEADER}\nThe collapsed tree approach consistently performs better than traversal."
+    sources = [
+        dataclasses.replace(_source(1, first), unit=5),
+        dataclasses.replace(_source(2, second), unit=6),
+    ]
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    found = answerer.candidates("What is the drawback of the collapsed tree approach?", sources)
+    assert found and all(not c.text.startswith("Published") for c in found), found
+    assert any(c.text.startswith("One drawback") for c in found)

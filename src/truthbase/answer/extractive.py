@@ -62,7 +62,13 @@ from .model import NO_ANSWER, Source
 from .names import code_terms, holds_codes, missing_named_terms, one_of_a_family
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
-from .quotable import MIN_ITEM_WORDS, ends_sentence, whole_spans
+from .quotable import (
+    MIN_ITEM_WORDS,
+    ends_sentence,
+    running_lines,
+    whole_spans,
+    without_running_lines,
+)
 from .refusal_model import (
     RefusalFeatures,
     Weights,
@@ -216,7 +222,10 @@ class ExtractiveAnswerer:
         cfg = self.settings
         seen: set[tuple[str, int, int, int]] = set()
         raw: list[_Sentence] = []
+        # A page's running header or footer is cut from the sentence it touches (.quotable).
+        page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
         for source in sources:
+            headers = page_lines.get(source.doc_id, frozenset())
             ordered = row_spans(source.text)  # in text order, as rows_apart walks them
             rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
             whole = set(rows)
@@ -224,9 +233,12 @@ class ExtractiveAnswerer:
             spans, labels = rows_apart(
                 source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
             )
-            for s, e in whole_spans(source.text, spans, rows):
-                if crosses_into((s, e), long_rows):
+            for span in whole_spans(source.text, spans, rows):
+                if crosses_into(span, long_rows):
                     continue  # a line joined into a long row's first cell: not a sentence
+                s, e = span
+                if headers and span not in whole:
+                    s, e = without_running_lines(source.text, s, e, headers)
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
@@ -236,7 +248,7 @@ class ExtractiveAnswerer:
                 seen.add(key)
                 raw.append(
                     _Sentence(
-                        source, source.start + s, source.start + e, text, labels.get((s, e), "")
+                        source, source.start + s, source.start + e, text, labels.get(span, "")
                     )
                 )
         running = _running_lines(raw)

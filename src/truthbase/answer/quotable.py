@@ -17,17 +17,31 @@ Illustration of the CSF Tiers"), a list's lead-in. :func:`whole_spans` keeps
 
 Figure text (:mod:`truthbase.text.figures`: the labels drawn in a figure, found above their
 caption in the source, or a span that is nothing but such labels) is never quoted.
+
+A page's running header or footer is no part of the sentence it touches: a line of
+:data:`RUNNING_MIN_WORDS` words or more that stands on two or more pages of one document among
+the sources (:func:`running_lines`) is cut from the head or the tail of a quoted span
+(:func:`without_running_lines`). The first sentence of a page read "Published as a conference
+paper at ICLR 2024 One drawback, however, of the collapsed tree approach is ..."; quoted so, it
+reads as no sentence does, and its embedding matched the question less than the sentence's own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..text.figures import figure_blocks, looks_like_labels
 from ..text.sentences import opens_list_item, opens_section
 
-__all__ = ["MIN_ITEM_WORDS", "ends_sentence", "whole_spans"]
+__all__ = [
+    "MIN_ITEM_WORDS",
+    "RUNNING_MIN_WORDS",
+    "ends_sentence",
+    "running_lines",
+    "whole_spans",
+    "without_running_lines",
+]
 
 #: A list item quoted on its own has at least this many words (fewer: a heading such as
 #: "2. Introduction to the CSF Core", which answers nothing).
@@ -38,6 +52,83 @@ _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
 _LABEL = re.compile(r"[\w.-]*[\d.-][\w.-]*:\s|\w+ \d+:\s")
 #: A caption's label: "Table 2.", "Figure 1:", "Fig. 3".
 _CAPTION = re.compile(r"(?:fig(?:ure)?s?\.?|table|tab\.|chart|exhibit)\s*\d+", re.IGNORECASE)
+
+
+#: A running header or footer line has at least this many words: fewer ("7", "Contents") is a
+#: page number or a word, which a line of a sentence can also be.
+RUNNING_MIN_WORDS = 3
+
+_LINE = re.compile(r"[^\n]+")
+
+
+def _folded(line: str) -> str:
+    return " ".join(line.split()).casefold()
+
+
+def running_lines(pages: Iterable[tuple[str, int, str]]) -> dict[str, frozenset[str]]:
+    """Per document, the lines (folded) of :data:`RUNNING_MIN_WORDS` words or more that stand on
+    two or more of its pages among ``pages`` ((document, unit, text) of each source): its
+    running headers and footers, as far as the sources show them."""
+    seen: dict[tuple[str, str], set[int]] = {}
+    for doc, unit, text in pages:
+        for match in _LINE.finditer(text):
+            line = _folded(match.group())
+            if len(line.split()) >= RUNNING_MIN_WORDS:
+                seen.setdefault((doc, line), set()).add(unit)
+    found: dict[str, set[str]] = {}
+    for (doc, line), units in seen.items():
+        if len(units) >= 2:
+            found.setdefault(doc, set()).add(line)
+    return {doc: frozenset(lines) for doc, lines in found.items()}
+
+
+def without_running_lines(
+    text: str, start: int, end: int, running: frozenset[str]
+) -> tuple[int, int]:
+    """``(start, end)`` less the running lines (``running``, folded) at the head and the tail
+    of ``text[start:end]``, and the space around them; ``(start, start)`` when nothing else is
+    left. A numbered heading or a caption line that a cut header leaves at the head goes too
+    (the splitter cuts a heading from the body after it, not from a header before it)."""
+    if _folded(text[start:end]) in running:
+        return start, start  # nothing but the header
+    head = start
+    while start < end:
+        cut = text.find("\n", start, end)
+        if cut < 0 or _folded(text[start:cut]) not in running:
+            break
+        start = _skip_space(text, cut + 1, end)
+    cut = text.find("\n", start, end)
+    if start > head and cut > 0 and _heading_line(text[start:cut].strip()):
+        start = _skip_space(text, cut + 1, end)
+    while start < end:
+        cut = text.rfind("\n", start, end)
+        if cut < 0 or _folded(text[cut + 1 : end]) not in running:
+            break
+        end = cut
+        while end > start and text[end - 1].isspace():
+            end -= 1
+    return start, end
+
+
+def _skip_space(text: str, at: int, end: int) -> int:
+    while at < end and text[at].isspace():
+        at += 1
+    return at
+
+
+#: The most words of a heading line (a line of a sentence that opens with a number and a
+#: capital is longer, or ends as a sentence ends or goes on).
+_HEADING_WORDS = 10
+
+
+def _heading_line(line: str) -> bool:
+    """A numbered heading or a caption label as a whole line: "6.2. Adding a New Patch"."""
+    return (
+        bool(line)
+        and len(line.split()) <= _HEADING_WORDS
+        and line[-1] not in ",;:-–(.!?"
+        and (_CAPTION.match(line) is not None or opens_section(line))
+    )
 
 
 def ends_sentence(text: str) -> bool:
