@@ -65,6 +65,7 @@ from .policy import Outcome, answer_probability, extractive_outcome, follow_up_r
 from .quotable import (
     MIN_ITEM_WORDS,
     ends_sentence,
+    folded,
     running_lines,
     whole_spans,
     without_running_lines,
@@ -173,10 +174,6 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
     return letters >= 0.5 * len(text.replace(" ", ""))
 
 
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     """(document, text) of the sentences that stand verbatim on two or more pages of one
     document among the sources: a running header or footer (a Chinese quarterly report's
@@ -185,7 +182,7 @@ def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     however often the document repeats it elsewhere: only what is seen can be judged."""
     units: dict[tuple[str, str], set[int]] = {}
     for source, _, _, text, _ in raw:
-        units.setdefault((source.doc_id, _folded(text)), set()).add(source.unit)
+        units.setdefault((source.doc_id, folded(text)), set()).add(source.unit)
     return {key for key, seen in units.items() if len(seen) >= 2}
 
 
@@ -252,7 +249,7 @@ class ExtractiveAnswerer:
                     )
                 )
         running = _running_lines(raw)
-        return [item for item in raw if (item.source.doc_id, _folded(item.text)) not in running]
+        return [item for item in raw if (item.source.doc_id, folded(item.text)) not in running]
 
     def _lexical(
         self,

@@ -38,6 +38,7 @@ __all__ = [
     "MIN_ITEM_WORDS",
     "RUNNING_MIN_WORDS",
     "ends_sentence",
+    "folded",
     "running_lines",
     "whole_spans",
     "without_running_lines",
@@ -61,8 +62,9 @@ RUNNING_MIN_WORDS = 3
 _LINE = re.compile(r"[^\n]+")
 
 
-def _folded(line: str) -> str:
-    return " ".join(line.split()).casefold()
+def folded(text: str) -> str:
+    """``text`` as a running line is compared: runs of whitespace one space, case folded."""
+    return " ".join(text.split()).casefold()
 
 
 def running_lines(pages: Iterable[tuple[str, int, str]]) -> dict[str, frozenset[str]]:
@@ -72,7 +74,7 @@ def running_lines(pages: Iterable[tuple[str, int, str]]) -> dict[str, frozenset[
     seen: dict[tuple[str, str], set[int]] = {}
     for doc, unit, text in pages:
         for match in _LINE.finditer(text):
-            line = _folded(match.group())
+            line = folded(match.group())
             if len(line.split()) >= RUNNING_MIN_WORDS:
                 seen.setdefault((doc, line), set()).add(unit)
     found: dict[str, set[str]] = {}
@@ -89,12 +91,12 @@ def without_running_lines(
     of ``text[start:end]``, and the space around them; ``(start, start)`` when nothing else is
     left. A numbered heading or a caption line that a cut header leaves at the head goes too
     (the splitter cuts a heading from the body after it, not from a header before it)."""
-    if _folded(text[start:end]) in running:
+    if folded(text[start:end]) in running:
         return start, start  # nothing but the header
     head = start
     while start < end:
         cut = text.find("\n", start, end)
-        if cut < 0 or _folded(text[start:cut]) not in running:
+        if cut < 0 or folded(text[start:cut]) not in running:
             break
         start = _skip_space(text, cut + 1, end)
     cut = text.find("\n", start, end)
@@ -102,7 +104,7 @@ def without_running_lines(
         start = _skip_space(text, cut + 1, end)
     while start < end:
         cut = text.rfind("\n", start, end)
-        if cut < 0 or _folded(text[cut + 1 : end]) not in running:
+        if cut < 0 or folded(text[cut + 1 : end]) not in running:
             break
         end = cut
         while end > start and text[end - 1].isspace():
