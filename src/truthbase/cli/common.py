@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.errors import MarkupError
 from rich.text import Text
 
 from ..app import Service
@@ -49,11 +48,7 @@ class _Console(Console):
         super().__init__(markup=False, **options)
 
     def render_str(self, text: str, **options: Any) -> Text:
-        text = pictured(text)
-        try:
-            return super().render_str(text, **options)
-        except MarkupError:
-            return super().render_str(text, **{**options, "markup": False})
+        return super().render_str(pictured(text), **options)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
