@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -53,51 +54,48 @@ _CORPUS_FILES = [
 ]
 
 
-@pytest.mark.corpus
-@pytest.mark.parametrize("path", _CORPUS_FILES, ids=lambda p: p.stem)
-def test_read_page_reads_what_read_chars_reads(path: Path) -> None:
+def _textpages(path: Path, indices: Iterable[int] | None = None) -> Iterator[pdfium.PdfTextPage]:
+    """Each page's text page of the PDF at ``path`` (``indices``: those pages only), closed
+    with its page and the document once the caller is done with it."""
     document = pdfium.PdfDocument(path)
     try:
-        for index in range(len(document)):
+        for index in range(len(document)) if indices is None else indices:
             page = document[index]
             textpage = page.get_textpage()
             try:
-                chars, unmapped = read_chars(textpage)
-                columns, page_unmapped = read_page(textpage)
-                codes = _page_codes(textpage, len(chars)) if chars else []
-                if codes:
-                    symbols = tex_symbols(textpage, "".join(map(chr, codes)))
-                    codes = [symbols.get(i, code) for i, code in enumerate(codes)]
+                yield textpage
             finally:
                 textpage.close()
                 page.close()
-            assert page_unmapped == unmapped
-            assert columns.text == "".join(chr(c.code) for c in chars)
-            assert columns.boxes == [c.box for c in chars]
-            assert columns.fonts == {i: c.font for i, c in enumerate(chars) if c.font is not None}
-            # What read_page takes from pdfium's source: generated characters are spaces and
-            # line breaks, line-end hyphens 0x02 (U+FFFE mirrored) unless a '-' asked for.
-            assert all(c.code in (0x20, 0x0D, 0x0A) for c in chars if c.generated)
-            flagged = {i for i, c in enumerate(chars) if c.hyphen and c.code not in (0x02, 0xFFFE)}
-            assert flagged == columns.hyphens
-            if codes is not None:
-                assert codes == [c.code for c in chars]
     finally:
         document.close()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _CORPUS_FILES, ids=lambda p: p.stem)
+def test_read_page_reads_what_read_chars_reads(path: Path) -> None:
+    for textpage in _textpages(path):
+        chars, unmapped = read_chars(textpage)
+        columns, page_unmapped = read_page(textpage)
+        codes = _page_codes(textpage, len(chars)) if chars else []
+        if codes:
+            symbols = tex_symbols(textpage, "".join(map(chr, codes)))
+            codes = [symbols.get(i, code) for i, code in enumerate(codes)]
+        assert page_unmapped == unmapped
+        assert columns.text == "".join(chr(c.code) for c in chars)
+        assert columns.boxes == [c.box for c in chars]
+        assert columns.fonts == {i: c.font for i, c in enumerate(chars) if c.font is not None}
+        # What read_page takes from pdfium's source: generated characters are spaces and
+        # line breaks, line-end hyphens 0x02 (U+FFFE mirrored) unless a '-' asked for.
+        assert all(c.code in (0x20, 0x0D, 0x0A) for c in chars if c.generated)
+        flagged = {i for i, c in enumerate(chars) if c.hyphen and c.code not in (0x02, 0xFFFE)}
+        assert flagged == columns.hyphens
+        if codes is not None:
+            assert codes == [c.code for c in chars]
 
 
 def _page_text(path: Path, index: int) -> str:
-    document = pdfium.PdfDocument(path)
-    try:
-        page = document[index]
-        textpage = page.get_textpage()
-        try:
-            return read_page(textpage)[0].text
-        finally:
-            textpage.close()
-            page.close()
-    finally:
-        document.close()
+    return "".join(read_page(t)[0].text for t in _textpages(path, [index]))
 
 
 @pytest.mark.corpus
@@ -120,17 +118,7 @@ def test_tex_math_symbols_are_read_as_the_symbols() -> None:
 @pytest.mark.parametrize("path", sorted(SEED.glob("*.pdf")), ids=lambda p: p.stem)
 def test_no_letter_of_a_text_font_is_taken_for_a_symbol(path: Path) -> None:
     """The seed papers' fonts map every glyph (and two are LaTeX-made): nothing is changed."""
-    document = pdfium.PdfDocument(path)
-    try:
-        for index in range(len(document)):
-            page = document[index]
-            textpage = page.get_textpage()
-            try:
-                count = textpage.count_chars()
-                raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage, i)) for i in range(count))
-                assert tex_symbols(textpage, raw) == {}, (path.name, index)
-            finally:
-                textpage.close()
-                page.close()
-    finally:
-        document.close()
+    for index, textpage in enumerate(_textpages(path)):
+        count = textpage.count_chars()
+        raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage, i)) for i in range(count))
+        assert tex_symbols(textpage, raw) == {}, (path.name, index)
