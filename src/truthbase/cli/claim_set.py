@@ -40,7 +40,7 @@ def run_claim_set(
     with app.store(create=True) as store:
         with err_console.status("ingesting the claim set's documents") as status:
             for name, relative in documents.items():
-                status.update(f"ingesting {name}")
+                status.update(styled(f"ingesting {name}"))
                 outcome = ingest_file(
                     root / relative,
                     store,
@@ -60,7 +60,7 @@ def run_claim_set(
                 app.embedder,
                 judge=model_judge,
                 per_kind=per_kind,
-                on_item=lambda i: status.update(f"checking {i}"),
+                on_item=lambda i: status.update(styled(f"checking {i}")),
             )
     report = {**run_metadata(), "claims": str(path), "quotes_not_found": missing, **report}
     _print(report)

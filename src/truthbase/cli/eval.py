@@ -293,7 +293,7 @@ def eval_claims(
                 prepared,
                 store,
                 app.embedder,
-                on_question=lambda qid: status.update(f"checking claims of {qid}"),
+                on_question=lambda qid: status.update(styled(f"checking claims of {qid}")),
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}
     table = Table(title=f"claims of {report['questions']} questions")
@@ -392,7 +392,7 @@ def eval_conversations(
                 resolve=not as_written,
                 model=model,
                 answerer=answerer_for(llm, app.settings.extractive, app.embedder, chosen),
-                on_turn=lambda turn: status.update(f"asking {turn}"),
+                on_turn=lambda turn: status.update(styled(f"asking {turn}")),
                 rewrite_timeout=llm.followup_timeout_s,
             )
     report = {**run_metadata(), "golden": str(golden_path), **report}

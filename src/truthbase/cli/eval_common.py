@@ -49,7 +49,7 @@ def ingest_golden_documents(
         def started(name: str) -> None:
             nonlocal turn
             turn += 1
-            status.update(f"ingesting {name} ({turn} of {total})")
+            status.update(styled(f"ingesting {name} ({turn} of {total})"))
 
         prepared = prepare_corpus(
             golden,

@@ -84,7 +84,7 @@ def tune_across_sets(
         err_console.print(styled((name, "bold"), f" ({path})"))
         with set_store(app, path, index_dir) as store:
             golden, prepared = prepare_eval(app, store, path, corpus_root)
-            with err_console.status(f"scoring the grid on {name}"):
+            with err_console.status(styled(f"scoring the grid on {name}")):
                 grid = score_grid(golden, prepared, store, app.embedder, app.settings.retrieval)
             scored.append(ScoredSet(name, grid))
     report = leave_one_set_out(scored, app.settings.retrieval)
@@ -143,7 +143,7 @@ def answer_set(
                 answerer=answerer_for(
                     app.settings.llm, extractive or app.settings.extractive, app.embedder, chosen
                 ),
-                on_question=lambda qid: status.update(f"answering {qid}"),
+                on_question=lambda qid: status.update(styled(f"answering {qid}")),
             )
     return {**run_metadata(), "golden": str(golden_path), **report}
 
