@@ -58,6 +58,7 @@ from .pathrules import could_grid, read_rules
 from .tables import PageTable, Rule, assemble_tables, find_grids, link_headers
 from .tesseract import HOW_TO_ENABLE, OcrEngine, OcrUnavailable, TesseractEngine
 from .text import PageText, finish_page
+from .title import document_title
 
 #: Bump when the canonical text or boxes of any file can change: stored offsets depend on it.
 #: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
@@ -354,13 +355,12 @@ def _toc(marks: Sequence[_Bookmark], units: Sequence[Unit]) -> list[TocEntry]:
     ]
 
 
-def _title(document: pdfium.PdfDocument, path: Path) -> str:
+def _metadata_title(document: pdfium.PdfDocument) -> str:
+    """The Title of the document information ("" when absent or unreadable)."""
     try:
-        title = str(document.get_metadata_value("Title"))
+        return str(document.get_metadata_value("Title"))
     except (pdfium.PdfiumError, KeyError):
-        title = ""
-    title = title.replace("\x00", "").strip()
-    return title or path.stem
+        return ""
 
 
 def _no_text_message(path: Path, settings: OcrSettings, pages: int, ocr_problem: str | None) -> str:
@@ -400,7 +400,7 @@ def extract_pdf(
     ocr_results: dict[int, _OcrResult] = {}
     ocr_problem: str | None = None
     try:
-        title = _title(document, path)
+        metadata_title = _metadata_title(document)
         raw_pages = [_read_page(document, i) for i in range(len(document))]
         outline = _read_outline(document)
         wanted = [i for i, page in enumerate(raw_pages) if _needs_ocr(page)]
@@ -510,7 +510,7 @@ def extract_pdf(
         )
     return ExtractedDocument(
         sha256=hashlib.sha256(data).hexdigest(),
-        title=title,
+        title=document_title(metadata_title, units, path.stem),
         path=str(path),
         kind="pdf",
         units=units,
