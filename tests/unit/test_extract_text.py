@@ -74,6 +74,35 @@ def test_nfc_composes_and_unions_boxes() -> None:
     assert boxes[1] == _box(2)
 
 
+def test_an_accent_drawn_on_a_letter_becomes_the_accented_letter() -> None:
+    # TeX's OT1 fonts set "ü" as the glyph "¨" over "u"; pdfium reports "¨u". Boxes as measured
+    # in the lineno manual's "Uwe L¨uck": the accent's box lies over the letter's.
+    chars = [
+        RawChar(ord("L"), (306.2, 540.2, 313.5, 551.0)),
+        RawChar(0xA8, (313.8, 540.2, 319.7, 551.0)),
+        RawChar(ord("u"), (313.5, 540.2, 320.0, 551.0)),
+        RawChar(ord("c"), (320.0, 540.2, 325.2, 551.0)),
+        RawChar(ord("k"), (325.2, 540.2, 330.4, 551.0)),
+    ]
+    text, boxes = _page(chars)
+    assert text == "Lück"
+    assert boxes[1] == (313.5, 540.2, 320.0, 551.0)  # the union of accent and letter
+    # an accent on a dotless i is on the i; a cedilla follows its letter
+    text, _ = _page([RawChar(0xB4, (0.2, 0, 0.8, 10)), RawChar(0x131, (0, 0, 1, 10))])
+    assert text == "\u00ed"
+    text, _ = _page([RawChar(ord("c"), (0, 0, 1, 10)), RawChar(0xB8, (0.2, 0, 0.8, 10))])
+    assert text == "\u00e7"
+    # no precomposed letter: the letter, then its combining mark, each with its own box
+    text, boxes = _page([RawChar(0x2DC, (2.3, 3, 7.8, 14)), RawChar(ord("f"), (0, 0, 6, 11))])
+    assert text == "f\u0303" and boxes == [(0, 0, 6, 11), (2.3, 3, 7.8, 14)]
+
+
+def test_an_accent_or_backtick_beside_a_letter_stays_as_it_is() -> None:
+    # a backtick in code and a spacing accent set on its own sit beside the next glyph
+    assert _page(_chars("`kpsewhich`"))[0] == "`kpsewhich`"
+    assert _page(_chars("don\u00b4t"))[0] == "don\u00b4t"
+
+
 def test_surrogate_pairs_and_nul() -> None:
     chars = [RawChar(0xD835, _box(0)), RawChar(0xDC00, _box(1)), RawChar(0, _box(2))]
     text, boxes = _page(chars)

@@ -6,7 +6,8 @@ expansion, NFC composition) decides the boxes of its output at the same time.
 
 Steps: ``clean_chars`` (per page) -> document-wide ligature inference (``ligatures``) ->
 ``expand_page`` (text with U+FFFE where pdfium marked a line-end hyphen) -> document-wide
-hyphen decisions (``hyphens``) -> ``finish_page`` (each mark joins or becomes "-", then NFC).
+hyphen decisions (``hyphens``) -> ``finish_page`` (each mark joins or becomes "-", accents drawn
+on letters join them, then NFC).
 ``canonical_page`` runs the last three for one page on its own.
 """
 
@@ -156,6 +157,69 @@ def _expand(
     return text, boxes
 
 
+#: Spacing accents and the combining marks they stand for. TeX's 7-bit fonts (OT1, the default
+#: before T1 and still in many manuals and papers) have no accented letters: "ü" is the glyph "¨"
+#: set over "u", which pdfium reports as two characters, "¨u" ("Schr¨oder", Dutch "´e´en").
+_ACCENTS: dict[str, str] = {
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u00b4": "\u0301",  # ´ acute
+    "`": "\u0300",  # grave (TeX's grave accent glyph reads as U+0060)
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u00af": "\u0304",  # ¯ macron
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02d9": "\u0307",  # ˙ dot above
+    "\u02da": "\u030a",  # ˚ ring above
+    "\u02dd": "\u030b",  # ˝ double acute
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u00b8": "\u0327",  # ¸ cedilla (set after its letter)
+    "\u02db": "\u0328",  # ˛ ogonek
+}
+#: The dotless letters TeX puts an accent on (\"\i for "ï"): the accented letter is the dotted one.
+_DOTLESS = {"\u0131": "i", "\u0237": "j"}
+
+
+def _over(accent: Rect, letter: Rect) -> bool:
+    """Whether the accent's glyph is drawn on the letter: its middle within the letter's width
+    (a spacing accent that stands alone, or a backtick in code, sits beside the next glyph)."""
+    middle = (accent[0] + accent[2]) / 2
+    return letter[0] <= middle <= letter[2]
+
+
+def _stacked_accents(text: str, boxes: Sequence[Rect | None]) -> tuple[str, list[Rect | None]]:
+    """Each spacing accent drawn on the letter next to it (before it, or after it for a
+    cedilla), as that letter followed by the combining mark, each with its own box: NFC then
+    makes them one character (``_nfc``: "ü", the union of the boxes), or keeps the mark on the
+    letter where Unicode has no such character ("f̃")."""
+    if not any(accent in text for accent in _ACCENTS):
+        return text, list(boxes)
+    out_text: list[str] = []
+    out_boxes: list[Rect | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch, box = text[i], boxes[i]
+        mark = _ACCENTS.get(ch)
+        if mark is not None and box is not None:
+            after = i + 1
+            letter = boxes[after] if after < n else None
+            if letter is not None and text[after].isalpha() and _over(box, letter):
+                out_text += [_DOTLESS.get(text[after], text[after]), mark]
+                out_boxes += [letter, box]
+                i += 2
+                continue
+            before = out_boxes[-1] if out_boxes else None
+            if before is not None and out_text[-1].isalpha() and _over(box, before):
+                out_text[-1] = _DOTLESS.get(out_text[-1], out_text[-1])
+                out_text.append(mark)
+                out_boxes.append(box)
+                i += 1
+                continue
+        out_text.append(ch)
+        out_boxes.append(box)
+        i += 1
+    return "".join(out_text), out_boxes
+
+
 def _composes(ch: str) -> bool:
     """True for characters NFC may fold into the character before them."""
     if unicodedata.combining(ch):
@@ -206,7 +270,8 @@ def expand_page(chars: Sequence[RawChar], pua_map: Mapping[PuaKey, str] | None =
 
 
 def finish_page(page: PageText, keep: Sequence[bool]) -> PageText:
-    """Resolve each U+FFFE mark (``keep`` holds one decision per mark, in order), then NFC.
+    """Resolve each U+FFFE mark (``keep`` holds one decision per mark, in order), put each
+    spacing accent drawn on a letter onto it (``_stacked_accents``), then NFC.
 
     A kept mark becomes "-" with the hyphen's glyph box (it is drawn on the page); a joined one
     disappears with its box. No whitespace is added: the halves stay adjacent.
@@ -234,7 +299,7 @@ def finish_page(page: PageText, keep: Sequence[bool]) -> PageText:
     boxes.extend(page.boxes[start:])
     if next(decisions, None) is not None:
         raise ValueError("more hyphen decisions than line-end hyphens")
-    return _nfc("".join(parts), boxes)
+    return _nfc(*_stacked_accents("".join(parts), boxes))
 
 
 def canonical_page(
