@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import unicodedata
 from functools import cache
@@ -375,3 +376,17 @@ def test_not_a_pdf_and_unsupported_suffix(tmp_path: Path) -> None:
     with pytest.raises(ExtractionError) as caught:
         extract_path(other)
     assert caught.value.reason == "unsupported"
+
+
+def test_accents_drawn_on_letters_are_the_accented_letters() -> None:
+    # RAPTOR's references are set in TeX's 7-bit fonts: "ñ" is "˜" drawn over "n", which pdfium
+    # reads as two characters ("Ontan˜on"); a name is found by how it is spelled.
+    pages = extracted(SEED / "raptor.pdf").units
+    assert "Santiago Ontañon" in pages[9].text
+    assert "Tomás" in pages[11].text
+    spacing = re.compile("[\u00a8\u00b4\u02c6\u02dc][A-Za-z]")
+    assert not [m.group() for page in pages for m in spacing.finditer(page.text)]
+    # the accented letter is one character with one box over both glyphs
+    at = pages[9].text.index("Ontañon") + len("Onta")
+    box = pages[9].boxes[at]
+    assert box is not None and box[2] > box[0]
