@@ -390,3 +390,11 @@ def test_accents_drawn_on_letters_are_the_accented_letters() -> None:
     at = pages[9].text.index("Ontañon") + len("Onta")
     box = pages[9].boxes[at]
     assert box is not None and box[2] > box[0]
+
+
+def test_tex_not_and_mapsto_read_as_their_symbols() -> None:
+    # GeoTopo's ≠ was "6=" (cmsy's \not slash before "=") and ↦ was "7→" (\mapsto's bar).
+    pages = extracted(ROBUSTNESS / "pypdf-GeoTopo-komprimiert.pdf").units
+    assert "1 falls x ≠ y" in pages[9].text
+    assert "x ↦ [x]∼" in pages[8].text
+    assert not any("6=" in page.text or "7→" in page.text for page in pages)

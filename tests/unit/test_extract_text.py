@@ -97,6 +97,17 @@ def test_an_accent_drawn_on_a_letter_becomes_the_accented_letter() -> None:
     assert text == "f\u0303" and boxes == [(0, 0, 6, 11), (2.3, 3, 7.8, 14)]
 
 
+def test_the_slash_of_not_and_the_bar_of_mapsto_join_the_glyph_after_them() -> None:
+    # charread.tex_symbols reads TeX's \not slash as U+0338 and \mapsto's bar as "↦", each set
+    # before the glyph it is drawn with ("x 6= y", "x 7→ y" before).
+    slash = RawChar(0x338, (5.0, 0, 6.0, 10))
+    text, boxes = _page([*_chars("x "), slash, RawChar(ord("="), (5.0, 0, 7.0, 10))])
+    assert text == "x \u2260" and boxes[2] == (5.0, 0, 7.0, 10)
+    bar = RawChar(0x21A6, (5.0, 0, 5.5, 10))
+    text, boxes = _page([*_chars("x "), bar, RawChar(0x2192, (5.0, 0, 9.0, 10)), *_chars(" y")])
+    assert text == "x \u21a6 y" and boxes[2] == (5.0, 0, 9.0, 10)
+
+
 def test_an_accent_or_backtick_beside_a_letter_stays_as_it_is() -> None:
     # a backtick in code and a spacing accent set on its own sit beside the next glyph
     assert _page(_chars("`kpsewhich`"))[0] == "`kpsewhich`"

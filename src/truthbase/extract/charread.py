@@ -97,12 +97,16 @@ _OMS = {
     "d": 0x2308,  # ⌈
     "e": 0x2309,  # ⌉
     "0": 0x2032,  # ′
+    # Drawn over the next glyph: \not's slash over a relation ("x 6= y" for x ≠ y), the bar of
+    # \mapsto before its arrow ("x 7→ y" for x ↦ y); text._stacked_accents joins them to it.
+    "6": 0x0338,  # combining long solidus overlay
+    "7": 0x21A6,  # ↦
 }
 #: Where such a symbol read as a letter or digit can stand: an opening one (⟨ ⌊ ⌈) that no
 #: letter comes before, a closing one that no letter follows, ‖ at either edge of a word, a
-#: prime anywhere. Only these characters (a few in a hundred of English text) have their font
-#: asked.
-_OMS_AT = re.compile(r"(?<![^\W\d_])[hbdk]|[icek](?![^\W\d_])|0")
+#: prime anywhere, a slash before a relation, a bar before an arrow. Only these characters (a
+#: few in a hundred of English text) have their font asked.
+_OMS_AT = re.compile(r"(?<![^\W\d_])[hbdk]|[icek](?![^\W\d_])|0|6(?=[=∈∃<>≤≥≡∼≃≈⊂⊃⊆⊇|])|7(?=→)")
 
 
 def tex_symbols(textpage: pdfium.PdfTextPage, text: str) -> dict[int, int]:

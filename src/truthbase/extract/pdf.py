@@ -64,10 +64,11 @@ from .title import document_title
 #: 3: pages without a usable text layer are OCR'd (text pages are unchanged); 4: ruled tables
 #: kept as rows; 5: symbols of TeX's math-symbol fonts that pdfium read as letters and digits
 #: are the symbols (``charread.tex_symbols``: "⟨wd⟩" for "hwdi"); 6: a spacing accent drawn on
-#: a letter is that letter's accent (``text._stacked_accents``: "Schröder" for "Schr¨oder").
+#: a letter is that letter's accent (``text._stacked_accents``: "Schröder" for "Schr¨oder"), and
+#: TeX's \not and \mapsto are ≠ and ↦ (not "6=" and "7→").
 EXTRACTOR_VERSION = (
     "truthbase-pdf/6 (pdfium char order, loose boxes, NFC, ligatures joined, TeX math symbols, "
-    "accents drawn on letters joined, "
+    "accents drawn on letters joined, TeX's not and mapsto, "
     "line-end compound hyphens kept, OCR of pages without a usable text layer, ruled tables "
     "as rows)"
 )

@@ -179,6 +179,13 @@ _ACCENTS: dict[str, str] = {
 _DOTLESS = {"\u0131": "i", "\u0237": "j"}
 
 
+#: What ``charread.tex_symbols`` makes of TeX's math-symbol glyphs drawn over the next one: the
+#: slash of \not (set before the relation it negates: "=" then NFC makes "≠") and the bar of
+#: \mapsto (set before its arrow, which it joins: "↦").
+_NOT_SLASH = "\u0338"
+_MAPSTO, _ARROW = "\u21a6", "\u2192"
+
+
 def _over(accent: Rect, letter: Rect) -> bool:
     """Whether the accent's glyph is drawn on the letter: its middle within the letter's width
     (a spacing accent that stands alone, or a backtick in code, sits beside the next glyph)."""
@@ -191,16 +198,26 @@ def _stacked_accents(text: str, boxes: Sequence[Rect | None]) -> tuple[str, list
     cedilla), as that letter followed by the combining mark, each with its own box: NFC then
     makes them one character (``_nfc``: "ü", the union of the boxes), or keeps the mark on the
     letter where Unicode has no such character ("f̃")."""
-    if not any(accent in text for accent in _ACCENTS):
+    if not any(accent in text for accent in (*_ACCENTS, _NOT_SLASH, _MAPSTO)):
         return text, list(boxes)
     out_text: list[str] = []
     out_boxes: list[Rect | None] = []
     i, n = 0, len(text)
     while i < n:
         ch, box = text[i], boxes[i]
+        after = i + 1
+        if ch == _NOT_SLASH and after < n and not text[after].isspace():
+            out_text += [text[after], ch]  # the relation, then the slash over it
+            out_boxes += [boxes[after], box]
+            i += 2
+            continue
+        if ch == _MAPSTO and after < n and text[after] == _ARROW:
+            out_text.append(ch)
+            out_boxes.append(_union([box, boxes[after]]))
+            i += 2
+            continue
         mark = _ACCENTS.get(ch)
         if mark is not None and box is not None:
-            after = i + 1
             letter = boxes[after] if after < n else None
             if letter is not None and text[after].isalpha() and _over(box, letter):
                 out_text += [_DOTLESS.get(text[after], text[after]), mark]
