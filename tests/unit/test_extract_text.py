@@ -106,6 +106,12 @@ def test_the_slash_of_not_and_the_bar_of_mapsto_join_the_glyph_after_them() -> N
     bar = RawChar(0x21A6, (5.0, 0, 5.5, 10))
     text, boxes = _page([*_chars("x "), bar, RawChar(0x2192, (5.0, 0, 9.0, 10)), *_chars(" y")])
     assert text == "x \u21a6 y" and boxes[2] == (5.0, 0, 9.0, 10)
+    # a combining slash a PDF maps as such follows the "=" it is drawn on: it stays on that one
+    on_equals = RawChar(0x338, (5.2, 0, 6.0, 10))
+    text, _ = _page(
+        [RawChar(ord("="), (5.0, 0, 7.0, 10)), on_equals, RawChar(ord("b"), (7, 0, 8, 10))]
+    )
+    assert text == "\u2260b"
 
 
 def test_an_accent_or_backtick_beside_a_letter_stays_as_it_is() -> None:

@@ -206,22 +206,25 @@ def _stacked_accents(text: str, boxes: Sequence[Rect | None]) -> tuple[str, list
     while i < n:
         ch, box = text[i], boxes[i]
         after = i + 1
-        if ch == _NOT_SLASH and after < n and not text[after].isspace():
-            out_text += [text[after], ch]  # the relation, then the slash over it
-            out_boxes += [boxes[after], box]
-            i += 2
-            continue
-        if ch == _MAPSTO and after < n and text[after] == _ARROW:
-            out_text.append(ch)
-            out_boxes.append(_union([box, boxes[after]]))
-            i += 2
-            continue
+        drawn_on = boxes[after] if after < n else None
+        # Only where the glyph is drawn on the next one: a combining U+0338 a PDF maps as such
+        # follows the character it is on, and stays there.
+        if box is not None and drawn_on is not None and _over(box, drawn_on):
+            if ch == _NOT_SLASH and not text[after].isspace():
+                out_text += [text[after], ch]  # the relation, then the slash over it
+                out_boxes += [drawn_on, box]
+                i += 2
+                continue
+            if ch == _MAPSTO and text[after] == _ARROW:
+                out_text.append(ch)
+                out_boxes.append(_union([box, drawn_on]))
+                i += 2
+                continue
         mark = _ACCENTS.get(ch)
         if mark is not None and box is not None:
-            letter = boxes[after] if after < n else None
-            if letter is not None and text[after].isalpha() and _over(box, letter):
+            if drawn_on is not None and text[after].isalpha() and _over(box, drawn_on):
                 out_text += [_DOTLESS.get(text[after], text[after]), mark]
-                out_boxes += [letter, box]
+                out_boxes += [drawn_on, box]
                 i += 2
                 continue
             before = out_boxes[-1] if out_boxes else None
