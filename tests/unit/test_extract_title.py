@@ -10,23 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.corpus import CORPUS, SEED
+from tests.helpers.layout_pages import lines_page
 from truthbase.extract.pdf import extract_pdf
 from truthbase.extract.title import document_title, shown_title, usable_metadata_title
-from truthbase.model import Rect, TextSource, Unit
+from truthbase.model import Rect, Unit
 
 LIBRARY = CORPUS / "library" / "texlive"
 BODY = "Plain running text of the page goes on here at the body size of the document."
-
-
-def _unit(index: int, lines: list[tuple[str, float]], source: TextSource = "pdf") -> Unit:
-    """A page of these lines, each glyph box of the given height."""
-    text = "\n".join(line for line, _ in lines)
-    boxes: list[Rect | None] = []
-    for i, (line, height) in enumerate(lines):
-        boxes += [(0.0, 0.0, 5.0, height)] * len(line)
-        if i < len(lines) - 1:
-            boxes.append(None)
-    return Unit(index=index, text=text, boxes=boxes, text_source=source)
 
 
 def test_metadata_titles_that_are_file_names_or_placeholders_are_not_titles() -> None:
@@ -37,7 +27,7 @@ def test_metadata_titles_that_are_file_names_or_placeholders_are_not_titles() ->
 
 
 def test_the_first_large_line_and_its_continuation_in_the_same_type_are_the_title() -> None:
-    page = _unit(
+    page = lines_page(
         0,
         [
             ("Publication quality tables∗", 17.2),
@@ -52,24 +42,24 @@ def test_the_first_large_line_and_its_continuation_in_the_same_type_are_the_titl
 
 
 def test_no_line_clearly_larger_than_the_body_means_no_shown_title() -> None:
-    page = _unit(0, [("Minutes of the meeting", 9.5), (BODY, 9.0), (BODY, 9.0)])
+    page = lines_page(0, [("Minutes of the meeting", 9.5), (BODY, 9.0), (BODY, 9.0)])
     assert shown_title([page]) is None
     assert document_title("minutes.doc", [page], "minutes-2024") == "minutes-2024"
 
 
 def test_scanned_pages_and_late_first_pages_give_no_shown_title() -> None:
     large = [("A Title Set Large", 18.0), (BODY, 9.0)]
-    assert shown_title([_unit(0, large, source="ocr")]) is None  # word boxes, not type sizes
-    blank = [_unit(i, [("", 9.0)]) for i in range(3)]
-    assert shown_title([*blank, _unit(3, large)]) is None  # not near the front: no title page
+    assert shown_title([lines_page(0, large, source="ocr")]) is None  # word boxes, not type sizes
+    blank = [lines_page(i, [("", 9.0)]) for i in range(3)]
+    assert shown_title([*blank, lines_page(3, large)]) is None  # not near the front: no title page
 
 
 def test_the_file_name_follows_a_shown_title_that_does_not_contain_it() -> None:
-    page = _unit(0, [("Publication quality tables in LaTeX", 17.2), (BODY, 9.0), (BODY, 9.0)])
+    page = lines_page(0, [("Publication quality tables in LaTeX", 17.2), (BODY, 9.0), (BODY, 9.0)])
     assert document_title("booktabs.dvi", [page], "booktabs") == (
         "Publication quality tables in LaTeX (booktabs)"
     )
-    named = _unit(0, [("The booktabs package", 17.2), (BODY, 9.0), (BODY, 9.0)])
+    named = lines_page(0, [("The booktabs package", 17.2), (BODY, 9.0), (BODY, 9.0)])
     assert document_title("booktabs.dvi", [named], "booktabs") == "The booktabs package"
     # A metadata title that is a title wins, whatever the page shows; none at all: the file's
     # name, which a person chose (the shown title in its place was measured worse: titles.md).

@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.layout_pages import lines_page
 from truthbase.chunking import chunk_units
 from truthbase.config import ChunkingSettings
 from truthbase.extract import extract_path
 from truthbase.ingest.windows import context_text, embedded_text, with_context
-from truthbase.model import ChunkDraft, ExtractedDocument, Rect, TocEntry, Unit
+from truthbase.model import ChunkDraft, ExtractedDocument, TocEntry, Unit
 from truthbase.records import IndexedDocument, IndexEmbedder
 from truthbase.retrieve.fts_query import build_fts_query
 from truthbase.sections import layout_headings, section_paths, with_section_paths
@@ -64,25 +65,16 @@ def test_paths_nest_by_depth_and_follow_each_chunk_start() -> None:
     ]
 
 
-def _unit(index: int, lines: list[tuple[str, float]]) -> Unit:
-    """A PDF page of these lines, each glyph box of the given height."""
-    text = "\n".join(line for line, _ in lines)
-    boxes: list[Rect | None] = []
-    for i, (line, height) in enumerate(lines):
-        boxes += [(0.0, 0.0, 5.0, height)] * len(line)
-        if i < len(lines) - 1:
-            boxes.append(None)
-    return Unit(index=index, text=text, boxes=boxes)
-
-
 def test_layout_headings_keep_outline_order_and_skip_list_items_and_running_headers() -> None:
     header = ("Journal of Tests, Volume 1", 9.0)
     body = ("Plain running text of the page goes on here at body size.", 9.0)
     units = [
-        _unit(0, [header, ("A Study of Sections", 14.0), ("In Long Documents", 14.0), body]),
-        _unit(1, [header, ("1 Introduction", 9.0), body, ("1 The model reads the page.", 9.0)]),
-        _unit(2, [header, ("2.1 Out Of Order", 9.0), ("2 Method", 9.0), body]),
-        _unit(3, [header, ("2.1 Data Sets", 9.0), ("7 Totally Wrong Number", 9.0), body]),
+        lines_page(0, [header, ("A Study of Sections", 14.0), ("In Long Documents", 14.0), body]),
+        lines_page(
+            1, [header, ("1 Introduction", 9.0), body, ("1 The model reads the page.", 9.0)]
+        ),
+        lines_page(2, [header, ("2.1 Out Of Order", 9.0), ("2 Method", 9.0), body]),
+        lines_page(3, [header, ("2.1 Data Sets", 9.0), ("7 Totally Wrong Number", 9.0), body]),
     ]
     found = [(e.title, e.unit, e.depth) for e in layout_headings(units)]
     assert found == [
