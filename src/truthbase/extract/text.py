@@ -184,6 +184,8 @@ _DOTLESS = {"\u0131": "i", "\u0237": "j"}
 #: \mapsto (set before its arrow, which it joins: "↦").
 _NOT_SLASH = "\u0338"
 _MAPSTO, _ARROW = "\u21a6", "\u2192"
+#: Every character ``_stacked_accents`` may join to the one beside it.
+_DRAWN_ON = frozenset((*_ACCENTS, _NOT_SLASH, _MAPSTO))
 
 
 def _over(accent: Rect, letter: Rect) -> bool:
@@ -198,7 +200,7 @@ def _stacked_accents(text: str, boxes: Sequence[Rect | None]) -> tuple[str, list
     cedilla), as that letter followed by the combining mark, each with its own box: NFC then
     makes them one character (``_nfc``: "ü", the union of the boxes), or keeps the mark on the
     letter where Unicode has no such character ("f̃")."""
-    if not any(accent in text for accent in (*_ACCENTS, _NOT_SLASH, _MAPSTO)):
+    if _DRAWN_ON.isdisjoint(text):  # most pages: one pass over the text
         return text, list(boxes)
     out_text: list[str] = []
     out_boxes: list[Rect | None] = []
