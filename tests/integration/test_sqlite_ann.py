@@ -17,8 +17,10 @@ import pytest
 
 from tests.helpers.corpus import GOLDEN_DEV
 from tests.helpers.indexes import use_copy
+from tests.helpers.token_data import DIM, EMBEDDER
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
+from truthbase.model import ChunkDraft, ExtractedDocument, Unit
 from truthbase.records import IndexedDocument
 from truthbase.store import SQLiteStore
 from truthbase.store.copy import copy_sqlite_index
@@ -204,5 +206,56 @@ def test_copies_are_one_point_of_the_graph(
                 want = store.exact_dense_search(query, k)
                 assert ids(got) == ids(want)
                 assert np.allclose([h.score for h in got], [h.score for h in want], atol=1e-6)
+    finally:
+        store.close()
+
+
+def _one_chunk_document(sha: str, vector: npt.NDArray[np.float32]) -> IndexedDocument:
+    text = f"passage of {sha}"
+    document = ExtractedDocument(
+        sha256=sha,
+        title=sha,
+        path=f"/{sha}.pdf",
+        kind="pdf",
+        units=[Unit(index=0, text=text, boxes=[None] * len(text))],
+        extractor_version="t",
+    )
+    chunk = ChunkDraft(unit=0, start=0, end=len(text), text=text, rects=())
+    return IndexedDocument(
+        document=document, chunks=[chunk], vectors=vector.reshape(1, -1), embedder=EMBEDDER
+    )
+
+
+def test_many_copies_of_one_vector_leave_room_for_the_next(tmp_path: Path) -> None:
+    # The graph orders by int8 cosine and the chunks are then rescored; a vector held by more
+    # rows than the over-fetch (eight a chunk wanted) once filled every place, and the second
+    # vector, the better one on rescoring, was never looked at. Here the rescored order differs
+    # from the graph's by design: "best" is stored at norm 1.5, so its cosine .8 scores 1.2,
+    # above the ten copies' .9.
+    query = np.zeros(DIM, np.float32)
+    query[0] = 1.0
+    copy = np.zeros(DIM, np.float32)
+    copy[:2] = (0.9, np.sqrt(1 - 0.81))
+    best = np.zeros(DIM, np.float32)
+    best[0], best[2] = 1.5 * 0.8, 1.5 * 0.6
+    store = SQLiteStore(tmp_path / "copies.sqlite", ann=AnnOptions(min_rows=1))
+    try:
+        for k in range(10):
+            store.add_document(_one_chunk_document(f"copy{k:02d}", copy))
+        store.add_document(_one_chunk_document("best", best))
+        assert store.prepare_ann()
+        by_id = {c.id: c.doc_id for c in store.chunks(list(range(1, 12)))}
+        for limit in (1, 3):
+            got = ann.ann_search(store._db, store._vectors, store.ann, query, limit)
+            assert got is not None
+            assert ids(got) == ids(store.exact_dense_search(query, limit))
+            assert by_id[got[0].chunk_id] == "best"
+        # Scoped to the last five copies: a vector's rows are taken among those in scope, not
+        # its first three rows (out of scope) and then nothing.
+        scope = {f"copy{k:02d}" for k in range(5, 10)}
+        got = ann.ann_search(store._db, store._vectors, store.ann, query, 3, scope)
+        assert got is not None
+        assert ids(got) == ids(store.exact_dense_search(query, 3, scope))
+        assert [by_id[h.chunk_id] for h in got] == ["copy05", "copy06", "copy07"]
     finally:
         store.close()

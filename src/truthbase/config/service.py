@@ -170,8 +170,9 @@ class SqliteSettings(_Section):
         default=8,
         ge=1,
         le=64,
-        description="Nearest rows asked of the graph per chunk wanted (a chunk has several "
-        "rows: its vector and its windows'); grown 4x when a scope filter leaves too few.",
+        description="Nearest distinct vectors asked of the graph per chunk wanted (a chunk has "
+        "several rows: its vector and its windows'); grown 4x when a scope filter leaves too "
+        "few.",
     )
     fts_postings_min_rows: int | None = Field(
         default=10_000,

@@ -3,8 +3,9 @@ graph (usearch) over the same int8 codes the exact arm scores, then exact rescor
 
 Above :attr:`AnnOptions.min_rows` vector rows (chunks and sentence windows) the exact arm's
 matrix product grows with the index (issue 28: 200 ms of a search at 144k chunks); the graph
-finds ``overfetch * limit`` nearest rows instead, their chunks are gathered (a chunk scores the
-best of its own vector and its windows', as in the exact arm), and every row of those chunks is
+finds the ``overfetch * limit`` nearest distinct vectors instead, the chunks of the rows that hold
+them are gathered (a chunk scores the best of its own vector and its windows', as in the exact
+arm), and every row of those chunks is
 rescored with the stored int8 codes and scales (schema 21), the values the exact arm scores: on
 the candidates the two agree (up to float32's order of summation). Below the threshold nothing
 changes.
@@ -97,18 +98,6 @@ class Graph:
     index: Index
     rows: npt.NDArray[np.int64]  # every row, grouped by key, ascending within a key
     starts: npt.NDArray[np.int64]  # (keys + 1,): key k's rows are rows[starts[k]:starts[k + 1]]
-
-    def rows_of(self, keys: npt.NDArray[np.int64], count: int) -> npt.NDArray[np.int64]:
-        """The rows of ``keys`` in their order, the first ``count`` of them."""
-        taken: list[npt.NDArray[np.int64]] = []
-        total = 0
-        for key in keys.tolist():
-            rows = self.rows[self.starts[key] : self.starts[key + 1]]
-            taken.append(rows)
-            total += len(rows)
-            if total >= count:
-                break
-        return np.concatenate(taken)[:count] if taken else np.zeros(0, np.int64)
 
 
 def _distinct(
@@ -210,6 +199,33 @@ def _query_codes(query: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     return np.asarray(np.rint(query / scale), dtype=np.int8)
 
 
+def _candidate_rows(
+    graph: Graph,
+    compact: CompactVectors,
+    keys: npt.NDArray[np.int64],
+    query: npt.NDArray[np.float32],
+    keep: npt.NDArray[np.bool_] | None,
+    per_key: int,
+    count: int,
+) -> npt.NDArray[np.int64]:
+    """Rows of the graph's ``keys`` for rescoring: key by key in the order of their exact
+    scores (a key's rows hold one vector, so one row scores them all), at most ``per_key`` of
+    each among the chunks ``keep`` admits (the lowest chunk ids, as ties go: all a top
+    ``per_key`` can take from one vector), until ``count`` rows are taken."""
+    scores = compact.row_scores(graph.rows[graph.starts[keys]], query)
+    taken: list[npt.NDArray[np.int64]] = []
+    total = 0
+    for key in keys[np.argsort(-scores, kind="stable")].tolist():
+        rows = graph.rows[graph.starts[key] : graph.starts[key + 1]]
+        if keep is not None:
+            rows = rows[keep[np.searchsorted(compact.starts, rows, side="right") - 1]]
+        taken.append(rows[:per_key])
+        total += len(taken[-1])
+        if total >= count:
+            break
+    return np.concatenate(taken) if taken else np.zeros(0, np.int64)
+
+
 def ann_search(
     db: Database,
     cache: VectorCache,
@@ -219,7 +235,7 @@ def ann_search(
     doc_ids: Collection[str] | None = None,
 ) -> list[ArmHit] | None:
     """The dense arm through the graph: the top ``limit`` chunks of ``doc_ids`` (None: all) by
-    their exact best-row cosine, among the chunks of the graph's nearest rows. None when the
+    their exact best-row cosine, among the chunks of the graph's nearest vectors. None when the
     graph is not used (below the threshold, or not built yet) or too few of its candidates are
     in ``doc_ids``: the caller runs the exact arm."""
     query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
@@ -234,20 +250,24 @@ def ann_search(
         if int(keep.sum()) < limit:
             return None  # a small scope: exact over it is as cheap and never short
     total = len(compact.codes)
+    points = len(index.starts) - 1
     codes = _query_codes(query)
-    count = min(total, state.options.overfetch * limit)
+    # Counted in distinct vectors, not rows, and ordered by their exact scores before their
+    # rows are taken: counted in rows in the graph's order, a vector three copies hold took
+    # three of k = 1's eight places, and the graph's int8 order of two near-equal vectors
+    # (cosines .6315 and .6304 on the seed index) decided the top chunk alone.
+    count = min(points, state.options.overfetch * limit)
     while True:
         found = index.index.search(codes, count, threads=1)
-        keys = index.rows_of(np.asarray(found.keys, dtype=np.int64).reshape(-1), count)
-        groups = np.searchsorted(compact.starts, keys, side="right") - 1
-        if keep is not None:
-            groups = groups[keep[groups]]
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(-1)
+        rows = _candidate_rows(index, compact, keys, query, keep, limit, count)
+        groups = np.searchsorted(compact.starts, rows, side="right") - 1
         groups = groups[np.sort(np.unique(groups, return_index=True)[1])]
         if len(groups) >= limit:
             break
-        if count >= total or count >= 64 * state.options.overfetch * limit:
+        if count >= points or count >= 64 * state.options.overfetch * limit:
             return None
-        count = min(total, count * 4)
+        count = min(points, count * 4)
     ends = np.append(compact.starts[1:], total)
     sizes = ends[groups] - compact.starts[groups]
     rows = np.concatenate([np.arange(compact.starts[g], ends[g]) for g in groups.tolist()])
