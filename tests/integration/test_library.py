@@ -55,6 +55,16 @@ def _wait(client: TestClient, job_id: int, timeout: float = 120.0) -> dict[str, 
     raise AssertionError(f"job {job_id} did not end: {jobs[job_id]}")
 
 
+def test_an_untitled_upload_is_called_by_the_name_it_was_sent_under(client: TestClient) -> None:
+    # An upload is stored under its hash; a PDF without a Title was called by that hash.
+    response = _upload(client, "Harbour pumps 2024.pdf", text_pdf(PUMPS))
+    assert response.status_code == 202, response.text
+    done = _wait(client, response.json()["jobs"][0]["id"])
+    assert done["state"] == "done", done
+    library = client.get("/api/library").json()
+    assert [d["title"] for d in library] == ["Harbour pumps 2024"]
+
+
 def test_upload_ingest_search_delete(client: TestClient, tmp_path: Path) -> None:
     pdf = text_pdf(PUMPS, title="Harbour pumps")
     # Named .txt on purpose: the content decides, not the name.

@@ -39,15 +39,25 @@ def extract_path(
     ocr: OcrSettings | None = None,
     engine: OcrEngine | None = None,
     on_ocr_page: OcrProgress | None = None,
+    name: str | None = None,
 ) -> ExtractedDocument:
     """Extract any supported document, chosen by its suffix (.pdf, .epub); PDF pages without a
-    usable text layer are OCR'd as :func:`extract_pdf` says."""
+    usable text layer are OCR'd as :func:`extract_pdf` says. ``name``: the file's name as its
+    owner knows it, where it is stored under another (an upload is kept under its hash); a
+    document that names no title of its own is called by it."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        return extract_pdf(path, password=password, ocr=ocr, engine=engine, on_ocr_page=on_ocr_page)
+        return extract_pdf(
+            path,
+            password=password,
+            ocr=ocr,
+            engine=engine,
+            on_ocr_page=on_ocr_page,
+            name=name,
+        )
     if suffix == ".epub":
-        return extract_epub(path)
+        return extract_epub(path, name=name)
     raise ExtractionError(
         "unsupported",
         f"{path.name}: cannot ingest {suffix or 'files without a suffix'}; supported: .pdf, .epub",

@@ -306,8 +306,9 @@ def _metadata(package: ET.Element) -> dict[str, str]:
     return found
 
 
-def extract_epub(path: Path | str) -> ExtractedDocument:
-    """Extract an EPUB 2 or 3 book (see the module docstring)."""
+def extract_epub(path: Path | str, *, name: str | None = None) -> ExtractedDocument:
+    """Extract an EPUB 2 or 3 book (see the module docstring); a book without a title is
+    called by ``name``'s stem (the file's name as its owner knows it), else ``path``'s."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -316,7 +317,7 @@ def extract_epub(path: Path | str) -> ExtractedDocument:
             "corrupt", f"{path.name}: cannot read ({exc})", path=str(path)
         ) from exc
     try:
-        return _extract(path, data)
+        return _extract(path, data, Path(name or path.name).stem)
     except ExtractionError as exc:
         exc.path = str(path)
         raise
@@ -326,7 +327,7 @@ def extract_epub(path: Path | str) -> ExtractedDocument:
         ) from exc
 
 
-def _extract(path: Path, data: bytes) -> ExtractedDocument:
+def _extract(path: Path, data: bytes, stem: str) -> ExtractedDocument:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
@@ -369,7 +370,7 @@ def _extract(path: Path, data: bytes) -> ExtractedDocument:
         _check_drm(book, content_paths)
 
         metadata = _metadata(package)
-        title = metadata.get("title") or path.stem
+        title = metadata.get("title") or stem
         lang = metadata.get("language")
 
         ordered = [s for s in spine if s[1]] + [s for s in spine if not s[1]]

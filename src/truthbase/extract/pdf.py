@@ -385,12 +385,14 @@ def extract_pdf(
     ocr: OcrSettings | None = None,
     engine: OcrEngine | None = None,
     on_ocr_page: OcrProgress | None = None,
+    name: str | None = None,
 ) -> ExtractedDocument:
     """Extract every page of a PDF into canonical text with one glyph box per character.
 
     Pages without a usable text layer are OCR'd when ``ocr.enabled`` (the default settings
     when None) with ``engine`` (Tesseract with ``ocr``'s languages when None, opened for this
-    document only); ``on_ocr_page`` hears of each OCR'd page.
+    document only); ``on_ocr_page`` hears of each OCR'd page. ``name``: the file's name as its
+    owner knows it (:func:`~truthbase.extract.extract_path`), else ``path``'s.
 
     Raises ExtractionError (reason "not_pdf", "encrypted", "corrupt" or "no_text") for files
     that cannot be ingested; pages without text inside a readable document become empty units.
@@ -513,7 +515,7 @@ def extract_pdf(
         )
     return ExtractedDocument(
         sha256=hashlib.sha256(data).hexdigest(),
-        title=document_title(metadata_title, units, path.stem),
+        title=document_title(metadata_title, units, Path(name or path.name).stem),
         path=str(path),
         kind="pdf",
         units=units,

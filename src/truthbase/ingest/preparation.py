@@ -31,6 +31,7 @@ def prepare(
     *,
     doc_id: str | None = None,
     title: str | None = None,
+    name: str | None = None,
     engine: OcrEngine | None = None,
     progress: Progress | None = None,
     times: StageTimes | None = None,
@@ -40,7 +41,9 @@ def prepare(
 
     ``doc_id``: the sha256 its bytes had when they were planned or queued (a file that changed
     since fails as corrupt). ``title``: the document's name instead of the one extraction
-    finds (a re-ingest keeps the name its owner gave it). ``engine``: the OCR engine for
+    finds (a re-ingest keeps the name its owner gave it). ``name``: the file's name as its
+    owner knows it where ``path`` is another (an upload is stored under its hash): the title
+    of a document that names none. ``engine``: the OCR engine for
     scanned pages (one opened for this file when None). ``progress`` hears each stage's pages.
     ``batch_chunks``: a document of more chunks is embedded as the store writes it, that many
     chunks at a time (:func:`~truthbase.ingest.embedding.index_document`); None: whole now
@@ -59,6 +62,7 @@ def prepare(
             ocr=options.ocr,
             engine=engine,
             on_ocr_page=lambda done, total: report("ocr", done, total),
+            name=name,
         )
     times.extract = time.perf_counter() - started
     trim()  # extraction's per-page scratch is freed: its pages go back before the embedding

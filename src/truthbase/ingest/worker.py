@@ -247,6 +247,7 @@ def _ingest(
         embedder,
         doc_id=job.sha256,
         title=current.title if current is not None else None,  # a re-ingest keeps its name
+        name=job.filename,  # the uploader's name for the file, stored under its hash
         progress=progress,
     )
     try:
