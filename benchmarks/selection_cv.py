@@ -65,6 +65,7 @@ GRID = {
 }
 MAXSIM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 ANSWER_TYPE_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
+PREVIOUS_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
 #: A question that asks for a quantity, and a sentence that holds one (a digit or a number word).
 _ASKS_QUANTITY = re.compile(
     r"\b(how (many|much|long|often|large|big|far|old|high|low|fast|frequently|wide|tall|small)"
@@ -158,10 +159,27 @@ def add_answer_type(questions: Sequence[dict[str, Any]], golden_path: Path) -> N
         ]
 
 
+def add_previous(questions: Sequence[dict[str, Any]]) -> None:
+    """Each question's ``previous``: the lexical feature of the sentence just before each
+    scored sentence in its source (0.0 for a source's first): an answer often follows the
+    sentence that restates the question ("This question the Dodo could not answer ...". "At
+    last it said, ...")."""
+    for q in questions:
+        by_source: dict[tuple[int, int], list[Candidate]] = {}
+        for c, _ in q["scored"]:
+            by_source.setdefault((c.n, c.unit), []).append(c)
+        before: dict[int, float] = {}
+        for group in by_source.values():
+            group.sort(key=lambda c: c.start)
+            for prev, c in zip([None, *group], group, strict=False):
+                before[id(c)] = prev.lexical if prev is not None else 0.0
+        q["previous"] = [before[id(c)] for c, _ in q["scored"]]
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
-    extra = ("w_maxsim", "w_answer_type")
+    extra = ("w_maxsim", "w_answer_type", "w_previous")
     answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k not in extra})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
@@ -170,17 +188,21 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
             continue
         maxsim = q.get("maxsim") or [0.0] * len(q["scored"])
         typed = q.get("answer_type") or [0.0] * len(q["scored"])
+        previous = q.get("previous") or [0.0] * len(q["scored"])
         rescored = [
             (
                 dataclasses.replace(
                     c,
                     score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank)
                     + point.get("w_maxsim", 0.0) * late
-                    + point.get("w_answer_type", 0.0) * kind,
+                    + point.get("w_answer_type", 0.0) * kind
+                    + point.get("w_previous", 0.0) * before,
                 ),
                 held,
             )
-            for (c, held), late, kind in zip(q["scored"], maxsim, typed, strict=True)
+            for (c, held), late, kind, before in zip(
+                q["scored"], maxsim, typed, previous, strict=True
+            )
         ]
         rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
         holds = {id(c): held for c, held in rescored}
@@ -201,6 +223,9 @@ def main() -> None:
     parser.add_argument(
         "--answer-type", action="store_true", help="add the answer-type feature's weights"
     )
+    parser.add_argument(
+        "--previous", action="store_true", help="add the previous sentence's lexical weights"
+    )
     args = parser.parse_args()
     sets: dict[str, list[dict[str, Any]]] = {}
     for spec in args.set:
@@ -218,6 +243,8 @@ def main() -> None:
             add_maxsim(sets[name], Path(golden))
         if args.answer_type:
             add_answer_type(sets[name], Path(golden))
+        if args.previous:
+            add_previous(sets[name])
         print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
     shipped = ExtractiveSettings()
     grid = dict(GRID)
@@ -225,6 +252,8 @@ def main() -> None:
         grid["w_maxsim"] = MAXSIM_WEIGHTS
     if args.answer_type:
         grid["w_answer_type"] = ANSWER_TYPE_WEIGHTS
+    if args.previous:
+        grid["w_previous"] = PREVIOUS_WEIGHTS
 
     points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
@@ -232,6 +261,8 @@ def main() -> None:
         shipped_point["w_maxsim"] = 0.0
     if args.answer_type:
         shipped_point["w_answer_type"] = 0.0
+    if args.previous:
+        shipped_point["w_previous"] = 0.0
 
     if shipped_point not in points:
         points.append(shipped_point)
