@@ -4,6 +4,8 @@ PostgreSQL (tests/helpers/pg_server.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -140,5 +142,38 @@ def test_users_sessions_and_tokens_round_trip(backend: Backend) -> None:
         # sessions and tokens go with their user
         assert store.session("s-b") is None and store.tokens(bob_id) == []
         assert store.token_by_hash("h1") is None and store.user_count() == 1
+    finally:
+        store.close()
+
+
+def test_a_title_several_documents_bear_is_told_apart_by_file_name(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        vectors = unit_vectors(1, 3)
+        placed = {
+            "a" * 64: ("The Listings Package", "/lib/listings/listings.pdf"),
+            "b" * 64: ("The Listings Package", "/lib/listings/listings-devel.pdf"),
+            "c" * 64: ("The Listings Package", f"/data/uploads/cc/{'c' * 64}.pdf"),
+            "d" * 64: ("booktabs", "/lib/booktabs/booktabs.pdf"),
+        }
+        for sha, (title, path) in placed.items():
+            document, chunks = _document(sha, ["a rule in a table"])
+            document = dataclasses.replace(document, title=title, path=path)
+            store.add_document(
+                IndexedDocument(
+                    document=document, chunks=chunks, vectors=vectors, embedder=EMBEDDER
+                )
+            )
+        assert store.document_titles(["a" * 64, "b" * 64, "c" * 64, "d" * 64]) == {
+            "a" * 64: "The Listings Package (listings.pdf)",
+            "b" * 64: "The Listings Package (listings-devel.pdf)",
+            "c" * 64: "The Listings Package (cccccccc)",  # an upload: its file is its hash
+            "d" * 64: "booktabs",
+        }
+        # Told apart whichever of them a search returns: the count is over the whole index.
+        assert store.document_titles(["b" * 64]) == {
+            "b" * 64: "The Listings Package (listings-devel.pdf)"
+        }
+        assert store.document("b" * 64).title == "The Listings Package"  # stored as it was
     finally:
         store.close()

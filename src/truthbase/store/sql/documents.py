@@ -4,7 +4,8 @@ document (full text, vectors) is each backend's own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from ...errors import InvalidInput
@@ -13,7 +14,7 @@ from ...records import SIGN_CODE, IndexEmbedder
 from ..codec import UNIT_COLUMNS, chunks_in_order, document_info, unit_from_row
 from .dialect import Connection, Dialect, batches
 
-__all__ = ["DocumentRows", "index_embedder"]
+__all__ = ["DocumentRows", "index_embedder", "told_apart"]
 
 #: counts()'s names and their tables
 _COUNTED = (
@@ -39,6 +40,19 @@ def index_embedder(conn: Connection) -> IndexEmbedder | None:
         dim=int(rows["embedding_dim"]),
         token_code=rows.get("token_code", SIGN_CODE),
     )
+
+
+def told_apart(doc_id: str, title: str, path: str, shared: Collection[str]) -> str:
+    """``title``, followed by the document's file name when it is among the ``shared`` titles
+    (several documents bear it: a package's user guide and its implementation, seven manuals
+    of one bundle); an upload's file is named by its hash, so its id's first 8 characters
+    stand there instead."""
+    if title not in shared:
+        return title
+    name = PurePath(path).name
+    if not name or PurePath(name).stem == doc_id:
+        name = doc_id[:8]
+    return title if name in title else f"{title} ({name})"
 
 
 def _document_columns(sql: Dialect) -> str:
@@ -133,16 +147,30 @@ class DocumentRows:
     def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
         """The title of each document with one of these ids (missing ids are left out): what a
         search hit shows, without :meth:`document`'s counts (a chunk count per document, which
-        grows with the document)."""
+        grows with the document). A title that several documents of the index bear is told
+        apart by each one's file name (:func:`told_apart`)."""
         wanted = sorted(set(doc_ids))
-        titles: dict[str, str] = {}
+        found: list[tuple[str, str, str]] = []
         with self._sql.read() as conn:
             for first in range(0, len(wanted), _TITLES_AT_ONCE):
                 part = wanted[first : first + _TITLES_AT_ONCE]
                 marks = ", ".join("?" * len(part))
-                rows = conn.execute(f"SELECT id, title FROM documents WHERE id IN ({marks})", part)
-                titles.update((str(i), str(t)) for i, t in rows.fetchall())
-        return titles
+                rows = conn.execute(
+                    f"SELECT id, title, path FROM documents WHERE id IN ({marks})", part
+                )
+                found.extend((str(i), str(t), str(p)) for i, t, p in rows.fetchall())
+            titles = sorted({title for _, title, _ in found})
+            shared: set[str] = set()
+            for first in range(0, len(titles), _TITLES_AT_ONCE):
+                part = titles[first : first + _TITLES_AT_ONCE]
+                marks = ", ".join("?" * len(part))
+                rows = conn.execute(
+                    f"SELECT title FROM documents WHERE title IN ({marks}) "
+                    "GROUP BY title HAVING COUNT(*) > 1",
+                    part,
+                )
+                shared.update(str(t) for (t,) in rows.fetchall())
+        return {doc_id: told_apart(doc_id, title, path, shared) for doc_id, title, path in found}
 
     def index_embedder(self) -> IndexEmbedder | None:
         with self._sql.read() as conn:
