@@ -134,7 +134,8 @@ def test_bad_files_fail_with_their_reason(client: TestClient, tmp_path: Path) ->
         job = _upload(client, name, data).json()["jobs"][0]
         ended = _wait(client, job["id"])
         assert ended["state"] == "failed" and ended["reason"] == reason, (name, ended)
-        assert ended["message"]
+        # Named as it was sent, not by the hash it is stored under.
+        assert ended["message"].startswith(f"{name} "), ended["message"]
     assert client.get("/api/library").json() == []
     store = SQLiteStore(tmp_path / "lib.sqlite")
     try:

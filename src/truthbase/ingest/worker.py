@@ -194,7 +194,8 @@ def run_job(
             logger.warning("job %s: lease lost to another worker; stopping", job.id)
             return
         except ExtractionError as exc:
-            store.finish_job(job.id, worker, clock(), reason=exc.reason, message=str(exc))
+            message = _as_sent(str(exc), job)
+            store.finish_job(job.id, worker, clock(), reason=exc.reason, message=message)
             return
         except StoreError as exc:
             store.finish_job(job.id, worker, clock(), reason="store", message=str(exc))
@@ -206,6 +207,13 @@ def run_job(
             return
         if not lease.lost:
             store.finish_job(job.id, worker, clock(), doc_id=doc_id)
+
+
+def _as_sent(message: str, job: Job) -> str:
+    """``message`` naming the file as its uploader did: extraction names the stored file, and
+    an upload is stored under its hash ("<64 hex digits>.pdf is encrypted")."""
+    stored = Path(job.file).name
+    return message.replace(stored, job.filename) if stored and stored != job.filename else message
 
 
 def _job_file(job: Job, options: WorkerOptions) -> tuple[Path, DocumentKind]:
