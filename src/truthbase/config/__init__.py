@@ -3,8 +3,8 @@
 Read at the edges only (the CLI and the server) from ``TRUTHBASE_*`` environment variables and an
 optional ``truthbase.toml``, then passed down as plain values. Nested fields use ``__`` in the
 environment: ``TRUTHBASE_CHUNKING__MAX_CHARS=600``. The sections live in :mod:`.pipeline` (what
-answers a question, with :mod:`.refusal` and :mod:`.support`) and :mod:`.service` (what
-serves it); this module composes them.
+answers a question, with :mod:`.refusal` and :mod:`.support`), :mod:`.books` (the segment index
+and the agent) and :mod:`.service` (what serves it); this module composes them.
 """
 
 from __future__ import annotations
@@ -19,11 +19,16 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from .books import (
+    SUMMARIZER_CHOICES,
+    AgentSettings,
+    SegmentSettings,
+    SummarizerChoice,
+    SummarizerKind,
+)
 from .pipeline import (
     DEFAULT_K,
     JUDGE_CHOICES,
-    SUMMARIZER_CHOICES,
-    AgentSettings,
     ChunkingSettings,
     EmbedderSettings,
     ExtractiveSettings,
@@ -32,9 +37,6 @@ from .pipeline import (
     LLMSettings,
     OcrSettings,
     RetrievalSettings,
-    SegmentSettings,
-    SummarizerChoice,
-    SummarizerKind,
     SupportSettings,
 )
 from .refusal import RefusalModelSettings

@@ -24,7 +24,17 @@ from ..config import ChunkingSettings, RetrievalSettings
 from ..embed import Embedder
 from ..errors import InvalidInput
 from ..ingest import SUPPORTED_SUFFIXES, FileOutcome, IngestOptions, ingest_file
-from ..retrieve.hybrid import MODES, ArmRankings, Mode, add_feedback, fuse, rank_arms
+from ..retrieve.hybrid import (
+    MODES,
+    ArmRankings,
+    Mode,
+    add_feedback,
+    fuse,
+    fusion_depth,
+    navigation_last,
+    points_elsewhere,
+    rank_arms,
+)
 from ..store import DocumentReader, Documents, Searchable
 from .golden import (
     CAPABILITY_TAGS,
@@ -118,10 +128,13 @@ class ChunkCache:
         self._store = store
         self._names = names
         self._cache: dict[int, RetrievedChunk] = {}
+        self.pointing: set[int] = set()  # contents and index pages (hybrid.points_elsewhere)
 
     def get(self, chunk_ids: Sequence[int]) -> list[RetrievedChunk]:
         missing = [i for i in chunk_ids if i not in self._cache]
         for chunk in self._store.chunks(missing):
+            if points_elsewhere(chunk):
+                self.pointing.add(chunk.id)
             self._cache[chunk.id] = RetrievedChunk(
                 doc=self._names.get(chunk.doc_id, chunk.doc_id),
                 unit=chunk.unit,
@@ -200,7 +213,10 @@ def score_mode(
 ) -> list[tuple[QuestionResult, list[RetrievedChunk]]]:
     scored: list[tuple[QuestionResult, list[RetrievedChunk]]] = []
     for item in collected:
-        fused = fuse(item.arms, settings, MAX_K, mode)
+        fused = fuse(item.arms, settings, fusion_depth(settings, MAX_K), mode)
+        if settings.demote_navigation:  # as search ranks them
+            chunks.get([chunk_id for chunk_id, _, _ in fused])
+            fused = navigation_last(fused, chunks.pointing, MAX_K)
         ranked = chunks.get([chunk_id for chunk_id, _, _ in fused])
         scored.append((score_question(item.question, ranked, MAX_K), ranked))
     return scored

@@ -12,6 +12,7 @@ the documents the lists agree on rise together.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -20,9 +21,11 @@ from ..config import RetrievalSettings
 from ..embed import Embedder, TokenEmbedder, TokenVectors, check_compatible, embed_queries
 from ..embed.token_code import TokenCode, token_code
 from ..errors import InvalidInput
+from ..model import Chunk
 from ..records import ArmHit, SearchHit
 from ..store import Searchable, TokenSigns
 from ..telemetry import span
+from ..text.navigation import is_navigation
 from ..text.valid import require_text
 from .documents import DOCUMENT_ARM, document_ranks, document_scores
 from .feedback import expansion_terms, feedback_query
@@ -208,11 +211,16 @@ def add_feedback(
     )
     if arms.fts_query is None or settings.prf_docs == 0 or settings.prf_terms == 0:
         return out
-    first = [chunk_id for chunk_id, _, _ in fuse(out, settings, settings.prf_docs)]
+    depth = fusion_depth(settings, settings.prf_docs)
+    first = [chunk_id for chunk_id, _, _ in fuse(out, settings, depth)]
     pool = list(dict.fromkeys([*ranked.get("fts", []), *ranked.get("dense", []), *first]))
     cache = texts if texts is not None else {}
     missing = [chunk_id for chunk_id in pool if chunk_id not in cache]
     cache.update(store.chunk_texts(missing))
+    if settings.demote_navigation:  # the words come from passages, not from an index's names
+        pointing = {i for i in first if is_navigation(cache.get(i, ""))}
+        first = [i for i in first if i not in pointing] + [i for i in first if i in pointing]
+    first = first[: settings.prf_docs]
     words = expansion_terms(
         query,
         [cache[i] for i in first if i in cache],
@@ -257,6 +265,27 @@ def fuse(
             fused, prior, DOCUMENT_ARM, settings.document_prior_weight, settings.rrf_k
         )
     return fused[:limit]
+
+
+def fusion_depth(settings: RetrievalSettings, limit: int) -> int:
+    """How deep to fuse for ``limit`` results: twice as deep when tables of contents and index
+    pages are ranked last (:func:`navigation_last`), so the places they leave are filled."""
+    return 2 * limit if settings.demote_navigation else limit
+
+
+def points_elsewhere(chunk: Chunk) -> bool:
+    """A text chunk that is a table of contents or an index page (:func:`.is_navigation`)."""
+    return chunk.kind == "text" and is_navigation(chunk.text)
+
+
+def navigation_last(
+    fused: list[tuple[int, float, dict[str, int]]], pointing: Collection[int], limit: int
+) -> list[tuple[int, float, dict[str, int]]]:
+    """``fused`` with the chunks of ``pointing`` after all the others (each part in its
+    order), the first ``limit``: a contents or index page names everything a question can
+    and answers none of it; the passage is on the page it points to."""
+    ahead = [item for item in fused if item[0] not in pointing]
+    return (ahead + [item for item in fused if item[0] in pointing])[:limit]
 
 
 def _weighted_lists(
@@ -312,8 +341,11 @@ def _search(
     timings = arms.timings
     started = time.perf_counter()
     with span("fuse"):
-        fused = fuse(arms, settings, limit, mode)
+        fused = fuse(arms, settings, fusion_depth(settings, limit), mode)
     chunks = {c.id: c for c in store.chunks([chunk_id for chunk_id, _, _ in fused])}
+    if settings.demote_navigation:
+        pointing = {c.id for c in chunks.values() if points_elsewhere(c)}
+        fused = navigation_last(fused, pointing, limit)
     # a hit's score under the document list is its document's score (the ranks' reason)
     documents = document_scores(*_weighted_lists(arms, settings, mode), arms.owners)
     scores = {
