@@ -3,12 +3,11 @@ graph (usearch) over the same int8 codes the exact arm scores, then exact rescor
 
 Above :attr:`AnnOptions.min_rows` vector rows (chunks and sentence windows) the exact arm's
 matrix product grows with the index (issue 28: 200 ms of a search at 144k chunks); the graph
-finds the ``overfetch * limit`` nearest distinct vectors instead, the chunks of the rows that hold
-them are gathered (a chunk scores the best of its own vector and its windows', as in the exact
-arm), and every row of those chunks is
-rescored with the stored int8 codes and scales (schema 21), the values the exact arm scores: on
-the candidates the two agree (up to float32's order of summation). Below the threshold nothing
-changes.
+finds the ``overfetch * limit`` nearest distinct vectors instead, the chunks of the rows that
+hold them are gathered (a chunk scores the best of its own vector and its windows', as in the
+exact arm), and every row of those chunks is rescored with the stored int8 codes and scales
+(schema 21), the values the exact arm scores: on the candidates the two agree (up to float32's
+order of summation). Below the threshold nothing changes.
 
 Consistency with the file: the graph's keys are the rows of :class:`.search.CompactVectors`,
 loaded once per index generation, and a graph belongs to one :attr:`CompactVectors.fingerprint`
