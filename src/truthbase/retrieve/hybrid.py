@@ -211,16 +211,16 @@ def add_feedback(
     )
     if arms.fts_query is None or settings.prf_docs == 0 or settings.prf_terms == 0:
         return out
-    depth = fusion_depth(settings, settings.prf_docs)
-    first = [chunk_id for chunk_id, _, _ in fuse(out, settings, depth)]
-    pool = list(dict.fromkeys([*ranked.get("fts", []), *ranked.get("dense", []), *first]))
+    fused = fuse(out, settings, fusion_depth(settings, settings.prf_docs))
+    fused_ids = [chunk_id for chunk_id, _, _ in fused]
+    pool = list(dict.fromkeys([*ranked.get("fts", []), *ranked.get("dense", []), *fused_ids]))
     cache = texts if texts is not None else {}
     missing = [chunk_id for chunk_id in pool if chunk_id not in cache]
     cache.update(store.chunk_texts(missing))
     if settings.demote_navigation:  # the words come from passages, not from an index's names
-        pointing = {i for i in first if is_navigation(cache.get(i, ""))}
-        first = [i for i in first if i not in pointing] + [i for i in first if i in pointing]
-    first = first[: settings.prf_docs]
+        pointing = {i for i in fused_ids if is_navigation(cache.get(i, ""))}
+        fused = navigation_last(fused, pointing, settings.prf_docs)
+    first = [chunk_id for chunk_id, _, _ in fused[: settings.prf_docs]]
     words = expansion_terms(
         query,
         [cache[i] for i in first if i in cache],
