@@ -67,8 +67,18 @@ def _document_columns(sql: Dialect) -> str:
     )
 
 
-#: Document ids per query of :meth:`DocumentRows.document_titles` (under SQLite's 999 variables).
+#: Ids or titles per query of :meth:`DocumentRows.document_titles` (under SQLite's 999 variables).
 _TITLES_AT_ONCE = 500
+
+
+def _rows_in(conn: Connection, query: str, values: Sequence[str]) -> list[tuple[Any, ...]]:
+    """The rows of ``query`` for ``values``, its ``{marks}`` their placeholders, asked in runs
+    of :data:`_TITLES_AT_ONCE` (under SQLite's 999 variables)."""
+    rows: list[tuple[Any, ...]] = []
+    for first in range(0, len(values), _TITLES_AT_ONCE):
+        part = values[first : first + _TITLES_AT_ONCE]
+        rows.extend(conn.execute(query.format(marks=", ".join("?" * len(part))), part).fetchall())
+    return rows
 
 
 class DocumentRows:
@@ -149,27 +159,24 @@ class DocumentRows:
         search hit shows, without :meth:`document`'s counts (a chunk count per document, which
         grows with the document). A title that several documents of the index bear is told
         apart by each one's file name (:func:`told_apart`)."""
-        wanted = sorted(set(doc_ids))
-        found: list[tuple[str, str, str]] = []
         with self._sql.read() as conn:
-            for first in range(0, len(wanted), _TITLES_AT_ONCE):
-                part = wanted[first : first + _TITLES_AT_ONCE]
-                marks = ", ".join("?" * len(part))
-                rows = conn.execute(
-                    f"SELECT id, title, path FROM documents WHERE id IN ({marks})", part
+            found = [
+                (str(i), str(t), str(p))
+                for i, t, p in _rows_in(
+                    conn,
+                    "SELECT id, title, path FROM documents WHERE id IN ({marks})",
+                    sorted(set(doc_ids)),
                 )
-                found.extend((str(i), str(t), str(p)) for i, t, p in rows.fetchall())
-            titles = sorted({title for _, title, _ in found})
-            shared: set[str] = set()
-            for first in range(0, len(titles), _TITLES_AT_ONCE):
-                part = titles[first : first + _TITLES_AT_ONCE]
-                marks = ", ".join("?" * len(part))
-                rows = conn.execute(
-                    f"SELECT title FROM documents WHERE title IN ({marks}) "
+            ]
+            shared = {
+                str(t)
+                for (t,) in _rows_in(
+                    conn,
+                    "SELECT title FROM documents WHERE title IN ({marks}) "
                     "GROUP BY title HAVING COUNT(*) > 1",
-                    part,
+                    sorted({title for _, title, _ in found}),
                 )
-                shared.update(str(t) for (t,) in rows.fetchall())
+            }
         return {doc_id: told_apart(doc_id, title, path, shared) for doc_id, title, path in found}
 
     def index_embedder(self) -> IndexEmbedder | None:
