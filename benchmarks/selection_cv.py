@@ -15,7 +15,7 @@ questions answered with a correct citation (ties: citation precision).
         --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
         --set library=../shared/golden/library-dev.json:library.sqlite \\
         --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
-        [--cache DIR] [--json OUT] [--maxsim] [--answer-type]
+        [--cache DIR] [--json OUT] [--maxsim] [--answer-type] [--previous] [--synonyms KIND]
 
 A followups-dev.json set is read by its conversations' first turns (the only turns that stand
 alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
@@ -24,7 +24,9 @@ docs/evals/selection.md): the late-interaction similarity of question and senten
 over the question's word-piece rows of the best cosine with the sentence's, from the token
 vectors of the pass that embeds the sentence. ``--answer-type`` adds ``w_answer_type`` (measured,
 not shipped; selection.md): 1 for a sentence that holds a number when the question asks for a
-quantity ("how many", "how long", "what fraction", ...), else 0.
+quantity ("how many", "how long", "what fraction", ...), else 0. ``--synonyms synonyms|related``
+adds ``w_synonym`` (measured, not shipped; selection.md): the share of the question's idf mass a
+sentence holds only through WordNet synonyms (or related lemmas) of the question's words.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from truthbase.answer.names import missing_named_terms
 from truthbase.answer.parts import question_parts
 from truthbase.answer.pipeline import retrieve, sources_from_hits
 from truthbase.answer.refusal_model import weighted_score
+from truthbase.cite.lexicon import Lexicon, load_lexicon
 from truthbase.config import ChunkingSettings, ExtractiveSettings, RetrievalSettings
 from truthbase.embed import default_embedder
 from truthbase.eval.answers import golden_spans
@@ -53,6 +56,8 @@ from truthbase.eval.evidence import citation_holds
 from truthbase.eval.golden import GoldenSet, default_corpus_root, load_golden, parse_golden
 from truthbase.eval.retrieval import prepare_corpus, split_questions
 from truthbase.store import SQLiteStore
+from truthbase.text.matching import normalize
+from truthbase.text.vocabulary import SUPPORT_STOP_WORDS, WORD, idf_table, stem, terms
 
 Scored = list[tuple[Candidate, bool]]  # a question's sentences, best first, and which hold
 GRID = {
@@ -66,6 +71,7 @@ GRID = {
 MAXSIM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 ANSWER_TYPE_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
 PREVIOUS_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
+SYNONYM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 #: A question that asks for a quantity, and a sentence that holds one (a digit or a number word).
 _ASKS_QUANTITY = re.compile(
     r"\b(how (many|much|long|often|large|big|far|old|high|low|fast|frequently|wide|tall|small)"
@@ -176,10 +182,44 @@ def add_previous(questions: Sequence[dict[str, Any]]) -> None:
         q["previous"] = [before[id(c)] for c, _ in q["scored"]]
 
 
+def synonym_stems(word: str, lexicon: Lexicon, *, related: bool) -> frozenset[str]:
+    """The stems of the one-word WordNet synonyms (or related lemmas) of ``word``'s lemmas."""
+    out: set[str] = set()
+    for lemma in lexicon.lemmas(word):
+        others = lexicon.related(lemma) if related else lexicon.synonyms(lemma)
+        out.update(stem(w) for w in others if w.isalpha())
+    return frozenset(out - {stem(word)})
+
+
+def add_synonyms(
+    questions: Sequence[dict[str, Any]], golden_path: Path, *, related: bool = False
+) -> None:
+    """Each question's ``synonym``: the idf mass of its content terms that a sentence lacks
+    but holds a WordNet synonym of (its share of the question's mass, as ``lexical``)."""
+    asked = {q.id: q.question for q in _golden(golden_path).questions}
+    lexicon = load_lexicon()
+    for q in questions:
+        text = asked[q["id"]]
+        q_words = {stem(w): w for w in WORD.findall(normalize(text)) if w not in SUPPORT_STOP_WORDS}
+        alternatives = {t: synonym_stems(w, lexicon, related=related) for t, w in q_words.items()}
+        sentence_terms = [set(terms(c.scored)) for c, _ in q["scored"]]
+        idf, unseen = idf_table(sentence_terms)
+        total = sum(idf.get(t, unseen) for t in q_words) or 1.0
+        q["synonym"] = [
+            sum(
+                idf.get(t, unseen)
+                for t, alt in alternatives.items()
+                if t not in have and alt & have
+            )
+            / total
+            for have in sentence_terms
+        ]
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
-    extra = ("w_maxsim", "w_answer_type", "w_previous")
+    extra = ("w_maxsim", "w_answer_type", "w_previous", "w_synonym")
     answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k not in extra})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
@@ -189,6 +229,7 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
         maxsim = q.get("maxsim") or [0.0] * len(q["scored"])
         typed = q.get("answer_type") or [0.0] * len(q["scored"])
         previous = q.get("previous") or [0.0] * len(q["scored"])
+        synonym = q.get("synonym") or [0.0] * len(q["scored"])
         rescored = [
             (
                 dataclasses.replace(
@@ -196,12 +237,13 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
                     score=weighted_score(weights, c.cosine, c.lexical, c.context, c.rank)
                     + point.get("w_maxsim", 0.0) * late
                     + point.get("w_answer_type", 0.0) * kind
-                    + point.get("w_previous", 0.0) * before,
+                    + point.get("w_previous", 0.0) * before
+                    + point.get("w_synonym", 0.0) * near,
                 ),
                 held,
             )
-            for (c, held), late, kind, before in zip(
-                q["scored"], maxsim, typed, previous, strict=True
+            for (c, held), late, kind, before, near in zip(
+                q["scored"], maxsim, typed, previous, synonym, strict=True
             )
         ]
         rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
@@ -226,6 +268,13 @@ def main() -> None:
     parser.add_argument(
         "--previous", action="store_true", help="add the previous sentence's lexical weights"
     )
+    parser.add_argument(
+        "--synonyms",
+        choices=("synonyms", "related"),
+        default=None,
+        help="add the weights of the question's idf mass a sentence holds by WordNet synonyms "
+        "(or by the wider related lemmas)",
+    )
     args = parser.parse_args()
     sets: dict[str, list[dict[str, Any]]] = {}
     for spec in args.set:
@@ -245,6 +294,8 @@ def main() -> None:
             add_answer_type(sets[name], Path(golden))
         if args.previous:
             add_previous(sets[name])
+        if args.synonyms:
+            add_synonyms(sets[name], Path(golden), related=args.synonyms == "related")
         print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
     shipped = ExtractiveSettings()
     grid = dict(GRID)
@@ -254,6 +305,8 @@ def main() -> None:
         grid["w_answer_type"] = ANSWER_TYPE_WEIGHTS
     if args.previous:
         grid["w_previous"] = PREVIOUS_WEIGHTS
+    if args.synonyms:
+        grid["w_synonym"] = SYNONYM_WEIGHTS
 
     points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
@@ -263,6 +316,8 @@ def main() -> None:
         shipped_point["w_answer_type"] = 0.0
     if args.previous:
         shipped_point["w_previous"] = 0.0
+    if args.synonyms:
+        shipped_point["w_synonym"] = 0.0
 
     if shipped_point not in points:
         points.append(shipped_point)
