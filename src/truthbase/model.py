@@ -14,8 +14,10 @@ before the viewer applies the page rotation and zoom.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Literal, NamedTuple, Protocol, overload
 
 #: (x0, y0, x1, y1) in PDF user space, x0 <= x1 and y0 <= y1.
@@ -359,3 +361,25 @@ class DocumentInfo:
     flagged: bool = False  # the prompt-injection screen found instructions in its text
     language: str | None = None  # ISO 639-1; None: unknown (no letters, or an older index)
     owner_name: str | None = None  # the owner's name, for people to read (None: no such user)
+
+
+def told_apart(doc_id: str, title: str, path: str, shared: Collection[str]) -> str:
+    """``title``, followed by the document's file name when it is among the ``shared`` titles
+    (several documents bear it: a package's user guide and its implementation, seven manuals
+    of one bundle); an upload's file is named by its hash, so its id's first 8 characters
+    stand there instead."""
+    if title not in shared:
+        return title
+    name = PurePath(path).name
+    if not name or PurePath(name).stem == doc_id:
+        name = doc_id[:8]
+    return title if name in title else f"{title} ({name})"
+
+
+def listed_titles(documents: Iterable[DocumentInfo]) -> dict[str, str]:
+    """Each document's title as a listing of ``documents`` shows it: :func:`told_apart` among
+    them, so two that share a title are two different lines (their stored titles unchanged)."""
+    listed = list(documents)
+    counts = Counter(d.title for d in listed)
+    shared = {title for title, n in counts.items() if n > 1}
+    return {d.id: told_apart(d.id, d.title, d.path, shared) for d in listed}

@@ -78,6 +78,33 @@ def test_upload_watch_ask_cite_delete(
     assert found["results"] == []
 
 
+def test_documents_that_share_a_title_are_told_apart(
+    page: Any, library_server: LiveServer, tmp_path: Path
+) -> None:
+    # Two different PDFs, one title: the Library page and the chat page's document picker
+    # each showed two identical lines, with no way to tell which to open or ask about.
+    files = []
+    for name, paragraphs in (("pumps-a.pdf", PARAGRAPHS[:2]), ("pumps-b.pdf", PARAGRAPHS[1::-1])):
+        files.append(tmp_path / name)
+        files[-1].write_bytes(text_pdf(paragraphs, title="Harbour pumps"))
+    page.goto(f"{library_server.url}/library")
+    page.set_input_files("#files", [str(f) for f in files])
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#jobs li[data-state='done']\").length === 2",
+        timeout=120_000,
+    )
+    page.wait_for_function("() => document.querySelectorAll('#docs tr[data-doc]').length === 2")
+    ids = [r.get_attribute("data-doc") for r in page.locator("#docs tr[data-doc]").all()]
+    shown = page.locator("#docs .doc-title a").all_inner_texts()
+    assert sorted(shown) == sorted(f"Harbour pumps ({i[:8]})" for i in ids), shown
+
+    page.goto(library_server.url)
+    page.wait_for_selector("#scope-picker[data-ready=true]")
+    page.click("#scope-picker summary")
+    picked = page.locator("#scope-documents label").all_inner_texts()
+    assert sorted(t.strip() for t in picked) == sorted(shown), picked
+
+
 # --- With accounts: ann's private upload, and what bob (another user) sees of it ---------------
 
 PASSWORD = "correct horse battery"

@@ -65,6 +65,29 @@ def test_an_untitled_upload_is_called_by_the_name_it_was_sent_under(client: Test
     assert [d["title"] for d in library] == ["Harbour pumps 2024"]
 
 
+def test_uploads_that_share_a_title_are_listed_apart(client: TestClient) -> None:
+    # Two different PDFs, both titled "Harbour pumps": the Library page and the document
+    # pickers showed two identical lines. Each listing labels them apart; titles stay.
+    for name, paragraphs in (("pumps-a.pdf", PUMPS), ("pumps-b.pdf", PUMPS[::-1])):
+        response = _upload(client, name, text_pdf(paragraphs, title="Harbour pumps"))
+        assert response.status_code == 202, response.text
+        assert _wait(client, response.json()["jobs"][0]["id"])["state"] == "done"
+    for route in ("/api/library", "/api/documents"):
+        listed = client.get(route).json()
+        assert [d["title"] for d in listed] == ["Harbour pumps", "Harbour pumps"], route
+        labels = {d["label"] for d in listed}
+        assert labels == {f"Harbour pumps ({d['id'][:8]})" for d in listed}, route
+    # Renamed, one title is its own again: both labels are the titles.
+    first = client.get("/api/library").json()[0]
+    renamed = client.patch(f"/api/documents/{first['id']}", json={"title": "Harbour pumps 2019"})
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["label"] == "Harbour pumps 2019"
+    assert sorted(d["label"] for d in client.get("/api/documents").json()) == [
+        "Harbour pumps",
+        "Harbour pumps 2019",
+    ]
+
+
 def test_upload_ingest_search_delete(client: TestClient, tmp_path: Path) -> None:
     pdf = text_pdf(PUMPS, title="Harbour pumps")
     # Named .txt on purpose: the content decides, not the name.

@@ -18,6 +18,7 @@ from ..access import may_see
 from ..config import DEFAULT_K
 from ..errors import InvalidInput
 from ..geometry import span_line_rects
+from ..model import listed_titles
 from ..people import Viewer
 from ..records import MAX_INDEX, MAX_QUESTION_CHARS
 from .deps import ClientAddress, CurrentService, CurrentState
@@ -62,7 +63,8 @@ async def healthz(request: Request, state: CurrentState) -> HealthOut:
 async def list_documents(service: CurrentService) -> list[DocumentOut]:
     """The ingested documents the caller may see."""
     documents = await run_in_threadpool(service.documents)
-    return [DocumentOut.of(d) for d in documents]
+    labels = listed_titles(documents)
+    return [DocumentOut.of(d, labels[d.id]) for d in documents]
 
 
 @router.get("/api/documents/{doc_id}/file", tags=["documents"], response_class=FileResponse)

@@ -27,7 +27,7 @@ from ..app.uploads import MAX_FILES
 from ..config import data_folder
 from ..errors import InvalidInput
 from ..jobs import LimitExceeded
-from ..model import DocumentInfo
+from ..model import DocumentInfo, listed_titles
 from ..people import Viewer
 from ..store import Store
 from .deps import CurrentService, CurrentState, CurrentViewer
@@ -60,6 +60,10 @@ class LibraryDocumentOut(BaseModel):
 
     id: str
     title: str
+    label: str = Field(
+        description="The title as the list shows it: followed by the file name where several "
+        "of the listed documents share the title."
+    )
     kind: str
     pages: int
     chunks: int
@@ -108,6 +112,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
         for j in reversed(visible_jobs(store, viewer))
         if j.state in ("queued", "running")
     }
+    labels = listed_titles(documents)
     rows = []
     for d in documents:
         screen = flagged.get(d.id)
@@ -115,6 +120,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
             LibraryDocumentOut(
                 id=d.id,
                 title=d.title,
+                label=labels[d.id],
                 kind=d.kind,
                 pages=d.unit_count,
                 chunks=d.chunk_count,

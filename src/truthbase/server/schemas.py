@@ -25,6 +25,11 @@ class _Body(BaseModel):
 class DocumentOut(_Body):
     id: str = Field(description="sha256 of the document's bytes.")
     title: str
+    label: str = Field(
+        default="",
+        description="The title as a list shows it: followed by the file name where several of "
+        "the listed documents share the title.",
+    )
     kind: str
     language: str | None = Field(
         default=None, description="ISO 639-1 code of the detected language; null: unknown."
@@ -41,10 +46,11 @@ class DocumentOut(_Body):
     )
 
     @classmethod
-    def of(cls, info: DocumentInfo) -> DocumentOut:
+    def of(cls, info: DocumentInfo, label: str | None = None) -> DocumentOut:
         return cls(
             id=info.id,
             title=info.title,
+            label=label or info.title,
             kind=info.kind,
             language=info.language,
             pages=info.unit_count,

@@ -111,7 +111,7 @@ class DocumentReader(Protocol):
     def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str]:
         """The title of each document with one of these ids (missing ids are left out): what a
         search hit shows, read without the rest of :meth:`document`; a title several documents
-        bear is followed by each one's file name (:func:`.sql.documents.told_apart`)."""
+        bear is followed by each one's file name (:func:`truthbase.model.told_apart`)."""
         ...
 
     def index_embedder(self) -> IndexEmbedder | None: ...

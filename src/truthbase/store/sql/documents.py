@@ -4,17 +4,16 @@ document (full text, vectors) is each backend's own."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from pathlib import PurePath
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...errors import InvalidInput
-from ...model import Chunk, DocumentInfo, Unit, Visibility
+from ...model import Chunk, DocumentInfo, Unit, Visibility, told_apart
 from ...records import SIGN_CODE, IndexEmbedder
 from ..codec import UNIT_COLUMNS, chunks_in_order, document_info, unit_from_row
 from .dialect import Connection, Dialect, batches
 
-__all__ = ["DocumentRows", "index_embedder", "told_apart"]
+__all__ = ["DocumentRows", "index_embedder"]
 
 #: counts()'s names and their tables
 _COUNTED = (
@@ -40,19 +39,6 @@ def index_embedder(conn: Connection) -> IndexEmbedder | None:
         dim=int(rows["embedding_dim"]),
         token_code=rows.get("token_code", SIGN_CODE),
     )
-
-
-def told_apart(doc_id: str, title: str, path: str, shared: Collection[str]) -> str:
-    """``title``, followed by the document's file name when it is among the ``shared`` titles
-    (several documents bear it: a package's user guide and its implementation, seven manuals
-    of one bundle); an upload's file is named by its hash, so its id's first 8 characters
-    stand there instead."""
-    if title not in shared:
-        return title
-    name = PurePath(path).name
-    if not name or PurePath(name).stem == doc_id:
-        name = doc_id[:8]
-    return title if name in title else f"{title} ({name})"
 
 
 def _document_columns(sql: Dialect) -> str:
@@ -158,7 +144,7 @@ class DocumentRows:
         """The title of each document with one of these ids (missing ids are left out): what a
         search hit shows, without :meth:`document`'s counts (a chunk count per document, which
         grows with the document). A title that several documents of the index bear is told
-        apart by each one's file name (:func:`told_apart`)."""
+        apart by each one's file name (:func:`~truthbase.model.told_apart`)."""
         with self._sql.read() as conn:
             found = [
                 (str(i), str(t), str(p))
