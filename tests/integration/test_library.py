@@ -75,14 +75,14 @@ def test_uploads_that_share_a_title_are_listed_apart(client: TestClient) -> None
     for route in ("/api/library", "/api/documents"):
         listed = client.get(route).json()
         assert [d["title"] for d in listed] == ["Harbour pumps", "Harbour pumps"], route
-        labels = {d["label"] for d in listed}
+        labels = {d["display_title"] for d in listed}
         assert labels == {f"Harbour pumps ({d['id'][:8]})" for d in listed}, route
     # Renamed, one title is its own again: both labels are the titles.
     first = client.get("/api/library").json()[0]
     renamed = client.patch(f"/api/documents/{first['id']}", json={"title": "Harbour pumps 2019"})
     assert renamed.status_code == 200, renamed.text
-    assert renamed.json()["label"] == "Harbour pumps 2019"
-    assert sorted(d["label"] for d in client.get("/api/documents").json()) == [
+    assert renamed.json()["display_title"] == "Harbour pumps 2019"
+    assert sorted(d["display_title"] for d in client.get("/api/documents").json()) == [
         "Harbour pumps",
         "Harbour pumps 2019",
     ]

@@ -23,7 +23,7 @@ from ..app import Service
 from ..app.admission import client_address
 from ..app.viewers import accounts_required, bearer_viewer
 from ..errors import InvalidInput, TruthBaseError
-from ..model import DocumentInfo
+from ..model import DocumentInfo, listed_titles
 from ..people import OPERATOR, Viewer
 from ..text.valid import has_lone_surrogate
 from .tools import RESOURCE_PREFIX, TOOLS, call_tool, document_json, tool_error
@@ -115,12 +115,13 @@ class _Handlers:
     ) -> types.ListResourcesResult:
         headers = _headers(ctx)
         documents = await anyio.to_thread.run_sync(lambda: self._view(headers).documents())
+        labels = listed_titles(documents)
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
                     uri=RESOURCE_PREFIX + d.id,
-                    name=d.title,
-                    description=f"{d.kind.upper()} metadata: {d.title} ({d.unit_count} units)",
+                    name=labels[d.id],
+                    description=f"{d.kind.upper()} metadata: {labels[d.id]} ({d.unit_count} units)",
                     mime_type="application/json",
                 )
                 for d in documents

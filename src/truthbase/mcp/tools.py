@@ -25,7 +25,7 @@ from ..app import QuotaExceeded, Service, viewer_url
 from ..cite.tags import format_tag
 from ..config import DEFAULT_K
 from ..errors import InvalidInput, TruthBaseError
-from ..model import DocumentInfo
+from ..model import DocumentInfo, listed_titles
 from ..quota import Admission, retry_after_header
 from ..records import MAX_QUESTION_CHARS, MAX_QUOTE_CHARS, ChatMode, SearchHit
 from ..turns import MAX_TURNS, turns_from_json
@@ -99,7 +99,8 @@ _VERIFY_CLAIM = (
 )
 
 _LIST_DOCUMENTS = (
-    "List the documents you may read: id, title, kind (pdf or epub), number of units "
+    "List the documents you may read: id, title, display_title (the title followed by the file "
+    "name where several documents share it), kind (pdf or epub), number of units "
     "(pages or sections), language, owner and visibility. Use a doc_id from here in "
     "the other tools."
 )
@@ -222,11 +223,13 @@ class ClaimArguments(Arguments):
 # -- results -------------------------------------------------------------------------------------
 
 
-def document_json(info: DocumentInfo) -> dict[str, Any]:
-    """A document's metadata (its resource, and one row of list_documents)."""
+def document_json(info: DocumentInfo, display_title: str | None = None) -> dict[str, Any]:
+    """A document's metadata (its resource, and one row of list_documents, whose
+    ``display_title`` tells apart documents that share a title)."""
     return {
         "doc_id": info.id,
         "title": info.title,
+        "display_title": display_title or info.title,
         "kind": info.kind,
         "units": info.unit_count,
         "pages": info.unit_count if info.kind == "pdf" else None,
@@ -357,7 +360,9 @@ def _verify_claim(call: Call, args: ClaimArguments) -> dict[str, Any]:
 
 
 def _list_documents(call: Call, _: NoArguments) -> dict[str, Any]:
-    return {"documents": [document_json(d) for d in call.service.documents()]}
+    documents = call.service.documents()
+    labels = listed_titles(documents)
+    return {"documents": [document_json(d, labels[d.id]) for d in documents]}
 
 
 def _list_collections(call: Call, _: NoArguments) -> dict[str, Any]:

@@ -60,7 +60,7 @@ class LibraryDocumentOut(BaseModel):
 
     id: str
     title: str
-    label: str = Field(
+    display_title: str = Field(
         description="The title as the list shows it: followed by the file name where several "
         "of the listed documents share the title."
     )
@@ -120,7 +120,7 @@ def _library_rows(store: Store, viewer: Viewer) -> list[LibraryDocumentOut]:
             LibraryDocumentOut(
                 id=d.id,
                 title=d.title,
-                label=labels[d.id],
+                display_title=labels[d.id],
                 kind=d.kind,
                 pages=d.unit_count,
                 chunks=d.chunk_count,

@@ -25,7 +25,7 @@ class _Body(BaseModel):
 class DocumentOut(_Body):
     id: str = Field(description="sha256 of the document's bytes.")
     title: str
-    label: str = Field(
+    display_title: str = Field(
         default="",
         description="The title as a list shows it: followed by the file name where several of "
         "the listed documents share the title.",
@@ -46,11 +46,11 @@ class DocumentOut(_Body):
     )
 
     @classmethod
-    def of(cls, info: DocumentInfo, label: str | None = None) -> DocumentOut:
+    def of(cls, info: DocumentInfo, display_title: str | None = None) -> DocumentOut:
         return cls(
             id=info.id,
             title=info.title,
-            label=label or info.title,
+            display_title=display_title or info.title,
             kind=info.kind,
             language=info.language,
             pages=info.unit_count,

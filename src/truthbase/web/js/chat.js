@@ -470,7 +470,7 @@ initThreads({
 documentsLoaded
   .then((docs) => {
     document.getElementById("docs-count").textContent =
-      docs.length ? `${docs.length} documents indexed: ${docs.map((d) => d.label).join("; ")}` : "No documents indexed yet.";
+      docs.length ? `${docs.length} documents indexed: ${docs.map((d) => d.display_title).join("; ")}` : "No documents indexed yet.";
   })
   .catch(() => {});
 

@@ -96,14 +96,14 @@ async function act(doc, method, path, done) {
   if (!response.ok) {
     setStatus(`${done} failed: ${(await response.json()).detail}`, true);
   } else {
-    setStatus(`${done}: ${doc.label}`);
+    setStatus(`${done}: ${doc.display_title}`);
   }
   loadDocuments();
 }
 
 function docRow(doc) {
   const title = el("td", { class: "doc-title" }, [
-    el("a", { href: `/view?doc=${doc.id}&page=1`, text: doc.label }),
+    el("a", { href: `/view?doc=${doc.id}&page=1`, text: doc.display_title }),
     ...(doc.contains_instructions
       ? [el("span", { class: "flag-instructions", title: doc.instruction_hits.map((h) => `${h.rule}: ${h.excerpt}`).join("\n"), text: "contains instructions" })]
       : []),
@@ -121,12 +121,12 @@ function docRow(doc) {
       ]),
       el("button", { type: "button", class: "doc-reingest", onclick: () => act(doc, "POST", `/api/documents/${doc.id}/reingest`, "Re-ingest queued"), text: "Re-ingest" }),
       el("button", { type: "button", class: "doc-delete", onclick: () => {
-        if (confirm(`Delete ${doc.label}? Its passages leave search at once.`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Deleted");
+        if (confirm(`Delete ${doc.display_title}? Its passages leave search at once.`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Deleted");
       }, text: "Delete" }),
     ]
     : doc.held
       ? [el("button", { type: "button", class: "doc-delete", onclick: () => {
-        if (confirm(`Remove ${doc.label} from your library?`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Removed");
+        if (confirm(`Remove ${doc.display_title} from your library?`)) act(doc, "DELETE", `/api/documents/${doc.id}`, "Removed");
       }, text: "Delete" })]
       : [];
   return el("tr", { "data-doc": doc.id }, [

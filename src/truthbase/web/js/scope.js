@@ -160,8 +160,8 @@ async function build() {
       ...documents.map((d) =>
         el("li", {}, [
           el("label", {}, [
-            el("input", { type: "checkbox", value: d.id, "data-title": d.label, onchange: describe }),
-            ` ${d.label}`,
+            el("input", { type: "checkbox", value: d.id, "data-title": d.display_title, onchange: describe }),
+            ` ${d.display_title}`,
           ]),
         ]),
       ),
