@@ -215,6 +215,16 @@ def test_ask_takes_a_history_file(seed_db: Path, tmp_path: Path) -> None:
     second = ask("--mode", "extractive", "--history", str(history), FOLLOW_UP)
     assert "raptor" in second["searched_for"].casefold()
     assert second["turn"]["searched_for"] == second["searched_for"]
+    # As text: the line that says what was searched is a line of its own after the answer
+    # (it was glued to the answer's last streamed sentence).
+    result = CliRunner().invoke(
+        cli,
+        ["--db", str(seed_db), "ask", "--mode", "extractive", "--history", str(history), FOLLOW_UP],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("searched for: ") for line in lines), result.output
+    assert lines[0].strip() and "searched for" not in lines[0], result.output
     history.write_text(json.dumps([{"answer": "no question"}]))
     result = CliRunner().invoke(
         cli, ["--db", str(seed_db), "ask", "--history", str(history), FOLLOW_UP]

@@ -103,6 +103,7 @@ def ask_command(
         data["turn"] = final.as_turn(question, searched).to_json()
         click.echo(json.dumps(data, indent=2))
         return
+    click.echo()  # ends the streamed answer's last line
     if resolution is not None and resolution.changed:
         err_console.print(styled((f"searched for: {searched}", "dim")))
     _print_answer(final, kinds)
@@ -123,7 +124,6 @@ def _read_history(path: Path) -> list[Turn]:
 
 def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
     """The sources, citations, problems and timings of an answer whose text was streamed."""
-    click.echo()
     cited = {c.n for c in final.citations}
     if final.outcome == "weak":
         console.print(
