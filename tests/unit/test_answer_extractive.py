@@ -17,7 +17,12 @@ from truthbase.answer.names import (
     named_terms,
     one_of_a_family,
 )
-from truthbase.answer.quotable import running_lines, without_running_lines
+from truthbase.answer.quotable import (
+    code_line,
+    running_lines,
+    without_code_lines,
+    without_running_lines,
+)
 from truthbase.cite import parse_answer
 from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings
@@ -490,3 +495,50 @@ def test_the_answerer_quotes_no_running_header() -> None:
     found = answerer.candidates("What is the drawback of the collapsed tree approach?", sources)
     assert found and all(not c.text.startswith("Published") for c in found), found
     assert any(c.text.startswith("One drawback") for c in found)
+
+
+def test_a_code_listing_line_is_told_from_prose() -> None:
+    # Real lines of the library's manuals (lwarp, euler, booktabs, caption).
+    for line in (
+        "62 \\DeclareSymbolFont{EulerScript}{U}{eus}{m}{n}",
+        "8 }",
+        "{\\minipagefullwidth}",
+    ):
+        assert code_line(line), line
+    for line in (
+        "3 Use of the new commands \\toprule In the simplest of cases",
+        "The full syntax of the command is \\cmidrule[wd](trim){a-b}",
+        "\\EverySelectfont{⟨code⟩} declares ⟨code⟩ that is saved internally",
+        "2 What the package provides",
+    ):
+        assert not code_line(line), line
+
+
+def test_a_listing_is_cut_from_the_sentence_it_touches() -> None:
+    # The splitter sees no sentence end in code: lwarp's page 682 gave one span from its
+    # listing's lines to the sentence after them.
+    text = (
+        "2 \\newcommand*{\\bookmarksetup}[1]{}\n3 \\newcommand*{\\bookmark}[2][]{}\n"
+        "4.2 Package booktabs\nbooktabs is emulated during HTML output, and used as-is\n"
+        "during print output.\n5 \\LetLtxMacro\\toprule\\relax\n6 }"
+    )
+    start, end = without_code_lines(text, 0, len(text))
+    # the listing's lines go from the head and the tail, the heading the cut left at the head too
+    assert text[start:end] == (
+        "booktabs is emulated during HTML output, and used as-is\nduring print output."
+    )
+    start, end = without_code_lines(text, 0, text.index("\n4.2"))
+    assert start == end  # nothing but code
+    # A listing with lead-ins between its numbered lines is no sentence.
+    listing = (
+        "Disable PDF file embedding:\n25 \\DeclareRobustCommand{\\atfi@embedfile}[1]{}\n"
+        "The displayed output for a reference:\n26 \\newcommand*{\\LWR@attachfile@appearance}{}\n"
+        "28 \\DeclareRobustCommand{\\atfi@set@appearance}[1]{%\nand a reference at last."
+    )
+    assert without_code_lines(listing, 0, len(listing)) == (0, 0)
+    # Code displayed inside a sentence stays.
+    sentence = (
+        "The settings may be checked using the following:\n\\showcaptionsetup{figure}\n"
+        "placed just before the \\subfloat will show in the log what overrides apply."
+    )
+    assert without_code_lines(sentence, 0, len(sentence)) == (0, len(sentence))

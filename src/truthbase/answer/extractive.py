@@ -68,6 +68,7 @@ from .quotable import (
     folded,
     running_lines,
     whole_spans,
+    without_code_lines,
     without_running_lines,
 )
 from .refusal_model import (
@@ -236,6 +237,8 @@ class ExtractiveAnswerer:
                 s, e = span
                 if headers and span not in whole:
                     s, e = without_running_lines(source.text, s, e, headers)
+                if span not in whole:
+                    s, e = without_code_lines(source.text, s, e)
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(

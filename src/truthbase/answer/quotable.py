@@ -24,6 +24,14 @@ the sources (:func:`running_lines`) is cut from the head or the tail of a quoted
 (:func:`without_running_lines`). The first sentence of a page read "Published as a conference
 paper at ICLR 2024 One drawback, however, of the collapsed tree approach is ..."; quoted so, it
 reads as no sentence does, and its embedding matched the question less than the sentence's own.
+
+Nor is a line of a code listing (:func:`code_line`: a listing's line number followed by code,
+"62 \\DeclareSymbolFont{EulerScript}{U}{eus}{m}{n}", or code with no plain word, "8 }") part of
+the sentence it touches: :func:`without_code_lines` cuts such lines from the head and the tail
+of a quoted span, and a span that is mostly code is not quoted. A package manual documented from
+its source prints numbered code between its paragraphs, and the splitter, which sees no
+sentence end in code, glued "7 \\DeclareMathVersion {\\l_@@_mversion_tl} 8 } 9 }" to the sentence
+after it.
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ from ..text.sentences import opens_list_item, opens_section
 __all__ = [
     "MIN_ITEM_WORDS",
     "RUNNING_MIN_WORDS",
+    "code_line",
     "ends_sentence",
     "folded",
     "running_lines",
     "whole_spans",
+    "without_code_lines",
     "without_running_lines",
 ]
 
@@ -109,6 +119,61 @@ def without_running_lines(
         end = cut
         while end > start and text[end - 1].isspace():
             end -= 1
+    return start, end
+
+
+#: Code: a backslash (a TeX command), a brace.
+_CODE_MARK = re.compile(r"[\\{}]")
+#: A code listing's line: its number, then code at once ("62 \\DeclareSymbolFont", "8 }").
+_LISTING_LINE = re.compile(r"\d{1,5}[ \t]+[\\{}%]")
+#: A word of prose: two letters or more, not the name of a command ("\\selectfont", "\\l_@@_tl").
+_PLAIN_WORD = re.compile(r"(?<![\\@_\w])[^\W\d_]{2,}")
+
+
+def code_line(line: str) -> bool:
+    """Whether ``line`` is a line of a code listing: a listing's line number followed by code,
+    or code (a backslash or a brace) with fewer than two plain words ("}", "{\\foo}{bar}")."""
+    body = line.strip()
+    if not _CODE_MARK.search(body):
+        return False
+    return _LISTING_LINE.match(body) is not None or len(_PLAIN_WORD.findall(body)) < 2
+
+
+def without_code_lines(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` less the lines of code (:func:`code_line`) at the head and the tail of
+    ``text[start:end]``, and the space around them; ``(start, start)`` when nothing else is
+    left, or when a listing's numbered lines inside it still hold a third of its characters or
+    more (a listing with lines of prose between its lines: "Disable PDF file embedding: 25
+    \\DeclareRobustCommand ... A file annotation becomes a reference: 31 ..."). Code displayed
+    inside a sentence stays ("checked using the following: \\showcaptionsetup{figure} ...
+    placed just before the \\subfloat will show ...").
+    A numbered heading or a caption line that the cut leaves at the head goes too, as
+    :func:`without_running_lines` does."""
+    head = start
+    while start < end:
+        cut = text.find("\n", start, end)
+        if not code_line(text[start : end if cut < 0 else cut]):
+            break
+        if cut < 0:
+            return head, head  # nothing but code
+        start = _skip_space(text, cut + 1, end)
+    cut = text.find("\n", start, end)
+    if start > head and cut > 0 and _heading_line(text[start:cut].strip()):
+        start = _skip_space(text, cut + 1, end)
+    while start < end:
+        cut = text.rfind("\n", start, end)
+        if cut < 0 or not code_line(text[cut + 1 : end]):
+            break
+        end = cut
+        while end > start and text[end - 1].isspace():
+            end -= 1
+    listing = sum(
+        len(m.group())
+        for m in _LINE.finditer(text, start, end)
+        if _LISTING_LINE.match(m.group().strip()) is not None
+    )
+    if 3 * listing >= end - start:
+        return start, start
     return start, end
 
 
