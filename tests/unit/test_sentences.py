@@ -374,3 +374,31 @@ def test_chinese_and_japanese_full_stops_split_without_a_space() -> None:
     assert sents("营业收入增加。\n财务费用减少。") == ["营业收入增加。", "财务费用减少。"]
     # Latin sentences around them
     assert sents("Mixed 文。English text. 中文！") == ["Mixed 文。", "English text.", "中文！"]
+
+
+def test_quoting_a_key_entry_of_a_manual_starts_a_sentence() -> None:
+    # The listings manual's page 37: each key's entry is its syntax and default, then what it
+    # does. The lower-case key after "i.e. not used." read as the sentence going on, so a
+    # question about breaklines was answered with resetmargins' sentence glued to its own.
+    text = (
+        "Line numbers\nand frames are both moved accordingly.\n"
+        "resetmargins=⟨true|false⟩ false\n"
+        "If true, indention from list environments like enumerate or itemize is reset,\n"
+        "i.e. not used.\n"
+        "breaklines=⟨true|false⟩ or breaklines false\n"
+        "activates or deactivates automatic line breaking of long lines.\n"
+        "xleftmargin=⟨dimension⟩ 0pt\nxrightmargin=⟨dimension⟩ 0pt\n"
+    )
+    assert sents(text, quoting=True) == [
+        "Line numbers\nand frames are both moved accordingly.",
+        "resetmargins=⟨true|false⟩ false\nIf true, indention from list environments like "
+        "enumerate or itemize is reset,\ni.e. not used.",
+        "breaklines=⟨true|false⟩ or breaklines false\nactivates or deactivates automatic line "
+        "breaking of long lines.",
+        "xleftmargin=⟨dimension⟩ 0pt",
+        "xrightmargin=⟨dimension⟩ 0pt",
+    ]
+    assert len(sents(text)) == 1  # ingest's splits are unchanged
+    # A key written in running text, after a line that ends no sentence, does not cut it.
+    prose = "You can set the option\nbreaklines=true to break long lines."
+    assert len(sents(prose, quoting=True)) == 1

@@ -90,6 +90,8 @@ _SHORT_ABSOLUTE = 30
 _FEW_LINES = 10
 #: A section number and a capital that open a heading in sentence case ("2.2 Encoding and
 #: escaping", "3.6 Disabling keys"): such a line is a heading though its last word is lower case.
+#: A manual's key entry opening its line: "breaklines=⟨true|false⟩ false", "† frame=⟨none⟩".
+_KEY_ENTRY = re.compile(r"[†‡*∗]?[ \t]*[^\W\d][\w@-]*=")
 _SECTION_NUMBER = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t\u00a0]+[^\W\d_]")
 
 
@@ -271,11 +273,14 @@ def split_sentences(text: str, *, quoting: bool = False) -> list[tuple[int, int]
     """Sentence spans [start, end) of ``text``, in order, without surrounding whitespace.
 
     The spans do not overlap and together cover every non-whitespace character of the text.
-    ``quoting``: the sentences an answer may quote from a chunk, with two more cuts, each
-    before body text: after a heading over it in a text of few lines, and after a numbered
-    heading in sentence case ("2.2 Encoding and escaping"). Ingest keeps the splits without
-    them, which its stored chunks and windows were cut by and its numbers measured on (with
-    them, the library's chunks moved and library-dev lost a question at rank 8; selection.md).
+    ``quoting``: the sentences an answer may quote from a chunk, with three more cuts: before
+    body text after a heading over it in a text of few lines, and after a numbered heading in
+    sentence case ("2.2 Encoding and escaping"); and before a manual's key entry, a line that
+    opens with "key=" after a line that ended a sentence or a key's syntax ("breaklines=⟨true|
+    false⟩ false" after "... i.e. not used.": the lower-case key read as the sentence going
+    on). Ingest keeps the splits without them, which its stored chunks and windows were cut by
+    and its numbers measured on (with the first two, the library's chunks moved and
+    library-dev lost a question at rank 8; selection.md).
     """
     lines = _lines(text)
     short = _short_limit(lines, quoting)
@@ -300,6 +305,7 @@ def split_sentences(text: str, *, quoting: bool = False) -> list[tuple[int, int]
             blank_since_prev
             or prev_terminated
             or _line_opens_sentence(text, prev, start, end, marker, short, in_item, quoting)
+            or (quoting and _opens_key_entry(text, prev, start))
         ):
             cuts.append(start)
             in_item = marker is not None
@@ -316,6 +322,16 @@ def split_sentences(text: str, *, quoting: bool = False) -> list[tuple[int, int]
     for start, end in figure_blocks(text):
         cuts.extend((start, end))
     return _spans(text, sorted(set(cuts)))
+
+
+def _opens_key_entry(text: str, prev: tuple[int, int], start: int) -> bool:
+    """Whether the line at ``start`` opens a key entry ("breaklines=⟨true|false⟩ false") after
+    the line ``prev`` ended a sentence (a terminal: the lower-case key kept it open) or gave a
+    key's syntax (one entry after another: "xleftmargin=⟨dimension⟩ 0pt")."""
+    if _KEY_ENTRY.match(text, start) is None:
+        return False
+    last = text[prev[0] : prev[1]]
+    return last[-1] in ".!?" or (_KEY_ENTRY.match(last) is not None and "=⟨" in last)
 
 
 def _line_opens_sentence(
