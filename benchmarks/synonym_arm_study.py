@@ -72,11 +72,11 @@ def fused_at(weight: float) -> Iterator[None]:
             used[ARM], weights[ARM] = extra, weight
         return used, weights
 
-    hybrid._weighted_lists = weighted  # type: ignore[assignment]
+    hybrid._weighted_lists = weighted
     try:
         yield
     finally:
-        hybrid._weighted_lists = shipped  # type: ignore[assignment]
+        hybrid._weighted_lists = shipped
 
 
 def study(golden_path: Path, index: Path, *, related: bool) -> dict[str, dict[str, float]]:
