@@ -402,3 +402,5 @@ def test_quoting_a_key_entry_of_a_manual_starts_a_sentence() -> None:
     # A key written in running text, after a line that ends no sentence, does not cut it.
     prose = "You can set the option\nbreaklines=true to break long lines."
     assert len(sents(prose, quoting=True)) == 1
+    prose = "Some keys take a value, e.g.\nbreaklines=true to break long lines."
+    assert len(sents(prose, quoting=True)) == 1

@@ -331,6 +331,8 @@ def _opens_key_entry(text: str, prev: tuple[int, int], start: int) -> bool:
     if _KEY_ENTRY.match(text, start) is None:
         return False
     last = text[prev[0] : prev[1]]
+    if last[-1] == "." and _is_non_final(text, prev[1] - 1, prev[0]):
+        return False  # "..., e.g." goes on: "e.g.\nbreaklines=true breaks lines"
     return last[-1] in ".!?" or (_KEY_ENTRY.match(last) is not None and "=⟨" in last)
 
 
