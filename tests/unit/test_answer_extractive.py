@@ -20,8 +20,8 @@ from truthbase.answer.names import (
 from truthbase.answer.quotable import (
     code_line,
     running_lines,
-    without_code_lines,
     without_running_lines,
+    without_stray_lines,
 )
 from truthbase.cite import parse_answer
 from truthbase.cite.lexicon import DEFAULT_WORDNET
@@ -522,12 +522,12 @@ def test_a_listing_is_cut_from_the_sentence_it_touches() -> None:
         "4.2 Package booktabs\nbooktabs is emulated during HTML output, and used as-is\n"
         "during print output.\n5 \\LetLtxMacro\\toprule\\relax\n6 }"
     )
-    start, end = without_code_lines(text, 0, len(text))
+    start, end = without_stray_lines(text, 0, len(text))
     # the listing's lines go from the head and the tail, the heading the cut left at the head too
     assert text[start:end] == (
         "booktabs is emulated during HTML output, and used as-is\nduring print output."
     )
-    start, end = without_code_lines(text, 0, text.index("\n4.2"))
+    start, end = without_stray_lines(text, 0, text.index("\n4.2"))
     assert start == end  # nothing but code
     # A listing with lead-ins between its numbered lines is no sentence.
     listing = (
@@ -535,10 +535,21 @@ def test_a_listing_is_cut_from_the_sentence_it_touches() -> None:
         "The displayed output for a reference:\n26 \\newcommand*{\\LWR@attachfile@appearance}{}\n"
         "28 \\DeclareRobustCommand{\\atfi@set@appearance}[1]{%\nand a reference at last."
     )
-    assert without_code_lines(listing, 0, len(listing)) == (0, 0)
+    assert without_stray_lines(listing, 0, len(listing)) == (0, 0)
     # Code displayed inside a sentence stays.
     sentence = (
         "The settings may be checked using the following:\n\\showcaptionsetup{figure}\n"
         "placed just before the \\subfloat will show in the log what overrides apply."
     )
-    assert without_code_lines(sentence, 0, len(sentence)) == (0, len(sentence))
+    assert without_stray_lines(sentence, 0, len(sentence)) == (0, len(sentence))
+
+
+def test_a_bare_number_on_its_own_line_is_cut_from_a_quote() -> None:
+    # The Debian Live manual's EPUB numbers each paragraph ("307" above "lb config: ..."); a
+    # PDF page ends with its number: neither is a word of the sentence it touches.
+    text = "307\nlb config: Responsible for initializing a Live system configuration.\n37"
+    start, end = without_stray_lines(text, 0, len(text))
+    assert text[start:end] == "lb config: Responsible for initializing a Live system configuration."
+    # A number inside the sentence stays.
+    text = "The chunks are\n100\ntokens long."
+    assert without_stray_lines(text, 0, len(text)) == (0, len(text))

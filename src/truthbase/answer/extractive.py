@@ -68,8 +68,8 @@ from .quotable import (
     folded,
     running_lines,
     whole_spans,
-    without_code_lines,
     without_running_lines,
+    without_stray_lines,
 )
 from .refusal_model import (
     RefusalFeatures,
@@ -238,7 +238,7 @@ class ExtractiveAnswerer:
                 if headers and span not in whole:
                     s, e = without_running_lines(source.text, s, e, headers)
                 if span not in whole:
-                    s, e = without_code_lines(source.text, s, e)
+                    s, e = without_stray_lines(source.text, s, e)
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(

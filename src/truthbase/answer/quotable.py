@@ -27,8 +27,10 @@ reads as no sentence does, and its embedding matched the question less than the 
 
 Nor is a line of a code listing (:func:`code_line`: a listing's line number followed by code,
 "62 \\DeclareSymbolFont{EulerScript}{U}{eus}{m}{n}", or code with no plain word, "8 }") part of
-the sentence it touches: :func:`without_code_lines` cuts such lines from the head and the tail
-of a quoted span, and a span that is mostly code is not quoted. A package manual documented from
+the sentence it touches, or a bare number on a line of its own (a page number, an EPUB's
+paragraph number: the Debian Live manual numbers each paragraph, "307" / "lb config: ..."):
+:func:`without_stray_lines` cuts such lines from the head and the tail of a quoted span, and a
+span that is mostly code is not quoted. A package manual documented from
 its source prints numbered code between its paragraphs, and the splitter, which sees no
 sentence end in code, glued "7 \\DeclareMathVersion {\\l_@@_mversion_tl} 8 } 9 }" to the sentence
 after it.
@@ -50,8 +52,8 @@ __all__ = [
     "folded",
     "running_lines",
     "whole_spans",
-    "without_code_lines",
     "without_running_lines",
+    "without_stray_lines",
 ]
 
 #: A list item quoted on its own has at least this many words (fewer: a heading such as
@@ -139,8 +141,18 @@ def code_line(line: str) -> bool:
     return _LISTING_LINE.match(body) is not None or len(_PLAIN_WORD.findall(body)) < 2
 
 
-def without_code_lines(text: str, start: int, end: int) -> tuple[int, int]:
-    """``(start, end)`` less the lines of code (:func:`code_line`) at the head and the tail of
+#: A number alone on its line: a page number, an EPUB's paragraph number.
+_BARE_NUMBER = re.compile(r"\d{1,5}")
+
+
+def _stray_line(line: str) -> bool:
+    """A line that is no part of the sentence it touches: code, or a bare number."""
+    return code_line(line) or _BARE_NUMBER.fullmatch(line.strip()) is not None
+
+
+def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` less the lines of code (:func:`code_line`) and the bare numbers (a page
+    number, a paragraph's number) at the head and the tail of
     ``text[start:end]``, and the space around them; ``(start, start)`` when nothing else is
     left, or when a listing's numbered lines inside it still hold a third of its characters or
     more (a listing with lines of prose between its lines: "Disable PDF file embedding: 25
@@ -152,17 +164,17 @@ def without_code_lines(text: str, start: int, end: int) -> tuple[int, int]:
     head = start
     while start < end:
         cut = text.find("\n", start, end)
-        if not code_line(text[start : end if cut < 0 else cut]):
+        if not _stray_line(text[start : end if cut < 0 else cut]):
             break
         if cut < 0:
-            return head, head  # nothing but code
+            return head, head  # nothing but code and numbers
         start = _skip_space(text, cut + 1, end)
     cut = text.find("\n", start, end)
     if start > head and cut > 0 and _heading_line(text[start:cut].strip()):
         start = _skip_space(text, cut + 1, end)
     while start < end:
         cut = text.rfind("\n", start, end)
-        if cut < 0 or not code_line(text[cut + 1 : end]):
+        if cut < 0 or not _stray_line(text[cut + 1 : end]):
             break
         end = cut
         while end > start and text[end - 1].isspace():
