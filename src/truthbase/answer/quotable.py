@@ -39,7 +39,7 @@ after it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..text.figures import figure_blocks, looks_like_labels
 from ..text.sentences import opens_list_item, opens_section
@@ -105,10 +105,26 @@ def without_running_lines(
     (the splitter cuts a heading from the body after it, not from a header before it)."""
     if folded(text[start:end]) in running:
         return start, start  # nothing but the header
+    return _without_edge_lines(
+        text, start, end, lambda line: folded(line) in running, keep_last=True
+    )
+
+
+def _without_edge_lines(
+    text: str, start: int, end: int, apart: Callable[[str], bool], *, keep_last: bool
+) -> tuple[int, int]:
+    """``(start, end)`` less the lines at its head and its tail that are ``apart`` from the
+    sentence they touch, and the space around them; a numbered heading or a caption line that
+    the head's cut leaves there goes too. When every line is apart, the last one is kept
+    (``keep_last``) or nothing is: ``(start, start)``."""
     head = start
     while start < end:
         cut = text.find("\n", start, end)
-        if cut < 0 or folded(text[start:cut]) not in running:
+        if cut < 0:
+            if not keep_last and apart(text[start:end]):
+                return start, start
+            break
+        if not apart(text[start:cut]):
             break
         start = _skip_space(text, cut + 1, end)
     cut = text.find("\n", start, end)
@@ -116,7 +132,7 @@ def without_running_lines(
         start = _skip_space(text, cut + 1, end)
     while start < end:
         cut = text.rfind("\n", start, end)
-        if cut < 0 or folded(text[cut + 1 : end]) not in running:
+        if cut < 0 or not apart(text[cut + 1 : end]):
             break
         end = cut
         while end > start and text[end - 1].isspace():
@@ -161,24 +177,7 @@ def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     placed just before the \\subfloat will show ...").
     A numbered heading or a caption line that the cut leaves at the head goes too, as
     :func:`without_running_lines` does."""
-    head = start
-    while start < end:
-        cut = text.find("\n", start, end)
-        if not _stray_line(text[start : end if cut < 0 else cut]):
-            break
-        if cut < 0:
-            return head, head  # nothing but code and numbers
-        start = _skip_space(text, cut + 1, end)
-    cut = text.find("\n", start, end)
-    if start > head and cut > 0 and _heading_line(text[start:cut].strip()):
-        start = _skip_space(text, cut + 1, end)
-    while start < end:
-        cut = text.rfind("\n", start, end)
-        if cut < 0 or not _stray_line(text[cut + 1 : end]):
-            break
-        end = cut
-        while end > start and text[end - 1].isspace():
-            end -= 1
+    start, end = _without_edge_lines(text, start, end, _stray_line, keep_last=False)
     listing = sum(
         len(m.group())
         for m in _LINE.finditer(text, start, end)
