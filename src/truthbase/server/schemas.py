@@ -26,7 +26,6 @@ class DocumentOut(_Body):
     id: str = Field(description="sha256 of the document's bytes.")
     title: str
     display_title: str = Field(
-        default="",
         description="The title as a list shows it: followed by the file name where several of "
         "the listed documents share the title.",
     )
@@ -46,11 +45,11 @@ class DocumentOut(_Body):
     )
 
     @classmethod
-    def of(cls, info: DocumentInfo, display_title: str | None = None) -> DocumentOut:
+    def of(cls, info: DocumentInfo, display_title: str) -> DocumentOut:
         return cls(
             id=info.id,
             title=info.title,
-            display_title=display_title or info.title,
+            display_title=display_title,
             kind=info.kind,
             language=info.language,
             pages=info.unit_count,
