@@ -13,8 +13,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from truthbase.answer.extractive import Candidate, ExtractiveAnswerer
+from truthbase.answer.extractive import ExtractiveAnswerer
+from truthbase.answer.follow_up import Focus
 from truthbase.answer.model import Source
+from truthbase.answer.scoring import Candidate
 from truthbase.config import Settings
 from truthbase.embed import Embedder, load_embedder
 from truthbase.store import SQLiteStore
@@ -52,9 +54,13 @@ class EveryCandidate(ExtractiveAnswerer):
     """The extractive answerer as it was: every usable sentence embedded before the choice."""
 
     def contenders(
-        self, question: str, sources: Sequence[Source], first: int = 4
+        self,
+        question: str,
+        sources: Sequence[Source],
+        first: int = 4,
+        focus: Focus | None = None,
     ) -> list[Candidate]:
-        return self.candidates(question, sources)
+        return self.candidates(question, sources, focus)
 
 
 def _p50(values: list[float]) -> float | None:
