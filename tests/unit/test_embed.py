@@ -48,6 +48,7 @@ def test_public_api() -> None:
         "embed_question_with",
         "int8_embedder",
         "l2_normalize",
+        "load_choice_embedder",
         "load_embedder",
         "mean_pool",
         "onnx_dir_embedder",

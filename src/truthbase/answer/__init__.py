@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .agent import AGENT_EXTRACTIVE, Agent, agent_events, ask_agent
 from .base import Answerer, Draft
-from .extractive import Candidate, ExtractiveAnswerer, Selection
+from .extractive import ExtractiveAnswerer, Selection
 from .llm import LLMAnswerer, Stages, answerer_for, stages_for
 from .model import (
     NO_ANSWER,
@@ -24,6 +24,7 @@ from .model import (
 )
 from .pipeline import AnswerError, Retrieved, answer_question, ask, retrieve, sources_from_hits
 from .policy import LLMNotConfigured, resolve_mode
+from .scoring import Candidate
 from .stored import record_answer
 
 __all__ = [

@@ -43,7 +43,8 @@ from ..segments.tools import FULL_SUMMARIES, RELATED_SEGMENTS
 from ..store import Searchable
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from .agent_loop import ToolRun, run_tool
-from .extractive import ExtractiveAnswerer, usable
+from .extractive import ExtractiveAnswerer
+from .scoring import usable
 
 __all__ = [
     "AGENT_EXTRACTIVE",

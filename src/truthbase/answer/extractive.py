@@ -8,7 +8,12 @@ weighted sum of
 - ``lexical``: the share of the question's idf mass (stemmed content terms, idf over the
   sentences of the sources) that the sentence contains,
 - ``context``: the same share for the whole source chunk around the sentence,
-- ``rank``: 1 / retrieval rank of the source.
+- ``rank``: 1 / retrieval rank of the source,
+- ``choice cosine`` (opt-in, ``extractive.choice_embedder``): the same cosine by a second
+  embedder, multilingual-e5-small, which weighs in the choice of sentences only, never in search
+  or in the refusal model (docs/evals/selection.md).
+
+The sentences and their features are :mod:`.scoring`'s.
 
 The best 1 to 3 sentences within ``keep_ratio`` of the best score, no two near-duplicates, make
 the answer, in source order. A question that asks several things at once (:mod:`.parts`) gets
@@ -33,27 +38,21 @@ help). They and the other limits are the ``extractive`` settings section
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
-
-import numpy as np
-import numpy.typing as npt
+from typing import Any
 
 from ..cite import defuse_markers
 from ..config import ExtractiveSettings
-from ..embed import Embedder, embed_question_with
+from ..embed import Embedder, load_choice_embedder
 from ..extract.tables import CELL_SEPARATOR
 from ..model import overlaps
-from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
 from ..turns import Resolution
 from .base import Draft
 from .follow_up import (
     Focus,
     earlier_side,
-    focus_coverage,
     follow_up_focus,
     names_other_item,
     new_words_held,
@@ -62,71 +61,9 @@ from .model import NO_ANSWER, Source
 from .names import code_terms, holds_codes, missing_named_terms, one_of_a_family
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
-from .quotable import (
-    MIN_ITEM_WORDS,
-    ends_sentence,
-    folded,
-    running_lines,
-    whole_spans,
-    without_running_lines,
-    without_stray_lines,
-)
-from .refusal_model import (
-    RefusalFeatures,
-    Weights,
-    refusal_features,
-    support_score,
-    support_weights,
-    weighted_score,
-)
-from .rows import crosses_into, row_spans, rows_apart
-
-
-def scored_text(label: str, text: str) -> str:
-    """A sentence as the question is compared with it: after its table row's label, if any."""
-    return f"{label}: {text}" if label else text
-
-
-class _Sentence(NamedTuple):
-    """A usable sentence of a source: its span in the unit, its text, and the label of its
-    table row when it is a cell sentence of a long row (:func:`.rows.rows_apart`), else ""."""
-
-    source: Source
-    start: int
-    end: int
-    text: str
-    label: str
-
-    @property
-    def scored(self) -> str:
-        """What the question is compared with: the sentence after its row's label, if any."""
-        return scored_text(self.label, self.text)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    """One source sentence, its features for the question and their weighted sum (``score``,
-    which orders the sentences an answer may cite); start and end are unit offsets. ``label``:
-    the first cell of its table row when it is a cell sentence of a long row (the features
-    read it before the sentence: :attr:`scored`), else ""."""
-
-    n: int
-    doc_id: str
-    unit: int
-    start: int
-    end: int
-    text: str
-    score: float
-    cosine: float
-    lexical: float
-    context: float
-    rank: int
-    label: str = ""
-
-    @property
-    def scored(self) -> str:
-        """What the question is compared with: the sentence after its row's label, if any."""
-        return scored_text(self.label, self.text)
+from .quotable import MIN_ITEM_WORDS, ends_sentence
+from .refusal_model import RefusalFeatures, refusal_features
+from .scoring import Candidate, SentenceScorer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,49 +89,6 @@ def _reads_as_prose(text: str) -> bool:
     return CELL_SEPARATOR in text or ends_sentence(text) or len(text.split()) >= MIN_ITEM_WORDS
 
 
-def _score_weights(cfg: ExtractiveSettings) -> Weights:
-    """The weights of a sentence's score, which orders the sentences an answer may cite."""
-    return (cfg.w_cosine, cfg.w_lexical, cfg.w_context, cfg.w_rank)
-
-
-_LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
-
-
-def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> bool:
-    """Whether a sentence can be an answer: long enough, mostly words, no dot leaders (a TOC).
-
-    A table ``row``'s numbers and dates are its data, not debris (a row of three dates, a name
-    and a count has fewer letters than digits): there letters and digits count alike, and the
-    cell separators not at all."""
-    if not min_chars <= len(text) <= max_chars or _LEADER.search(text):
-        return False
-    if row:
-        body = text.replace(CELL_SEPARATOR, "").replace(" ", "")
-        return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
-    letters = sum(ch.isalpha() for ch in text)
-    return letters >= 0.5 * len(text.replace(" ", ""))
-
-
-def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
-    """(document, text) of the sentences that stand verbatim on two or more pages of one
-    document among the sources: a running header or footer (a Chinese quarterly report's
-    company name and "2018 年第一季度报告全文" atop every page), which matches any question about
-    the document and answers none. A sentence the sources show on one page only is kept,
-    however often the document repeats it elsewhere: only what is seen can be judged."""
-    units: dict[tuple[str, str], set[int]] = {}
-    for source, _, _, text, _ in raw:
-        units.setdefault((source.doc_id, folded(text)), set()).add(source.unit)
-    return {key for key, seen in units.items() if len(seen) >= 2}
-
-
-def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
-    """Each row's dot product with the question, clipped to [0, 1]: a row-wise sum, whose float
-    result does not depend on which other rows are in ``vectors`` (a BLAS matrix-vector product's
-    may: its kernels treat a remainder of rows differently), so that :meth:`contenders` and
-    :meth:`candidates` score a sentence alike."""
-    return np.clip((vectors * question).sum(axis=1), 0.0, 1.0)
-
-
 def _display(text: str) -> str:
     # The sentence's own reference markers ("as shown in [3]") must not cite source 3.
     return defuse_markers(" ".join(text.split()))
@@ -203,112 +97,43 @@ def _display(text: str) -> str:
 class ExtractiveAnswerer:
     """Composes answers from source sentences; see the module docstring."""
 
-    def __init__(self, embedder: Embedder, settings: ExtractiveSettings | None = None) -> None:
-        """``settings``: the ``extractive`` section (None: its defaults)."""
+    def __init__(
+        self,
+        embedder: Embedder,
+        settings: ExtractiveSettings | None = None,
+        *,
+        chooser: Embedder | None = None,
+    ) -> None:
+        """``settings``: the ``extractive`` section (None: its defaults). ``chooser``: the
+        embedder of the choice cosine (None: the one ``settings.choice_embedder`` names, loaded
+        on first use and shared by the process)."""
         self._embedder = embedder
         self.settings = settings if settings is not None else ExtractiveSettings()
+        self._chooser = chooser
+
+    def _choice_embedder(self) -> Embedder | None:
+        """The embedder of the choice cosine; None when the settings have none or weigh it 0."""
+        cfg = self.settings
+        if cfg.choice_embedder == "none" or cfg.w_choice_cosine == 0:
+            return None
+        if self._chooser is None:
+            self._chooser = load_choice_embedder(cfg.choice_embedder, self._embedder)
+        return self._chooser
 
     @property
     def name(self) -> str:
         return "extractive"
 
-    def _sentences(self, sources: Sequence[Source]) -> list[_Sentence]:
-        """The usable sentences of the sources, once each, without the document's running
-        headers and footers (:func:`_running_lines`); a table row is one, or, when longer than
-        ``max_chars``, the sentences of its cells are, labelled by its first cell
-        (:func:`.rows.rows_apart`)."""
-        cfg = self.settings
-        seen: set[tuple[str, int, int, int]] = set()
-        raw: list[_Sentence] = []
-        # A page's running header or footer is cut from the sentence it touches (.quotable).
-        page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
-        for source in sources:
-            headers = page_lines.get(source.doc_id, frozenset())
-            ordered = row_spans(source.text)  # in text order, as rows_apart walks them
-            rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
-            whole = set(rows)
-            long_rows = [r for r in ordered if r not in whole]
-            spans, labels = rows_apart(
-                source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
-            )
-            for span in whole_spans(source.text, spans, rows):
-                if crosses_into(span, long_rows):
-                    continue  # a line joined into a long row's first cell: not a sentence
-                s, e = span
-                if headers and span not in whole:
-                    s, e = without_running_lines(source.text, s, e, headers)
-                if span not in whole:
-                    s, e = without_stray_lines(source.text, s, e)
-                text = source.text[s:e]
-                key = (source.doc_id, source.unit, source.start + s, source.start + e)
-                if key in seen or not usable(
-                    text, cfg.min_chars, cfg.max_chars, row=(s, e) in whole
-                ):
-                    continue
-                seen.add(key)
-                raw.append(
-                    _Sentence(
-                        source, source.start + s, source.start + e, text, labels.get(span, "")
-                    )
-                )
-        running = _running_lines(raw)
-        return [item for item in raw if (item.source.doc_id, folded(item.text)) not in running]
-
-    def _lexical(
-        self,
-        question: str,
-        sources: Sequence[Source],
-        raw: Sequence[_Sentence],
-        focus: Focus | None = None,
-    ) -> list[tuple[float, float]]:
-        """(lexical, context) of each sentence: the features that need no embedding."""
-        q_terms = terms(question)
-        # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
-        sentence_terms = [terms(item.scored) for item in raw]
-        idf, unseen = idf_table(sentence_terms)
-        context = {s.n: focus_coverage(q_terms, terms(s.text), idf, unseen, focus) for s in sources}
-        return [
-            (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
-            for (source, *_), st in zip(raw, sentence_terms, strict=True)
-        ]
-
-    def _candidate(self, item: _Sentence, lexical: float, ctx: float, cos: float) -> Candidate:
-        cfg = self.settings
-        source, start, end, text, label = item
-        score = weighted_score(_score_weights(cfg), cos, lexical, ctx, source.n)
-        return Candidate(
-            n=source.n,
-            doc_id=source.doc_id,
-            unit=source.unit,
-            start=start,
-            end=end,
-            text=text,
-            score=score,
-            cosine=cos,
-            lexical=lexical,
-            context=ctx,
-            rank=source.n,
-            label=label,
-        )
+    def _scorer(self) -> SentenceScorer:
+        return SentenceScorer(self._embedder, self.settings, self._choice_embedder())
 
     def candidates(
         self, question: str, sources: Sequence[Source], focus: Focus | None = None
     ) -> list[Candidate]:
         """Every usable sentence of the sources with its features and score, best first (a
-        follow-up's ``focus`` adds the words the earlier turns lend it)."""
-        raw = self._sentences(sources)
-        if not raw:
-            return []
-        features = self._lexical(question, sources, raw, focus)
-        asked = focus.cosine_text if focus is not None else question
-        vectors = embed_question_with(self._embedder, asked, [item.scored for item in raw])
-        cosines = _cosines(vectors[1:], vectors[0])
-        out = [
-            self._candidate(item, lexical, ctx, float(cos))
-            for item, (lexical, ctx), cos in zip(raw, features, cosines, strict=True)
-        ]
-        out.sort(key=lambda c: (-c.score, c.n, c.start))
-        return out
+        follow-up's ``focus`` adds the words the earlier turns lend it):
+        :meth:`.scoring.SentenceScorer.candidates`."""
+        return self._scorer().candidates(question, sources, focus)
 
     def contenders(
         self,
@@ -317,63 +142,10 @@ class ExtractiveAnswerer:
         first: int = 4,
         focus: Focus | None = None,
     ) -> list[Candidate]:
-        """The candidates that can be the best or an answer sentence, exactly scored, best first:
-        what :meth:`choose` needs to make the same choice as from all :meth:`candidates`.
-
-        Embedding the sentences is nearly all of an answer's time, and most sentences cannot
-        matter: a sentence's score is at most its features without the embedding plus
-        ``w_cosine`` (the cosine is clipped to [0, 1]), and :meth:`choose` takes no sentence
-        below ``keep_ratio`` of the best. So the ``first`` sentences with the highest other
-        features are embedded (with the question), then every other sentence whose bound still
-        reaches ``keep_ratio`` of the best score so far, in one more call; the rest can be
-        neither the best nor chosen (the best only rises). The refusal model weighs the same
-        features on its own scale (:func:`.refusal_model.support_score`), so a sentence is also
-        embedded when its bound there reaches ``keep_ratio`` of the best support so far: the
-        features are those of all candidates. A sentence's vector does not depend on the texts
-        batched with it (the answer gate and tests/integration/test_extractive_contenders.py
-        hold this), so the scores are the same floats.
-        """
-        cfg = self.settings
-        model = cfg.refusal
-        raw = self._sentences(sources)
-        if not raw:
-            return []
-        features = self._lexical(question, sources, raw, focus)
-        score_w, support_w = _score_weights(cfg), support_weights(model)
-        bounds = [
-            weighted_score(score_w, 1.0, lexical, ctx, item.source.n)
-            for item, (lexical, ctx) in zip(raw, features, strict=True)
-        ]
-        support_bounds = [
-            weighted_score(support_w, 1.0, lexical, ctx, item.source.n)
-            for item, (lexical, ctx) in zip(raw, features, strict=True)
-        ]
-        order = sorted(range(len(raw)), key=lambda i: -bounds[i])
-        head, rest = order[:first], order[first:]
-        asked = focus.cosine_text if focus is not None else question
-        vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
-        question_vector = vectors[0]
-        out = [
-            self._candidate(raw[i], *features[i], float(cos))
-            for i, cos in zip(head, _cosines(vectors[1:], question_vector), strict=True)
-        ]
-        best = max(c.score for c in out)
-        best_support = max(support_score(c, model) for c in out)
-        # The bounds are the scores' own sum with the cosine at its maximum; 1e-9 is a margin.
-        more = [
-            i
-            for i in rest
-            if bounds[i] + 1e-9 >= cfg.keep_ratio * best
-            or support_bounds[i] + 1e-9 >= cfg.keep_ratio * best_support
-        ]
-        if more:
-            extra = self._embedder.embed([raw[i].scored for i in more])
-            out.extend(
-                self._candidate(raw[i], *features[i], float(cos))
-                for i, cos in zip(more, _cosines(extra, question_vector), strict=True)
-            )
-        out.sort(key=lambda c: (-c.score, c.n, c.start))
-        return out
+        """The candidates that can be the best or an answer sentence, exactly scored, best
+        first (:meth:`.scoring.SentenceScorer.contenders`): what :meth:`choose` needs to make
+        the same choice as from all :meth:`candidates`."""
+        return self._scorer().contenders(question, sources, first, focus)
 
     def choose(
         self,

