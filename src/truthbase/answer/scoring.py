@@ -315,20 +315,24 @@ class SentenceScorer:
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
         head, rest = order[:first], order[first:]
         asked = focus.cosine_text if focus is not None else question
-        vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
+        head_vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
+        question_vector = head_vectors[0]
         choice = self._choice_cosines(asked)
 
-        def scored(indices: Sequence[int], vectors: Any, chosen: bool = True) -> list[Candidate]:
+        def scored(
+            indices: Sequence[int], embedded: Any = None, *, choosable: bool = True
+        ) -> list[Candidate]:
+            # ``embedded``: the sentences' index vectors where made already (the head's).
             texts = [raw[i].scored for i in indices]
-            choices = choice(texts) if chosen else np.zeros(len(texts), dtype=np.float32)
+            vectors = self._embedder.embed(texts) if embedded is None else embedded
+            choices = choice(texts) if choosable else np.zeros(len(texts), dtype=np.float32)
             cosines = _cosines(vectors, question_vector)
             return [
                 self._candidate(raw[i], *features[i], float(cos), float(c))
                 for i, cos, c in zip(indices, cosines, choices, strict=True)
             ]
 
-        question_vector = vectors[0]
-        out = scored(head, vectors[1:])
+        out = scored(head, head_vectors[1:])
         best = max(c.score for c in out)
         best_support = max(support_score(c, model) for c in out)
         done: set[int] = set()
@@ -341,7 +345,7 @@ class SentenceScorer:
             ]
             if not batch:
                 break  # the bounds only fall from here
-            found = scored(batch, self._embedder.embed([raw[i].scored for i in batch]))
+            found = scored(batch)
             out.extend(found)
             done.update(batch)
             best = max(best, *(c.score for c in found))
@@ -352,6 +356,6 @@ class SentenceScorer:
             if i not in done and support_bounds[i] + 1e-9 >= cfg.keep_ratio * best_support
         ]
         if more:
-            out.extend(scored(more, self._embedder.embed([raw[i].scored for i in more]), False))
+            out.extend(scored(more, choosable=False))
         out.sort(key=lambda c: (-c.score, c.n, c.start))
         return out
