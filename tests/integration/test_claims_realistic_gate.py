@@ -75,21 +75,25 @@ def test_the_checks_beat_the_checker_they_replaced(report: dict[str, Any]) -> No
     nothing about a paraphrase. The second round measured balanced accuracy 0.743 fitted and
     0.740 cross-validated, the third 0.861 and 0.858, kept 0.870 / 0.870 and caught 0.852 /
     0.845; with a number joined to a word named by its stem (session 21) 0.8605 and 0.857, kept
-    0.880 / 0.880 and caught 0.841 / 0.834 (docs/evals/claims-realistic.md); the floors sit a
-    little under."""
+    0.880 / 0.880 and caught 0.841 / 0.834; the fourth round (session 32) 0.8945 and 0.891,
+    caught 0.909 / 0.902 (docs/evals/claims-realistic.md); the floors sit a little under."""
     threshold = report["threshold"]
     assert (report["kept"] + report["caught"]) / 2 >= 0.82
     assert (threshold["cv_kept"] + threshold["cv_caught"]) / 2 >= 0.82
     assert report["kept"] >= 0.84 and threshold["cv_kept"] >= 0.84
-    assert report["caught"] >= 0.80 and threshold["cv_caught"] >= 0.80
+    assert report["caught"] >= 0.86 and threshold["cv_caught"] >= 0.86
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24's caught goal is missed: kept 0.880 / caught 0.834 cross-validated (goals "
-    "0.85 / 0.90); lowercase entity swaps, roles given to another agent and German scope "
-    "escape the vetoes (docs/evals/claims-realistic.md)",
-)
 def test_the_issue_goals_cross_validated(report: dict[str, Any]) -> None:
+    """Issue 24, item 6, the deterministic checks: kept >= 0.85 and caught >= 0.90, every kind
+    >= 0.75, with cross-validated thresholds. Met since session 32 (kept 0.880, caught 0.902
+    cross-validated; relation 0.769 and inference-light 0.765 the lowest kinds)."""
     threshold = report["threshold"]
     assert threshold["cv_kept"] >= 0.85 and threshold["cv_caught"] >= 0.90
+    low = {
+        kind: share
+        for kind, row in threshold["cv_by_kind"].items()
+        for name, share in row.items()
+        if name in ("kept", "caught") and share < 0.75
+    }
+    assert not low, low

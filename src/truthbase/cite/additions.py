@@ -10,18 +10,34 @@ added facts a score lets through because the rest of the claim is the quote's:
 - ``superlative_added``: the claim ranks ("the most harmful", "the least", "am wichtigsten")
   where neither quote nor context has a superlative, and the word it ranks by is not on the
   page ("the most important" restating "critical" is no addition).
+- ``opposite_added``: the claim pairs a word of the quote with its opposite ("the primary
+  audience ..., with program leaders as a secondary audience") where the page never says that
+  opposite or a word of its side: the contrast is the claim's own.
+- ``comparison_added``: the claim compares ("exceed", "outperform", "precede") where the quote
+  compares nothing and the page has no word of that comparison or its relatives: a definition
+  read as a threshold ("the probability that its consequences exceed a given magnitude").
 """
 
 from __future__ import annotations
 
 import re
 
-from .align import normal
+from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS
+from .align import normal, passage_lemmas
 from .lexicon import Lexicon
 from .model import Reason
+from .negation import is_cue
 from .roles import page_words
+from .vetoes import DIRECTIONAL, opposites, side_of
 
-__all__ = ["EXAMPLE_SAID", "example_reasons", "superlative_reasons"]
+__all__ = [
+    "COMPARING",
+    "EXAMPLE_SAID",
+    "comparison_reasons",
+    "example_reasons",
+    "opposite_reasons",
+    "superlative_reasons",
+]
 
 _EXAMPLE = re.compile(
     r"\b(?:such as|for example|for instance|e\.g\.?|zum beispiel|z\. ?b\.|beispielsweise|"
@@ -33,6 +49,15 @@ _SUPERLATIVE = re.compile(
     r"\b(?:the|as the|am|die|der|das)\s+(?:most|least|meisten|wenigsten)\s+(?P<word>[^\W\d_]+)"
 )
 _PAGE_SUPERLATIVE = frozenset("most least best worst meisten wenigsten".split())  # noqa: SIM905
+#: Verbs (lemmas) that compare two things or order them: a relation of their own, not a
+#: rewording of a page that compares nothing.
+COMPARING = frozenset(
+    "exceed outperform surpass beat outscore outdo outstrip precede trail".split()  # noqa: SIM905
+)
+#: Words with which a quote compares without a comparing verb ("improvements of 2%").
+_GAINS = frozenset("improve improvement gain margin over".split())  # noqa: SIM905
+_NOT_CONTENT = SUPPORT_STOP_WORDS | QUERY_STOP_WORDS
+_WORD = re.compile(r"[^\W_]+(?:[.\-'][^\W_]+)*")
 
 
 def _ranks(text: str, lexicon: Lexicon) -> bool:
@@ -84,3 +109,63 @@ def superlative_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) 
             claim_says=found.group().strip(),
         )
     ]
+
+
+def _lemmas(text: str, lexicon: Lexicon) -> set[str]:
+    return passage_lemmas(_WORD.findall(normal(text)), lexicon)
+
+
+def opposite_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> list[Reason]:
+    """A claim word whose opposite the quote and the claim both say, and that the page never
+    says nor anything on its side (module doc)."""
+    page = _lemmas(f"{quote}\n{context}", lexicon)
+    quoted = _lemmas(quote, lexicon)
+    claim_words = _WORD.findall(normal(claim))
+    said = passage_lemmas(claim_words, lexicon)
+    for word in claim_words:
+        own = lexicon.lemmas(word) | {word}
+        if own & page or word in _NOT_CONTENT or is_cue(word):
+            continue  # "no" beside "all" is the negation check's
+        for lemma in own:
+            paired = opposites(lemma, lexicon) & quoted & said
+            if not paired:
+                continue
+            near: set[str] = set()
+            for form in own:
+                near |= side_of(form) | set(lexicon.related(form))
+            if near & page:
+                continue
+            theirs = min(paired)
+            return [
+                Reason(
+                    "opposite_added",
+                    f'the claim says "{word}" beside "{theirs}"; the page says only "{theirs}"',
+                    claim_says=word,
+                    page_says=theirs,
+                )
+            ]
+    return []
+
+
+def comparison_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> list[Reason]:
+    """A comparison of the claim where the quote compares nothing (module doc)."""
+    if _lemmas(quote, lexicon) & (COMPARING | DIRECTIONAL | _GAINS):
+        return []  # the quote compares: whether the claim's comparison is its one, others say
+    page = _lemmas(f"{quote}\n{context}", lexicon)
+    for word in _WORD.findall(normal(claim)):
+        own = lexicon.lemmas(word) | {word}
+        if not own & COMPARING:
+            continue
+        near: set[str] = set(own)
+        for form in own:
+            near |= set(lexicon.related(form))
+        if near & page:
+            continue
+        return [
+            Reason(
+                "comparison_added",
+                f'the claim says "{word}"; the quote compares nothing',
+                claim_says=word,
+            )
+        ]
+    return []

@@ -14,9 +14,10 @@ after" for "before") restates it too (:func:`double_negations`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .align import normal, stems
+from .align import PREFIX, normal, stems
 from .model import Reason
 from .numbers import TOKEN
 
@@ -33,6 +34,7 @@ __all__ = [
     "negated_words",
     "negation_reasons",
     "negations",
+    "not_only_reasons",
 ]
 
 #: A claim's negation contradicts the quote when one of its first this many scope terms is in
@@ -224,3 +226,47 @@ def double_negations(claim: str, reasons: list[Reason]) -> list[Reason]:
         if not (r.code == "antonym" and r.claim_says in negated)
         and not (r.code == "negation_missing" and r.claim_says.split(" ")[0] in cues)
     ]
+
+
+#: "only" words and the cue that makes "not only" of them.
+_ONLY = {"only": "not", "solely": "not", "merely": "not", "nur": "nicht", "bloß": "nicht"}
+#: Content words after "only" that say what it restricts.
+_ONLY_REACH = 2
+_ARTICLES = frozenset(
+    "the a an ein eine einer einem einen eines der die das dem den des in at on to im am".split()  # noqa: SIM905
+)
+
+
+def _restricted(tokens: Sequence[str], at: int) -> set[str]:
+    """The first content words after ``tokens[at]``, as prefixes, inside its clause."""
+    found: set[str] = set()
+    for word in tokens[at + 1 :]:
+        if word in ",;:.!?()" or len(found) >= _ONLY_REACH:
+            break
+        if word not in _ARTICLES and len(word) > 2:
+            found.add(word[:PREFIX])
+    return found
+
+
+def not_only_reasons(claim: str, quote: str) -> list[Reason]:
+    """The quote says "not only X" (X and more) and the claim "only X": the one reading a
+    negation check cannot see, since "not only" is no negation of what follows it."""
+    quote_tokens = [w for w, _, _ in _tokens(normal(quote))]
+    claim_tokens = [w for w, _, _ in _tokens(normal(claim))]
+    for k, word in enumerate(quote_tokens):
+        if word not in _ONLY or not k or quote_tokens[k - 1] != _ONLY[word]:
+            continue
+        theirs = _restricted(quote_tokens, k)
+        for m, ours in enumerate(claim_tokens):
+            if ours not in _ONLY or (m and claim_tokens[m - 1] == _ONLY[ours]):
+                continue
+            if theirs & _restricted(claim_tokens, m):
+                return [
+                    Reason(
+                        "not_only_dropped",
+                        f'the quote says "{_ONLY[word]} {word}", the claim says "{ours}"',
+                        claim_says=ours,
+                        page_says=f"{_ONLY[word]} {word}",
+                    )
+                ]
+    return []

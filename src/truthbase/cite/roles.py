@@ -12,7 +12,11 @@ whose words are all on the page but in the wrong places:
   slot: "statistical, and ...", "the ... kiln") is nowhere on the page, and the quote has in
   that slot a word the claim does not have, both terms of one shape (a name, letters with
   digits, a hyphenated compound): "statistical, and societal-demographic" for "statistical,
-  and human-cognitive". A reworded slot (a synonym, a derived form) is no substitution. A
+  and human-cognitive". A reworded slot (a synonym, a derived form) is no substitution. A name
+  with digits in the quote's slot ("GPT-4-based predictions") that the claim drops altogether
+  for words the page nowhere has ("the judgments of human annotators") is one: the claim names
+  something else where the page names a model (a bare name or acronym is not: a claim may
+  spell it out, "a model" for "an LM"). A
   lowercase word of the page's context in the slot ("tree traversal approach" for "collapsed
   tree approach") was tried as a rival term too: the one-sentence context rarely holds the
   rival, and ordinary words of the context were taken for one (six paraphrases lost).
@@ -124,7 +128,8 @@ def _passage(words: Sequence[str], lexicon: Lexicon) -> PageWords:
 
 
 def _content(text: str) -> list[str]:
-    return [w for w in _WORD.findall(normal(text)) if w not in _EMPTY and not w.isdigit()]
+    words = (w.removesuffix("'s") for w in _WORD.findall(normal(text)))  # "XL's score": "xl"
+    return [w for w in words if w and w not in _EMPTY and not w.isdigit()]
 
 
 def _cause_and_effect(text: str) -> tuple[str, str, str] | None:
@@ -235,6 +240,31 @@ def _listed(words: Sequence[str], at: int) -> bool:
     return "," in words[max(0, at - 3) : at] and bool(after) and after[0] in _LAST_ITEM
 
 
+def _written_with_capital(word: str, text: str) -> bool:
+    pattern = rf"(?<![^\W_]){re.escape(word)}(?![^\W_])"
+    return any(
+        any(c.isupper() for c in m.group()) for m in re.finditer(pattern, text, re.IGNORECASE)
+    )
+
+
+def _dropped_name(
+    gone: Sequence[str], quote: str, claim: str, named: set[str], german: bool
+) -> bool:
+    """A word of the quote's slot is a name with digits ("GPT-4-based"), written with a capital,
+    not the document's own, and the claim has neither it nor its name part ("GPT" of
+    "GPT-4-based")."""
+    said = normal(claim)
+    for word in gone:
+        if _shape(word, quote, german) != "digits":
+            continue  # a bare name or acronym is often spelled out ("an LM": "a model")
+        if not _written_with_capital(word, quote) or stem(word) in named:
+            continue
+        part = word.split("-")[0]
+        if not re.search(rf"(?<![^\W_]){re.escape(part)}(?![^\W_])", said):
+            return True
+    return False
+
+
 def slot_swap_reasons(
     claim: str,
     quote: str,
@@ -264,6 +294,8 @@ def slot_swap_reasons(
                 unseen = [w for w in new if stem(w) not in around | named]
                 shapes = {_shape(w, quote, german) for w in gone} - {None}
                 shaped = next((w for w in unseen if _shape(w, claim, german) in shapes), None)
+                if shaped is None and new and unseen == new:
+                    shaped = new[0] if _dropped_name(gone, quote, claim, named, german) else None
                 if step > 0 and new and unseen == new and _listed(claim_tokens, i):
                     shaped = shaped or (new[0] if _listed(quote_tokens, j) else None)
                 if not gone or shaped is None:

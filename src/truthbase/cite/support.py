@@ -51,7 +51,12 @@ embedder's token vectors, which lowered the cross-validated accuracy); and the v
 numbers and directions to their terms; since its third round also the relations and slots of
 :mod:`.roles` (``cause_swapped``, items traded between lists, a ratio upside down, a term in
 another term's slot) and the added specifics of :mod:`.additions` (``example_added``,
-``superlative_added``). Every reason may carry the two sides of its conflict
+``superlative_added``); since its fourth round a quote is read with the sentence it was cut
+from and a two-word name half of which only the context has is another term
+(``term_outside_quote``, :mod:`.terms`), and the claim may not pair a quote word with an opposite
+the page never says (``opposite_added``), compare where the quote does not
+(``comparison_added``), drop a model name with digits from its slot, or read "not only" as
+"only" (``not_only_dropped``). Every reason may carry the two sides of its conflict
 (``claim_says``, ``page_says``), shown in its text.
 
 The score is the coverage, or the mean of coverage and cosine with an embedder (1.0 for a
@@ -66,7 +71,6 @@ this verdict.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -74,8 +78,13 @@ import numpy as np
 from ..embed import Embedder
 from ..text.sentences import split_sentences
 from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, weighted_coverage
-from .additions import example_reasons, superlative_reasons
-from .align import PREFIX, align, normal, stems
+from .additions import (
+    comparison_reasons,
+    example_reasons,
+    opposite_reasons,
+    superlative_reasons,
+)
+from .align import align, normal, stems
 from .judge import Judge, apply_judgement, ask_judge
 from .lexicon import Lexicon, load_lexicon
 from .model import Reason, SupportCheck
@@ -88,11 +97,11 @@ from .negation import (
     negated_part,
     negation_reasons,
     negations,
+    not_only_reasons,
 )
 from .numbers import (
     NUMBER_WORDS,
     ORDINAL_WORDS,
-    TOKEN,
     number_reasons,
     number_word_parts,
     numbers,
@@ -103,6 +112,14 @@ from .roles import (
     list_binding_reasons,
     ratio_reasons,
     slot_swap_reasons,
+)
+from .terms import (
+    capitalizes_nouns,
+    named_terms,
+    sibling_term_reasons,
+    term_present,
+    term_reasons,
+    term_shape,
 )
 from .vetoes import (
     antonym_reasons,
@@ -169,137 +186,6 @@ MIN_COSINE = 0.55
 ALIGNED = 0.5
 
 
-# -- tokens (the token pattern and the numbers are in :mod:`.numbers`) -----------------------
-
-#: Abbreviations before a name: the name after "Mr." does not start a sentence.
-_TITLES = frozenset("mr mrs ms dr prof st sir lady lord herr frau".split())  # noqa: SIM905
-
-
-def _tokens(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(), m.start(), m.end()) for m in TOKEN.finditer(text)]
-
-
-# -- named terms ----------------------------------------------------------------------------
-
-
-#: German function words: in a text that has several, every noun is capitalized, so a
-#: capital letter does not make a name.
-_GERMAN = frozenset(
-    "der die das und ist nicht ein eine mit von zu für dass sind wird den dem".split()  # noqa: SIM905
-)
-
-
-def capitalizes_nouns(text: str) -> bool:
-    """``text`` reads as German (at least three distinct German function words)."""
-    return len(_GERMAN & set(normal(text).split())) >= 3
-
-
-def named_terms(text: str, *, german: bool | None = None) -> list[str]:
-    """Acronyms, capitalized words that do not start a sentence, and tokens with digits (in
-    German, where every noun is capitalized, acronyms and tokens with digits only)."""
-    found: list[str] = []
-    german = capitalizes_nouns(text) if german is None else german
-    tokens = _tokens(text)
-    for k, (token, start, _) in enumerate(tokens):
-        bare = re.sub(r"['’]s$", "", token)
-        if not bare:
-            continue
-        letters = [c for c in bare if c.isalpha()]
-        previous = tokens[k - 1][0].casefold() if k else ""
-        initial = k == 0 or (
-            bool(re.search(r"[.!?:\"“(\[{]\s*$", text[:start])) and previous not in _TITLES
-        )
-        with_digits = any(c.isdigit() for c in bare) and bool(letters)
-        acronym = len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2
-        acronym = acronym or bool(re.fullmatch(r"[a-z]-[a-z]{3,}", bare))  # k-means, n-gram
-        name = len(letters) >= 2 and bare[0].isupper() and not initial and not german
-        if (with_digits or acronym or name) and bare.casefold() not in _TITLES:
-            found.append(bare)
-    return found
-
-
-def term_present(term: str, haystack: str) -> bool:
-    """The term as a whole word (a plural or possessive "s" allowed) in normalized text; a
-    hyphenated term also with a space for its hyphen ("2000-token", "2000 tokens") or by its
-    name part alone ("BERT-derived"); an acronym also spelled out ("IP", "intellectual
-    property")."""
-    norm = normal(term)
-    forms = {norm, norm.rstrip("s"), norm.replace("-", " ")}
-    head, _, rest = term.partition("-")
-    if rest.islower() and rest.isalpha() and not head.islower():
-        forms.add(normal(head))  # BERT-derived, AI-community: the name is what must be there
-    for form in forms:
-        if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
-            return True
-    if head.isdigit() and rest.isalpha() and len(rest) >= PREFIX + 2:
-        # A number joined to a word is named by the number and the word's stem, whatever its
-        # derivation: "3-Färbbarkeit" where the page says "3-färbbar" (the prefix rule the
-        # alignment applies to any content word, align.PREFIX).
-        joined = re.escape(f"{head}-{normal(rest)[:PREFIX]}")
-        if re.search(rf"(?<![^\W_]){joined}", haystack):
-            return True
-    return _spelled_out(term, haystack)
-
-
-def _spelled_out(term: str, haystack: str) -> bool:
-    """An acronym of two to six capitals whose letters start consecutive words of the text."""
-    if not re.fullmatch(r"[A-Z]{2,6}", term):
-        return False
-    initials = r"\s+".join(rf"{c.casefold()}[^\W_]*" for c in term)
-    return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack) is not None
-
-
-def _term_reasons(claim: str, quote: str, context: str, document: str = "") -> list[Reason]:
-    haystack = normal(quote) + "\n" + normal(context)
-    if document:
-        haystack += "\n" + normal(document)  # "the CSF says", "the RAPTOR authors"
-    own_names = normal(document)
-    reasons: list[Reason] = []
-    seen: set[str] = set()
-    quote_norm = normal(quote)
-    claim_norm = normal(claim)
-    german = capitalizes_nouns(quote + " " + claim)
-    dropped = [t for t in named_terms(quote, german=german) if not term_present(t, claim_norm)]
-    for term in named_terms(claim, german=german):
-        key = normal(term)
-        if key in seen:
-            continue
-        seen.add(key)
-        instead = next((t for t in dropped if term_shape(t) == term_shape(term)), None)
-        if not term_present(term, haystack):
-            reasons.append(
-                Reason(
-                    "term_missing",
-                    f'"{term}" is not in the quote or its context',
-                    claim_says=term,
-                    page_says=instead or "",
-                )
-            )
-        elif (
-            not term_present(term, quote_norm)
-            and instead is not None
-            and not (own_names and term_present(term, own_names))
-        ):
-            # Only in the context: a substitution when a quote term of its shape is left out.
-            reasons.append(
-                Reason(
-                    "term_substituted",
-                    f'the claim has "{term}" where the quote has "{instead}"',
-                    claim_says=term,
-                    page_says=instead,
-                )
-            )
-    return reasons
-
-
-def term_shape(term: str) -> str:
-    """A named term's shape: with digits, an acronym, or a name."""
-    if any(c.isdigit() for c in term):
-        return "digits"
-    letters = [c for c in term if c.isalpha()]
-    return "acronym" if sum(c.isupper() for c in letters) >= 2 else "name"
-
-
 # -- coverage -------------------------------------------------------------------------------
 
 
@@ -342,7 +228,9 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     reasons: list[Reason] = []
     reasons += number_reasons(claim, quote)
     reasons += negation_reasons(claim, quote)
-    reasons += _term_reasons(claim, quote, context, document)
+    reasons += not_only_reasons(claim, quote)
+    reasons += term_reasons(claim, quote, context, document)
+    reasons += sibling_term_reasons(claim, quote, context, document)
     reasons += antonym_reasons(claim, quote, context, lexicon)
     reasons += scope_reasons(claim, quote, context)
     shared = [t for t in named_terms(claim) if term_present(t, normal(quote))]
@@ -370,6 +258,8 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
         )
     reasons += example_reasons(claim, quote, context, lexicon)
     reasons += superlative_reasons(claim, quote, context, lexicon)
+    reasons += opposite_reasons(claim, quote, context, lexicon)
+    reasons += comparison_reasons(claim, quote, context, lexicon)
     return double_negations(claim, reasons)
 
 

@@ -45,9 +45,11 @@ __all__ = [
     "direction_binding_reasons",
     "number_binding_reasons",
     "number_scope_reasons",
+    "opposites",
     "possibility_reasons",
     "role_reasons",
     "scope_reasons",
+    "side_of",
 ]
 
 # fmt: off
@@ -115,7 +117,8 @@ _PASSIVE = re.compile(r"\b(?:by|von|durch)\b")
 _WORDS = re.compile(r"[^\W_]+(?:[.\-'][^\W_]+)*")
 
 
-def _opposites(lemma: str, lexicon: Lexicon) -> frozenset[str]:
+def opposites(lemma: str, lexicon: Lexicon) -> frozenset[str]:
+    """The opposites of a lemma: its WordNet antonyms and the other side of :data:`OPPOSITES`."""
     return _opposites_of(lemma, lexicon)
 
 
@@ -130,7 +133,7 @@ def _opposites_of(lemma: str, lexicon: Lexicon) -> frozenset[str]:
     return frozenset(found)
 
 
-def _side_of(lemma: str) -> set[str]:
+def side_of(lemma: str) -> set[str]:
     """``lemma`` and the words on its side of :data:`OPPOSITES`."""
     same = {lemma}
     for a, b in OPPOSITES:
@@ -163,7 +166,7 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
         if own & every_quote_lemma:
             continue  # the quote says it too: its opposite elsewhere is about something else
         for lemma in own:
-            opposite = _opposites(lemma, lexicon)
+            opposite = opposites(lemma, lexicon)
             if not opposite & every_quote_lemma:
                 continue
             for j, theirs in enumerate(quote_words):
@@ -171,7 +174,7 @@ def antonym_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -> l
                     continue  # "not all" is no opposite of "some"
                 agree: set[str] = set()
                 for q in quote_lemmas[j]:
-                    agree |= _side_of(q) | set(lexicon.related(q))
+                    agree |= side_of(q) | set(lexicon.related(q))
                 if agree & claim_lemmas:
                     continue  # the claim says the quote's side somewhere too
                 shared = _window(claim_words, i, lexicon) & _window(quote_words, j, lexicon)
