@@ -13,6 +13,9 @@ added facts a score lets through because the rest of the claim is the quote's:
 - ``opposite_added``: the claim pairs a word of the quote with its opposite ("the primary
   audience ..., with program leaders as a secondary audience") where the page never says that
   opposite or a word of its side: the contrast is the claim's own.
+- ``order_added``: the claim puts one thing "before" or "prior to" another where neither quote
+  nor context orders anything in time ("before any controls are in place" for "as controls are
+  implemented"; "summarize the chunks before a language model embeds them").
 - ``comparison_added``: the claim compares ("exceed", "outperform", "precede") where the quote
   compares nothing and the page has no word of that comparison or its relatives: a definition
   read as a threshold ("the probability that its consequences exceed a given magnitude").
@@ -53,6 +56,16 @@ _PAGE_SUPERLATIVE = frozenset("most least best worst meisten wenigsten".split())
 #: rewording of a page that compares nothing.
 COMPARING = frozenset(
     "exceed outperform surpass beat outscore outdo outstrip precede trail".split()  # noqa: SIM905
+)
+#: "before" or "prior to" ahead of what it orders ("before any controls are in place"; a
+#: clause-final "than before" orders nothing).
+_ORDER = re.compile(r"\b(before|prior to)\s+[^\W\d_]")
+#: Page words that order things in time: then a claim's order may be the page's, in its words.
+_ORDER_WORDS = frozenset(
+    """
+    before prior after once until then first later earlier precede follow following
+    subsequently previously
+    """.split()  # noqa: SIM905
 )
 #: Words with which a quote compares without a comparing verb ("improvements of 2%").
 _GAINS = frozenset("improve improvement gain margin over".split())  # noqa: SIM905
@@ -152,6 +165,15 @@ def comparison_reasons(claim: str, quote: str, context: str, lexicon: Lexicon) -
     if _lemmas(quote, lexicon) & (COMPARING | DIRECTIONAL | _GAINS):
         return []  # the quote compares: whether the claim's comparison is its one, others say
     page = _lemmas(f"{quote}\n{context}", lexicon)
+    order = _ORDER.search(normal(claim))
+    if order is not None and not page & _ORDER_WORDS:
+        return [
+            Reason(
+                "order_added",
+                f'the claim says "{order.group(1)}"; the quote orders nothing in time',
+                claim_says=order.group(1),
+            )
+        ]
     for word in _WORD.findall(normal(claim)):
         own = lexicon.lemmas(word) | {word}
         if not own & COMPARING:

@@ -82,6 +82,9 @@ class Negation:
     #: The hyphenated compound right after the cue ("without few-shot demonstrations"): one
     #: term, which a claim's other compound of the same head ("zero-shot") does not restate.
     head: str = ""
+    #: The content terms of its clause before the cue ("hallucinations" in "hallucinations did
+    #: not propagate"): what it is said of.
+    subject: tuple[str, ...] = ()
 
 
 def is_cue(word: str) -> bool:
@@ -107,7 +110,10 @@ def negations(text: str) -> list[Negation]:
             scope = [t for t in reversed(stems(before)) if len(t) > 1 and not is_cue(t)]
         universal = following in _UNIVERSALS
         head = following if "-" in following else ""
-        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS]), universal, head))
+        opening = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
+        subject = tuple(t for t in stems(opening) if len(t) > 1 and not is_cue(t))
+        scope = scope[:NEGATION_SCOPE_TERMS]
+        found.append(Negation(word, tuple(scope), universal, head, subject))
     return found
 
 
@@ -125,9 +131,40 @@ IMPLICIT_NEGATIONS = frozenset(
     """
     lack lacks lacking lacked absent absence missing fail fails failed avoid avoids avoided
     omit omits omitted free exclude excludes excluded neither longer instead rather unable
-    impossible fehlt fehlen ohne
+    impossible prevent prevents prevented preventing fehlt fehlen ohne
     """.split()  # noqa: SIM905
 )
+
+
+def _has(terms: set[str], term: str) -> bool:
+    """``term`` among ``terms``, or an inflection of it: the same first
+    :data:`~truthbase.cite.align.PREFIX` letters of a longer word ("propagate", "propagated")."""
+    if term in terms:
+        return True
+    return len(term) >= PREFIX + 2 and any(t[:PREFIX] == term[:PREFIX] for t in terms)
+
+
+def _said_of(claim_neg: Negation, quote_neg: Negation) -> bool:
+    """The claim negates what the quote's negation is said of or about: "no hallucinations
+    spreading" for "hallucinations did not propagate", "did not carry over into the higher
+    layers" for "did not propagate to higher layers" (one of the claim's first terms in the
+    quote negation's clause)."""
+    return bool(set(claim_neg.scope[:NEGATION_ABOUT]) & set(quote_neg.subject + quote_neg.scope))
+
+
+def _implicit_negations(text: str) -> list[Negation]:
+    """The words that negate by their meaning ("preventing us from applying the algorithm"),
+    each with the content terms after it in its clause."""
+    norm = normal(text)
+    found: list[Negation] = []
+    for word, _, end in _tokens(norm):
+        if word not in IMPLICIT_NEGATIONS:
+            continue
+        stop = _CLAUSE_END.search(norm, end)
+        clause = norm[end : stop.start() if stop else len(norm)]
+        scope = [t for t in stems(clause) if len(t) > 1 and not is_cue(t)]
+        found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS])))
+    return found
 
 
 def negation_reasons(claim: str, quote: str) -> list[Reason]:
@@ -141,9 +178,11 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
     quote_terms = set(stems(quote))
     claim_words = set(normal(claim).split())
     implicit = bool(IMPLICIT_NEGATIONS & claim_words)
+    implied = _implicit_negations(quote)
     for neg in in_claim:
         about_quote = any(t in quote_terms for t in neg.scope[:NEGATION_ABOUT])
-        if about_quote and not any(_scopes_agree(neg, q) for q in in_quote):
+        said = any(_scopes_agree(neg, q) or _said_of(neg, q) for q in in_quote + implied)
+        if about_quote and not said:
             reasons.append(
                 Reason(
                     "negation_missing",
@@ -153,7 +192,7 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
                 )
             )
     for neg in in_quote:
-        talked_about = bool(neg.scope) and neg.scope[0] in claim_terms
+        talked_about = bool(neg.scope) and _has(claim_terms, neg.scope[0])
         if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
             talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"
         agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)

@@ -168,6 +168,29 @@ def _derived(value: str, have: set[str]) -> bool:
     return any(wanted == abs(a - b) for i, a in enumerate(decimals) for b in decimals[i + 1 :])
 
 
+_ITEM = r"[^\W\d_][\w\-]*(?:\s+[^\W\d_][\w\-]*){0,2}"
+#: A list: items of one to three words, separated by commas, the last after "and" or "or".
+_LIST = re.compile(rf"{_ITEM}(?:,\s*{_ITEM})*,?\s+(?:and|or|und|oder|sowie)\s+{_ITEM}")
+#: The comma before a list's "and" ("A, B, and C": one comma less than items, not two).
+_SERIAL_COMMA = re.compile(r",\s*(?:and|or|und|oder|sowie)\s")
+
+
+def list_counts(text: str) -> set[int]:
+    """How many items the lists of ``text`` have, each and all together: "financial, privacy,
+    supply chain, reputational, technological, or physical" has six ("names six kinds of risk"
+    is a count, not a number the page must give)."""
+    counts = [
+        found.group().count(",") + (1 if _SERIAL_COMMA.search(found.group()) else 2)
+        for found in _LIST.finditer(text)
+    ]
+    return set(counts) | ({sum(counts)} if len(counts) > 1 else set())
+
+
+def _counted(value: str, quote: str) -> bool:
+    """``value`` counts the items of a list of the quote (:func:`list_counts`)."""
+    return value.isdigit() and int(value) in list_counts(quote)
+
+
 def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
     """The quote's numbers (as written) a reader compares ``value`` with: those of its kind
     (percentage or not), nearest in value first, two at most."""
@@ -180,7 +203,28 @@ def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
     return list(dict.fromkeys(w for _, w in same))[:2]
 
 
-def number_reasons(claim: str, quote: str) -> list[Reason]:
+#: Words before a number that make it a label ("Table 2", "Fig. 4", "Abschnitt 3"): a name of a
+#: part of the document, found where the page names it, not a quantity the quote must give.
+_LABEL = re.compile(
+    r"(?:table|tab|figure|fig|section|sec|appendix|chapter|eq|equation|tabelle|abbildung|abb|"
+    r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung)\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _label_on_page(claim: str, written: str, page: str) -> bool:
+    """``written`` follows a label word in the claim and a label word on the page."""
+    after = rf"\s*{re.escape(written)}(?![\d.,]\d)"
+    for found in re.finditer(rf"(?<![\d.,]){re.escape(written)}(?![\d.,]\d)", claim):
+        if _LABEL.search(claim[: found.start()]):
+            label = _LABEL.pattern.removesuffix(r"\.?\s*$")
+            return re.search(rf"{label}\.?{after}", page, re.IGNORECASE) is not None
+    return False
+
+
+def number_reasons(claim: str, quote: str, context: str = "") -> list[Reason]:
+    """Numbers of the claim the quote does not give (the module doc of :mod:`.support`); a
+    label's number ("Table 2") may be in the context."""
     found = numbers(quote)
     have = {v for v, _ in found}
     plain = {v.rstrip("%") for v in have}
@@ -190,6 +234,8 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
         if value in seen or written.casefold() in _NOT_COUNTS:
             continue
         seen.add(value)
+        if _label_on_page(claim, written, f"{quote}\n{context}"):
+            continue
         missing = value not in have if value.endswith("%") else value not in plain
         rival = None
         if missing and value.endswith("%"):
@@ -204,7 +250,12 @@ def number_reasons(claim: str, quote: str) -> list[Reason]:
                     page_says=rival,
                 )
             )
-        elif missing and not _derived(value, plain) and not _fraction_of(claim, written, plain):
+        elif (
+            missing
+            and not _derived(value, plain)
+            and not _fraction_of(claim, written, plain)
+            and not _counted(value, quote)
+        ):
             page = ", ".join(_nearest_numbers(value, found))
             reasons.append(
                 Reason(

@@ -25,6 +25,7 @@ whose words are all on the page but in the wrong places:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,16 +33,21 @@ from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, stem
 from .align import FRAMING, PREFIX, normal
 from .lexicon import Lexicon
 from .model import Reason
+from .scope import HEDGES
+from .terms import spelled_out
 from .vetoes import OPPOSITES
 
 __all__ = [
+    "ANCHOR_LETTERS",
     "LIST_REACH",
     "SLOT_REACH",
     "PageWords",
     "cause_swap_reasons",
+    "converse_reasons",
     "list_binding_reasons",
     "page_words",
     "ratio_reasons",
+    "shared_words",
     "slot_swap_reasons",
 ]
 
@@ -56,8 +62,9 @@ _EFFECT_FOLLOWS = re.compile(
     r"deshalb|daher|darum|führt zu|führen zu)\b"
 )
 _WORD = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
-#: Words that are no content of a slot.
-_EMPTY = SUPPORT_STOP_WORDS | QUERY_STOP_WORDS | FRAMING
+#: Words that are no content of a slot ("physical ones", "physical in nature"; a hedge for a
+#: hedge, "usually" for "generally", is the scope check's).
+_EMPTY = SUPPORT_STOP_WORDS | QUERY_STOP_WORDS | FRAMING | HEDGES | {"one", "ones", "nature"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +89,16 @@ class PageWords:
         lemma related to one of the passage's (a synonym, a derived form); a hyphenated word
         is when its first part is."""
         own = lexicon.lemmas(word) | {word}
+        if stem(f"{word}s") in self.stems or (word.endswith("s") and word[:-1] in self.stems):
+            return True  # a plural the stemmer leaves alone: "api" and "apis"
         if "-" in word and stem(word.split("-")[0]) in self.stems:
             return True  # "steam-powered" for "steam-driven"
         if len(word) >= PREFIX + 2 and word[:PREFIX] in self.prefixes:
             return True  # an inflected form: "projektiven", "projektive"
         if 2 <= len(word) <= 6 and word.isalpha() and word in self.initials:
             return True  # an acronym spelled out: "ip", "intellectual property"
+        if 3 <= len(word) <= 7 and word.endswith("s") and word[:-1] in self.initials:
+            return True  # and its plural: "kpis", "key performance indicators"
         if strict:
             return stem(word) in self.stems or bool(own & self.lemmas)
         return (
@@ -277,7 +288,8 @@ def slot_swap_reasons(
     """A term of the claim in the slot where the quote has another term of the same shape (module
     doc), the claim's nowhere on the page (quote, context, the document's naming text)."""
     claim_tokens = [t.removesuffix("'s") for t in _TOKENS.findall(normal(claim))]
-    quote_tokens = _TOKENS.findall(normal(quote))
+    quote_norm = normal(quote)
+    quote_tokens = _TOKENS.findall(quote_norm)
     page = _passage(_content(quote), lexicon)
     said = _passage(_content(claim), lexicon)
     named = {stem(w) for w in _content(document)}
@@ -289,7 +301,11 @@ def slot_swap_reasons(
             if stem(theirs) != stem(anchor):
                 continue
             for step in (-1, 1):
-                new = [w for w in _slot(claim_tokens, i, step) if not page.says(w, lexicon)]
+                new = [
+                    w
+                    for w in _slot(claim_tokens, i, step)
+                    if not page.says(w, lexicon) and not spelled_out(w, quote_norm)
+                ]
                 gone = [w for w in _slot(quote_tokens, j, step) if not said.says(w, lexicon)]
                 unseen = [w for w in new if stem(w) not in around | named]
                 shapes = {_shape(w, quote, german) for w in gone} - {None}
@@ -433,3 +449,51 @@ def ratio_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
             page_says=f"ratio of {theirs[0].strip()} to {theirs[1].strip()}",
         )
     ]
+
+
+#: Least letters of a word that anchors a role by itself (shorter ones are mostly function words).
+ANCHOR_LETTERS = 4
+
+
+def shared_words(claim: str, quote: str) -> list[str]:
+    """Content words each side says exactly once: anchors of who does what besides names and
+    numbers ("collapsed" and "traversal" in "collapsed tree retrieval is better than tree
+    traversal"). A word said twice on a side has no one place."""
+    claim_words = Counter(_WORD.findall(normal(claim)))
+    quote_words = Counter(_WORD.findall(normal(quote)))
+    return [
+        w
+        for w, n in claim_words.items()
+        if n == 1
+        and quote_words.get(w) == 1
+        and len(w) >= ANCHOR_LETTERS
+        and w not in _EMPTY
+        and not any(c.isdigit() for c in w)
+    ]
+
+
+def _around(tokens: Sequence[str], word: str, a: str, b: str) -> bool:
+    """``a`` before ``word`` before ``b`` in ``tokens`` (each once)."""
+    if word not in tokens or a not in tokens or b not in tokens:
+        return False
+    return tokens.index(a) < tokens.index(word) < tokens.index(b)
+
+
+def converse_reasons(claim: str, quote: str, reasons: list[Reason]) -> list[Reason]:
+    """``reasons`` without an ``antonym`` the claim states as the converse: "the document is
+    revised less often than the online resources" for "the resources can be updated more
+    frequently than this document" (two shared words change sides around the opposite)."""
+    claim_tokens = _WORD.findall(normal(claim))
+    quote_tokens = _WORD.findall(normal(quote))
+    anchors = shared_words(claim, quote)
+
+    def converse(reason: Reason) -> bool:
+        ours, theirs = reason.claim_says, reason.page_says
+        return any(
+            _around(claim_tokens, ours, a, b) and _around(quote_tokens, theirs, b, a)
+            for a in anchors
+            for b in anchors
+            if a != b
+        )
+
+    return [r for r in reasons if not (r.code == "antonym" and converse(r))]

@@ -109,10 +109,13 @@ from .numbers import (
 )
 from .roles import (
     cause_swap_reasons,
+    converse_reasons,
     list_binding_reasons,
     ratio_reasons,
+    shared_words,
     slot_swap_reasons,
 )
+from .scope import scope_reasons
 from .terms import (
     capitalizes_nouns,
     named_terms,
@@ -130,7 +133,6 @@ from .vetoes import (
     number_scope_reasons,
     possibility_reasons,
     role_reasons,
-    scope_reasons,
 )
 
 __all__ = [
@@ -226,7 +228,7 @@ def coverage(claim: str, quote: str, context: str = "") -> float:
 def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexicon) -> list[Reason]:
     """Every check no score overrides, in the order of the module doc."""
     reasons: list[Reason] = []
-    reasons += number_reasons(claim, quote)
+    reasons += number_reasons(claim, quote, context)
     reasons += negation_reasons(claim, quote)
     reasons += not_only_reasons(claim, quote)
     reasons += term_reasons(claim, quote, context, document)
@@ -251,6 +253,9 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
         reasons += list_binding_reasons(claim, quote, lexicon)
     if not any(r.code == "roles_swapped" for r in reasons):
         reasons += ratio_reasons(claim, quote, lexicon)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        # then words each side says once, where no name or number tells the roles apart
+        reasons += role_reasons(claim, quote, shared_words(claim, quote), lexicon, strict=True)
     german = capitalizes_nouns(quote + " " + claim)
     if not any(r.code == "term_substituted" for r in reasons):
         reasons += slot_swap_reasons(
@@ -260,7 +265,7 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     reasons += superlative_reasons(claim, quote, context, lexicon)
     reasons += opposite_reasons(claim, quote, context, lexicon)
     reasons += comparison_reasons(claim, quote, context, lexicon)
-    return double_negations(claim, reasons)
+    return converse_reasons(claim, quote, double_negations(claim, reasons))
 
 
 def _ignored_words(claim: str) -> frozenset[str]:

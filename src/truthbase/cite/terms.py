@@ -22,6 +22,7 @@ __all__ = [
     "named_terms",
     "quote_sentence",
     "sibling_term_reasons",
+    "spelled_out",
     "term_present",
     "term_reasons",
     "term_shape",
@@ -96,14 +97,17 @@ def term_present(term: str, haystack: str) -> bool:
         joined = re.escape(f"{head}-{normal(rest)[:PREFIX]}")
         if re.search(rf"(?<![^\W_]){joined}", haystack):
             return True
-    return _spelled_out(term, haystack)
+    return bool(re.fullmatch(r"[A-Z]{2,6}s?", term)) and spelled_out(term, haystack)
 
 
-def _spelled_out(term: str, haystack: str) -> bool:
-    """An acronym of two to six capitals whose letters start consecutive words of the text."""
-    if not re.fullmatch(r"[A-Z]{2,6}", term):
+def spelled_out(term: str, haystack: str) -> bool:
+    """An acronym of two to six capitals (a plural "s" allowed: "KPIs"; lowercase as a slot
+    word is, "rfi") whose letters start consecutive words of the text ("request for
+    information")."""
+    found = re.fullmatch(r"([A-Z]{2,6})s?", term) or re.fullmatch(r"([a-z]{2,6})", term)
+    if found is None:
         return False
-    initials = r"\s+".join(rf"{c.casefold()}[^\W_]*" for c in term)
+    initials = r"\s+".join(rf"{c.casefold()}[^\W_]*" for c in found.group(1))
     return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack) is not None
 
 
@@ -212,7 +216,9 @@ def sibling_term_reasons(claim: str, quote: str, context: str, document: str = "
             if other not in named or not term_present(other, whole):
                 continue
             ours = f"{words[k - 1]} {term}" if step < 0 else f"{term} {other}"
-            theirs = _partner(other, sentence, -step, german) or other
+            theirs = _partner(other, sentence, -step, german)
+            if theirs is None:
+                continue  # "DETECT Functions" for the quote's "DETECT": no other name of its kind
             return [
                 Reason(
                     "term_outside_quote",

@@ -8,13 +8,13 @@ says before".
 - ``antonym`` (polarity): a claim word whose opposite (WordNet's antonyms, and the directional
   pairs of :data:`OPPOSITES`: before/after, increase/decrease, higher/lower, ...) is in the quote
   while the word itself, or a synonym, is not.
-- ``scope_widened`` and ``hedge_dropped`` (quantifier and modality scope): the claim says
-  "only", "all", "every", "always", "must" where the quote and its context have no such word; or
-  the quote hedges ("most", "may", "can", "often", "tend") the words the claim takes over while
-  the claim has no hedge at all.
-- ``roles_swapped`` (relation): two named terms or numbers that claim and quote share stand in
-  opposite order around a directional word ("outperforms", "higher than", "before") that both
-  have, with no passive "by" to turn the order round.
+- ``scope_widened``, ``modality`` and ``hedge_dropped`` (quantifier and modality scope): in
+  :mod:`.scope` since session 32.
+- ``roles_swapped`` (relation): two named terms or numbers that claim and quote share, or two
+  words each says once (:func:`truthbase.cite.roles.shared_words`), stand in opposite order
+  around a directional word ("outperforms", "higher than", "before", "kleiner als") that both
+  have, with no passive "by" to turn the order round, and not around opposite words (that is
+  the converse: "B less often than A" for "A more often than B").
 - ``number_scope``: "each"/"per" on one side and "in total"/"altogether" on the other, next to
   the same number.
 - bindings (issue 24, second round): a number bound to another named term than on the page
@@ -35,10 +35,7 @@ from .model import Reason
 from .negation import is_cue
 
 __all__ = [
-    "EXCLUSIVE",
-    "HEDGES",
     "OPPOSITES",
-    "UNIVERSAL",
     "antonym_reasons",
     "binding_reasons",
     "cause_reasons",
@@ -48,7 +45,6 @@ __all__ = [
     "opposites",
     "possibility_reasons",
     "role_reasons",
-    "scope_reasons",
     "side_of",
 ]
 
@@ -66,47 +62,18 @@ _OPPOSITE_SIDES = (
     ("early", "late"), ("vor vorher", "nach nachher"),
     ("höher größer mehr", "niedriger kleiner weniger"), ("offen", "abgeschlossen"),
     ("erhöhen", "senken"), ("require need must necessary", "avoid eliminate unnecessary"),
-    ("single", "multiple several"),
+    ("single", "multiple several"), ("outperform outscore outdo surpass", "underperform trail"),
 )
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITE_SIDES
-)
-#: Claim words that make it exclusive: the quote must say so too.
-EXCLUSIVE = frozenset(
-    "only solely exclusively sole alone nur ausschließlich allein einzig".split()  # noqa: SIM905
-)
-#: Claim words that make it universal.
-UNIVERSAL = frozenset(
-    """
-    all every always entire whole complete everything alle jede jeder jedes jedem jeden immer
-    stets sämtliche gesamte gesamten
-    """.split()  # noqa: SIM905
-)
-#: Words after "only" or "all" that make it no quantifier: "only a third", "only roughly",
-#: "all their children".
-_NOT_QUANTIFIED = frozenset(
-    "a an about approximately roughly around nearly almost their its these those of".split()  # noqa: SIM905
-)
-#: Modal words of obligation: a claim's "must" is a veto where the quote has a weaker modal.
-OBLIGATION = frozenset("must shall muss müssen".split())  # noqa: SIM905
-#: Weaker modals than an obligation.
-WEAK_MODALS = frozenset(
-    "may might can could should kann können darf dürfen sollte".split()  # noqa: SIM905
-)
-#: Hedges: a quote that has one about the claim's words needs one in the claim.
-HEDGES = frozenset(
-    """
-    may might can could often most some many typically generally usually tend tends likely
-    possibly sometimes several frequently mainly mostly largely partly partially kann können
-    meist oft häufig manche einige
-    """.split()  # noqa: SIM905
 )
 #: Words that give a relation its direction (lemmas): a swap of roles around them matters.
 DIRECTIONAL = frozenset(
     """
     outperform surpass exceed beat better worse higher lower larger smaller more less than
     before after precede follow cause lead result produce contain include subset imply
-    greater fewer above below outscore top trail
+    greater fewer above below outscore top trail grösser kleiner höher niedriger besser
+    schlechter weniger
     """.split()  # noqa: SIM905
 )
 # fmt: on
@@ -198,81 +165,6 @@ _FUNCTION = SUPPORT_STOP_WORDS | FRAMING
 _DIR_WORDS = frozenset(w for pair in OPPOSITES for side in pair for w in side)
 
 
-def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
-    return next((w for w in words if w in wanted), None)
-
-
-#: Words before "all" that make an idiom of it, not a quantifier ("above all", "at all",
-#: "after all", "first of all").
-_IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
-
-
-def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
-    for k, w in enumerate(words):
-        following = words[k + 1] if k + 1 < len(words) else ""
-        idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
-        quantified = following not in _NOT_QUANTIFIED and not following.isdigit()
-        if w in group and quantified and not idiom:
-            return w
-    return None
-
-
-def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
-    """Exclusive or universal words the quote lacks, an obligation where the quote has a weaker
-    modal, a hedge the claim drops (see the module doc)."""
-    claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
-    quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
-    have = set(quote_words)
-    for group in (EXCLUSIVE, UNIVERSAL):
-        word = _quantifier(claim_words, group)
-        if word is not None and not group & have:
-            return [
-                Reason(
-                    "scope_widened",
-                    f'the claim says "{word}", the quote has no such word',
-                    claim_says=word,
-                    page_says=_first(quote_words, HEDGES) or "",
-                )
-            ]
-    word = _first(claim_words, OBLIGATION)
-    weak = _first(quote_words, WEAK_MODALS)
-    if word is not None and weak is not None and not OBLIGATION & have:
-        return [
-            Reason(
-                "modality",
-                f'the claim says "{word}" where the quote says "{weak}"',
-                claim_says=word,
-                page_says=weak,
-            )
-        ]
-    hedge = _hedge_about(quote_words, set(content_words(claim)))
-    if hedge is not None and not (HEDGES | EXCLUSIVE) & set(claim_words):
-        return [
-            Reason(
-                "hedge_dropped",
-                f'the quote says "{hedge}", the claim states it without a hedge',
-                page_says=hedge,
-            )
-        ]
-    return []
-
-
-#: Hedges that state an ability or a count more than a doubt: a claim may drop them ("can be
-#: read in", German "kann ... nachgelesen werden").
-_ABILITY = frozenset("can could kann können several many some".split())  # noqa: SIM905
-
-
-def _hedge_about(quote_words: Sequence[str], claim_words: set[str]) -> str | None:
-    """A hedge of the quote whose next content word the claim has."""
-    for k, word in enumerate(quote_words):
-        if word not in HEDGES or word in _ABILITY:
-            continue
-        following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
-        if any(w in claim_words for w in following):
-            return word
-    return None
-
-
 def _anchors(text: str, named: Sequence[str], values: Sequence[str]) -> list[tuple[str, int]]:
     """(anchor, token position) of the named terms and numbers in ``text``."""
     tokens = [t.casefold() for t in _WORDS.findall(text)]
@@ -280,8 +172,11 @@ def _anchors(text: str, named: Sequence[str], values: Sequence[str]) -> list[tup
     return [(t, k) for k, t in enumerate(tokens) if t in wanted]
 
 
-def role_reasons(claim: str, quote: str, shared: Sequence[str], lexicon: Lexicon) -> list[Reason]:
-    """Two shared anchors in opposite order around a directional word both sides have."""
+def role_reasons(
+    claim: str, quote: str, shared: Sequence[str], lexicon: Lexicon, *, strict: bool = False
+) -> list[Reason]:
+    """Two shared anchors in opposite order around a directional word both sides have (with
+    ``strict``, a directional word as written or as a lemma, not one WordNet relates to it)."""
     claim_tokens = [t.casefold() for t in _WORDS.findall(claim)]
     quote_tokens = [t.casefold() for t in _WORDS.findall(quote)]
     claim_at = {a: k for a, k in reversed(_anchors(claim, shared, ()))}
@@ -293,12 +188,13 @@ def role_reasons(claim: str, quote: str, shared: Sequence[str], lexicon: Lexicon
                 continue
             c_lo, c_hi = sorted((claim_at[a], claim_at[b]))
             q_lo, q_hi = sorted((quote_at[a], quote_at[b]))
-            c_dir = _directional(claim_tokens[c_lo:c_hi], lexicon)
-            q_dir = _directional(quote_tokens[q_lo:q_hi], lexicon)
+            c_dir = _directional(claim_tokens[c_lo:c_hi], lexicon, strict)
+            q_dir = _directional(quote_tokens[q_lo:q_hi], lexicon, strict)
             passive = _PASSIVE.search(" ".join(claim_tokens[c_lo:c_hi])) or _PASSIVE.search(
                 " ".join(quote_tokens[q_lo:q_hi])
             )
-            if c_dir and q_dir and c_dir & q_dir and not passive:
+            converse = _opposed(claim_tokens[c_lo:c_hi], quote_tokens[q_lo:q_hi], lexicon)
+            if c_dir and q_dir and c_dir & q_dir and not passive and not converse:
                 word = sorted(c_dir & q_dir)[0]
                 return [
                     Reason(
@@ -311,11 +207,22 @@ def role_reasons(claim: str, quote: str, shared: Sequence[str], lexicon: Lexicon
     return []
 
 
-def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
+def _opposed(ours: Sequence[str], theirs: Sequence[str], lexicon: Lexicon) -> bool:
+    """A word of ``ours`` is the opposite of one of ``theirs``: roles swapped around opposite
+    words are the converse ("B less often than A" for "A more often than B")."""
+    their_lemmas = passage_lemmas(theirs, lexicon)
+    return any(
+        opposites(lemma, lexicon) & their_lemmas for w in ours for lemma in lexicon.lemmas(w) | {w}
+    )
+
+
+def _directional(tokens: Sequence[str], lexicon: Lexicon, strict: bool = False) -> set[str]:
     found: set[str] = set()
     for t in tokens:
         lemmas = lexicon.lemmas(t) | {t}
         found.update(lemmas & DIRECTIONAL)
+        if strict:
+            continue
         for lemma in lemmas:
             found.update(lexicon.related(lemma) & DIRECTIONAL)
     return found
@@ -326,14 +233,17 @@ def _directional(tokens: Sequence[str], lexicon: Lexicon) -> set[str]:
 #: to address"): left out.
 _CAUSAL = re.compile(
     r"\b(?:because|since|due to|owing to|as a result|therefore|thus|hence|leads? to|"
-    r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt)\b"
+    r"led to|results? in|causes?|caused|weil|deshalb|daher|wegen|führt|da|denn)\b"
 )
+#: Causal words that conclude rather than give a cause ("might therefore differ", "werden
+#: deshalb nicht erklärt"): an inference's marker, no cause the page must state.
+_CONCLUDING = frozenset("therefore thus hence deshalb daher".split())  # noqa: SIM905
 
 
 def cause_reasons(claim: str, quote: str, context: str) -> list[Reason]:
     """A cause the claim gives where neither quote nor context states any (an added fact: "...
     because NIST lacks the authority")."""
-    said = _CAUSAL.search(normal(claim))
+    said = next((m for m in _CAUSAL.finditer(normal(claim)) if m.group() not in _CONCLUDING), None)
     if said is None or _CAUSAL.search(normal(quote)) or _CAUSAL.search(normal(context)):
         return []
     return [

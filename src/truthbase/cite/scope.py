@@ -1,0 +1,155 @@
+"""Quantifiers, modals and hedges: a claim wider, stronger or surer than its quote.
+
+The scope check of :func:`truthbase.cite.support.check_support` (``scope_widened``,
+``modality``, ``hedge_dropped``): an exclusive or universal word of the claim ("only", "every")
+the quote has none of (a quote's "each", "throughout" or "the rest" says what "every" says); an
+obligation ("must") where the quote has a weaker modal; a hedge of the quote ("generally",
+"likely") about what the claim states, dropped (a claim's "expects" keeps it in other words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .align import content_words, normal
+from .model import Reason
+
+__all__ = [
+    "EXCLUSIVE",
+    "HEDGES",
+    "OBLIGATION",
+    "UNIVERSAL",
+    "WEAK_MODALS",
+    "scope_reasons",
+]
+
+# fmt: off
+#: Claim words that make it exclusive: the quote must say so too.
+EXCLUSIVE = frozenset(
+    "only solely exclusively sole alone nur ausschließlich allein einzig".split()  # noqa: SIM905
+)
+#: Claim words that make it universal.
+UNIVERSAL = frozenset(
+    """
+    all every always entire whole complete everything alle jede jeder jedes jedem jeden immer
+    stets sämtliche gesamte gesamten
+    """.split()  # noqa: SIM905
+)
+#: Quote words that say what a claim's universal says: "for each type" restated "for every
+#: category", "throughout the lifecycle" as "across the whole lifecycle", "0 to the rest" as
+#: "zero to every lower order".
+_SAYS_UNIVERSAL = frozenset("each throughout rest remaining jeweils".split())  # noqa: SIM905
+#: Claim words that keep a hedge in other words: "the kind of actor it expects to benefit" for
+#: "likely to benefit".
+_EXPECTS = frozenset("expect expects expected probably probable presumably".split())  # noqa: SIM905
+#: Words after "only" or "all" that make it no quantifier: "only a third", "only roughly",
+#: "all their children".
+_NOT_QUANTIFIED = frozenset(
+    """
+    a an about approximately roughly around nearly almost their its these those of partly
+    partially slightly somewhat
+    """.split()  # noqa: SIM905
+)
+#: Modal words of obligation: a claim's "must" is a veto where the quote has a weaker modal.
+OBLIGATION = frozenset("must shall muss müssen".split())  # noqa: SIM905
+#: Weaker modals than an obligation.
+WEAK_MODALS = frozenset(
+    "may might can could should kann können darf dürfen sollte".split()  # noqa: SIM905
+)
+#: Hedges: a quote that has one about the claim's words needs one in the claim.
+HEDGES = frozenset(
+    """
+    may might can could often most some many typically generally usually tend tends likely
+    possibly sometimes several frequently mainly mostly largely partly partially kann können
+    meist oft häufig manche einige
+    """.split()  # noqa: SIM905
+)
+# fmt: on
+
+
+def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
+    return next((w for w in words if w in wanted), None)
+
+
+#: Words before "all" that make an idiom of it, not a quantifier ("above all", "at all",
+#: "after all", "first of all").
+_IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
+
+
+def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
+    for k, w in enumerate(words):
+        following = words[k + 1] if k + 1 < len(words) else ""
+        idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
+        quantified = following not in _NOT_QUANTIFIED and not following.isdigit()
+        if w in group and quantified and not idiom:
+            return w
+    return None
+
+
+def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
+    """Exclusive or universal words the quote lacks, an obligation where the quote has a weaker
+    modal, a hedge the claim drops (see the module doc)."""
+    claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
+    quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
+    have = set(quote_words)
+    for group, said in ((EXCLUSIVE, EXCLUSIVE), (UNIVERSAL, UNIVERSAL | _SAYS_UNIVERSAL)):
+        word = _quantifier(claim_words, group)
+        if word is not None and not said & have:
+            return [
+                Reason(
+                    "scope_widened",
+                    f'the claim says "{word}", the quote has no such word',
+                    claim_says=word,
+                    page_says=_first(quote_words, HEDGES) or "",
+                )
+            ]
+    word = _first(claim_words, OBLIGATION)
+    weak = _first(quote_words, WEAK_MODALS)
+    if word is not None and weak is not None and not OBLIGATION & have:
+        return [
+            Reason(
+                "modality",
+                f'the claim says "{word}" where the quote says "{weak}"',
+                claim_says=word,
+                page_says=weak,
+            )
+        ]
+    hedge = _hedge_about(quote_words, set(content_words(claim)), normal(quote).split())
+    if hedge is not None and not (HEDGES | EXCLUSIVE | _EXPECTS) & set(claim_words):
+        return [
+            Reason(
+                "hedge_dropped",
+                f'the quote says "{hedge}", the claim states it without a hedge',
+                page_says=hedge,
+            )
+        ]
+    return []
+
+
+#: Hedges that state an ability or a count more than a doubt: a claim may drop them ("can be
+#: read in", German "kann ... nachgelesen werden").
+_ABILITY = frozenset("can could kann können several many some".split())  # noqa: SIM905
+
+
+#: Words after a hedge that it hedges (with those before it in its sentence): two of them in
+#: the claim make the claim state what it hedges ("Generally, the hallucinations were minor"
+#: hedges no claim about hallucinations that do not propagate).
+_HEDGED = 8
+
+
+def _hedge_about(
+    quote_words: Sequence[str], claim_words: set[str], written: Sequence[str]
+) -> str | None:
+    """A hedge of the quote whose next content word the claim has."""
+    for k, word in enumerate(quote_words):
+        if word not in HEDGES or word in _ABILITY:
+            continue
+        following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
+        start = max(
+            (i + 1 for i in range(k) if written[i].endswith((".", ";", "!", "?"))), default=0
+        )
+        sentence = quote_words[start : k + 1 + _HEDGED]
+        hedged = [w for w in sentence if w in claim_words]
+        if any(w in claim_words for w in following) and len(set(hedged)) >= 2:
+            return word
+    return None
