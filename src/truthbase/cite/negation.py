@@ -195,7 +195,9 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
         talked_about = bool(neg.scope) and _has(claim_terms, neg.scope[0])
         if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
             talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"
-        agreed = any(set(neg.scope) & set(c.scope) or _scopes_agree(neg, c) for c in in_claim)
+        agreed = any(
+            any(_has(set(c.scope), t) for t in neg.scope) or _scopes_agree(neg, c) for c in in_claim
+        )
         agreed = agreed or (neg.universal and bool(SOME & claim_words))
         if talked_about and not implicit and not agreed:
             what = " ".join(neg.scope[:3])
