@@ -8,16 +8,10 @@ for these tests (not from claims-dev.json).
 
 from __future__ import annotations
 
-import pytest
-
-from truthbase.cite.lexicon import DEFAULT_WORDNET, load_lexicon
+from tests.helpers.support_checks import needs_wordnet
+from truthbase.cite.lexicon import load_lexicon
 from truthbase.cite.support import check_support
 from truthbase.cite.vetoes import direction_binding_reasons, number_binding_reasons
-
-needs_wordnet = pytest.mark.skipif(
-    not (DEFAULT_WORDNET / "index.noun").is_file(),
-    reason="WordNet (Debian wordnet-base) is not installed: scripts/install.sh installs it",
-)
 
 LEVELS = "The grades are Bronze (Level 1), Silver (Level 2), and Gold (Level 3)."
 

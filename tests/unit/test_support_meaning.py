@@ -8,15 +8,9 @@ vetoes for opposites, scope, roles, causes). WordNet comes from Debian's ``wordn
 
 from __future__ import annotations
 
-import pytest
-
-from truthbase.cite.lexicon import DEFAULT_WORDNET, WordNet, load_lexicon
+from tests.helpers.support_checks import needs_wordnet
+from truthbase.cite.lexicon import WordNet, load_lexicon
 from truthbase.cite.support import check_support
-
-needs_wordnet = pytest.mark.skipif(
-    not (DEFAULT_WORDNET / "index.noun").is_file(),
-    reason="WordNet (Debian wordnet-base) is not installed: scripts/install.sh installs it",
-)
 
 
 def codes(claim: str, quote: str, **more: str) -> list[str]:

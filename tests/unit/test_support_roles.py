@@ -10,25 +10,8 @@ tests (not from claims-dev.json).
 
 from __future__ import annotations
 
-import pytest
-
-from truthbase.cite.lexicon import DEFAULT_WORDNET
+from tests.helpers.support_checks import needs_wordnet, reason_of
 from truthbase.cite.support import check_support
-
-needs_wordnet = pytest.mark.skipif(
-    not (DEFAULT_WORDNET / "index.noun").is_file(),
-    reason="WordNet (Debian wordnet-base) is not installed: scripts/install.sh installs it",
-)
-
-
-def _reason(claim: str, quote: str, code: str, **kwargs: str) -> dict[str, str] | None:
-    check = check_support(claim, quote, **kwargs)
-    found = [r for r in check.reasons if r.code == code]
-    if found:
-        assert not check.supported
-        return found[0].to_json()
-    return None
-
 
 # -- cause_swapped (relation) -------------------------------------------------------------------
 
@@ -38,7 +21,7 @@ DAM = "The river flooded the lower town because the old dam gave way after a wee
 @needs_wordnet
 def test_a_cause_traded_for_its_effect_is_caught() -> None:
     claim = "The old dam gave way after a week of heavy rain because the river flooded the town."
-    found = _reason(claim, DAM, "cause_swapped")
+    found = reason_of(claim, DAM, "cause_swapped")
     assert found is not None
     assert "river" in found["claim_says"] and "dam" in found["page_says"]
 
@@ -49,7 +32,7 @@ def test_a_cause_restated_the_right_way_round_is_kept() -> None:
         "The lower town was flooded by the river because the old dam gave way.",
         "The old dam gave way after heavy rain, which led to the river flooding the lower town.",
     ):
-        assert _reason(claim, DAM, "cause_swapped") is None, claim
+        assert reason_of(claim, DAM, "cause_swapped") is None, claim
 
 
 # -- term_substituted in a slot (entity swap) ----------------------------------------------------
@@ -60,7 +43,7 @@ PUMP = "Of the three pumps, only the steam-driven unit keeps the tank full durin
 @needs_wordnet
 def test_a_compound_term_in_the_slot_of_the_quotes_is_caught() -> None:
     claim = "Of the three pumps, only the diesel-driven unit keeps the tank full during a storm."
-    found = _reason(claim, PUMP, "term_substituted")
+    found = reason_of(claim, PUMP, "term_substituted")
     assert found is not None
     assert found["claim_says"] == "diesel-driven" and found["page_says"] == "steam-driven"
 
@@ -71,11 +54,11 @@ def test_a_reworded_slot_is_kept() -> None:
         "During a storm only the unit driven by steam keeps the tank full, of the three pumps.",
         "Of the three pumps, only the steam-powered unit keeps the tank full during a storm.",
     ):
-        assert _reason(claim, PUMP, "term_substituted") is None, claim
+        assert reason_of(claim, PUMP, "term_substituted") is None, claim
     # a compound the context has is the page's own, not a swap
     context = "The diesel-driven unit is the backup. " + PUMP
     claim = "Of the three pumps, only the diesel-driven unit keeps the tank full during a storm."
-    assert _reason(claim, PUMP, "term_substituted", context=context) is None
+    assert reason_of(claim, PUMP, "term_substituted", context=context) is None
 
 
 # -- example_added, superlative_added (added facts) ---------------------------------------------
@@ -89,7 +72,7 @@ def test_an_example_the_page_does_not_give_is_caught() -> None:
         "The new pumps lower the plant's energy use and can serve other purposes, such as "
         "heating the staff canteen."
     )
-    found = _reason(claim, PUMPS, "example_added")
+    found = reason_of(claim, PUMPS, "example_added")
     assert found is not None and "canteen" in found["claim_says"]
 
 
@@ -97,21 +80,21 @@ def test_an_example_the_page_does_not_give_is_caught() -> None:
 def test_an_example_the_page_gives_is_kept() -> None:
     quote = "Several solvents, for example acetone and ethanol, dissolve the resin."
     claim = "The resin dissolves in several solvents, such as acetone and ethanol."
-    assert _reason(claim, quote, "example_added") is None
+    assert reason_of(claim, quote, "example_added") is None
 
 
 @needs_wordnet
 def test_a_ranking_the_page_does_not_make_is_caught() -> None:
     quote = "The survey names three risks for the harbour: storms, silting and fire."
     claim = "The survey names three risks for the harbour and treats storms as the most costly."
-    assert _reason(claim, quote, "superlative_added") is not None
+    assert reason_of(claim, quote, "superlative_added") is not None
 
 
 @needs_wordnet
 def test_a_superlative_restating_the_page_is_kept() -> None:
     quote = "Storms are the costliest of the three risks the survey names for the harbour."
     claim = "Of the three harbour risks in the survey, storms are the most costly."
-    assert _reason(claim, quote, "superlative_added") is None
+    assert reason_of(claim, quote, "superlative_added") is None
 
 
 # -- modality: a possibility denied ---------------------------------------------------------------
@@ -122,14 +105,14 @@ LEDGER = "Although the ledger is mostly used for audits, it may also support pla
 @needs_wordnet
 def test_a_possibility_denied_is_caught() -> None:
     claim = "The ledger is mostly used for audits and cannot help with planning the budget."
-    found = _reason(claim, LEDGER, "modality")
+    found = reason_of(claim, LEDGER, "modality")
     assert found is not None and found["page_says"] == "may"
 
 
 def test_a_denial_the_page_makes_is_no_possibility_denied() -> None:
     quote = "The ledger cannot be edited after the audit has closed."
     claim = "Once the audit has closed, the ledger cannot be edited."
-    assert _reason(claim, quote, "modality") is None
+    assert reason_of(claim, quote, "modality") is None
 
 
 # -- number_missing: a percentage about another thing ---------------------------------------------
@@ -138,13 +121,13 @@ def test_a_denial_the_page_makes_is_no_possibility_denied() -> None:
 def test_a_fraction_of_the_page_given_as_the_percentage_of_another_thing_is_caught() -> None:
     quote = "The filter keeps 0.35 of the input, which gives a 65% reduction rate."
     claim = "The filter keeps 0.35 of the input, which gives a 35% reduction rate."
-    found = _reason(claim, quote, "number_missing")
+    found = reason_of(claim, quote, "number_missing")
     assert found is not None and found["claim_says"] == "35%" and found["page_says"] == "65%"
 
 
 def test_a_fraction_restated_as_a_percentage_is_kept() -> None:
     quote = "The filter keeps 0.35 of the input, which gives a 65% reduction rate."
-    assert _reason("The filter keeps 35% of the input.", quote, "number_missing") is None
+    assert reason_of("The filter keeps 35% of the input.", quote, "number_missing") is None
 
 
 # -- antonym: required against avoided, "not all" against "some" -----------------------------------
@@ -154,10 +137,10 @@ def test_a_fraction_restated_as_a_percentage_is_kept() -> None:
 def test_a_requirement_read_as_its_avoidance_is_caught() -> None:
     quote = "The legacy importer requires a full rescan of the archive after each upload."
     claim = "The legacy importer avoids a full rescan of the archive after each upload."
-    found = _reason(claim, quote, "antonym")
+    found = reason_of(claim, quote, "antonym")
     assert found is not None and found["page_says"] == "requires"
     need = "The cache eliminates the need to rebuild the index on every start."
-    found = _reason("The cache must rebuild the index on every start.", need, "antonym")
+    found = reason_of("The cache must rebuild the index on every start.", need, "antonym")
     assert found is not None and found["page_says"] == "eliminates"
 
 
@@ -175,9 +158,9 @@ def test_not_all_restated_as_some_is_kept() -> None:
 def test_a_fraction_that_is_the_ratio_of_two_numbers_of_the_quote_is_kept() -> None:
     quote = "The new quota allows 40 uploads a day, against the former 120 uploads a day."
     claim = "The new quota allows a third as many uploads a day as the former one."
-    assert _reason(claim, quote, "number_missing") is None
+    assert reason_of(claim, quote, "number_missing") is None
     wrong = "The new quota allows a fourth as many uploads a day as the former one."
-    assert _reason(wrong, quote, "number_missing") is not None
+    assert reason_of(wrong, quote, "number_missing") is not None
 
 
 @needs_wordnet
@@ -186,20 +169,20 @@ def test_a_negated_opposite_restates_the_quote() -> None:
     claim = "Visitors should not wait until after entering the clean room to be registered."
     codes = {r.code for r in check_support(claim, quote).reasons}
     assert not codes & {"antonym", "negation_missing"}, codes
-    assert _reason("Visitors are registered after entering the clean room.", quote, "antonym")
+    assert reason_of("Visitors are registered after entering the clean room.", quote, "antonym")
 
 
 def test_a_german_ability_is_no_hedge_a_claim_must_keep() -> None:
     quote = "Der Beweis kann im Lehrbuch von Meyer auf Seite 12 nachgelesen werden."
     claim = "Den Beweis findet man im Lehrbuch von Meyer auf Seite 12."
-    assert _reason(claim, quote, "hedge_dropped") is None
-    assert _reason("Meistens ist das Lager voll.", "Das Lager ist oft voll.", "hedge_dropped")
+    assert reason_of(claim, quote, "hedge_dropped") is None
+    assert reason_of("Meistens ist das Lager voll.", "Das Lager ist oft voll.", "hedge_dropped")
 
 
 def test_a_number_five_words_from_its_name_is_bound_to_it() -> None:
     quote = "Rather than the 300 tokens of the Orion setup, we cap the output at 100 tokens."
     claim = "The Orion paper capped output at 100 tokens, while we allowed 300 tokens."
-    found = _reason(claim, quote, "roles_swapped")
+    found = reason_of(claim, quote, "roles_swapped")
     assert found is not None and found["claim_says"] == "orion 100"
 
 
@@ -214,7 +197,7 @@ REPLIES = (
 @needs_wordnet
 def test_items_traded_between_two_lists_are_caught() -> None:
     claim = "The survey counted complaints and threats as positive replies and praise as negative."
-    found = _reason(claim, REPLIES, "roles_swapped")
+    found = reason_of(claim, REPLIES, "roles_swapped")
     assert found is not None
     assert found["claim_says"] == "complaints … positive"
     assert found["page_says"] == "complaints … negative"
@@ -223,14 +206,14 @@ def test_items_traded_between_two_lists_are_caught() -> None:
 @needs_wordnet
 def test_items_kept_in_their_lists_pass() -> None:
     claim = "Praise and thanks counted as positive replies in the survey, and insults as negative."
-    assert _reason(claim, REPLIES, "roles_swapped") is None
+    assert reason_of(claim, REPLIES, "roles_swapped") is None
 
 
 @needs_wordnet
 def test_a_thing_put_outside_what_the_quote_includes_is_caught() -> None:
     quote = "Shipping costs, including customs fees and insurance, are refunded to the buyer."
     claim = "Shipping costs are refunded to the buyer, but customs fees stay outside the refund."
-    found = _reason(claim, quote, "antonym")
+    found = reason_of(claim, quote, "antonym")
     assert found is not None and found["claim_says"] == "outside"
 
 
@@ -242,16 +225,16 @@ YIELD = "The ratio of the dried mass to the fresh mass of the harvested leaves i
 @needs_wordnet
 def test_a_ratio_turned_upside_down_is_caught() -> None:
     claim = "On average, the fresh mass of the harvested leaves is 0.2 times their dried mass."
-    found = _reason(claim, YIELD, "roles_swapped")
+    found = reason_of(claim, YIELD, "roles_swapped")
     assert found is not None and "fresh mass" in found["claim_says"]
 
 
 @needs_wordnet
 def test_a_ratio_restated_the_right_way_up_passes() -> None:
     claim = "On average, the dried leaves weigh 0.2 times as much as the fresh ones."
-    assert _reason(claim, YIELD, "roles_swapped") is None
+    assert reason_of(claim, YIELD, "roles_swapped") is None
     claim = "Dried, the harvested leaves keep on average 0.2 of their fresh mass."
-    assert _reason(claim, YIELD, "roles_swapped") is None
+    assert reason_of(claim, YIELD, "roles_swapped") is None
 
 
 # -- time_dropped: what held before a point in time moved onto it ---------------------------------
@@ -261,7 +244,7 @@ RENAMED = "Until release 3.1, the command-line tool was named Quarry."
 
 def test_a_name_that_held_until_a_release_given_to_that_release_is_caught() -> None:
     claim = "Release 3.1 of the command-line tool keeps the name Quarry."
-    found = _reason(claim, RENAMED, "time_dropped")
+    found = reason_of(claim, RENAMED, "time_dropped")
     assert found is not None and found["page_says"] == "until release 3.1"
 
 
@@ -270,7 +253,7 @@ def test_a_time_bound_kept_in_other_words_passes() -> None:
         "Before release 3.1 the command-line tool went by the name Quarry.",
         "The command-line tool was formerly called Quarry, up to its 3.1 release.",
     ):
-        assert _reason(claim, RENAMED, "time_dropped") is None, claim
+        assert reason_of(claim, RENAMED, "time_dropped") is None, claim
 
 
 # -- negation: a compound negated on the page is one term ------------------------------------------
@@ -282,9 +265,9 @@ def test_another_compound_of_the_same_word_is_no_dropped_negation() -> None:
         "The drones are flown with night-vision cameras in day-time trials, but none of them "
         "touch down after dark."
     )
-    assert _reason(kept, quote, "negation_dropped") is None
+    assert reason_of(kept, quote, "negation_dropped") is None
     dropped = "The drones are flown in day-time trials and night-time landings."
-    assert _reason(dropped, quote, "negation_dropped") is not None
+    assert reason_of(dropped, quote, "negation_dropped") is not None
 
 
 # -- term_substituted: a list's last item replaced ----------------------------------------------
@@ -295,7 +278,7 @@ GEAR = "The kit holds ropes, carabiners, and a first-aid pouch for each climber.
 @needs_wordnet
 def test_a_lists_last_item_replaced_by_words_nowhere_on_the_page_is_caught() -> None:
     claim = "The kit holds ropes, carabiners and an avalanche beacon for each climber."
-    found = _reason(claim, GEAR, "term_substituted")
+    found = reason_of(claim, GEAR, "term_substituted")
     assert found is not None and found["claim_says"] == "avalanche beacon"
 
 
@@ -305,4 +288,4 @@ def test_a_lists_last_item_reworded_is_kept() -> None:
         "Each climber's kit holds ropes, carabiners and a first-aid bag.",
         "For every climber the kit holds ropes, carabiners, and a first aid pouch.",
     ):
-        assert _reason(claim, GEAR, "term_substituted") is None, claim
+        assert reason_of(claim, GEAR, "term_substituted") is None, claim
