@@ -91,6 +91,17 @@ def is_cue(word: str) -> bool:
     return word in NEGATION_WORDS or word.endswith("n't")
 
 
+def _terms(text: str) -> list[str]:
+    """The stemmed terms of ``text`` a negation can be about (no cue, no single letter)."""
+    return [t for t in stems(text) if len(t) > 1 and not is_cue(t)]
+
+
+def _clause_end(norm: str, start: int) -> int:
+    """Where the clause that goes on at ``start`` of ``norm`` ends."""
+    stop = _CLAUSE_END.search(norm, start)
+    return stop.start() if stop else len(norm)
+
+
 def negations(text: str) -> list[Negation]:
     """The negation cues of ``text`` with their scopes (see the module doc)."""
     norm = normal(text)
@@ -102,18 +113,15 @@ def negations(text: str) -> list[Negation]:
         following = tokens[k + 1][0] if k + 1 < len(tokens) else ""
         if (word, following) in _NOT_NEGATIONS:
             continue
-        stop = _CLAUSE_END.search(norm, end)
-        clause = norm[end : stop.start() if stop else len(norm)]
-        scope = [t for t in stems(clause) if len(t) > 1 and not is_cue(t)]
+        scope = _terms(norm[end : _clause_end(norm, end)])
+        opening = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
+        subject = _terms(opening)
         if not scope:  # "correct or not?": what comes before it in its clause, nearest first
-            before = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
-            scope = [t for t in reversed(stems(before)) if len(t) > 1 and not is_cue(t)]
+            scope = subject[::-1]
         universal = following in _UNIVERSALS
         head = following if "-" in following else ""
-        opening = re.split(r"[,;:.!?()\[\]{}\"]", norm[: tokens[k][1]])[-1]
-        subject = tuple(t for t in stems(opening) if len(t) > 1 and not is_cue(t))
         scope = scope[:NEGATION_SCOPE_TERMS]
-        found.append(Negation(word, tuple(scope), universal, head, subject))
+        found.append(Negation(word, tuple(scope), universal, head, tuple(subject)))
     return found
 
 
@@ -160,9 +168,7 @@ def _implicit_negations(text: str) -> list[Negation]:
     for word, _, end in _tokens(norm):
         if word not in IMPLICIT_NEGATIONS:
             continue
-        stop = _CLAUSE_END.search(norm, end)
-        clause = norm[end : stop.start() if stop else len(norm)]
-        scope = [t for t in stems(clause) if len(t) > 1 and not is_cue(t)]
+        scope = _terms(norm[end : _clause_end(norm, end)])
         found.append(Negation(word, tuple(scope[:NEGATION_SCOPE_TERMS])))
     return found
 
@@ -242,8 +248,7 @@ def negated_words(text: str) -> dict[str, str]:
     for k, (word, _, end) in enumerate(tokens):
         if not is_cue(word):
             continue
-        stop = _CLAUSE_END.search(norm, end)
-        limit = stop.start() if stop else len(norm)
+        limit = _clause_end(norm, end)
         for following, start, _ in tokens[k + 1 : k + 1 + NEGATED_REACH]:
             if start >= limit:
                 break

@@ -205,20 +205,19 @@ def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
 
 #: Words before a number that make it a label ("Table 2", "Fig. 4", "Abschnitt 3"): a name of a
 #: part of the document, found where the page names it, not a quantity the quote must give.
-_LABEL = re.compile(
+_LABEL_WORD = (
     r"(?:table|tab|figure|fig|section|sec|appendix|chapter|eq|equation|tabelle|abbildung|abb|"
-    r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung)\.?\s*$",
-    re.IGNORECASE,
+    r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung)\.?"
 )
+_LABEL = re.compile(rf"{_LABEL_WORD}\s*$", re.IGNORECASE)
 
 
 def _label_on_page(claim: str, written: str, page: str) -> bool:
     """``written`` follows a label word in the claim and a label word on the page."""
-    after = rf"\s*{re.escape(written)}(?![\d.,]\d)"
-    for found in re.finditer(rf"(?<![\d.,]){re.escape(written)}(?![\d.,]\d)", claim):
+    number = rf"{re.escape(written)}(?![\d.,]\d)"
+    for found in re.finditer(rf"(?<![\d.,]){number}", claim):
         if _LABEL.search(claim[: found.start()]):
-            label = _LABEL.pattern.removesuffix(r"\.?\s*$")
-            return re.search(rf"{label}\.?{after}", page, re.IGNORECASE) is not None
+            return re.search(rf"{_LABEL_WORD}\s*{number}", page, re.IGNORECASE) is not None
     return False
 
 

@@ -459,8 +459,12 @@ def shared_words(claim: str, quote: str) -> list[str]:
     """Content words each side says exactly once: anchors of who does what besides names and
     numbers ("collapsed" and "traversal" in "collapsed tree retrieval is better than tree
     traversal"). A word said twice on a side has no one place."""
-    claim_words = Counter(_WORD.findall(normal(claim)))
-    quote_words = Counter(_WORD.findall(normal(quote)))
+    return _said_once(_WORD.findall(normal(claim)), _WORD.findall(normal(quote)))
+
+
+def _said_once(claim_tokens: Sequence[str], quote_tokens: Sequence[str]) -> list[str]:
+    claim_words = Counter(claim_tokens)
+    quote_words = Counter(quote_tokens)
     return [
         w
         for w, n in claim_words.items()
@@ -485,7 +489,7 @@ def converse_reasons(claim: str, quote: str, reasons: list[Reason]) -> list[Reas
     frequently than this document" (two shared words change sides around the opposite)."""
     claim_tokens = _WORD.findall(normal(claim))
     quote_tokens = _WORD.findall(normal(quote))
-    anchors = shared_words(claim, quote)
+    anchors = _said_once(claim_tokens, quote_tokens)
 
     def converse(reason: Reason) -> bool:
         ours, theirs = reason.claim_says, reason.page_says
