@@ -174,8 +174,8 @@ def test_the_embedder_cosine_counts_with_the_alignment() -> None:
     # every word aligned: a low cosine alone no longer rejects a rewording
     reworded = check_support(claim, QUOTE, embedder=FakeEmbedder(0.2))
     assert reworded.coverage == 1.0 and reworded.supported
-    # half the words aligned and a low cosine: the score is below its threshold
-    half = "The plant produces forty two shiny units every day."
+    # a word in four not aligned and a low cosine: the score is below its threshold
+    half = "The plant produces shiny units."
     low = check_support(half, QUOTE, embedder=FakeEmbedder(0.2))
     assert low.coverage >= ALIGNED and low.score < MIN_SCORE
     assert [r.code for r in low.reasons] == ["low_score"] and not low.vetoed

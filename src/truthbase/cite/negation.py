@@ -144,6 +144,21 @@ IMPLICIT_NEGATIONS = frozenset(
 )
 
 
+#: "X rather than Y", "X instead of Y": the claim denies Y as a negation would.
+_CONTRAST = re.compile(r"\b(?:rather than|instead of|anstatt|statt|anstelle von)\s")
+
+
+def _contrasts(text: str) -> list[Negation]:
+    """The claim's "rather than Y" / "instead of Y", each a negation of Y."""
+    norm = normal(text)
+    found: list[Negation] = []
+    for match in _CONTRAST.finditer(norm):
+        scope = _terms(norm[match.end() : _clause_end(norm, match.end())])
+        if scope:
+            found.append(Negation(match.group().strip(), tuple(scope[:NEGATION_SCOPE_TERMS])))
+    return found
+
+
 def _has(terms: set[str], term: str) -> bool:
     """``term`` among ``terms``, or an inflection of it: the same first
     :data:`~truthbase.cite.align.PREFIX` letters of a longer word ("propagate", "propagated")."""
@@ -173,6 +188,41 @@ def _implicit_negations(text: str) -> list[Negation]:
     return found
 
 
+#: Words that open a condition or a relative clause ("if", "a system that", "eine Menge, die");
+#: German relative pronouns only right after a comma (else they are articles), and a
+#: preposition may come first ("eine Fläche, auf der").
+_CONDITION_ANYWHERE = frozenset(
+    "if unless when whenever whose that which who wenn falls sofern solange".split()  # noqa: SIM905
+)
+_CONDITION_AFTER_COMMA = frozenset(
+    "der die das dem den deren dessen denen welche welcher welches".split()  # noqa: SIM905
+)
+_CONDITION_CUES = frozenset({"without", "ohne"})
+
+
+def _conditional(norm: str, start: int, cue: str) -> bool:
+    """The cue at ``start`` of ``norm`` is in a condition or a relative clause."""
+    if cue in _CONDITION_CUES:
+        return True
+    before = norm[:start]
+    opening = re.split(r"[;:.!?()\[\]{}\"]", before)[-1]
+    clause = opening.split(",")[-1].split()
+    if _CONDITION_ANYWHERE & set(clause):
+        return True
+    return "," in opening and bool(_CONDITION_AFTER_COMMA & set(clause[:2]))
+
+
+def contrapositive(claim: str) -> bool:
+    """The claim negates a condition and its consequence ("a system that is not valid cannot
+    be trustworthy", "eine Fläche, auf der kein Normalenfeld existiert, ist nicht orientierbar"):
+    two negation cues, the first in a condition or a relative clause (the next is taken for
+    the consequence: where a relative clause ends is not marked). It restates an un-negated
+    "A needs B" / "B, wenn A" by contraposition."""
+    norm = normal(claim)
+    cues = [(word, start) for word, start, _ in _tokens(norm) if is_cue(word)]
+    return len(cues) >= 2 and _conditional(norm, cues[0][1], cues[0][0])
+
+
 def negation_reasons(claim: str, quote: str) -> list[Reason]:
     """A claim negation about words the quote states un-negated; a quote negation about words
     the claim states un-negated (see the module doc). A claim negation whose words the quote
@@ -182,9 +232,13 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
     in_claim, in_quote = negations(claim), negations(quote)
     claim_terms = set(stems(claim))
     quote_terms = set(stems(quote))
+    # a contrast denies what it is about: its first word must be the quote's
+    in_claim += [c for c in _contrasts(claim) if c.scope[0] in quote_terms]
     claim_words = set(normal(claim).split())
     implicit = bool(IMPLICIT_NEGATIONS & claim_words)
     implied = _implicit_negations(quote)
+    if not in_quote and not implied and contrapositive(claim):
+        in_claim = []
     for neg in in_claim:
         about_quote = any(t in quote_terms for t in neg.scope[:NEGATION_ABOUT])
         said = any(_scopes_agree(neg, q) or _said_of(neg, q) for q in in_quote + implied)

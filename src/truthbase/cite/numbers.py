@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
 from .model import Reason
 
@@ -155,17 +155,67 @@ def numbers(text: str) -> list[tuple[str, str]]:
 _NOT_COUNTS = frozenset({"one", "zero"})
 
 
-def _derived(value: str, have: set[str]) -> bool:
-    """``value`` is the difference of two decimal numbers of the quote (a light inference:
-    "55.7% vs 53.9%" gives "1.8 points"); whole numbers are left out (1 + 4 makes any "5" a
-    sum), and so is a percentage's complement to 100."""
+#: Words with which a claim says how it computed a number from two of the quote's: a
+#: difference ("15 points lower"), a sum or product ("320GB in total"), a ratio ("more than
+#: six times"). Whole numbers need them: 1 + 4 makes any "5" a sum.
+_DIFFERENCE = re.compile(
+    r"\b(?:difference|gap|points?|(?:more|less|fewer|higher|lower|larger|smaller|greater) than|"
+    r"differenz|prozentpunkte?|(?:mehr|weniger|höher|niedriger|größer|kleiner) als)\b",
+    re.IGNORECASE,
+)
+_TOTAL = re.compile(
+    r"\b(?:in total|total|combined|together|altogether|sum|insgesamt|zusammen|summe)\b",
+    re.IGNORECASE,
+)
+_TIMES = re.compile(r"\b(?:times|mal)\b", re.IGNORECASE)
+
+
+def _whole(number: Decimal) -> bool:
+    return number == number.to_integral_value()
+
+
+#: Characters before and after a claim's number in which its wording says how it was computed.
+_WORDING_BEFORE, _WORDING_AFTER = 30, 45
+
+
+def _around(claim: str, written: str) -> str:
+    """The claim's text around the number as ``written`` ("15 points lower than")."""
+    at = claim.find(written)
+    if at < 0:
+        return claim
+    return claim[max(0, at - _WORDING_BEFORE) : at + len(written) + _WORDING_AFTER]
+
+
+def _derived(value: str, have: set[str], claim: str = "") -> bool:
+    """``value`` is a light inference from the quote's numbers: the difference of two where one
+    is a decimal ("55.7% vs 53.9%" gives "1.8 points"; "7" and "6.7" give "0.3"), the complement
+    to 100 of a decimal percentage ("18.5%" gives "81.5%"); where the claim's words say so, a
+    difference, sum, product or ratio (rounded down: "more than six times") of whole numbers."""
     try:
         wanted = Decimal(value.rstrip("%"))
         known = [Decimal(v.rstrip("%")) for v in have]
     except InvalidOperation:
         return False
-    decimals = [k for k in known if k != k.to_integral_value()]
-    return any(wanted == abs(a - b) for i, a in enumerate(decimals) for b in decimals[i + 1 :])
+    if any(wanted == 100 - k for k in known if 0 < k < 100 and not _whole(k)):
+        return True
+    pairs = [(a, b) for i, a in enumerate(known) for b in known[i + 1 :]]
+    differ = bool(_DIFFERENCE.search(claim))
+    total = bool(_TOTAL.search(claim))
+    times = bool(_TIMES.search(claim))
+    for a, b in pairs:
+        low, high = sorted((a, b))
+        if wanted == high - low and (differ or not (_whole(a) and _whole(b))):
+            return True
+        if total and wanted in (a + b, a * b):
+            return True
+        if (
+            times
+            and low > 0
+            and wanted > 1
+            and wanted == (high / low).to_integral_value(rounding=ROUND_FLOOR)
+        ):
+            return True
+    return False
 
 
 _ITEM = r"[^\W\d_][\w\-]*(?:\s+[^\W\d_][\w\-]*){0,2}"
@@ -221,9 +271,23 @@ def _label_on_page(claim: str, written: str, page: str) -> bool:
     return False
 
 
-def number_reasons(claim: str, quote: str, context: str = "") -> list[Reason]:
+def _in_name(claim: str, written: str, document: str) -> bool:
+    """``written`` is part of the cited document's name as the claim writes it: "CSF 2.0" for
+    "The NIST Cybersecurity Framework (CSF) 2.0" (the word before it, then the number)."""
+    if not document:
+        return False
+    number = rf"{re.escape(written)}(?![\d.,]\d)"
+    for found in re.finditer(rf"([^\W\d_][\w\-]*)\)?\s+{number}", claim):
+        named = rf"\b{re.escape(found.group(1))}\)?\s+{number}"
+        if re.search(named, document, re.IGNORECASE):
+            return True
+    return False
+
+
+def number_reasons(claim: str, quote: str, context: str = "", document: str = "") -> list[Reason]:
     """Numbers of the claim the quote does not give (the module doc of :mod:`.support`); a
-    label's number ("Table 2") may be in the context."""
+    label's number ("Table 2") may be in the context, and the number of the cited document's
+    name ("CSF 2.0") in its name."""
     found = numbers(quote)
     have = {v for v, _ in found}
     plain = {v.rstrip("%") for v in have}
@@ -233,7 +297,9 @@ def number_reasons(claim: str, quote: str, context: str = "") -> list[Reason]:
         if value in seen or written.casefold() in _NOT_COUNTS:
             continue
         seen.add(value)
-        if _label_on_page(claim, written, f"{quote}\n{context}"):
+        if _label_on_page(claim, written, f"{quote}\n{context}") or _in_name(
+            claim, written, document
+        ):
             continue
         missing = value not in have if value.endswith("%") else value not in plain
         rival = None
@@ -251,7 +317,7 @@ def number_reasons(claim: str, quote: str, context: str = "") -> list[Reason]:
             )
         elif (
             missing
-            and not _derived(value, plain)
+            and not _derived(value, plain, _around(claim, written))
             and not _fraction_of(claim, written, plain)
             and not _counted(value, quote)
         ):

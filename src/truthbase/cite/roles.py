@@ -33,6 +33,7 @@ from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, stem
 from .align import FRAMING, PREFIX, normal
 from .lexicon import Lexicon
 from .model import Reason
+from .negation import negations
 from .scope import HEDGES
 from .terms import spelled_out
 from .vetoes import OPPOSITES
@@ -43,6 +44,7 @@ __all__ = [
     "SLOT_REACH",
     "PageWords",
     "cause_swap_reasons",
+    "condition_swap_reasons",
     "converse_reasons",
     "list_binding_reasons",
     "page_words",
@@ -191,6 +193,65 @@ def cause_swap_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]
     ]
 
 
+#: A condition's opening word; "only if", "even if", "as if", "nur wenn", "auch wenn" are no
+#: plain condition ("A only if B" states B of A) and are left alone.
+_IF = r"(?:if|whenever|wenn|falls|sofern)"
+_NOT_PLAIN_IF = re.compile(r"\b(?:only|even|as|nur|auch|selbst)\s+" + _IF + r"\b")
+#: "if A, (then) B", "wenn A, (dann|so) B": the condition first.
+_IF_FIRST = re.compile(
+    rf"(?:^|[,:;]\s*){_IF}\b(?P<condition>.+?),\s*(?:then\s+|dann\s+|so\s+)?(?P<consequence>.+)"
+)
+#: "B if A", "B, wenn A": the consequence first.
+_IF_AFTER = re.compile(rf"(?P<consequence>.+?),?\s+{_IF}\b(?P<condition>.+)")
+#: A German condition without "wenn": the verb first, then ", so" or ", dann" ("Ist X
+#: hausdorffsch, so hat jede Folge ..."), after an opening like "Laut Skript gilt:".
+_VERB_FIRST = re.compile(r"(?:^|:\s*)(?P<condition>[^,:]+?),\s*(?:so|dann)\s+(?P<consequence>.+)")
+#: A supposition and its conclusion in the next sentence ("Es sei X ... . Dann gibt es ...").
+_SUPPOSE_THEN = re.compile(
+    r"(?:^|[.:]\s+)(?:es sei|sei|seien|let|suppose|assume)\b(?P<condition>[^.]+)\.\s+"
+    r"(?:dann|then)\b(?P<consequence>.+)"
+)
+
+
+def _condition_and_consequence(text: str) -> tuple[str, str] | None:
+    """(condition, consequence) of the first sentence of ``text`` that states one (or of a
+    supposition and the conclusion after it), or None."""
+    norm = normal(text)
+    found = _SUPPOSE_THEN.search(norm)
+    if found and _content(found["condition"]) and _content(found["consequence"]):
+        return found["condition"], found["consequence"]
+    for sentence in re.split(r"(?<=[.!?])\s+", normal(text)):
+        if _NOT_PLAIN_IF.search(sentence):
+            continue
+        for pattern in (_IF_FIRST, _IF_AFTER, _VERB_FIRST):
+            found = pattern.search(sentence)
+            if found and _content(found["condition"]) and _content(found["consequence"]):
+                return found["condition"], found["consequence"]
+    return None
+
+
+def condition_swap_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Reason]:
+    """The claim states the quote's conditional the other way round ("if every sequence has
+    at most one limit, X is Hausdorff" for "if X is Hausdorff, every sequence has at most one
+    limit"): each half of the claim shares more words with the other half of the quote than
+    with its own. A claim that negates both halves ("if not B, then not A") is the
+    contrapositive, which is the same statement; it is left alone."""
+    if len(negations(claim)) > len(negations(quote)):
+        return []
+    mine, theirs = _condition_and_consequence(claim), _condition_and_consequence(quote)
+    if mine is None or theirs is None or not _crossed(mine, theirs, lexicon):
+        return []
+    return [
+        Reason(
+            "condition_swapped",
+            "the claim makes the quote's consequence the condition and its condition the "
+            "consequence",
+            claim_says=f"if {mine[0].strip()}",
+            page_says=f"if {theirs[0].strip()}",
+        )
+    ]
+
+
 #: Content words either side of a shared word that make its slot.
 SLOT_REACH = 2
 #: Function words a slot may reach across ("agreement with the judgments of ...").
@@ -306,7 +367,11 @@ def slot_swap_reasons(
                     for w in _slot(claim_tokens, i, step)
                     if not page.says(w, lexicon) and not spelled_out(w, quote_norm)
                 ]
-                gone = [w for w in _slot(quote_tokens, j, step) if not said.says(w, lexicon)]
+                gone = [
+                    w
+                    for w in _slot(quote_tokens, j, step)
+                    if not said.says(w, lexicon, strict=True)
+                ]
                 unseen = [w for w in new if stem(w) not in around | named]
                 shapes = {_shape(w, quote, german) for w in gone} - {None}
                 shaped = next((w for w in unseen if _shape(w, claim, german) in shapes), None)

@@ -9,6 +9,7 @@ obligation ("must") where the quote has a weaker modal; a hedge of the quote ("g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .align import content_words, normal
@@ -76,19 +77,141 @@ def _first(words: Sequence[str], wanted: frozenset[str]) -> str | None:
 _IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
 
 
+#: What after "only a"/"only an" makes an amount, not an exclusion ("only a third", "only a
+#: few"); "consists only of plans", "only an organization's practices" exclude.
+_AMOUNTS = frozenset(
+    """
+    third quarter half fifth tenth few little small handful fraction bit minority portion
+    part share percent dozen hundred thousand single
+    """.split()  # noqa: SIM905
+)
+#: Words after an exclusive word that make no exclusion of it ("only roughly", "only partly").
+_NOT_EXCLUSIVE = _NOT_QUANTIFIED - {"of", "a", "an", "their", "its", "these", "those"}
+
+
 def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
+    exclusive = group is EXCLUSIVE
     for k, w in enumerate(words):
         following = words[k + 1] if k + 1 < len(words) else ""
         idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
-        quantified = following not in _NOT_QUANTIFIED and not following.isdigit()
+        if exclusive:
+            after = words[k + 2] if k + 2 < len(words) else ""
+            amount = following in ("a", "an") and (after in _AMOUNTS or after.isdigit())
+            quantified = following not in _NOT_EXCLUSIVE and not amount
+        else:
+            quantified = following not in _NOT_QUANTIFIED
+        quantified = quantified and not following.isdigit()
         if w in group and quantified and not idiom:
             return w
     return None
 
 
+#: A claim that something cannot be done where the quote says it is hard: "it is impossible to
+#: determine" for "it is difficult to determine".
+_HARD = frozenset("difficult hard challenging schwierig schwer aufwendig".split())  # noqa: SIM905
+_IMPOSSIBLE = frozenset("impossible unmöglich unable cannot".split())  # noqa: SIM905
+#: A claim that proves what the quote believes: "the authors demonstrate experimentally" for
+#: "we believe".
+_BELIEF = frozenset(
+    """
+    believe believes hypothesize hypothesizes suspect speculate conjecture vermuten glauben
+    """.split()  # noqa: SIM905
+)
+_PROOF = frozenset(
+    """
+    demonstrate demonstrates demonstrated prove proves proved proven establish establishes
+    established confirm confirms confirmed beweisen beweist bewiesen belegen belegt
+    """.split()  # noqa: SIM905
+)
+#: Bounds of a count, each family its own: "genau einen" is not "höchstens einen".
+_BOUNDS = (
+    ("at most", "no more than", "up to", "höchstens", "maximal"),
+    ("at least", "no fewer than", "no less than", "mindestens"),
+    ("exactly", "precisely", "genau"),
+)
+
+
+def _bound(text: str) -> tuple[int, str] | None:
+    """(family, phrase) of the first bound of a count in ``text`` (by family)."""
+    for k in range(len(_BOUNDS)):
+        phrase = _bound_words(text, k)
+        if phrase is not None:
+            return k, phrase
+    return None
+
+
+def _strength_reasons(
+    claim_words: set[str], quote_words: set[str], claim: str, quote: str
+) -> list[Reason]:
+    """The claim surer than the quote: impossible for hard, proven for believed, another bound
+    of a count."""
+    impossible = _IMPOSSIBLE & claim_words
+    hard = _HARD & quote_words
+    if impossible and hard and not _IMPOSSIBLE & quote_words:
+        word, theirs = sorted(impossible)[0], sorted(hard)[0]
+        return [
+            Reason(
+                "modality",
+                f'the claim says "{word}" where the quote says "{theirs}"',
+                claim_says=word,
+                page_says=theirs,
+            )
+        ]
+    proof, belief = _PROOF & claim_words, _BELIEF & quote_words
+    if proof and belief and not _PROOF & quote_words:
+        word, theirs = sorted(proof)[0], sorted(belief)[0]
+        return [
+            Reason(
+                "hedge_dropped",
+                f'the claim says "{word}" where the quote says "{theirs}"',
+                claim_says=word,
+                page_says=theirs,
+            )
+        ]
+    ours, page = _bound(claim), _bound(quote)
+    if (
+        ours is not None
+        and page is not None
+        and ours[0] != page[0]
+        and _bound_words(quote, ours[0]) is None
+    ):
+        return [
+            Reason(
+                "scope_widened",
+                f'the claim says "{ours[1]}" where the quote says "{page[1]}"',
+                claim_says=ours[1],
+                page_says=page[1],
+            )
+        ]
+    return []
+
+
+def _bound_words(text: str, family: int) -> str | None:
+    return next((p for p in _BOUNDS[family] if re.search(rf"\b{p}\b", text)), None)
+
+
+#: Obligations in more words than a modal ("are required to evaluate"), and the quote's words
+#: that only advise ("are encouraged to evaluate", "NIST recommends").
+_OBLIGATION_PHRASE = re.compile(
+    r"\b(?:(?:required|obligated|obliged|mandated|compelled) to|mandatory|"
+    r"verpflichtet|vorgeschrieben)\b"
+)
+_ADVISED = frozenset(
+    """
+    encouraged encourages encourage recommended recommends recommend suggested suggests
+    optional voluntary empfohlen empfiehlt
+    """.split()  # noqa: SIM905
+)
+
+
+def _obligation_phrase(claim: str) -> str | None:
+    found = _OBLIGATION_PHRASE.search(claim)
+    return found.group() if found else None
+
+
 def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
     """Exclusive or universal words the quote lacks, an obligation where the quote has a weaker
-    modal, a hedge the claim drops (see the module doc)."""
+    modal, a hedge the claim drops, a claim surer than its quote (see the module doc)."""
     claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
     quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
     have = set(quote_words)
@@ -103,8 +226,8 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
                     page_says=_first(quote_words, HEDGES) or "",
                 )
             ]
-    word = _first(claim_words, OBLIGATION)
-    weak = _first(quote_words, WEAK_MODALS)
+    word = _first(claim_words, OBLIGATION) or _obligation_phrase(normal(claim))
+    weak = _first(quote_words, WEAK_MODALS | _ADVISED)
     if word is not None and weak is not None and not OBLIGATION & have:
         return [
             Reason(
@@ -114,6 +237,9 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
                 page_says=weak,
             )
         ]
+    stronger = _strength_reasons(set(claim_words), have, normal(claim), normal(quote))
+    if stronger:
+        return stronger
     hedge = _hedge_about(quote_words, set(content_words(claim)), normal(quote).split())
     if hedge is not None and not (HEDGES | EXCLUSIVE | _EXPECTS) & set(claim_words):
         return [

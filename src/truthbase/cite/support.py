@@ -109,6 +109,7 @@ from .numbers import (
 )
 from .roles import (
     cause_swap_reasons,
+    condition_swap_reasons,
     converse_reasons,
     list_binding_reasons,
     ratio_reasons,
@@ -129,6 +130,7 @@ from .vetoes import (
     binding_reasons,
     cause_reasons,
     direction_binding_reasons,
+    group_binding_reasons,
     number_binding_reasons,
     number_scope_reasons,
     possibility_reasons,
@@ -228,7 +230,7 @@ def coverage(claim: str, quote: str, context: str = "") -> float:
 def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexicon) -> list[Reason]:
     """Every check no score overrides, in the order of the module doc."""
     reasons: list[Reason] = []
-    reasons += number_reasons(claim, quote, context)
+    reasons += number_reasons(claim, quote, context, document)
     reasons += negation_reasons(claim, quote)
     reasons += not_only_reasons(claim, quote)
     reasons += term_reasons(claim, quote, context, document)
@@ -244,11 +246,14 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
         reasons += binding_reasons(claim, quote, shared)
     if not any(r.code == "roles_swapped" for r in reasons):
         reasons += number_binding_reasons(claim, quote, shared)
+    if not any(r.code == "roles_swapped" for r in reasons):
+        reasons += group_binding_reasons(claim, quote, shared, named_terms(quote))
     if not any(r.code == "antonym" for r in reasons):
         reasons += direction_binding_reasons(claim, quote, lexicon)
     reasons += possibility_reasons(claim, quote)
     reasons += time_bound_reasons(claim, quote)
     reasons += cause_swap_reasons(claim, quote, lexicon)
+    reasons += condition_swap_reasons(claim, quote, lexicon)
     if not any(r.code == "roles_swapped" for r in reasons):
         reasons += list_binding_reasons(claim, quote, lexicon)
     if not any(r.code == "roles_swapped" for r in reasons):
@@ -331,7 +336,15 @@ def _deterministic(
         return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
     words = lexicon if lexicon is not None else load_lexicon()
     reasons = _vetoes(claim, quote, context, document, words)
-    alignment = align(claim, quote, context, words, document=document, ignore=_ignored_words(claim))
+    alignment = align(
+        claim,
+        quote,
+        context,
+        words,
+        document=document,
+        ignore=_ignored_words(claim),
+        language="de" if capitalizes_nouns(f"{claim} {quote}") else None,
+    )
     covered = alignment.coverage
     cosine: float | None = None
     score = covered

@@ -72,9 +72,35 @@ def named_terms(text: str, *, german: bool | None = None) -> list[str]:
         acronym = len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2
         acronym = acronym or bool(re.fullmatch(r"[a-z]-[a-z]{3,}", bare))  # k-means, n-gram
         name = len(letters) >= 2 and bare[0].isupper() and not initial and not german
+        name = name or (german and _person(tokens, k, text))
         if (with_digits or acronym or name) and bare.casefold() not in _TITLES:
             found.append(bare)
     return found
+
+
+def _capitalized(token: str) -> bool:
+    return len(token) >= 2 and token[0].isupper() and token[1:].islower()
+
+
+def _person(tokens: list[tuple[str, int, int]], k: int, text: str) -> bool:
+    """In German, where every noun is capitalized: the second of two capitalized words in a
+    row, the first not after an article or a sentence start ("auf Hermann Weyl zurück"): a
+    person's name rather than a noun (a noun comes after its article or adjective)."""
+    if k < 2 or not _capitalized(tokens[k][0]) or not _capitalized(tokens[k - 1][0]):
+        return False
+    if text[tokens[k - 1][2] : tokens[k][1]] != " ":
+        return False
+    before = tokens[k - 2][0]
+    starts = re.search(r"[.!?:\"“(\[{]\s*$", text[: tokens[k - 1][1]]) is not None
+    return not starts and before.islower() and before not in _ARTICLES
+
+
+_ARTICLES = frozenset(
+    """
+    der die das den dem des ein eine einen einem einer eines jede jeder jedes jeden kein keine
+    keinen keinem dieser diese dieses diesem diesen
+    """.split()  # noqa: SIM905
+)
 
 
 def term_present(term: str, haystack: str) -> bool:
@@ -89,6 +115,13 @@ def term_present(term: str, haystack: str) -> bool:
         forms.add(normal(head))  # BERT-derived, AI-community: the name is what must be there
     for form in forms:
         if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
+            return True
+    # A name joined to a noun ("Hausdorff-Eigenschaft", "Peano-Kurve") is named by the name: the
+    # page's "hausdorffsch" names the first, nothing on it the second.
+    joined_name = head[:1].isupper() and rest[:1].isupper() and head.isalpha()
+    if joined_name and len(head) >= PREFIX:
+        name = re.escape(normal(head)[:PREFIX])
+        if re.search(rf"(?<![^\W_]){name}", haystack):
             return True
     if head.isdigit() and rest.isalpha() and len(rest) >= PREFIX + 2:
         # A number joined to a word is named by the number and the word's stem, whatever its

@@ -25,6 +25,7 @@ says before".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -291,6 +292,68 @@ def binding_reasons(claim: str, quote: str, named: Sequence[str]) -> list[Reason
                     page_says=f"{holders[0]} {token}",
                 )
             ]
+    return []
+
+
+_JOINERS = frozenset(", and or und oder sowie as well".split())  # noqa: SIM905
+
+
+def _groups(text: str, named: set[str]) -> list[list[tuple[str, ...]]]:
+    """The lists of names of ``text``: items (a name of one or more words, "Risk Informed")
+    joined by commas, "and", "or" ("GOVERN, IDENTIFY, PROTECT, and DETECT"); a name alone is
+    a list of one item."""
+    groups: list[list[tuple[str, ...]]] = []
+    item: list[str] = []
+    joined = False  # only joiners since the last item
+    for token in [*_WORDS_AND_BREAKS.findall(normal(text)), "."]:
+        word = token.removesuffix("'s")
+        if word in named:
+            item.append(word)
+            continue
+        if item:
+            if joined:
+                groups[-1].append(tuple(item))
+            else:
+                groups.append([tuple(item)])
+            item = []
+            joined = token in _JOINERS
+        else:
+            joined = joined and token in _JOINERS
+    return groups
+
+
+def group_binding_reasons(
+    claim: str, quote: str, named: Sequence[str], quote_named: Sequence[str]
+) -> list[Reason]:
+    """The claim lists together names the quote puts in separate lists, where both sides
+    divide the names into lists ("DETECT and RESPOND should be ready at all times, while
+    GOVERN, IDENTIFY and PROTECT run continuously" for "GOVERN, IDENTIFY, PROTECT, and DETECT
+    should all happen continuously, and RESPOND and RECOVER should be ready at all times"). A
+    claim that splits one of the quote's lists is left alone: it may say the same of each.
+    ``named``: the claim's named terms the quote has; ``quote_named``: all the quote's."""
+    names = {n.casefold() for n in named}
+    ours = [g for g in _groups(claim, names) if len(g) > 1]
+    theirs = [g for g in _groups(quote, {n.casefold() for n in quote_named}) if len(g) > 1]
+    if len(ours) < 2 or len(theirs) < 2:
+        return []
+    # a word of two items on either side ("AI" of "National AI Initiative" and "AI RMF") says
+    # nothing of where one item goes
+    counts = Counter(w for g in ours + theirs for item in g for w in set(item))
+    once = {w for w, n in counts.items() if n <= 2 and w in names}
+    home = {w: k for k, group in enumerate(theirs) for item in group for w in item if w in once}
+    for group in ours:
+        placed = sorted({w for item in group for w in item if w in home})
+        for a in placed:
+            for b in placed:
+                if home[a] < home[b]:
+                    return [
+                        Reason(
+                            "roles_swapped",
+                            f'the claim lists "{a}" with "{b}", the quote lists them apart',
+                            claim_says=", ".join(" ".join(i) for i in group),
+                            page_says=" / ".join(", ".join(" ".join(i) for i in g) for g in theirs),
+                        )
+                    ]
     return []
 
 

@@ -168,6 +168,11 @@ _HUMP = re.compile(r"[A-Z]?[a-z0-9]+")
 _local = threading.local()  # PyStemmer's stemmers are not thread-safe: one set per thread
 
 
+def stemmer_for(language: str | None) -> Callable[[str], str] | None:
+    """Snowball's stemmer for ``language`` (ISO 639-1), None where it has none."""
+    return _stemmer(language)
+
+
 def _stemmer(language: str | None) -> Callable[[str], str] | None:
     algorithm = STEMMERS.get(language or "")
     if algorithm is None:
