@@ -174,14 +174,14 @@ def test_the_embedder_cosine_counts_with_the_alignment() -> None:
     # every word aligned: a low cosine alone no longer rejects a rewording
     reworded = check_support(claim, QUOTE, embedder=FakeEmbedder(0.2))
     assert reworded.coverage == 1.0 and reworded.supported
-    # a word in four not aligned and a low cosine: the score is below its threshold
-    half = "The plant produces shiny units."
+    # two words in five not aligned and a low cosine: the score is below its threshold
+    half = "The plant produces shiny golden units."
     low = check_support(half, QUOTE, embedder=FakeEmbedder(0.2))
     assert low.coverage >= ALIGNED and low.score < MIN_SCORE
     assert [r.code for r in low.reasons] == ["low_score"] and not low.vetoed
     assert check_support(half, QUOTE, embedder=FakeEmbedder(0.5)).supported
     # most words elsewhere: a cosine under MIN_COSINE is the backstop, whatever the score
-    other = "The plant produces forty two shiny violet trumpets every day."
+    other = "The plant produces forty two shiny violet brass trumpets every day."
     backstop = check_support(other, QUOTE, embedder=FakeEmbedder(MIN_COSINE - 0.05))
     assert COVERAGE_FLOOR <= backstop.coverage < ALIGNED
     assert [r.code for r in backstop.reasons] == ["low_similarity"]
