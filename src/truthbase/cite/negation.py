@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..text.fulltext import STOP_WORDS
 from .align import PREFIX, normal, stems
 from .model import Reason
 from .numbers import TOKEN
@@ -144,8 +145,21 @@ IMPLICIT_NEGATIONS = frozenset(
 )
 
 
-#: "X rather than Y", "X instead of Y": the claim denies Y as a negation would.
-_CONTRAST = re.compile(r"\b(?:rather than|instead of|anstatt|statt|anstelle von)\s")
+#: "X rather than Y", "X instead of Y": the claim denies Y as a negation would (not German
+#: "statt" alone: "findet jährlich statt").
+_CONTRAST = re.compile(
+    r"\b(?:rather than|instead of|anstatt|statt (?:zu|des|der|dem|den|eines|einer)|"
+    r"anstelle (?:von|des|der))\s"
+)
+#: A quote that contrasts in other words ("replaces Y with X", "X over Y"): a claim's "X
+#: instead of Y" restates it.
+_QUOTE_CONTRASTS = re.compile(
+    r"\b(?:over|replace[sd]?|replacing|instead|rather|in place of|ersetzt|ersetzen|statt|"
+    r"anstatt|anstelle|gegenüber)\b"
+)
+
+
+_GERMAN_FUNCTION = frozenset(STOP_WORDS["de"])
 
 
 def _contrasts(text: str) -> list[Negation]:
@@ -153,7 +167,8 @@ def _contrasts(text: str) -> list[Negation]:
     norm = normal(text)
     found: list[Negation] = []
     for match in _CONTRAST.finditer(norm):
-        scope = _terms(norm[match.end() : _clause_end(norm, match.end())])
+        words = _terms(norm[match.end() : _clause_end(norm, match.end())])
+        scope = [w for w in words if len(w) > 3 and w not in _GERMAN_FUNCTION]
         if scope:
             found.append(Negation(match.group().strip(), tuple(scope[:NEGATION_SCOPE_TERMS])))
     return found
@@ -198,6 +213,23 @@ _CONDITION_AFTER_COMMA = frozenset(
     "der die das dem den deren dessen denen welche welcher welches".split()  # noqa: SIM905
 )
 _CONDITION_CUES = frozenset({"without", "ohne"})
+#: Verbs after which "that" opens what is said, not a relative clause ("the authors show that
+#: the method does not scale").
+_SAYING = frozenset(
+    """
+    show shows showed shown find finds found say says said report reports reported note notes
+    noted state states stated argue argues argued claim claims claimed demonstrate demonstrates
+    demonstrated believe believes think thinks suggest suggests suggested conclude concludes
+    concluded explain explains explained know knows known mean means
+    """.split()  # noqa: SIM905
+)
+#: A quote that states a condition or a need: only such a quote has a contrapositive ("A needs
+#: B", "B, wenn A", "X heißt P, wenn ...", "when they outperform").
+_STATES_CONDITION = re.compile(
+    r"\b(?:if|unless|when|whenever|only|before|prior to|needs?|needed|requires?|required|"
+    r"necessary|essential|prerequisite|bevor|wenn|falls|sofern|solange|nur|benötigt|braucht|erfordert|voraus|"
+    r"voraussetzung|notwendig)\b|,\s*(?:so|dann)\s"
+)
 
 
 def _conditional(norm: str, start: int, cue: str) -> bool:
@@ -207,20 +239,24 @@ def _conditional(norm: str, start: int, cue: str) -> bool:
     before = norm[:start]
     opening = re.split(r"[;:.!?()\[\]{}\"]", before)[-1]
     clause = opening.split(",")[-1].split()
-    if _CONDITION_ANYWHERE & set(clause):
-        return True
+    for k, word in enumerate(clause):
+        if word in _CONDITION_ANYWHERE and not (k and clause[k - 1] in _SAYING):
+            return True
     return "," in opening and bool(_CONDITION_AFTER_COMMA & set(clause[:2]))
 
 
-def contrapositive(claim: str) -> bool:
+def contrapositive(claim: str, quote: str) -> bool:
     """The claim negates a condition and its consequence ("a system that is not valid cannot
     be trustworthy", "eine Fläche, auf der kein Normalenfeld existiert, ist nicht orientierbar"):
     two negation cues, the first in a condition or a relative clause (the next is taken for
     the consequence: where a relative clause ends is not marked). It restates an un-negated
-    "A needs B" / "B, wenn A" by contraposition."""
+    "A needs B" / "B, wenn A" by contraposition, so the quote must state a condition or a
+    need; two negations of a plain statement deny it."""
     norm = normal(claim)
     cues = [(word, start) for word, start, _ in _tokens(norm) if is_cue(word)]
-    return len(cues) >= 2 and _conditional(norm, cues[0][1], cues[0][0])
+    if len(cues) != 2 or not _STATES_CONDITION.search(normal(quote)):
+        return False
+    return _conditional(norm, cues[0][1], cues[0][0])
 
 
 def negation_reasons(claim: str, quote: str) -> list[Reason]:
@@ -232,12 +268,14 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
     in_claim, in_quote = negations(claim), negations(quote)
     claim_terms = set(stems(claim))
     quote_terms = set(stems(quote))
-    # a contrast denies what it is about: its first word must be the quote's
-    in_claim += [c for c in _contrasts(claim) if c.scope[0] in quote_terms]
+    # a contrast denies what it is about: its first word must be the quote's, and the quote
+    # must not contrast the same things in other words
+    if not _QUOTE_CONTRASTS.search(normal(quote)):
+        in_claim += [c for c in _contrasts(claim) if c.scope[0] in quote_terms]
     claim_words = set(normal(claim).split())
     implicit = bool(IMPLICIT_NEGATIONS & claim_words)
     implied = _implicit_negations(quote)
-    if not in_quote and not implied and contrapositive(claim):
+    if not in_quote and not implied and contrapositive(claim, quote):
         in_claim = []
     for neg in in_claim:
         about_quote = any(t in quote_terms for t in neg.scope[:NEGATION_ABOUT])

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
+from ..text.vocabulary import QUERY_STOP_WORDS
 from .model import Reason
 
 __all__ = [
@@ -156,11 +157,13 @@ _NOT_COUNTS = frozenset({"one", "zero"})
 
 
 #: Words with which a claim says how it computed a number from two of the quote's: a
-#: difference ("15 points lower"), a sum or product ("320GB in total"), a ratio ("more than
-#: six times"). Whole numbers need them: 1 + 4 makes any "5" a sum.
+#: difference ("15 points lower than"), a sum ("in total"), a ratio ("more than six times"), a
+#: complement ("the remaining 81.5%", "never more than 81.5%"). Whole numbers need them: 1 + 4
+#: makes any "5" a sum; a bound ("fewer than 15") or a unit ("85 points") says nothing.
 _DIFFERENCE = re.compile(
-    r"\b(?:difference|gap|points?|(?:more|less|fewer|higher|lower|larger|smaller|greater) than|"
-    r"differenz|prozentpunkte?|(?:mehr|weniger|höher|niedriger|größer|kleiner) als)\b",
+    r"\b(?:difference|gap|differ|(?:higher|lower|larger|smaller|greater|bigger) than|"
+    r"points? (?:higher|lower|more|less|fewer|ahead|behind|better|worse)|"
+    r"differenz|unterschied|prozentpunkte?|(?:höher|niedriger|größer|kleiner) als)\b",
     re.IGNORECASE,
 )
 _TOTAL = re.compile(
@@ -168,6 +171,12 @@ _TOTAL = re.compile(
     re.IGNORECASE,
 )
 _TIMES = re.compile(r"\b(?:times|mal)\b", re.IGNORECASE)
+_REST = re.compile(
+    r"\b(?:remaining|rest|remainder|others?|not|never|non|übrigen|restlichen|nicht|nie)\b",
+    re.IGNORECASE,
+)
+#: More numbers than this in a quote (a table) and no pair of them is tried.
+_PAIRS_UP_TO = 40
 
 
 def _whole(number: Decimal) -> bool:
@@ -179,34 +188,55 @@ _WORDING_BEFORE, _WORDING_AFTER = 30, 45
 
 
 def _around(claim: str, written: str) -> str:
-    """The claim's text around the number as ``written`` ("15 points lower than")."""
-    at = claim.find(written)
-    if at < 0:
+    """The claim's text around the number as ``written`` ("15 points lower than"), the number
+    as a whole ("5" not inside "2015")."""
+    found = re.search(rf"(?<![\d.,]){re.escape(written)}(?![\d])", claim)
+    if found is None:
         return claim
-    return claim[max(0, at - _WORDING_BEFORE) : at + len(written) + _WORDING_AFTER]
+    return claim[max(0, found.start() - _WORDING_BEFORE) : found.end() + _WORDING_AFTER]
 
 
-def _derived(value: str, have: set[str], claim: str = "") -> bool:
-    """``value`` is a light inference from the quote's numbers: the difference of two where one
-    is a decimal ("55.7% vs 53.9%" gives "1.8 points"; "7" and "6.7" give "0.3"), the complement
-    to 100 of a decimal percentage ("18.5%" gives "81.5%"); where the claim's words say so, a
-    difference, sum, product or ratio (rounded down: "more than six times") of whole numbers."""
+def _unit(text: str, written: str) -> str:
+    """The unit after a number of ``text`` as ``written`` ("GB" of "320GB", "320 GB"), or
+    ""."""
+    found = re.search(rf"(?<![\d.,]){re.escape(written)}\s*([^\W\d_]+)", text)
+    return found.group(1) if found else ""
+
+
+def _derived(
+    value: str, have: set[str], wording: str = "", unit: str = "", quote: str = ""
+) -> bool:
+    """``value`` is a light inference from the quote's numbers ``have`` (percentages end in
+    %): the difference of two where one is a decimal ("55.7% vs 53.9%" gives "1.8 points"; "7"
+    and "6.7" give "0.3"); where ``wording`` (the claim around the number) says so, the
+    complement of a decimal percentage ("never more than 81.5%" for "at least 18.5%"), a
+    difference, a sum, a product in the unit of a quote's number ("320GB in total" for four of
+    "80GB"; ``unit`` is the claim's), or a ratio rounded down ("more than six times")."""
     try:
         wanted = Decimal(value.rstrip("%"))
-        known = [Decimal(v.rstrip("%")) for v in have]
+        known = [(Decimal(v.rstrip("%")), v.endswith("%")) for v in have]
     except InvalidOperation:
         return False
-    if any(wanted == 100 - k for k in known if 0 < k < 100 and not _whole(k)):
+    percent = value.endswith("%")
+    if (
+        percent
+        and _REST.search(wording)
+        and any(pct and 0 < k < 100 and not _whole(k) and wanted == 100 - k for k, pct in known)
+    ):
         return True
-    pairs = [(a, b) for i, a in enumerate(known) for b in known[i + 1 :]]
-    differ = bool(_DIFFERENCE.search(claim))
-    total = bool(_TOTAL.search(claim))
-    times = bool(_TIMES.search(claim))
+    if len(known) > _PAIRS_UP_TO:
+        return False
+    numbers_only = [k for k, _ in known]
+    pairs = [(a, b) for i, a in enumerate(numbers_only) for b in numbers_only[i + 1 :]]
+    differ = bool(_DIFFERENCE.search(wording))
+    total = bool(_TOTAL.search(wording))
+    times = bool(_TIMES.search(wording))
+    in_unit = bool(unit) and re.search(rf"\d\s*{re.escape(unit)}\b", quote) is not None
     for a, b in pairs:
         low, high = sorted((a, b))
         if wanted == high - low and (differ or not (_whole(a) and _whole(b))):
             return True
-        if total and wanted in (a + b, a * b):
+        if total and (wanted == a + b or (in_unit and wanted == a * b)):
             return True
         if (
             times
@@ -273,12 +303,16 @@ def _label_on_page(claim: str, written: str, page: str) -> bool:
 
 def _in_name(claim: str, written: str, document: str) -> bool:
     """``written`` is part of the cited document's name as the claim writes it: "CSF 2.0" for
-    "The NIST Cybersecurity Framework (CSF) 2.0" (the word before it, then the number)."""
+    "The NIST Cybersecurity Framework (CSF) 2.0" (the name before it, capitalized, then the
+    number)."""
     if not document:
         return False
     number = rf"{re.escape(written)}(?![\d.,]\d)"
     for found in re.finditer(rf"([^\W\d_][\w\-]*)\)?\s+{number}", claim):
-        named = rf"\b{re.escape(found.group(1))}\)?\s+{number}"
+        word = found.group(1)
+        if word.casefold() in QUERY_STOP_WORDS or word.islower():
+            continue  # "in 2023": a name comes before a version, not a function word
+        named = rf"\b{re.escape(word)}\)?\s+{number}"
         if re.search(named, document, re.IGNORECASE):
             return True
     return False
@@ -317,7 +351,7 @@ def number_reasons(claim: str, quote: str, context: str = "", document: str = ""
             )
         elif (
             missing
-            and not _derived(value, plain, _around(claim, written))
+            and not _derived(value, have, _around(claim, written), _unit(claim, written), quote)
             and not _fraction_of(claim, written, plain)
             and not _counted(value, quote)
         ):

@@ -201,8 +201,17 @@ _NOT_PLAIN_IF = re.compile(r"\b(?:only|even|as|nur|auch|selbst)\s+" + _IF + r"\b
 _IF_FIRST = re.compile(
     rf"(?:^|[,:;]\s*){_IF}\b(?P<condition>.+?),\s*(?:then\s+|dann\s+|so\s+)?(?P<consequence>.+)"
 )
-#: "B if A", "B, wenn A": the consequence first.
-_IF_AFTER = re.compile(rf"(?P<consequence>.+?),?\s+{_IF}\b(?P<condition>.+)")
+#: "B if A", "B, wenn A": the consequence first (the cue found, then the sentence cut there:
+#: a leading lazy group would be tried from every position).
+_IF_AFTER = re.compile(rf",?\s+{_IF}\b")
+#: A definition ("X heißt P, wenn ...", "is called compact if") or an equivalence ("genau
+#: dann, wenn", "if and only if"): its condition goes both ways.
+_BOTH_WAYS = re.compile(
+    r"\b(?:heißt|heisst|heissen|heißen|nennt man|nennen wir|is called|are called|"
+    r"is said to be|we say|"
+    r"is defined|are defined|definiert|genau dann|if and only if|iff|exactly when|"
+    r"precisely when)\b"
+)
 #: A German condition without "wenn": the verb first, then ", so" or ", dann" ("Ist X
 #: hausdorffsch, so hat jede Folge ..."), after an opening like "Laut Skript gilt:".
 _VERB_FIRST = re.compile(r"(?:^|:\s*)(?P<condition>[^,:]+?),\s*(?:so|dann)\s+(?P<consequence>.+)")
@@ -220,13 +229,18 @@ def _condition_and_consequence(text: str) -> tuple[str, str] | None:
     found = _SUPPOSE_THEN.search(norm)
     if found and _content(found["condition"]) and _content(found["consequence"]):
         return found["condition"], found["consequence"]
-    for sentence in re.split(r"(?<=[.!?])\s+", normal(text)):
+    for sentence in re.split(r"(?<=[.!?])\s+", norm):
         if _NOT_PLAIN_IF.search(sentence):
             continue
-        for pattern in (_IF_FIRST, _IF_AFTER, _VERB_FIRST):
+        for pattern in (_IF_FIRST, _VERB_FIRST):
             found = pattern.search(sentence)
             if found and _content(found["condition"]) and _content(found["consequence"]):
                 return found["condition"], found["consequence"]
+        cue = _IF_AFTER.search(sentence)
+        if cue is not None:
+            consequence, condition = sentence[: cue.start()], sentence[cue.end() :]
+            if _content(condition) and _content(consequence):
+                return condition, consequence
     return None
 
 
@@ -235,8 +249,9 @@ def condition_swap_reasons(claim: str, quote: str, lexicon: Lexicon) -> list[Rea
     at most one limit, X is Hausdorff" for "if X is Hausdorff, every sequence has at most one
     limit"): each half of the claim shares more words with the other half of the quote than
     with its own. A claim that negates both halves ("if not B, then not A") is the
-    contrapositive, which is the same statement; it is left alone."""
-    if len(negations(claim)) > len(negations(quote)):
+    contrapositive, which is the same statement; it is left alone, and so is a quote whose
+    condition goes both ways (a definition: "X heißt hausdorffsch, wenn ...")."""
+    if len(negations(claim)) > len(negations(quote)) or _BOTH_WAYS.search(normal(quote)):
         return []
     mine, theirs = _condition_and_consequence(claim), _condition_and_consequence(quote)
     if mine is None or theirs is None or not _crossed(mine, theirs, lexicon):

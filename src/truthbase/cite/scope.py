@@ -4,7 +4,10 @@ The scope check of :func:`truthbase.cite.support.check_support` (``scope_widened
 ``modality``, ``hedge_dropped``): an exclusive or universal word of the claim ("only", "every")
 the quote has none of (a quote's "each", "throughout" or "the rest" says what "every" says); an
 obligation ("must") where the quote has a weaker modal; a hedge of the quote ("generally",
-"likely") about what the claim states, dropped (a claim's "expects" keeps it in other words).
+"likely") about what the claim states, dropped (a claim's "expects" keeps it in other words);
+and a claim surer than its quote: "impossible" for "difficult", "demonstrate" for "we believe",
+"required to" for "encouraged to", another bound of the same count ("genau einen" for
+"höchstens einen").
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ _IDIOM_BEFORE_ALL = frozenset("above at after of".split())  # noqa: SIM905
 _AMOUNTS = frozenset(
     """
     third quarter half fifth tenth few little small handful fraction bit minority portion
-    part share percent dozen hundred thousand single
+    part share percent dozen hundred thousand single slight modest marginal minor limited
+    moderate partial subset couple number sample
     """.split()  # noqa: SIM905
 )
 #: Words after an exclusive word that make no exclusion of it ("only roughly", "only partly").
@@ -96,7 +100,8 @@ def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
         idiom = w == "all" and k > 0 and words[k - 1] in _IDIOM_BEFORE_ALL
         if exclusive:
             after = words[k + 2] if k + 2 < len(words) else ""
-            amount = following in ("a", "an") and (after in _AMOUNTS or after.isdigit())
+            numeric = any(c.isdigit() for c in after)  # "only a 2% gain"
+            amount = following in ("a", "an") and (after in _AMOUNTS or numeric)
             quantified = following not in _NOT_EXCLUSIVE and not amount
         else:
             quantified = following not in _NOT_QUANTIFIED
@@ -108,13 +113,16 @@ def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
 
 #: A claim that something cannot be done where the quote says it is hard: "it is impossible to
 #: determine" for "it is difficult to determine".
-_HARD = frozenset("difficult hard challenging schwierig schwer aufwendig".split())  # noqa: SIM905
-_IMPOSSIBLE = frozenset("impossible unmöglich unable cannot".split())  # noqa: SIM905
+_HARD = re.compile(r"\b(?:difficult|challenging|schwierig|aufwendig|(?:hard|schwer) (?:to|zu))\b")
+_IMPOSSIBLE = re.compile(
+    r"\b(?:impossible|unmöglich|"
+    r"(?:unable|cannot|can't)(?! (?:easily|readily|always|fully|simply)))\b"
+)
 #: A claim that proves what the quote believes: "the authors demonstrate experimentally" for
 #: "we believe".
 _BELIEF = frozenset(
     """
-    believe believes hypothesize hypothesizes suspect speculate conjecture vermuten glauben
+    believe believes hypothesize hypothesizes speculate vermuten glauben
     """.split()  # noqa: SIM905
 )
 _PROOF = frozenset(
@@ -131,13 +139,19 @@ _BOUNDS = (
 )
 
 
-def _bound(text: str) -> tuple[int, str] | None:
-    """(family, phrase) of the first bound of a count in ``text`` (by family)."""
-    for k in range(len(_BOUNDS)):
-        phrase = _bound_words(text, k)
-        if phrase is not None:
-            return k, phrase
-    return None
+#: What follows a bound of a count: a number, or a number word ("einen", "one", "two").
+_COUNT = r"(?:\d[\d.,]*%?|one|two|three|four|five|ein|eine|einen|einem|einer|zwei|drei|vier|fünf)"
+
+
+def _bounds(text: str) -> dict[str, int]:
+    """The counts of ``text`` a bound is put on, each with its bound's family ("höchstens
+    einen" -> {"einen": 0}); a bound not before a count ("up to each organization") is none."""
+    found: dict[str, int] = {}
+    for family, phrases in enumerate(_BOUNDS):
+        for phrase in phrases:
+            for match in re.finditer(rf"\b{phrase}\s+({_COUNT})(?![\w.,])", text):
+                found.setdefault(match.group(1), family)
+    return found
 
 
 def _strength_reasons(
@@ -145,10 +159,9 @@ def _strength_reasons(
 ) -> list[Reason]:
     """The claim surer than the quote: impossible for hard, proven for believed, another bound
     of a count."""
-    impossible = _IMPOSSIBLE & claim_words
-    hard = _HARD & quote_words
-    if impossible and hard and not _IMPOSSIBLE & quote_words:
-        word, theirs = sorted(impossible)[0], sorted(hard)[0]
+    impossible, hard = _IMPOSSIBLE.search(claim), _HARD.search(quote)
+    if impossible and hard and not _IMPOSSIBLE.search(quote):
+        word, theirs = impossible.group(), hard.group()
         return [
             Reason(
                 "modality",
@@ -158,7 +171,7 @@ def _strength_reasons(
             )
         ]
     proof, belief = _PROOF & claim_words, _BELIEF & quote_words
-    if proof and belief and not _PROOF & quote_words:
+    if proof and belief and not _PROOF & quote_words and not _BELIEF & claim_words:
         word, theirs = sorted(proof)[0], sorted(belief)[0]
         return [
             Reason(
@@ -168,26 +181,20 @@ def _strength_reasons(
                 page_says=theirs,
             )
         ]
-    ours, page = _bound(claim), _bound(quote)
-    if (
-        ours is not None
-        and page is not None
-        and ours[0] != page[0]
-        and _bound_words(quote, ours[0]) is None
-    ):
-        return [
-            Reason(
-                "scope_widened",
-                f'the claim says "{ours[1]}" where the quote says "{page[1]}"',
-                claim_says=ours[1],
-                page_says=page[1],
-            )
-        ]
+    ours, page = _bounds(claim), _bounds(quote)
+    for count, family in sorted(ours.items()):
+        other = page.get(count)
+        if other is not None and other != family:
+            said, written = _BOUNDS[family][0], _BOUNDS[other][0]
+            return [
+                Reason(
+                    "scope_widened",
+                    f'the claim bounds "{count}" as "{said}" where the quote says "{written}"',
+                    claim_says=f"{said} {count}",
+                    page_says=f"{written} {count}",
+                )
+            ]
     return []
-
-
-def _bound_words(text: str, family: int) -> str | None:
-    return next((p for p in _BOUNDS[family] if re.search(rf"\b{p}\b", text)), None)
 
 
 #: Obligations in more words than a modal ("are required to evaluate"), and the quote's words
@@ -198,15 +205,19 @@ _OBLIGATION_PHRASE = re.compile(
 )
 _ADVISED = frozenset(
     """
-    encouraged encourages encourage recommended recommends recommend suggested suggests
-    optional voluntary empfohlen empfiehlt
+    encouraged encourages encourage recommended recommends recommend optional voluntary
+    empfohlen empfiehlt
     """.split()  # noqa: SIM905
 )
 
 
-def _obligation_phrase(claim: str) -> str | None:
-    found = _OBLIGATION_PHRASE.search(claim)
-    return found.group() if found else None
+def _obligation_phrase(text: str) -> str | None:
+    """An obligation in more words than a modal, not negated ("not required to" obliges to
+    nothing)."""
+    for found in _OBLIGATION_PHRASE.finditer(text):
+        if not re.search(r"\b(?:not|nicht|no|kein\w*)\s+(?:\w+\s+)?$", text[: found.start()]):
+            return found.group()
+    return None
 
 
 def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
@@ -228,7 +239,8 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
             ]
     word = _first(claim_words, OBLIGATION) or _obligation_phrase(normal(claim))
     weak = _first(quote_words, WEAK_MODALS | _ADVISED)
-    if word is not None and weak is not None and not OBLIGATION & have:
+    obliged = bool(OBLIGATION & have) or _obligation_phrase(normal(quote)) is not None
+    if word is not None and weak is not None and not obliged:
         return [
             Reason(
                 "modality",

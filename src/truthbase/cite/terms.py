@@ -84,21 +84,29 @@ def _capitalized(token: str) -> bool:
 
 def _person(tokens: list[tuple[str, int, int]], k: int, text: str) -> bool:
     """In German, where every noun is capitalized: the second of two capitalized words in a
-    row, the first not after an article or a sentence start ("auf Hermann Weyl zurück"): a
-    person's name rather than a noun (a noun comes after its article or adjective)."""
+    row after a preposition or an adverb ("auf Hermann Weyl zurück", "erstmals Bernhard
+    Riemann"): a person's name rather than a noun. A noun comes after its article, a number, a
+    quantifier or an inflected adjective, and two nouns in a row after a conjunction are subject
+    and object ("dass Organisationen Gefahren bewerten")."""
     if k < 2 or not _capitalized(tokens[k][0]) or not _capitalized(tokens[k - 1][0]):
         return False
     if text[tokens[k - 1][2] : tokens[k][1]] != " ":
         return False
     before = tokens[k - 2][0]
     starts = re.search(r"[.!?:\"“(\[{]\s*$", text[: tokens[k - 1][1]]) is not None
-    return not starts and before.islower() and before not in _ARTICLES
+    if starts or not before.isalpha() or not before.islower() or before in _BEFORE_NOUNS:
+        return False
+    return not re.search(r"(?:e|en|er|es|em)$", before)  # an inflected adjective or article
 
 
-_ARTICLES = frozenset(
+#: Words a noun follows (articles, possessives, numbers, quantifiers) and conjunctions that open
+#: a clause whose subject may be a noun.
+_BEFORE_NOUNS = frozenset(
     """
-    der die das den dem des ein eine einen einem einer eines jede jeder jedes jeden kein keine
-    keinen keinem dieser diese dieses diesem diesen
+    der die das den dem des ein eine einen einem einer eines kein keine keinen keinem jede
+    jeder jedes jeden alle viele wenige einige manche mehrere beide zwei drei vier fünf sein
+    seine ihr ihre unser unsere dass daß weil wenn ob da als obwohl damit sodass und oder aber
+    sondern denn sowie
     """.split()  # noqa: SIM905
 )
 
@@ -116,11 +124,11 @@ def term_present(term: str, haystack: str) -> bool:
     for form in forms:
         if form and re.search(rf"(?<![^\W_]){re.escape(form)}(?:'?s)?(?![^\W_])", haystack):
             return True
-    # A name joined to a noun ("Hausdorff-Eigenschaft", "Peano-Kurve") is named by the name: the
-    # page's "hausdorffsch" names the first, nothing on it the second.
+    # A name joined to a noun ("Hausdorff-Eigenschaft", "Peano-Kurve") is named by the name
+    # leading a word of the page: "hausdorffsch" names the first, nothing on it the second.
     joined_name = head[:1].isupper() and rest[:1].isupper() and head.isalpha()
     if joined_name and len(head) >= PREFIX:
-        name = re.escape(normal(head)[:PREFIX])
+        name = re.escape(normal(head))  # the whole name: "transformation" is no "Transformer"
         if re.search(rf"(?<![^\W_]){name}", haystack):
             return True
     if head.isdigit() and rest.isalpha() and len(rest) >= PREFIX + 2:

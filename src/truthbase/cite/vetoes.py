@@ -295,7 +295,9 @@ def binding_reasons(claim: str, quote: str, named: Sequence[str]) -> list[Reason
     return []
 
 
-_JOINERS = frozenset(", and or und oder sowie as well".split())  # noqa: SIM905
+_JOINERS = frozenset(", and or und oder sowie".split())  # noqa: SIM905
+#: Words and the breaks a list of names ends at (a sentence's end too).
+_LIST_TOKENS = re.compile(rf"{_WORDS.pattern}|[,;:.!?]")
 
 
 def _groups(text: str, named: set[str]) -> list[list[tuple[str, ...]]]:
@@ -305,7 +307,7 @@ def _groups(text: str, named: set[str]) -> list[list[tuple[str, ...]]]:
     groups: list[list[tuple[str, ...]]] = []
     item: list[str] = []
     joined = False  # only joiners since the last item
-    for token in [*_WORDS_AND_BREAKS.findall(normal(text)), "."]:
+    for token in [*_LIST_TOKENS.findall(normal(text)), "."]:
         word = token.removesuffix("'s")
         if word in named:
             item.append(word)
