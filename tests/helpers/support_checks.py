@@ -23,3 +23,8 @@ def reason_of(claim: str, quote: str, code: str, **kwargs: str) -> dict[str, str
         assert not check.supported
         return found[0].to_json()
     return None
+
+
+def codes(claim: str, quote: str, **kwargs: str) -> list[str]:
+    """The codes of the reasons :func:`check_support` gives, in order."""
+    return [r.code for r in check_support(claim, quote, **kwargs).reasons]

@@ -19,6 +19,7 @@ from truthbase.eval.claim_set import (
     locate_items,
     store_pages,
 )
+from truthbase.ingest import ingest_file
 from truthbase.store import SQLiteStore
 
 CLAIMS = SHARED / "golden" / "claims-dev.json"
@@ -107,9 +108,9 @@ def test_the_issue_goals_cross_validated(report: dict[str, Any]) -> None:
     assert not low, low
 
 
-# -- the claim sets written blind (sessions 32 and 33) --------------------------------------------
+# -- the claim sets written blind (sessions 32 to 34) --------------------------------------------
 
-HELD_OUT = REPO / "docs" / "evals" / "claims-heldout-s33-results.json"
+HELD_OUT = REPO / "docs" / "evals" / "claims-heldout-s34-results.json"
 HELD_OUT_SETS = (
     "claims-heldout-s32.json",
     "claims-heldout2-s32.json",
@@ -119,19 +120,42 @@ HELD_OUT_SETS = (
     "claims-heldout6-s33.json",
     "claims-heldout7-s33.json",
     "claims-heldout8-s33.json",
+    "claims-heldout9-s34.json",
+    "claims-heldout10-s34.json",
 )
+
+
+@pytest.fixture(scope="module")
+def other_documents_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    """The documents of the blind sets that neither the seed nor the capabilities index holds
+    (set 10's three robustness PDFs), ingested once for this module."""
+    path = tmp_path_factory.mktemp("blind") / "blind.sqlite"
+    wanted: dict[str, Path] = {}
+    for name in HELD_OUT_SETS:
+        documents, _ = load_claim_set(REPO / "docs" / "evals" / name)
+        for relative in documents.values():
+            if not relative.startswith("corpus/seed/") and "GeoTopo" not in relative:
+                wanted[relative] = SHARED / relative
+    store = SQLiteStore(path)
+    try:
+        for file in wanted.values():
+            assert ingest_file(file, store, embedder).doc_id is not None, file
+    finally:
+        store.close()
+    return path
 
 
 @pytest.mark.parametrize("name", HELD_OUT_SETS)
 def test_no_share_drops_on_the_sets_written_blind(
-    name: str, seed_db: Path, capabilities_db: Path, embedder: Embedder
+    name: str, seed_db: Path, capabilities_db: Path, other_documents_db: Path, embedder: Embedder
 ) -> None:
-    """Eight sets of 80 claims on other pages, written by helper sessions that never saw the
-    checks (docs/evals/claims-realistic.md, rounds 4 and 5): kept and caught may not fall below
-    what round 5 measured. They are far below claims-dev.json's (pooled kept 0.751, caught
-    0.672): the number a new rule has to move without losing claims-dev.json's."""
+    """Ten sets of 80 claims on other pages, written by helper sessions that never saw the
+    checks (docs/evals/claims-realistic.md, rounds 4 to 6; set 10 on documents no other set
+    uses): kept and caught may not fall below what round 6 measured. They are far below
+    claims-dev.json's (pooled kept 0.720, caught 0.664): the number a new rule has to move
+    without losing claims-dev.json's."""
     documents, items = load_claim_set(REPO / "docs" / "evals" / name)
-    stores = [SQLiteStore(seed_db), SQLiteStore(capabilities_db)]
+    stores = [SQLiteStore(seed_db), SQLiteStore(capabilities_db), SQLiteStore(other_documents_db)]
     try:
         page_text, names = store_pages(stores, documents)
         located, missing = locate_items(items, page_text, names)
@@ -140,6 +164,6 @@ def test_no_share_drops_on_the_sets_written_blind(
     finally:
         for store in stores:
             store.close()
-    stored = json.loads(HELD_OUT.read_text("utf-8"))["sets"][name]["round5"]
+    stored = json.loads(HELD_OUT.read_text("utf-8"))["sets"][name]["round6"]
     assert report["kept"] >= stored["kept"] - TOLERANCE, (report["kept"], stored["kept"])
     assert report["caught"] >= stored["caught"] - TOLERANCE, (report["caught"], stored["caught"])

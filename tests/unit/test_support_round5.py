@@ -11,17 +11,11 @@ alone. The sentences are made up for these tests (not from any claim set).
 
 from __future__ import annotations
 
-from tests.helpers.support_checks import needs_wordnet, reason_of
+from tests.helpers.support_checks import codes, needs_wordnet, reason_of
 from truthbase.cite.align import align, normal
 from truthbase.cite.lexicon import load_lexicon
 from truthbase.cite.numbers import number_reasons
-from truthbase.cite.support import check_support
 from truthbase.cite.terms import named_terms, term_present
-
-
-def codes(claim: str, quote: str, **kwargs: str) -> list[str]:
-    return [r.code for r in check_support(claim, quote, **kwargs).reasons]
-
 
 # -- a contrapositive (inference) -------------------------------------------------------------
 

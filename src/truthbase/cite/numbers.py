@@ -287,7 +287,8 @@ def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
 #: part of the document, found where the page names it, not a quantity the quote must give.
 _LABEL_WORD = (
     r"(?:table|tab|figure|fig|section|sec|appendix|chapter|eq|equation|tabelle|abbildung|abb|"
-    r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung)\.?"
+    r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung|proposition|prop|corollary|"
+    r"korollar|folgerung|example|beispiel|remark|algorithm|algorithmus|step|schritt)\.?"
 )
 _LABEL = re.compile(rf"{_LABEL_WORD}\s*$", re.IGNORECASE)
 
@@ -387,19 +388,42 @@ def _rival_percentage(
     return None
 
 
+#: Plural fraction words after a numerator ("three quarters", "two thirds") and their
+#: denominators.
+_PARTS = {
+    "halves": 2, "thirds": 3, "quarters": 4, "fourths": 4, "fifths": 5, "sixths": 6,
+    "sevenths": 7, "eighths": 8, "ninths": 9, "tenths": 10,
+}  # fmt: skip
+
+
 def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
-    """``written`` is a fraction of the claim ("a third as many", "one fifth of") that is the
-    ratio of two numbers of the quote (100 and 300): a light inference, as a difference is."""
+    """``written`` is a fraction of the claim ("a third as many", "one fifth of", "three
+    quarters of") that is the ratio of two numbers of the quote (100 and 300; 36 of 48): a
+    light inference, as a difference is."""
+    try:
+        known = [Decimal(v.rstrip("%")) for v in have]
+    except InvalidOperation:
+        return False
+    parts = re.search(
+        rf"(?<![\w.,]){re.escape(written)}[\s-]+({'|'.join(_PARTS)})\b", claim, re.IGNORECASE
+    )
+    if parts is not None:  # "three quarters": the numerator is the number written
+        numerator = NUMBER_WORDS.get(written.casefold()) or _small(written)
+        if numerator is None:
+            return False
+        share = Decimal(numerator) / Decimal(_PARTS[parts.group(1).casefold()])
+        return any(b != 0 and a == b * share for a in known for b in known)
     if written.casefold() not in _ORDINALS:
         return False
     if not re.search(rf"\b(?:a|one)\s+{re.escape(written)}\b", claim, re.IGNORECASE):
         return False
     wanted = Decimal(_ORDINALS[written.casefold()])
-    try:
-        known = [Decimal(v.rstrip("%")) for v in have]
-    except InvalidOperation:
-        return False
     return any(a != 0 and b == a * wanted for a in known for b in known)
+
+
+def _small(written: str) -> int | None:
+    """A numerator written in digits ("3 quarters"), else None."""
+    return int(written) if written.isdigit() and 0 < int(written) < 10 else None
 
 
 #: Words before a number that bound a time by it ("before version 2.0", "until 2019").

@@ -138,17 +138,32 @@ def term_present(term: str, haystack: str) -> bool:
         joined = re.escape(f"{head}-{normal(rest)[:PREFIX]}")
         if re.search(rf"(?<![^\W_]){joined}", haystack):
             return True
+    if multiple := _MULTIPLE.fullmatch(norm):
+        # A factor in any of its spellings: "3.9-fold" where the page says "3.9x" or "3.9 times".
+        number = re.escape(multiple.group(1))
+        return re.search(rf"(?<![\w.,]){number}\s*(?:-?\s*fold|x|×|times)\b", haystack) is not None
     return bool(re.fullmatch(r"[A-Z]{2,6}s?", term)) and spelled_out(term, haystack)
+
+
+#: What may come between the words an acronym's letters start: spaces and up to two function
+#: words ("of the", "for", "on").
+_BETWEEN_INITIALS = r"\s+(?:(?:of|for|the|and|on|in|to|at|der|des|die|für|und|von)\s+){0,2}"
+#: A factor written with its number: "3.9x", "3.9×", "3.9-fold" (normalized).
+_MULTIPLE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(?:-?\s*fold|x|×)")
 
 
 def spelled_out(term: str, haystack: str) -> bool:
     """An acronym of two to six capitals (a plural "s" allowed: "KPIs"; lowercase as a slot
     word is, "rfi") whose letters start consecutive words of the text ("request for
-    information")."""
+    information"); in one of three letters or more, function words between them are left out
+    as acronyms leave them out ("ACL": "Association for Computational Linguistics", "SOSP":
+    "Symposium on Operating Systems Principles")."""
     found = re.fullmatch(r"([A-Z]{2,6})s?", term) or re.fullmatch(r"([a-z]{2,6})", term)
     if found is None:
         return False
-    initials = r"\s+".join(rf"{c.casefold()}[^\W_]*" for c in found.group(1))
+    letters = found.group(1)
+    between = _BETWEEN_INITIALS if len(letters) > 2 else r"\s+"  # "AI": no word left out
+    initials = between.join(rf"{c.casefold()}[^\W_]*" for c in letters)
     return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack) is not None
 
 
