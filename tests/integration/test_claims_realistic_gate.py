@@ -122,13 +122,16 @@ HELD_OUT_SETS = (
     "claims-heldout8-s33.json",
     "claims-heldout9-s34.json",
     "claims-heldout10-s34.json",
+    "claims-heldout11-s34.json",
+    "claims-heldout12-s34.json",
 )
 
 
 @pytest.fixture(scope="module")
 def other_documents_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
     """The documents of the blind sets that neither the seed nor the capabilities index holds
-    (set 10's three robustness PDFs), ingested once for this module."""
+    (set 10's three robustness PDFs, the six library manuals of sets 11 and 12: 202 pages),
+    ingested once for this module."""
     path = tmp_path_factory.mktemp("blind") / "blind.sqlite"
     wanted: dict[str, Path] = {}
     for name in HELD_OUT_SETS:
@@ -149,10 +152,10 @@ def other_documents_db(tmp_path_factory: pytest.TempPathFactory, embedder: Embed
 def test_no_share_drops_on_the_sets_written_blind(
     name: str, seed_db: Path, capabilities_db: Path, other_documents_db: Path, embedder: Embedder
 ) -> None:
-    """Ten sets of 80 claims on other pages, written by helper sessions that never saw the
-    checks (docs/evals/claims-realistic.md, rounds 4 to 6; set 10 on documents no other set
-    uses): kept and caught may not fall below what round 6 measured. They are far below
-    claims-dev.json's (pooled kept 0.720, caught 0.664): the number a new rule has to move
+    """Twelve sets of 80 claims on other pages, written by helper sessions that never saw the
+    checks (docs/evals/claims-realistic.md, rounds 4 to 6; sets 10 to 12 on documents no other
+    set uses): kept and caught may not fall below what round 6 measured. They are far below
+    claims-dev.json's (pooled kept 0.701, caught 0.665): the number a new rule has to move
     without losing claims-dev.json's."""
     documents, items = load_claim_set(REPO / "docs" / "evals" / name)
     stores = [SQLiteStore(seed_db), SQLiteStore(capabilities_db), SQLiteStore(other_documents_db)]

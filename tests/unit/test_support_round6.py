@@ -107,3 +107,68 @@ def test_a_two_letter_acronym_leaves_nothing_out_and_content_words_count() -> No
     page = normal("the North American Chapter of the Association for Computational Linguistics")
     assert not spelled_out("NAACL", page)
     assert not spelled_out("ACM", normal("the Association for Computational Linguistics"))
+
+
+# -- round 6, second part: hedges, sums, counts and contrapositives ------------------------------
+
+
+def test_a_hedge_hedges_its_own_clause() -> None:
+    quote = (
+        "Revising the list takes 90 hours per operator, although this number may vary from "
+        "operator to operator."
+    )
+    claim = "Updating the list takes 90 hours for each operator."
+    assert "hedge_dropped" not in codes(claim, quote)
+    assert "hedge_dropped" in codes(claim, "Revising the list may take 90 hours per operator.")
+
+
+def test_a_superlatives_most_is_no_hedge() -> None:
+    quote = "We took the five most highly weighted entities of each cluster."
+    assert "hedge_dropped" not in codes(
+        "We took the top five weighted entities of each cluster.", quote
+    )
+    hedge = "Most users start with the MAP function."
+    assert "hedge_dropped" in codes("Users begin with the MAP function.", hedge)
+
+
+def test_a_number_the_quote_gives_twice_sums_with_itself() -> None:
+    quote = "Of the 10 errors we reviewed, 4 came from parsing and another 4 from coreference."
+    claim = "Parsing and coreference together caused 8 of the 10 errors reviewed."
+    assert number_reasons(claim, quote) == []
+    wrong = "Parsing and coreference together caused 9 of the 10 errors reviewed."
+    assert [r.code for r in number_reasons(wrong, quote)] == ["number_missing"]
+
+
+def test_only_before_a_number_is_a_count() -> None:
+    quote = "Of the ten rows we reviewed, one was wrong because of a parse error."
+    assert "scope_widened" not in codes("Only one of the ten reviewed rows was wrong.", quote)
+    assert "scope_widened" in codes("Only the parser made the reviewed rows wrong.", quote)
+
+
+def test_a_contrapositive_may_negate_its_condition_by_a_verb() -> None:
+    quote = "An operator may dispatch the airplane only if the provisions are in its list."
+    claim = "An operator whose list lacks the provisions cannot dispatch the airplane."
+    assert "negation_missing" not in codes(claim, quote)
+    assert "negation_missing" in codes("An operator cannot dispatch the airplane.", quote)
+
+
+def test_a_german_condition_may_put_its_verb_first() -> None:
+    quote = (
+        "Es sei X ein Raum, in dem jeder Punkt eine Umgebungsbasis hat. Dann gibt es eine "
+        "universelle Überlagerung."
+    )
+    claim = (
+        "Hat ein Raum keine universelle Überlagerung, so gibt es darin einen Punkt ohne "
+        "Umgebungsbasis."
+    )
+    assert "negation_missing" not in codes(claim, quote)
+
+
+def test_a_dropped_negation_is_about_more_than_one_shared_word() -> None:
+    quote = (
+        "The landscape option does not rotate the logical pages; to rotate them, use the angle "
+        "option."
+    )
+    claim = "To rotate, one uses the angle option."
+    assert "negation_dropped" not in codes(claim, quote)
+    assert "negation_dropped" in codes("The landscape option rotates the logical pages.", quote)

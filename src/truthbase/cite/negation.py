@@ -224,11 +224,11 @@ _SAYING = frozenset(
     """.split()  # noqa: SIM905
 )
 #: A quote that states a condition or a need: only such a quote has a contrapositive ("A needs
-#: B", "B, wenn A", "X heißt P, wenn ...", "when they outperform").
+#: B", "B, wenn A", "X heißt P, wenn ...", "when they outperform", "Es sei X ... . Dann ...").
 _STATES_CONDITION = re.compile(
     r"\b(?:if|unless|when|whenever|only|before|prior to|needs?|needed|requires?|required|"
     r"necessary|essential|prerequisite|bevor|wenn|falls|sofern|solange|nur|benötigt|braucht|erfordert|voraus|"
-    r"voraussetzung|notwendig)\b|,\s*(?:so|dann)\s"
+    r"voraussetzung|notwendig|es sei|seien|suppose|assume)\b|(?:,|\.|^)\s*(?:so|dann|then)\s"
 )
 
 
@@ -236,6 +236,8 @@ def _conditional(norm: str, start: int, cue: str) -> bool:
     """The cue at ``start`` of ``norm`` is in a condition or a relative clause."""
     if cue in _CONDITION_CUES:
         return True
+    if re.match(r"[^,;:.!?]*,\s*(?:so|dann|then)\s", norm[start:]):
+        return True  # its clause is the condition of a "so" / "dann" ("Hat X keine Y, so ...")
     before = norm[:start]
     opening = re.split(r"[;:.!?()\[\]{}\"]", before)[-1]
     clause = opening.split(",")[-1].split()
@@ -249,11 +251,18 @@ def contrapositive(claim: str, quote: str) -> bool:
     """The claim negates a condition and its consequence ("a system that is not valid cannot
     be trustworthy", "eine Fläche, auf der kein Normalenfeld existiert, ist nicht orientierbar"):
     two negation cues, the first in a condition or a relative clause (the next is taken for
-    the consequence: where a relative clause ends is not marked). It restates an un-negated
+    the consequence: where a relative clause ends is not marked); the first may be a verb that
+    negates ("an operator whose list lacks them cannot dispatch"). It restates an un-negated
     "A needs B" / "B, wenn A" by contraposition, so the quote must state a condition or a
     need; two negations of a plain statement deny it."""
     norm = normal(claim)
-    cues = [(word, start) for word, start, _ in _tokens(norm) if is_cue(word)]
+    tokens = _tokens(norm)
+    cues = [(word, start) for word, start, _ in tokens if is_cue(word)]
+    if len(cues) == 1:
+        # a condition may negate by its verb: "an operator whose list lacks them cannot ..."
+        lacking = [(w, start) for w, start, _ in tokens if w in IMPLICIT_NEGATIONS]
+        if lacking and lacking[0][1] < cues[0][1]:
+            cues.insert(0, lacking[0])
     if len(cues) != 2 or not _STATES_CONDITION.search(normal(quote)):
         return False
     return _conditional(norm, cues[0][1], cues[0][0])
@@ -291,6 +300,8 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and _has(claim_terms, neg.scope[0])
+        if talked_about and len(neg.scope) > 1:
+            talked_about = any(_has(claim_terms, t) for t in neg.scope[1:3])
         if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
             talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"
         agreed = any(

@@ -210,8 +210,9 @@ def _derived(
     %): the difference of two where one is a decimal ("55.7% vs 53.9%" gives "1.8 points"; "7"
     and "6.7" give "0.3"); where ``wording`` (the claim around the number) says so, the
     complement of a decimal percentage ("never more than 81.5%" for "at least 18.5%"), a
-    difference, a sum, a product in the unit of a quote's number ("320GB in total" for four of
-    "80GB"; ``unit`` is the claim's), or a ratio rounded down ("more than six times")."""
+    difference, a sum (of two numbers, or of one the quote gives twice), a product in the unit
+    of a quote's number ("320GB in total" for four of "80GB"; ``unit`` is the claim's), or a
+    ratio rounded down ("more than six times")."""
     try:
         wanted = Decimal(value.rstrip("%"))
         known = [(Decimal(v.rstrip("%")), v.endswith("%")) for v in have]
@@ -228,6 +229,8 @@ def _derived(
         return False
     numbers_only = [k for k, _ in known]
     pairs = [(a, b) for i, a in enumerate(numbers_only) for b in numbers_only[i + 1 :]]
+    # a number the quote gives twice sums with itself ("4 of them ... the other 4": 8)
+    pairs += [(a, a) for a in numbers_only if _twice(a, quote)]
     differ = bool(_DIFFERENCE.search(wording))
     total = bool(_TOTAL.search(wording))
     times = bool(_TIMES.search(wording))
@@ -246,6 +249,14 @@ def _derived(
         ):
             return True
     return False
+
+
+def _twice(number: Decimal, quote: str) -> bool:
+    """``number`` is given at least twice in ``quote``."""
+    try:
+        return sum(Decimal(v.rstrip("%")) == number for v, _ in numbers(quote)) > 1
+    except InvalidOperation:
+        return False
 
 
 _ITEM = r"[^\W\d_][\w\-]*(?:\s+[^\W\d_][\w\-]*){0,2}"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from .align import content_words, normal
 from .model import Reason
+from .numbers import NUMBER_WORDS
 
 __all__ = [
     "EXCLUSIVE",
@@ -105,6 +106,7 @@ def _quantifier(words: Sequence[str], group: frozenset[str]) -> str | None:
             after = words[k + 2] if k + 2 < len(words) else ""
             numeric = any(c.isdigit() for c in after)  # "only a 2% gain"
             amount = following in ("a", "an") and (after in _AMOUNTS or numeric)
+            amount = amount or following in NUMBER_WORDS  # "only one of the ten": a count
             quantified = following not in _NOT_EXCLUSIVE and not amount
         else:
             quantified = following not in _NOT_QUANTIFIED
@@ -272,10 +274,18 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
 _ABILITY = frozenset("can could kann können several many some".split())  # noqa: SIM905
 
 
-#: Words after a hedge that it hedges (with those before it in its sentence): two of them in
-#: the claim make the claim state what it hedges ("Generally, the hallucinations were minor"
-#: hedges no claim about hallucinations that do not propagate).
+#: Words after a hedge that it hedges, with those before it in its clause, not past its
+#: sentence ("takes 90 hours, although this number may vary" hedges the number, not the
+#: hours): two of them in the claim make the claim state what it hedges ("Generally, the
+#: hallucinations were minor" hedges no claim about hallucinations that do not propagate).
 _HEDGED = 8
+
+
+def _superlative(words: Sequence[str], k: int) -> bool:
+    """``words[k]`` is the "most" of a superlative ("the most cited", "the five most highly
+    weighted entities"), not a hedge."""
+    before = words[k - 1] if k else ""
+    return words[k] == "most" and (before == "the" or before.isdigit() or before in NUMBER_WORDS)
 
 
 def _hedge_about(
@@ -283,13 +293,17 @@ def _hedge_about(
 ) -> str | None:
     """A hedge of the quote whose next content word the claim has."""
     for k, word in enumerate(quote_words):
-        if word not in HEDGES or word in _ABILITY:
+        if word not in HEDGES or word in _ABILITY or _superlative(quote_words, k):
             continue
         following = [w for w in quote_words[k + 1 : k + 4] if w and w not in HEDGES]
         start = max(
-            (i + 1 for i in range(k) if written[i].endswith((".", ";", "!", "?"))), default=0
+            (i + 1 for i in range(k) if written[i].endswith((".", ";", "!", "?", ","))), default=0
         )
-        sentence = quote_words[start : k + 1 + _HEDGED]
+        end = next(
+            (i + 1 for i in range(k, len(written)) if written[i].endswith((".", ";", "!", "?"))),
+            len(written),
+        )
+        sentence = quote_words[start : min(end, k + 1 + _HEDGED)]
         hedged = [w for w in sentence if w in claim_words]
         if any(w in claim_words for w in following) and len(set(hedged)) >= 2:
             return word

@@ -227,8 +227,11 @@ def coverage(claim: str, quote: str, context: str = "") -> float:
 # -- the entry point ------------------------------------------------------------------------
 
 
-def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexicon) -> list[Reason]:
-    """Every check no score overrides, in the order of the module doc."""
+def _vetoes(
+    claim: str, quote: str, context: str, document: str, lexicon: Lexicon, *, german: bool
+) -> list[Reason]:
+    """Every check no score overrides, in the order of the module doc; ``german``: claim and
+    quote read as German (:func:`capitalizes_nouns`)."""
     reasons: list[Reason] = []
     reasons += number_reasons(claim, quote, context, document)
     reasons += negation_reasons(claim, quote)
@@ -261,7 +264,6 @@ def _vetoes(claim: str, quote: str, context: str, document: str, lexicon: Lexico
     if not any(r.code == "roles_swapped" for r in reasons):
         # then words each side says once, where no name or number tells the roles apart
         reasons += role_reasons(claim, quote, shared_words(claim, quote), lexicon, strict=True)
-    german = capitalizes_nouns(quote + " " + claim)
     if not any(r.code == "term_substituted" for r in reasons):
         reasons += slot_swap_reasons(
             claim, quote, context, lexicon, document=document, german=german
@@ -305,6 +307,24 @@ def check_support(
     return apply_judgement(check, ask_judge(judge, claim, quote, context))
 
 
+def _verbatim(claim_norm: str, quote_norm: str) -> SupportCheck | None:
+    """The verdict on a claim the quote holds word for word: supported, unless a negation of
+    the quote stands right next to it; None for any other claim."""
+    body = claim_norm.rstrip(" .!?;:")
+    if not body or body not in quote_norm:
+        return None
+    cue = negated_part(body, quote_norm)
+    if cue is None:
+        return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
+    reason = Reason(
+        "negation_dropped",
+        f'the quote says "{cue}" right next to the claim',
+        claim_says="",
+        page_says=cue,
+    )
+    return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
+
+
 def _deterministic(
     claim: str,
     quote: str,
@@ -322,20 +342,12 @@ def _deterministic(
         return SupportCheck(
             supported=False, score=0.0, reasons=(Reason("empty_quote", "the quote is empty"),)
         )
-    body = claim_norm.rstrip(" .!?;:")
-    if body and body in quote_norm:
-        cue = negated_part(body, quote_norm)
-        if cue is None:
-            return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
-        reason = Reason(
-            "negation_dropped",
-            f'the quote says "{cue}" right next to the claim',
-            claim_says="",
-            page_says=cue,
-        )
-        return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
+    verbatim = _verbatim(claim_norm, quote_norm)
+    if verbatim is not None:
+        return verbatim
     words = lexicon if lexicon is not None else load_lexicon()
-    reasons = _vetoes(claim, quote, context, document, words)
+    german = capitalizes_nouns(f"{claim} {quote}")
+    reasons = _vetoes(claim, quote, context, document, words, german=german)
     alignment = align(
         claim,
         quote,
@@ -343,7 +355,7 @@ def _deterministic(
         words,
         document=document,
         ignore=_ignored_words(claim),
-        language="de" if capitalizes_nouns(f"{claim} {quote}") else None,
+        language="de" if german else None,
     )
     covered = alignment.coverage
     cosine: float | None = None

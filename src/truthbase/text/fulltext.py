@@ -169,11 +169,8 @@ _local = threading.local()  # PyStemmer's stemmers are not thread-safe: one set 
 
 
 def stemmer_for(language: str | None) -> Callable[[str], str] | None:
-    """Snowball's stemmer for ``language`` (ISO 639-1), None where it has none."""
-    return _stemmer(language)
-
-
-def _stemmer(language: str | None) -> Callable[[str], str] | None:
+    """Snowball's stemmer for ``language`` (ISO 639-1), None where it has none; one per thread
+    and algorithm."""
     algorithm = STEMMERS.get(language or "")
     if algorithm is None:
         return None
@@ -253,7 +250,7 @@ def index_terms(text: str, language: str | None, *, identifiers: bool = True) ->
     ``identifiers=False`` leaves out the identifiers' whole terms and the camelCase humps: the
     words alone, which the index holds side by side (a question's phrase of words is made so).
     """
-    stem = _stemmer(language)
+    stem = stemmer_for(language)
     out: list[str] = []
     for match in _units(text):
         if match.group("cjk") is not None:
