@@ -224,20 +224,57 @@ _SAYING = frozenset(
     """.split()  # noqa: SIM905
 )
 #: A quote that states a condition or a need: only such a quote has a contrapositive ("A needs
-#: B", "B, wenn A", "X heißt P, wenn ...", "when they outperform", "Es sei X ... . Dann ...").
+#: B", "B, wenn A", "X heißt P, wenn ...", "when they outperform"), or a supposition and what
+#: follows from it ("Es sei X ... . Dann ...", "Suppose ... . Then ...").
 _STATES_CONDITION = re.compile(
     r"\b(?:if|unless|when|whenever|only|before|prior to|needs?|needed|requires?|required|"
     r"necessary|essential|prerequisite|bevor|wenn|falls|sofern|solange|nur|benötigt|braucht|erfordert|voraus|"
-    r"voraussetzung|notwendig|es sei|seien|suppose|assume)\b|(?:,|\.|^)\s*(?:so|dann|then)\s"
+    r"voraussetzung|notwendig)\b|,\s*(?:so|dann)\s|"
+    r"\b(?:es sei|sei|seien|let|suppose)\b[^.]*\.\s*(?:dann|then)\s"
 )
+
+
+#: Words that cannot open a German verb-first condition: a clause that starts with one is a
+#: statement ("Der Dienst startet nicht neu, dann ...": a result, no condition).
+_NOT_A_VERB = frozenset(
+    """
+    der die das den dem des ein eine einen einem einer eines es er sie ich du wir ihr man dies
+    diese dieser dieses jede jeder jedes alle kein keine nicht auch nur so dann laut nach
+    """.split()  # noqa: SIM905
+)
+
+
+#: German words a German sentence has and an English one lacks.
+_GERMAN_WORDS = frozenset(
+    """
+    der das und ist nicht ein eine einen einem einer kein keine keinen es gibt mit von zu für
+    dass sind wird den dem des aus auf auch sich wenn hat haben jede jeder ohne
+    """.split()  # noqa: SIM905
+)
+
+
+def _verb_first(norm: str, start: int) -> bool:
+    """The cue at ``start`` is in a German condition with its verb first, answered by ", so" or
+    ", dann" ("Hat X keine Y, so gibt es ..."): the clause opens the sentence (or follows a
+    colon) with a word that can be a verb. English "so" and "then" join a result to its
+    reason and are left out."""
+    if not re.match(r"[^,;:.!?]*,\s*(?:so|dann)\s", norm[start:]):
+        return False
+    if len(_GERMAN_WORDS & set(norm.split())) < 2:
+        return False  # "The cache is not warm, so ...": English, a result
+    opening = re.split(r"[;:.!?()\[\]{}\"]", norm[:start])[-1]
+    if "," in opening:
+        return False
+    first = opening.split()[:1]
+    return bool(first) and first[0] not in _NOT_A_VERB and first[0].isalpha()
 
 
 def _conditional(norm: str, start: int, cue: str) -> bool:
     """The cue at ``start`` of ``norm`` is in a condition or a relative clause."""
     if cue in _CONDITION_CUES:
         return True
-    if re.match(r"[^,;:.!?]*,\s*(?:so|dann|then)\s", norm[start:]):
-        return True  # its clause is the condition of a "so" / "dann" ("Hat X keine Y, so ...")
+    if _verb_first(norm, start):
+        return True
     before = norm[:start]
     opening = re.split(r"[;:.!?()\[\]{}\"]", before)[-1]
     clause = opening.split(",")[-1].split()
@@ -276,7 +313,8 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
     reasons: list[Reason] = []
     in_claim, in_quote = negations(claim), negations(quote)
     claim_terms = set(stems(claim))
-    quote_terms = set(stems(quote))
+    quote_stems = stems(quote)
+    quote_terms = set(quote_stems)
     # a contrast denies what it is about: its first word must be the quote's, and the quote
     # must not contrast the same things in other words
     if not _QUOTE_CONTRASTS.search(normal(quote)):
@@ -300,7 +338,9 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
             )
     for neg in in_quote:
         talked_about = bool(neg.scope) and _has(claim_terms, neg.scope[0])
-        if talked_about and len(neg.scope) > 1:
+        if talked_about and len(neg.scope) > 1 and quote_stems.count(neg.scope[0]) > 1:
+            # the quote says its first word un-negated too ("does not rotate the pages; to
+            # rotate them, use ..."): the claim must share more of what is negated
             talked_about = any(_has(claim_terms, t) for t in neg.scope[1:3])
         if neg.head and neg.head.replace("-", " ") not in normal(claim).replace("-", " "):
             talked_about = False  # "without few-shot demonstrations" and a claim's "zero-shot"

@@ -183,6 +183,8 @@ def _whole(number: Decimal) -> bool:
     return number == number.to_integral_value()
 
 
+#: Letters of a unit compared when a number the quote gives twice is summed ("layer" of "layers").
+PREFIX_LETTERS = 5
 #: Characters before and after a claim's number in which its wording says how it was computed.
 _WORDING_BEFORE, _WORDING_AFTER = 30, 45
 
@@ -230,7 +232,7 @@ def _derived(
     numbers_only = [k for k, _ in known]
     pairs = [(a, b) for i, a in enumerate(numbers_only) for b in numbers_only[i + 1 :]]
     # a number the quote gives twice sums with itself ("4 of them ... the other 4": 8)
-    pairs += [(a, a) for a in numbers_only if _twice(a, quote)]
+    pairs += [(a, a) for a in numbers_only if _twice(a, quote, unit)]
     differ = bool(_DIFFERENCE.search(wording))
     total = bool(_TOTAL.search(wording))
     times = bool(_TIMES.search(wording))
@@ -251,12 +253,26 @@ def _derived(
     return False
 
 
-def _twice(number: Decimal, quote: str) -> bool:
-    """``number`` is given at least twice in ``quote``."""
+def _twice(number: Decimal, quote: str, unit: str = "") -> bool:
+    """``number`` is given at least twice in ``quote``, not as a label ("Table 2"), and where
+    the claim's sum has a unit of content ("12 layers"), each time with that unit ("6 layers
+    with 6 attention heads" gives no 12 layers)."""
     try:
-        return sum(Decimal(v.rstrip("%")) == number for v, _ in numbers(quote)) > 1
+        written = [w for v, w in numbers(quote) if Decimal(v.rstrip("%")) == number]
     except InvalidOperation:
         return False
+    places = [
+        m
+        for w in dict.fromkeys(written)
+        for m in re.finditer(rf"(?<![\d.,]){re.escape(w)}(?![\d])", quote)
+        if not _LABEL.search(quote[: m.start()])
+    ]
+    if len(places) < 2:
+        return False
+    if not unit or unit.casefold() in QUERY_STOP_WORDS:
+        return True
+    stem = unit.casefold()[:PREFIX_LETTERS]
+    return all(quote[m.end() :].lstrip().casefold().startswith(stem) for m in places)
 
 
 _ITEM = r"[^\W\d_][\w\-]*(?:\s+[^\W\d_][\w\-]*){0,2}"
@@ -299,9 +315,9 @@ def _nearest_numbers(value: str, found: Sequence[tuple[str, str]]) -> list[str]:
 _LABEL_WORD = (
     r"(?:table|tab|figure|fig|section|sec|appendix|chapter|eq|equation|tabelle|abbildung|abb|"
     r"abschnitt|kapitel|satz|lemma|definition|theorem|bemerkung|proposition|prop|corollary|"
-    r"korollar|folgerung|example|beispiel|remark|algorithm|algorithmus|step|schritt)\.?"
+    r"korollar|folgerung|remark|algorithm|algorithmus)\.?"
 )
-_LABEL = re.compile(rf"{_LABEL_WORD}\s*$", re.IGNORECASE)
+_LABEL = re.compile(rf"(?<![^\W_]){_LABEL_WORD}\s*$", re.IGNORECASE)
 
 
 def _label_on_page(claim: str, written: str, page: str) -> bool:
@@ -309,7 +325,8 @@ def _label_on_page(claim: str, written: str, page: str) -> bool:
     number = rf"{re.escape(written)}(?![\d.,]\d)"
     for found in re.finditer(rf"(?<![\d.,]){number}", claim):
         if _LABEL.search(claim[: found.start()]):
-            return re.search(rf"{_LABEL_WORD}\s*{number}", page, re.IGNORECASE) is not None
+            found_on_page = re.search(rf"(?<![^\W_]){_LABEL_WORD}\s*{number}", page, re.IGNORECASE)
+            return found_on_page is not None
     return False
 
 
@@ -364,7 +381,7 @@ def number_reasons(claim: str, quote: str, context: str = "", document: str = ""
         elif (
             missing
             and not _derived(value, have, _around(claim, written), _unit(claim, written), quote)
-            and not _fraction_of(claim, written, plain)
+            and not _fraction_of(claim, written, plain, quote)
             and not _counted(value, quote)
         ):
             page = ", ".join(_nearest_numbers(value, found))
@@ -407,10 +424,11 @@ _PARTS = {
 }  # fmt: skip
 
 
-def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
+def _fraction_of(claim: str, written: str, have: set[str], quote: str = "") -> bool:
     """``written`` is a fraction of the claim ("a third as many", "one fifth of", "three
     quarters of") that is the ratio of two numbers of the quote (100 and 300; 36 of 48): a
-    light inference, as a difference is."""
+    light inference, as a difference is. "Three quarters" needs the part to count what the
+    claim counts: "30 machines" is no part of "the 40 runs"."""
     try:
         known = [Decimal(v.rstrip("%")) for v in have]
     except InvalidOperation:
@@ -422,14 +440,35 @@ def _fraction_of(claim: str, written: str, have: set[str]) -> bool:
         numerator = NUMBER_WORDS.get(written.casefold()) or _small(written)
         if numerator is None:
             return False
-        share = Decimal(numerator) / Decimal(_PARTS[parts.group(1).casefold()])
-        return any(b != 0 and a == b * share for a in known for b in known)
+        denominator = _PARTS[parts.group(1).casefold()]
+        if numerator >= denominator:
+            return False  # "three thirds", "two halves": no part of a whole
+        share = Decimal(numerator) / Decimal(denominator)
+        return any(
+            b != 0 and a == b * share and _counts_the_claims(a, quote, claim)
+            for a in known
+            for b in known
+        )
     if written.casefold() not in _ORDINALS:
         return False
     if not re.search(rf"\b(?:a|one)\s+{re.escape(written)}\b", claim, re.IGNORECASE):
         return False
     wanted = Decimal(_ORDINALS[written.casefold()])
     return any(a != 0 and b == a * wanted for a in known for b in known)
+
+
+def _counts_the_claims(number: Decimal, quote: str, claim: str) -> bool:
+    """The quote's ``number`` is followed by a word the claim has, or by none of content ("36
+    tables were consistent" for a claim about tables; not "30 machines")."""
+    said = claim.casefold()
+    for value, text in numbers(quote):
+        if Decimal(value.rstrip("%")) != number:
+            continue
+        after = re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d])\s*([^\W\d_]+)", quote)
+        word = after.group(1).casefold() if after else ""
+        if not word or word in QUERY_STOP_WORDS or word[:PREFIX_LETTERS] in said:
+            return True
+    return False
 
 
 def _small(written: str) -> int | None:

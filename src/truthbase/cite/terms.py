@@ -141,15 +141,17 @@ def term_present(term: str, haystack: str) -> bool:
     if multiple := _MULTIPLE.fullmatch(norm):
         # A factor in any of its spellings: "3.9-fold" where the page says "3.9x" or "3.9 times".
         number = re.escape(multiple.group(1))
-        return re.search(rf"(?<![\w.,]){number}\s*(?:-?\s*fold|x|×|times)\b", haystack) is not None
+        spelled = rf"(?<![\w.,]){number}(?:\s*-?\s*fold|[x×](?!\s*\d)|\s+times)(?![^\W_])"
+        return re.search(spelled, haystack) is not None
     return bool(re.fullmatch(r"[A-Z]{2,6}s?", term)) and spelled_out(term, haystack)
 
 
 #: What may come between the words an acronym's letters start: spaces and up to two function
 #: words ("of the", "for", "on").
-_BETWEEN_INITIALS = r"\s+(?:(?:of|for|the|and|on|in|to|at|der|des|die|für|und|von)\s+){0,2}"
+_SKIPPED = r"(?:of|for|the|and|on|in|to|at|der|des|die|für|und|von)"
+_BETWEEN_INITIALS = rf"\s+(?:{_SKIPPED}\s+){{0,2}}(?!{_SKIPPED}\s)"
 #: A factor written with its number: "3.9x", "3.9×", "3.9-fold" (normalized).
-_MULTIPLE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(?:-?\s*fold|x|×)")
+_MULTIPLE = re.compile(r"(\d+(?:[.,]\d+)?)(?:\s*-?\s*fold|[x×])")
 
 
 def spelled_out(term: str, haystack: str) -> bool:
@@ -162,9 +164,14 @@ def spelled_out(term: str, haystack: str) -> bool:
     if found is None:
         return False
     letters = found.group(1)
-    between = _BETWEEN_INITIALS if len(letters) > 2 else r"\s+"  # "AI": no word left out
-    initials = between.join(rf"{c.casefold()}[^\W_]*" for c in letters)
-    return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack) is not None
+    ways = [r"\s+"]  # consecutive words, function words among them ("request for information")
+    if len(letters) > 2:  # or function words left out, none of them an initial ("AI": none)
+        ways.append(_BETWEEN_INITIALS)
+    for between in ways:
+        initials = between.join(rf"{c.casefold()}[^\W_]*" for c in letters)
+        if re.search(rf"(?<![^\W_]){initials}(?![^\W_])", haystack):
+            return True
+    return False
 
 
 def term_reasons(claim: str, quote: str, context: str, document: str = "") -> list[Reason]:
