@@ -12,7 +12,7 @@ numbers of the quote (100 and 300); "one" and "zero" are mostly not counts ("one
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
 from ..text.vocabulary import QUERY_STOP_WORDS
@@ -189,10 +189,15 @@ PREFIX_LETTERS = 5
 _WORDING_BEFORE, _WORDING_AFTER = 30, 45
 
 
+def _written_at(text: str, written: str) -> Iterator[re.Match[str]]:
+    """Where ``text`` has the number as ``written``, as a whole ("5" not inside "2015")."""
+    return re.finditer(rf"(?<![\d.,]){re.escape(written)}(?![\d])", text)
+
+
 def _around(claim: str, written: str) -> str:
     """The claim's text around the number as ``written`` ("15 points lower than"), the number
     as a whole ("5" not inside "2015")."""
-    found = re.search(rf"(?<![\d.,]){re.escape(written)}(?![\d])", claim)
+    found = next(_written_at(claim, written), None)
     if found is None:
         return claim
     return claim[max(0, found.start() - _WORDING_BEFORE) : found.end() + _WORDING_AFTER]
@@ -264,7 +269,7 @@ def _twice(number: Decimal, quote: str, unit: str = "") -> bool:
     places = [
         m
         for w in dict.fromkeys(written)
-        for m in re.finditer(rf"(?<![\d.,]){re.escape(w)}(?![\d])", quote)
+        for m in _written_at(quote, w)
         if not _LABEL.search(quote[: m.start()])
     ]
     if len(places) < 2:
@@ -464,7 +469,8 @@ def _counts_the_claims(number: Decimal, quote: str, claim: str) -> bool:
     for value, text in numbers(quote):
         if Decimal(value.rstrip("%")) != number:
             continue
-        after = re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d])\s*([^\W\d_]+)", quote)
+        follows = (re.match(r"\s*([^\W\d_]+)", quote[m.end() :]) for m in _written_at(quote, text))
+        after = next((f for f in follows if f is not None), None)  # the first with a word after
         word = after.group(1).casefold() if after else ""
         if not word or word in QUERY_STOP_WORDS or word[:PREFIX_LETTERS] in said:
             return True
