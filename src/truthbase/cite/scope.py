@@ -25,6 +25,7 @@ __all__ = [
     "OBLIGATION",
     "UNIVERSAL",
     "WEAK_MODALS",
+    "qualified_part",
     "scope_reasons",
 ]
 
@@ -376,3 +377,84 @@ def _hedge_about(
         if any(w in claim_words for w in following) and len(set(hedged)) >= 2:
             return word
     return None
+
+
+#: Words right before a verbatim part of the quote that restrict what it says ("Most users
+#: start with ..." is no source for "Users start with ..."): the hedges that state no mere
+#: ability, and the quantifiers that make a part of a whole.
+_RESTRICTS = (HEDGES - frozenset({"can", "could", "kann", "können"})) | frozenset(
+    "few certain wenige bestimmte".split()  # noqa: SIM905
+)
+#: How many words before a verbatim part, in its clause, a restricting word may stand ("some
+#: of the users").
+_RESTRICT_REACH = 3
+#: How many words an opening phrase of a sentence may have to hedge it ("In most cases, ...").
+_OPENING_PHRASE = 4
+#: A condition a verbatim part is stated under: its sentence opens with one (the part after
+#: the condition's comma), or one follows the part.
+_CONDITION = (
+    r"(?:(?:only )?if|unless|provided(?: that)?|as long as|(?:nur )?wenn|falls|sofern|solange)"
+)
+_CONDITION_OPENS = re.compile(rf"^{_CONDITION}\b")
+_CONDITION_FOLLOWS = re.compile(rf"^,?\s*{_CONDITION}\b")
+_WORDS = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence of ``text[at]`` starts: after the last ". ", "; ", "! " or "? "."""
+    ends = [m.end() for m in re.finditer(r"[.;!?]\s+", text[:at])]
+    return ends[-1] if ends else 0
+
+
+def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
+    """What qualifies the part ``quote_norm[at:end]``: a restricting word just before it in its
+    clause, or in a short opening phrase of its sentence ("In most cases, ..."):
+    ``hedge_dropped``; a condition its sentence opens with before it (the part is what holds
+    under it, or the condition itself), or one right after it: ``condition_dropped``."""
+    before = _WORDS.findall(re.split(r"[,;:.!?]", quote_norm[:at])[-1])
+    opening = quote_norm[_sentence_start(quote_norm, at) : at]
+    phrase = _WORDS.findall(opening.split(",")[0]) if "," in opening else []
+    near = before[-_RESTRICT_REACH:] + (phrase if len(phrase) <= _OPENING_PHRASE else [])
+    for k, word in enumerate(near):
+        if word in _RESTRICTS and not _superlative(near, k):
+            return Reason(
+                "hedge_dropped",
+                f'the quote says "{word}" about what the claim states without it',
+                page_says=word,
+            )
+    condition: str | None = None
+    if _CONDITION_OPENS.match(opening):
+        if "," not in opening:
+            return Reason(
+                "condition_dropped",
+                "the claim states as a fact what the quote only supposes",
+                page_says=_WORDS.findall(opening)[0],
+            )
+        condition = opening.split(",")[0].strip()
+    following = _CONDITION_FOLLOWS.match(quote_norm[end:])
+    if condition is None and following is not None:
+        rest = re.split(r"[,;:.!?]", quote_norm[end + following.end() :])[0]
+        condition = " ".join([following.group().strip(" ,"), *_WORDS.findall(rest)[:8]])
+    if condition is None:
+        return None
+    return Reason(
+        "condition_dropped",
+        f'the quote states it only under a condition ("{condition}")',
+        page_says=condition,
+    )
+
+
+def qualified_part(claim_norm: str, quote_norm: str) -> Reason | None:
+    """Why a claim that is a verbatim part of the quote is cut from what qualifies it, at
+    every place it stands: a restricting word right before it ("most", "some", "few",
+    "usually") or a condition it is stated under ("if ..., the job starts", "... starts
+    unless ..."); None where one place stands unqualified. Both texts normalized
+    (:func:`truthbase.cite.align.normal`)."""
+    found: Reason | None = None
+    at = quote_norm.find(claim_norm)
+    while at >= 0:
+        found = _qualifier_at(quote_norm, at, at + len(claim_norm))
+        if found is None:
+            return None
+        at = quote_norm.find(claim_norm, at + 1)
+    return found

@@ -8,7 +8,11 @@ optional backend) and runs, in order:
 1. **Verbatim**: a claim that is the quote, or a verbatim part of it (under the matching rule of
    :mod:`truthbase.text.matching`), is supported, unless a negation is right next to that part in
    its clause of the quote ("produces forty two units" cut out of "never produces forty two
-   units", "is it correct" out of "is it correct or not").
+   units", "is it correct" out of "is it correct or not"), or the cut drops what qualifies it
+   (:func:`truthbase.cite.scope.qualified_part`): a restricting word before it ("Users start
+   ..." out of "Most users start ...", ``hedge_dropped``) or the condition it is stated under
+   ("The job starts." out of "If a user has admin rights, the job starts.",
+   ``condition_dropped``). A claim with no word at all ("...") is empty.
 2. **Numbers** (``number_missing``): every number, date, percentage and quantity of the claim is
    in the quote. "2,048" and "2048" are one number (a comma or period followed by exactly three
    digits and no further digit group is a thousands separator only for a comma: "4,5" and "4.5"
@@ -77,7 +81,7 @@ import numpy as np
 
 from ..embed import Embedder
 from ..text.sentences import split_sentences
-from ..text.vocabulary import QUERY_STOP_WORDS, idf_table, weighted_coverage
+from ..text.vocabulary import QUERY_STOP_WORDS, WORD, idf_table, weighted_coverage
 from .additions import (
     comparison_reasons,
     example_reasons,
@@ -116,7 +120,7 @@ from .roles import (
     shared_words,
     slot_swap_reasons,
 )
-from .scope import scope_reasons
+from .scope import qualified_part, scope_reasons
 from .terms import (
     capitalizes_nouns,
     named_terms,
@@ -314,15 +318,18 @@ def _verbatim(claim_norm: str, quote_norm: str) -> SupportCheck | None:
     if not body or body not in quote_norm:
         return None
     cue = negated_part(body, quote_norm)
-    if cue is None:
+    if cue is not None:
+        reason = Reason(
+            "negation_dropped",
+            f'the quote says "{cue}" right next to the claim',
+            claim_says="",
+            page_says=cue,
+        )
+        return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
+    qualified = qualified_part(body, quote_norm)
+    if qualified is None:
         return SupportCheck(supported=True, score=1.0, verbatim=True, coverage=1.0)
-    reason = Reason(
-        "negation_dropped",
-        f'the quote says "{cue}" right next to the claim',
-        claim_says="",
-        page_says=cue,
-    )
-    return SupportCheck(supported=False, score=0.0, reasons=(reason,), coverage=1.0)
+    return SupportCheck(supported=False, score=0.0, reasons=(qualified,), coverage=1.0)
 
 
 def _deterministic(
@@ -334,7 +341,8 @@ def _deterministic(
     lexicon: Lexicon | None,
 ) -> SupportCheck:
     claim_norm, quote_norm = normal(claim), normal(quote)
-    if not claim_norm:
+    if not claim_norm or not WORD.search(claim_norm):
+        # "..." or "–" alone says nothing a page could support
         return SupportCheck(
             supported=False, score=0.0, reasons=(Reason("empty_claim", "the claim is empty"),)
         )
