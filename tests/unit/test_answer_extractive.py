@@ -400,6 +400,30 @@ def test_codes_are_named_whole() -> None:
     assert not holds_codes("GPT-4o", ["gpt-4"])
 
 
+def test_a_code_of_capitals_is_named_whole_and_its_subcategories_do_not_name_it() -> None:
+    assert code_terms("What does the PR.AA category of the CSF Core cover?") == ["pr.aa"]
+    assert code_terms("Is U.S. law or C-SCRM or pr.aa named?") == []  # one-letter parts, case
+    category = "Identity Management, Authentication, and Access Control (PR.AA): Access is limited."
+    assert holds_codes(category, ["pr.aa"])
+    assert not holds_codes("o PR.AA-02: Identities are proofed", ["pr.aa"])
+
+
+def test_a_question_naming_a_category_cites_the_category_not_its_subcategories() -> None:
+    # The subcategories repeat the question's words ("identities", "credentials"), the
+    # category's own sentence is the one that names it whole.
+    listing = _source(
+        1,
+        "Identity Management, Authentication, and Access Control (PR.AA): Access to assets is "
+        "limited to authorized users. PR.AA-01: Identities and credentials for authorized users "
+        "are managed. Awareness and Training (PR.AT): Personnel are provided with training.",
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    question = "What does the PR.AA category cover for identities and credentials?"
+    answer = parse_answer("".join(answerer.draft(question, [listing]).tokens))
+    assert answer.text.startswith("Identity Management"), answer.text
+    assert "PR.AA-01" not in answer.text
+
+
 def test_a_question_naming_one_code_of_a_family_cites_the_sentence_that_holds_it() -> None:
     listing = _source(
         1,

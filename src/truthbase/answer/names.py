@@ -76,27 +76,37 @@ def named_terms(question: str, language: str | None = None) -> list[str]:
 _CODE = re.compile(r"(?<![\w.\-])[^\W_]+(?:[.\-][^\W_]+)+(?![\w\-]|\.\w)")
 
 
+#: A code of capitals only: two or more parts of two or more capitals ("PR.AA", "GV.SC").
+_CAPITALS_CODE = re.compile(r"[A-Z]{2,}(?:[.\-][A-Z]{2,})+")
+
+
 def code_terms(text: str) -> list[str]:
     """The codes ``text`` names, case-folded, without repeats: compounds of letters and digits
     joined by dots or hyphens, with a letter and a digit ("ID.RA-08" -> "id.ra-08", "GPT-4";
-    not "well-known", "Self-RAG" or "2.0"). Their words are terms already, but "ID.RA-08"
-    shares "id", "ra" and "08" with ID.RA-07 and ID.AM-08 on the same page, and an embedding
-    hardly tells them apart: the whole code is what names one of them."""
+    not "well-known", "Self-RAG" or "2.0"), or of capitals only, two or more to a part
+    ("PR.AA", the category beside PR.AT and PR.DS; not "U.S." or "C-SCRM"). Their words are
+    terms already, but "ID.RA-08" shares "id", "ra" and "08" with ID.RA-07 and ID.AM-08 on the
+    same page, and an embedding hardly tells them apart: the whole code is what names one of
+    them."""
     out: list[str] = []
     for m in _CODE.finditer(unicodedata.normalize("NFKC", text)):
-        code = m.group().casefold()
+        written = m.group()
+        code = written.casefold()
         letters_and_digits = any(ch.isdigit() for ch in code) and any(ch.isalpha() for ch in code)
-        if letters_and_digits and code not in out:
+        capitals = _CAPITALS_CODE.fullmatch(written) is not None
+        if (letters_and_digits or capitals) and code not in out:
             out.append(code)
     return out
 
 
 def holds_codes(text: str, codes: Sequence[str]) -> bool:
     """Whether ``text`` names every one of ``codes`` (:func:`code_terms`), alone or inside a
-    longer compound ("GPT-4-based" names GPT-4; "ID.RA-081" does not name ID.RA-08)."""
+    longer compound ("GPT-4-based" names GPT-4; "ID.RA-081" does not name ID.RA-08, nor
+    "PR.AA-02", a subcategory, the category PR.AA)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return all(
-        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_])", folded) is not None for code in codes
+        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_]|[.\\-]\\d)", folded) is not None
+        for code in codes
     )
 
 
