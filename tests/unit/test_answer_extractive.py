@@ -18,9 +18,11 @@ from truthbase.answer.follow_up import (
 from truthbase.answer.names import (
     code_terms,
     holds_codes,
+    holds_phrases,
     missing_named_terms,
     named_terms,
     one_of_a_family,
+    quoted_phrases,
 )
 from truthbase.answer.quotable import (
     code_line,
@@ -422,6 +424,29 @@ def test_a_question_naming_a_category_cites_the_category_not_its_subcategories()
     answer = parse_answer("".join(answerer.draft(question, [listing]).tokens))
     assert answer.text.startswith("Identity Management"), answer.text
     assert "PR.AA-01" not in answer.text
+
+
+def test_a_quoted_name_is_a_phrase_and_a_quoted_question_is_none() -> None:
+    assert quoted_phrases("What does the 'No Critic' ablation of Self-RAG train on?") == [
+        "no critic"
+    ]  # the apostrophe of "Self-RAG's" would open none
+    assert quoted_phrases("Is it “tight”, or 'loose'?") == ["tight", "loose"]
+    assert quoted_phrases('Does "What is the capital of France?" need retrieval?') == []
+    assert quoted_phrases("Alice's cat and the Cheshire-Cat's grin") == []
+    assert holds_phrases("No Critic trains an LM", ["no critic"])
+    assert not holds_phrases("No Retriever or Critic baselines", ["no critic"])
+
+
+def test_a_question_quoting_a_name_cites_the_sentence_that_holds_it_whole() -> None:
+    source = _source(
+        1,
+        "We see a large gap between our model and the No Retriever or Critic baselines in "
+        "training. No Critic trains an LM on pairs augmented with one retrieved document.",
+    )
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    question = "What does the 'No Critic' baseline train on in training?"
+    answer = parse_answer("".join(answerer.draft(question, [source]).tokens))
+    assert answer.text.startswith("No Critic trains"), answer.text
 
 
 def test_a_question_naming_one_code_of_a_family_cites_the_sentence_that_holds_it() -> None:

@@ -58,7 +58,14 @@ from .follow_up import (
     new_words_held,
 )
 from .model import NO_ANSWER, Source
-from .names import code_terms, holds_codes, missing_named_terms, one_of_a_family
+from .names import (
+    code_terms,
+    holds_codes,
+    holds_phrases,
+    missing_named_terms,
+    one_of_a_family,
+    quoted_phrases,
+)
 from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
 from .quotable import MIN_ITEM_WORDS, ends_sentence
@@ -286,7 +293,8 @@ class ExtractiveAnswerer:
         others = follow_up.referent_others if follow_up is not None else ()
         compared = follow_up.compared if follow_up is not None else ()
         codes = code_terms(question)
-        if len(parts) >= 2 or others or compared or codes:
+        phrases = quoted_phrases(question)
+        if len(parts) >= 2 or others or compared or codes or phrases:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
@@ -302,6 +310,12 @@ class ExtractiveAnswerer:
             # A question that names one code of a family the sources list ("What does ID.RA-08
             # require?" beside ID.RA-07 and ID.RA-10) cites the sentences that hold it.
             selection = self._cite_among(selection, lambda c: holds_codes(c.scored, family), parts)
+        if phrases:
+            # A name the question quotes ("the 'No Critic' ablation") is cited where a sentence
+            # holds it, not where one holds its words apart ("No Retriever or Critic").
+            selection = self._cite_among(
+                selection, lambda c: holds_phrases(c.scored, phrases), parts
+            )
         held = new_words_held(follow_up, {c.n for c in selection.chosen}, sources)
         if not selection.refused and follow_up_refuses(held, cfg.follow_up_new_support):
             selection = Selection(

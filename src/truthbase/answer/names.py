@@ -15,7 +15,15 @@ from ..text.language import detect
 from ..text.vocabulary import terms
 from .model import Source
 
-__all__ = ["code_terms", "holds_codes", "missing_named_terms", "named_terms", "one_of_a_family"]
+__all__ = [
+    "code_terms",
+    "holds_codes",
+    "holds_phrases",
+    "missing_named_terms",
+    "named_terms",
+    "one_of_a_family",
+    "quoted_phrases",
+]
 
 
 class _Scored(Protocol):
@@ -124,6 +132,44 @@ def one_of_a_family(codes: Sequence[str], candidates: Sequence[_Scored]) -> list
     shapes = {_shape(c) for c in codes}
     seen = {t for c in candidates for t in code_terms(c.scored) if _shape(t) in shapes}
     return [c for c in codes if any(_shape(t) == _shape(c) and t != c for t in seen)]
+
+
+#: A phrase the question puts in quotation marks: after a space or an opening bracket, before
+#: a space or punctuation (an apostrophe inside a word, "Self-RAG's", opens none).
+_QUOTED = re.compile(
+    r"(?:^|(?<=[\s(\[]))(?:'([^'\n]+)'|\"([^\"\n]+)\"|‘([^’\n]+)’|“([^”\n]+)”)(?=[\s,.;:!?)\]]|$)"
+)
+#: Most words of a quoted phrase that names something (a longer one quotes a passage).
+_PHRASE_WORDS = 4
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def quoted_phrases(question: str) -> list[str]:
+    """The names the question puts in quotation marks ("the 'No Critic' ablation"), case-folded,
+    of one to :data:`_PHRASE_WORDS` words with a letter, without repeats: the asker's own
+    mark of the exact words a passage about it uses. A quoted question ("does 'What is the
+    capital of France?' need retrieval?") is a passage, not a name."""
+    out: list[str] = []
+    for m in _QUOTED.finditer(unicodedata.normalize("NFKC", question)):
+        written = next(g for g in m.groups() if g is not None).strip()
+        phrase = _folded(written).strip(" .,;:")
+        named = 1 <= len(phrase.split()) <= _PHRASE_WORDS and any(c.isalpha() for c in phrase)
+        # a quoted question or exclamation is a passage the asker cites, not a name
+        if named and not written.endswith(("?", "!")) and phrase not in out:
+            out.append(phrase)
+    return out
+
+
+def holds_phrases(text: str, phrases: Sequence[str]) -> bool:
+    """Whether ``text`` holds every one of ``phrases`` (:func:`quoted_phrases`) as whole words,
+    case and spacing aside."""
+    folded = _folded(text)
+    return all(
+        re.search(f"(?<![^\\W_]){re.escape(p)}(?![^\\W_])", folded) is not None for p in phrases
+    )
 
 
 def missing_named_terms(question: str, sources: Sequence[Source]) -> tuple[str, ...]:
