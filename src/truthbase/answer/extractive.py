@@ -42,9 +42,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from ..cite import defuse_markers
 from ..config import ExtractiveSettings
-from ..embed import Embedder, load_choice_embedder
+from ..embed import Embedder, embed_queries, load_choice_embedder
 from ..extract.tables import CELL_SEPARATOR
 from ..model import overlaps
 from ..text.vocabulary import idf_table, jaccard, terms, weighted_coverage
@@ -71,6 +73,10 @@ from .policy import Outcome, answer_probability, extractive_outcome, follow_up_r
 from .quotable import MIN_ITEM_WORDS, ends_sentence
 from .refusal_model import RefusalFeatures, refusal_features
 from .scoring import Candidate, SentenceScorer
+
+#: The share of a part's own cosine in the cosine its sentences are chosen by (the rest is
+#: the whole question's): :meth:`ExtractiveAnswerer._per_part`.
+_PART_COSINE = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -241,16 +247,25 @@ class ExtractiveAnswerer:
 
     def _per_part(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
         """The best candidate for each part, in source order, each once: scored as for the
-        whole question, with the part's share of idf mass in place of the question's."""
+        whole question, with the part's share of idf mass in place of the question's and the
+        mean of the sentence's cosines to the question and to the part in place of the first
+        (a part leans on the whole question: "and what is its main drawback?"; the part's
+        cosine alone, or the question's alone, each lost a dev.json question:
+        docs/evals/selection.md)."""
         cfg = self.settings
         sentence_terms = [terms(c.scored) for c in candidates]
         idf, unseen = idf_table(sentence_terms)
+        vectors = self._embedder.embed([c.scored for c in candidates])
+        asked = embed_queries(self._embedder, list(parts))
         chosen: list[Candidate] = []
-        for part in parts:
+        for part, part_vector in zip(parts, asked, strict=True):
             p_terms = terms(part)
+            cosines = np.clip(vectors @ part_vector, 0.0, 1.0)
             scores = [
-                c.score + cfg.w_lexical * (weighted_coverage(p_terms, st, idf, unseen) - c.lexical)
-                for c, st in zip(candidates, sentence_terms, strict=True)
+                c.score
+                + cfg.w_lexical * (weighted_coverage(p_terms, st, idf, unseen) - c.lexical)
+                + cfg.w_cosine * _PART_COSINE * (float(cos) - c.cosine)
+                for c, st, cos in zip(candidates, sentence_terms, cosines, strict=True)
             ]
             pick = candidates[max(range(len(candidates)), key=scores.__getitem__)]
             if all(pick is not c for c in chosen):
