@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from .align import content_words, normal
 from .model import Reason
@@ -258,7 +259,12 @@ def scope_reasons(claim: str, quote: str, context: str) -> list[Reason]:
     claim_words = [w.strip(".,;:!?()\"'") for w in normal(claim).split()]
     quote_words = [w.strip(".,;:!?()\"'") for w in normal(quote).split()]
     have = set(quote_words)
-    counted = _exact_counts(normal(quote))
+    # the quote's exact counts matter only to an exclusive word before a number word ("only
+    # one"): 32 patterns a check, so read only then
+    exclusive_count = any(
+        w in EXCLUSIVE and nxt in NUMBER_WORDS for w, nxt in pairwise(claim_words)
+    )
+    counted = _exact_counts(normal(quote)) if exclusive_count else frozenset()
     for group, said in ((EXCLUSIVE, EXCLUSIVE), (UNIVERSAL, UNIVERSAL | _SAYS_UNIVERSAL)):
         word = _quantifier(claim_words, group, counted)
         if word is not None and not said & have:
