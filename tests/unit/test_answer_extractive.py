@@ -507,6 +507,25 @@ def test_a_numbered_heading_is_neither_quoted_nor_glued_to_the_sentence_under_it
     assert texts == ["XMP-metadata are stored as UTF-8 in the PDF, and the package escapes them."]
 
 
+def test_a_title_page_is_not_joined_across_a_heading_to_the_sentence_under_it() -> None:
+    # The lines of a manual's title page end no sentence; joined up to the first sentence end
+    # they made "The eso-pic package Rolf Niepraschk Rolf.Niepraschk@gmx.de 1 Introduction
+    # This package makes it easy ..." (the library's eso-pic.pdf, page 1).
+    sources = [
+        _source(
+            1,
+            "The eso-pic package\nRolf Niepraschk\nRolf.Niepraschk@gmx.de\n1 Introduction\n"
+            "This package makes it easy to add picture commands to every page.\n",
+        )
+    ]
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "Which package adds picture commands to every page?"
+    texts = [c.text for c in answerer.select(question, sources).candidates]
+    assert texts == ["This package makes it easy to add picture commands to every page."]
+
+
 HEADER = "Published as a conference paper at ICLR 2024"
 
 

@@ -10,7 +10,8 @@ Illustration of the CSF Tiers"), a list's lead-in. :func:`whole_spans` keeps
 - a list item of :data:`MIN_ITEM_WORDS` words or more (a bullet, a number or an identifier
   label opens it: "o GV.OC-03: Legal, regulatory ... are understood and managed");
 - otherwise the span joined with the spans after it in the same source, up to the first one
-  that ends like a sentence (not across a row, a list item or figure text): the sentence the
+  that ends like a sentence (not across a row, a list item, figure text or a numbered heading:
+  a title page's lines are not the first words of the introduction's sentence): the sentence the
   splitter cut, made whole again; a line of its own is whole as a line, unless it is a
   caption or a numbered heading ("2.2 Encoding and escaping": neither is quoted nor joined).
   A span that no join makes whole is not quoted.
@@ -254,7 +255,10 @@ def whole_spans(
                 out.append((start, end))
             continue
         for nxt in spans[i + 1 :]:
-            if nxt in row_set or nxt in banned or _item(text[nxt[0] : nxt[1]]):
+            following = text[nxt[0] : nxt[1]]
+            if nxt in row_set or nxt in banned or _item(following) or _heading_line(following):
+                # a title page's lines ("The eso-pic package", its author's address) joined
+                # across "1 Introduction" would open the sentence under it
                 break
             if ends_sentence(text[nxt[0] : nxt[1]]):
                 out.append((start, nxt[1]))
