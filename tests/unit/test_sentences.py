@@ -188,6 +188,22 @@ def test_quoting_a_numbered_heading_in_sentence_case_stands_alone() -> None:
     ]
 
 
+def test_quoting_a_numbered_heading_stands_alone_before_a_manuals_command_entry() -> None:
+    # The line after the heading opens with a TeX command, not a capital (ctable's manual).
+    text = (
+        "have them make contact with horizontal rules.\n3 Usage\n"
+        "\\setupctable \\ctable defaults can be set, either in the preamble or in the body.\n"
+    )
+    assert sents(text, quoting=True)[1:] == [
+        "3 Usage",
+        "\\setupctable \\ctable defaults can be set, either in the preamble or in the body.",
+    ]
+    # Ingest's split is as before, and a command after a line of prose goes on.
+    assert len(sents(text)) == 2
+    prose = "The defaults are set with\n\\setupctable in the preamble.\n"
+    assert len(sents(prose, quoting=True)) == 1
+
+
 def test_quoting_a_numbered_heading_wrapped_over_two_lines_is_not_cut_inside() -> None:
     # Before a short line, a numbered line ending in a lower-case word may go on.
     text = "4 Euklidische und nichteuklidische\nGeometrie\nDefinition 57\n"

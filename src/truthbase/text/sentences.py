@@ -275,7 +275,8 @@ def split_sentences(text: str, *, quoting: bool = False) -> list[tuple[int, int]
     The spans do not overlap and together cover every non-whitespace character of the text.
     ``quoting``: the sentences an answer may quote from a chunk, with three more cuts: before
     body text after a heading over it in a text of few lines, and after a numbered heading in
-    sentence case ("2.2 Encoding and escaping"); and before a manual's key entry, a line that
+    sentence case ("2.2 Encoding and escaping", also before a line that opens with a TeX
+    command: "3 Usage" / "\\setupctable ..."); and before a manual's key entry, a line that
     opens with "key=" after a line that ended a sentence or a key's syntax ("breaklines=⟨true|
     false⟩ false" after "... i.e. not used.": the lower-case key read as the sentence going
     on). Ingest keeps the splits without them, which its stored chunks and windows were cut by
@@ -358,6 +359,8 @@ def _line_opens_sentence(
         if kind == "weak":
             return _starts_upper(text, after, end)
         return _heading_like(text, prev[0], prev[1], short)
+    if quoting and text.startswith("\\", start) and _numbered_heading(text, *prev, short):
+        return True  # a manual's entry under its heading: "3 Usage" / "\\setupctable ..."
     if not _starts_upper(text, start, end):
         return False
     # A heading whose last word is lower case only before a line of body text: before another
