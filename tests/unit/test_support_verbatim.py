@@ -50,6 +50,10 @@ def test_a_consequence_cut_from_its_condition_is_not_supported() -> None:
 def test_the_condition_stated_as_a_fact_is_not_supported() -> None:
     quote = "If the index is full, the job stops."
     assert codes("The index is full.", quote) == ["condition_dropped"]
+    reason = reason_of(
+        "The index is full.", "The job stops if the index is full.", "condition_dropped"
+    )
+    assert reason is not None and reason["page_says"] == "if"
 
 
 def test_a_whole_sentence_or_a_temporal_clause_is_kept() -> None:

@@ -403,6 +403,7 @@ _CONDITION = (
 )
 _CONDITION_OPENS = re.compile(rf"^{_CONDITION}\b")
 _CONDITION_FOLLOWS = re.compile(rf"^,?\s*{_CONDITION}\b")
+_CONDITION_ENDS = re.compile(rf"\b{_CONDITION}\s*$")
 _WORDS = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
 
 
@@ -416,7 +417,8 @@ def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
     """What qualifies the part ``quote_norm[at:end]``: a restricting word just before it in its
     clause, or in a short opening phrase of its sentence ("In most cases, ..."):
     ``hedge_dropped``; a condition its sentence opens with before it (the part is what holds
-    under it, or the condition itself), or one right after it: ``condition_dropped``."""
+    under it), one right after it, or the part is the condition itself ("if" right before it):
+    ``condition_dropped``."""
     before = _WORDS.findall(re.split(r"[,;:.!?]", quote_norm[:at])[-1])
     opening = quote_norm[_sentence_start(quote_norm, at) : at]
     phrase = _WORDS.findall(opening.split(",")[0]) if "," in opening else []
@@ -429,13 +431,16 @@ def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
                 page_says=word,
             )
     condition: str | None = None
+    supposing = _CONDITION_ENDS.search(re.split(r"[,;:.!?]", quote_norm[:at])[-1])
+    if supposing is None and _CONDITION_OPENS.match(opening) and "," not in opening:
+        supposing = _CONDITION_OPENS.match(opening)
+    if supposing is not None:
+        return Reason(
+            "condition_dropped",
+            "the claim states as a fact what the quote only supposes",
+            page_says=supposing.group().strip(),
+        )
     if _CONDITION_OPENS.match(opening):
-        if "," not in opening:
-            return Reason(
-                "condition_dropped",
-                "the claim states as a fact what the quote only supposes",
-                page_says=_WORDS.findall(opening)[0],
-            )
         condition = opening.split(",")[0].strip()
     following = _CONDITION_FOLLOWS.match(quote_norm[end:])
     if condition is None and following is not None:
