@@ -405,9 +405,11 @@ def test_codes_are_named_whole() -> None:
 def test_a_code_of_capitals_is_named_whole_and_its_subcategories_do_not_name_it() -> None:
     assert code_terms("What does the PR.AA category of the CSF Core cover?") == ["pr.aa"]
     assert code_terms("Is U.S. law or C-SCRM or pr.aa named?") == []  # one-letter parts, case
+    assert code_terms("The EU-US DATA PRIVACY FRAMEWORK, END-TO-END") == []  # words in capitals
     category = "Identity Management, Authentication, and Access Control (PR.AA): Access is limited."
     assert holds_codes(category, ["pr.aa"])
     assert not holds_codes("o PR.AA-02: Identities are proofed", ["pr.aa"])
+    assert not holds_codes("o PR.AA – 02: Identities are proofed", ["pr.aa"])
 
 
 def test_a_question_naming_a_category_cites_the_category_not_its_subcategories() -> None:
@@ -430,7 +432,9 @@ def test_a_quoted_name_is_a_phrase_and_a_quoted_question_is_none() -> None:
     assert quoted_phrases("What does the 'No Critic' ablation of Self-RAG train on?") == [
         "no critic"
     ]  # the apostrophe of "Self-RAG's" would open none
-    assert quoted_phrases("Is it “tight”, or 'loose'?") == ["tight", "loose"]
+    assert quoted_phrases("Is it “No Critic”, or 'Fig. 1'?") == ["no critic", "fig. 1"]
+    # scare quotes around one common word name nothing; nor does a letter
+    assert quoted_phrases("What is a 'good' score, and is the 'a' prefix used?") == []
     assert quoted_phrases('Does "What is the capital of France?" need retrieval?') == []
     assert quoted_phrases("Alice's cat and the Cheshire-Cat's grin") == []
     assert holds_phrases("No Critic trains an LM", ["no critic"])

@@ -66,3 +66,27 @@ def test_a_whole_sentence_or_a_temporal_clause_is_kept() -> None:
 def test_a_part_the_quote_also_states_unqualified_is_kept() -> None:
     quote = "Most users start with the MAP function. Users start with the MAP function in 2.0."
     assert check_support(MAP, quote).supported
+
+
+def test_ordinary_sentences_around_a_verbatim_part_qualify_nothing() -> None:
+    # A month, a clause of its own before a conjunction, "certain" as "sure", a participle, an
+    # English "falls", "if any": none restricts the part cut out of them (a review's cases).
+    kept = [
+        ("The company released version 2.", "In May 2020, the company released version 2."),
+        ("The system encrypts all data.", "Most importantly, the system encrypts all data."),
+        ("TruthBase stores the full text.", "Unlike most engines, TruthBase stores the full text."),
+        ("The model ignores it.", "The dataset contains some noise and the model ignores it."),
+        (
+            "The upgrade removes the old index.",
+            "It is certain that the upgrade removes the old index.",
+        ),
+        ("The server returns the data", "The server returns the data provided by the client."),
+        (
+            "Prevention programs reduce them.",
+            "Falls are common, and prevention programs reduce them.",
+        ),
+        ("Remove duplicates.", "Remove duplicates, if any."),
+        ("The data is deleted.", "Users may ask for it, and the data is deleted."),
+    ]
+    for claim, quote in kept:
+        assert codes(claim, quote) == [], (claim, quote)

@@ -260,7 +260,7 @@ class ExtractiveAnswerer:
         chosen: list[Candidate] = []
         for part, part_vector in zip(parts, asked, strict=True):
             p_terms = terms(part)
-            cosines = np.clip(vectors @ part_vector, 0.0, 1.0)
+            cosines = np.clip((vectors * part_vector).sum(axis=1), 0.0, 1.0)  # as scoring's
             scores = [
                 c.score
                 + cfg.w_lexical * (weighted_coverage(p_terms, st, idf, unseen) - c.lexical)

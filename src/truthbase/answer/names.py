@@ -84,8 +84,9 @@ def named_terms(question: str, language: str | None = None) -> list[str]:
 _CODE = re.compile(r"(?<![\w.\-])[^\W_]+(?:[.\-][^\W_]+)+(?![\w\-]|\.\w)")
 
 
-#: A code of capitals only: two or more parts of two or more capitals ("PR.AA", "GV.SC").
-_CAPITALS_CODE = re.compile(r"[A-Z]{2,}(?:[.\-][A-Z]{2,})+")
+#: A code of capitals only: two or more parts of two or more capitals joined by dots ("PR.AA",
+#: "GV.SC"; not the hyphenated words of a title in capitals, "EU-US", "END-TO-END").
+_CAPITALS_CODE = re.compile(r"[A-Z]{2,}(?:\.[A-Z]{2,})+")
 
 
 def code_terms(text: str) -> list[str]:
@@ -113,7 +114,8 @@ def holds_codes(text: str, codes: Sequence[str]) -> bool:
     "PR.AA-02", a subcategory, the category PR.AA)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return all(
-        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_]|[.\\-]\\d)", folded) is not None
+        re.search(f"(?<![^\\W_]){re.escape(code)}(?![^\\W_]|\\s*[.\\-–—]\\s*\\d)", folded)
+        is not None
         for code in codes
     )
 
@@ -156,7 +158,11 @@ def quoted_phrases(question: str) -> list[str]:
     for m in _QUOTED.finditer(unicodedata.normalize("NFKC", question)):
         written = next(g for g in m.groups() if g is not None).strip()
         phrase = _folded(written).strip(" .,;:")
-        named = 1 <= len(phrase.split()) <= _PHRASE_WORDS and any(c.isalpha() for c in phrase)
+        words = phrase.split()
+        # a name: a capital or a digit in it, or two words or more; one common word in scare
+        # quotes ("a 'good' score") names nothing
+        marked = any(c.isupper() or c.isdigit() for c in written) or len(words) >= 2
+        named = 1 <= len(words) <= _PHRASE_WORDS and marked and len(phrase) >= 3
         # a quoted question or exclamation is a passage the asker cites, not a name
         if named and not written.endswith(("?", "!")) and phrase not in out:
             out.append(phrase)

@@ -386,24 +386,33 @@ def _hedge_about(
 
 
 #: Words right before a verbatim part of the quote that restrict what it says ("Most users
-#: start with ..." is no source for "Users start with ..."): the hedges that state no mere
-#: ability, and the quantifiers that make a part of a whole.
-_RESTRICTS = (HEDGES - frozenset({"can", "could", "kann", "können"})) | frozenset(
-    "few certain wenige bestimmte".split()  # noqa: SIM905
+#: start with ..." is no source for "Users start with ..."): quantifiers that make a part of a
+#: whole, and hedges of frequency or likelihood. Not the modals ("may" is a month too) nor
+#: "certain" ("it is certain that").
+_RESTRICTS = frozenset(
+    """
+    most many some few several often usually typically generally sometimes frequently mostly
+    largely partly partially likely possibly meist oft häufig manche einige wenige
+    """.split()  # noqa: SIM905
 )
 #: How many words before a verbatim part, in its clause, a restricting word may stand ("some
-#: of the users").
+#: of the users"), not across a conjunction ("contains some noise and the model ignores it").
 _RESTRICT_REACH = 3
-#: How many words an opening phrase of a sentence may have to hedge it ("In most cases, ...").
-_OPENING_PHRASE = 4
-#: A condition a verbatim part is stated under: its sentence opens with one (the part after
-#: the condition's comma), or one follows the part.
-_CONDITION = (
-    r"(?:(?:only )?if|unless|provided(?: that)?|as long as|(?:nur )?wenn|falls|sofern|solange)"
+_JOINS = frozenset("and or but that which who whom whose und oder aber dass".split())  # noqa: SIM905
+#: An opening phrase of a sentence that hedges all of it ("In most cases, ...").
+_HEDGING_OPENING = re.compile(
+    r"^(?:in (?:most|many|some) (?:cases|instances)|usually|typically|generally|in general|"
+    r"often|mostly|sometimes|frequently|meistens|in der regel|oft|häufig)\s*,"
 )
+#: A condition a verbatim part is stated under: its sentence opens with one (the part after
+#: the condition's comma), or one follows the part, or the part is one ("if" before it). Not
+#: "provided" alone ("the data provided by the client") nor German "falls" (English "falls").
+_CONDITION = r"(?:(?:only )?if|unless|provided that|as long as|(?:nur )?wenn|sofern|solange)"
 _CONDITION_OPENS = re.compile(rf"^{_CONDITION}\b")
 _CONDITION_FOLLOWS = re.compile(rf"^,?\s*{_CONDITION}\b")
 _CONDITION_ENDS = re.compile(rf"\b{_CONDITION}\s*$")
+#: Fewest words of a condition after its word: "if any", "if needed" state none.
+_CONDITION_WORDS = 2
 _WORDS = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
 
 
@@ -415,23 +424,29 @@ def _sentence_start(text: str, at: int) -> int:
 
 def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
     """What qualifies the part ``quote_norm[at:end]``: a restricting word just before it in its
-    clause, or in a short opening phrase of its sentence ("In most cases, ..."):
+    clause, or a hedging opening phrase of its sentence ("In most cases, ..."):
     ``hedge_dropped``; a condition its sentence opens with before it (the part is what holds
     under it), one right after it, or the part is the condition itself ("if" right before it):
     ``condition_dropped``."""
-    before = _WORDS.findall(re.split(r"[,;:.!?]", quote_norm[:at])[-1])
+    clause = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
+    before = _WORDS.findall(clause)[-_RESTRICT_REACH:]
+    joined = [k for k, w in enumerate(before) if w in _JOINS]
+    if joined:
+        before = before[joined[-1] + 1 :]
     opening = quote_norm[_sentence_start(quote_norm, at) : at]
-    phrase = _WORDS.findall(opening.split(",")[0]) if "," in opening else []
-    near = before[-_RESTRICT_REACH:] + (phrase if len(phrase) <= _OPENING_PHRASE else [])
-    for k, word in enumerate(near):
-        if word in _RESTRICTS and not _superlative(near, k):
-            return Reason(
-                "hedge_dropped",
-                f'the quote says "{word}" about what the claim states without it',
-                page_says=word,
-            )
-    condition: str | None = None
-    supposing = _CONDITION_ENDS.search(re.split(r"[,;:.!?]", quote_norm[:at])[-1])
+    hedge = next(
+        (w for k, w in enumerate(before) if w in _RESTRICTS and not _superlative(before, k)),
+        None,
+    )
+    if hedge is None and _HEDGING_OPENING.match(opening):
+        hedge = opening.split(",")[0].strip()
+    if hedge is not None:
+        return Reason(
+            "hedge_dropped",
+            f'the quote says "{hedge}" about what the claim states without it',
+            page_says=hedge,
+        )
+    supposing = _CONDITION_ENDS.search(clause)
     if supposing is None and _CONDITION_OPENS.match(opening) and "," not in opening:
         supposing = _CONDITION_OPENS.match(opening)
     if supposing is not None:
@@ -440,12 +455,14 @@ def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
             "the claim states as a fact what the quote only supposes",
             page_says=supposing.group().strip(),
         )
+    condition: str | None = None
     if _CONDITION_OPENS.match(opening):
         condition = opening.split(",")[0].strip()
     following = _CONDITION_FOLLOWS.match(quote_norm[end:])
     if condition is None and following is not None:
-        rest = re.split(r"[,;:.!?]", quote_norm[end + following.end() :])[0]
-        condition = " ".join([following.group().strip(" ,"), *_WORDS.findall(rest)[:8]])
+        rest = _WORDS.findall(re.split(r"[,;:.!?]", quote_norm[end + following.end() :])[0])
+        if len(rest) >= _CONDITION_WORDS:
+            condition = " ".join([following.group().strip(" ,"), *rest[:8]])
     if condition is None:
         return None
     return Reason(
