@@ -25,9 +25,10 @@ and context (as the citation aligner weighs them). Unaligned words are returned,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
@@ -41,10 +42,14 @@ from .lexicon import Lexicon
 
 __all__ = [
     "FRAMING",
+    "PHRASE_WORD",
     "PREFIX",
     "SELF_REFERENCE",
     "Alignment",
     "align",
+    "at_every_place",
+    "clause_after",
+    "clause_before",
     "content_words",
     "normal",
     "passage_lemmas",
@@ -101,6 +106,40 @@ _DOCUMENT_WORDS = frozenset(
 
 #: A name in the document's own naming text: a capitalized word or an acronym.
 _NAME = re.compile(r"\b[A-Z][\w\-]*")
+
+
+#: A word as the checks read it in normalized text: letters and digits, joined by a hyphen or
+#: an apostrophe ("state-of-the-art", "xl's").
+PHRASE_WORD = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
+#: What ends or opens a clause around a verbatim part of a quote.
+_CLAUSE_MARK = re.compile(r"[,;:.!?]")
+_Found = TypeVar("_Found")
+
+
+def clause_before(text: str, at: int) -> str:
+    """The text of ``text``'s clause before ``at`` (after its last comma, colon or stop)."""
+    return _CLAUSE_MARK.split(text[:at])[-1]
+
+
+def clause_after(text: str, end: int) -> str:
+    """The text of ``text``'s clause from ``end`` (up to its next comma, colon or stop)."""
+    return _CLAUSE_MARK.split(text[end:])[0]
+
+
+def at_every_place(
+    part: str, text: str, find: Callable[[int, int], _Found | None]
+) -> _Found | None:
+    """What ``find(start, end)`` finds at every place ``text`` holds ``part``: the last place's
+    finding when each place has one, else None (one place without is enough for the part to
+    stand as ``text`` says it)."""
+    found: _Found | None = None
+    at = text.find(part)
+    while at >= 0:
+        found = find(at, at + len(part))
+        if found is None:
+            return None
+        at = text.find(part, at + 1)
+    return found
 
 
 @lru_cache(maxsize=2048)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..text.fulltext import STOP_WORDS
-from .align import PREFIX, normal, stems
+from .align import PREFIX, at_every_place, clause_after, clause_before, normal, stems
 from .model import Reason
 from .numbers import TOKEN
 
@@ -364,18 +364,13 @@ def negation_reasons(claim: str, quote: str) -> list[Reason]:
 def negated_part(claim_norm: str, quote_norm: str) -> str | None:
     """A cue next to every place of the quote the claim is (in the same clause: up to
     :data:`_VERBATIM_LOOKBEHIND` words before, :data:`_VERBATIM_LOOKAHEAD` after), if any."""
-    cue: str | None = None
-    at = quote_norm.find(claim_norm)
-    while at >= 0:
-        clause_before = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
-        clause_after = re.split(r"[,;:.!?]", quote_norm[at + len(claim_norm) :])[0]
-        near = [w for w, _, _ in _tokens(clause_before)][-_VERBATIM_LOOKBEHIND:]
-        near += [w for w, _, _ in _tokens(clause_after)][:_VERBATIM_LOOKAHEAD]
-        cue = next((w for w in near if is_cue(w)), None)
-        if cue is None:
-            return None
-        at = quote_norm.find(claim_norm, at + 1)
-    return cue
+
+    def cue_at(at: int, end: int) -> str | None:
+        near = [w for w, _, _ in _tokens(clause_before(quote_norm, at))][-_VERBATIM_LOOKBEHIND:]
+        near += [w for w, _, _ in _tokens(clause_after(quote_norm, end))][:_VERBATIM_LOOKAHEAD]
+        return next((w for w in near if is_cue(w)), None)
+
+    return at_every_place(claim_norm, quote_norm, cue_at)
 
 
 #: Words after a negation cue, inside its clause, that it negates for :func:`negated_words`.

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..text.vocabulary import QUERY_STOP_WORDS, SUPPORT_STOP_WORDS, stem
-from .align import FRAMING, PREFIX, normal
+from .align import FRAMING, PHRASE_WORD, PREFIX, normal
 from .lexicon import Lexicon
 from .model import Reason
 from .negation import negations
@@ -63,7 +63,7 @@ _EFFECT_FOLLOWS = re.compile(
     r"\b(?:therefore|thus|hence|so|leads? to|led to|results? in|resulted in|causes?|caused|"
     r"deshalb|daher|darum|führt zu|führen zu)\b"
 )
-_WORD = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
+_WORD = PHRASE_WORD
 #: Words that are no content of a slot ("physical ones", "physical in nature"; a hedge for a
 #: hedge, "usually" for "generally", is the scope check's).
 _EMPTY = SUPPORT_STOP_WORDS | QUERY_STOP_WORDS | FRAMING | HEDGES | {"one", "ones", "nature"}

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
-from .align import content_words, normal
+from .align import PHRASE_WORD, at_every_place, clause_after, clause_before, content_words, normal
 from .model import Reason
 from .numbers import NUMBER_WORDS
 
@@ -413,7 +413,6 @@ _CONDITION_FOLLOWS = re.compile(rf"^,?\s*{_CONDITION}\b")
 _CONDITION_ENDS = re.compile(rf"\b{_CONDITION}\s*$")
 #: Fewest words of a condition after its word: "if any", "if needed" state none.
 _CONDITION_WORDS = 2
-_WORDS = re.compile(r"[^\W_]+(?:[\-'][^\W_]+)*")
 
 
 def _sentence_start(text: str, at: int) -> int:
@@ -428,8 +427,8 @@ def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
     ``hedge_dropped``; a condition its sentence opens with before it (the part is what holds
     under it), one right after it, or the part is the condition itself ("if" right before it):
     ``condition_dropped``."""
-    clause = re.split(r"[,;:.!?]", quote_norm[:at])[-1]
-    before = _WORDS.findall(clause)[-_RESTRICT_REACH:]
+    clause = clause_before(quote_norm, at)
+    before = PHRASE_WORD.findall(clause)[-_RESTRICT_REACH:]
     joined = [k for k, w in enumerate(before) if w in _JOINS]
     if joined:
         before = before[joined[-1] + 1 :]
@@ -460,7 +459,7 @@ def _qualifier_at(quote_norm: str, at: int, end: int) -> Reason | None:
         condition = opening.split(",")[0].strip()
     following = _CONDITION_FOLLOWS.match(quote_norm[end:])
     if condition is None and following is not None:
-        rest = _WORDS.findall(re.split(r"[,;:.!?]", quote_norm[end + following.end() :])[0])
+        rest = PHRASE_WORD.findall(clause_after(quote_norm, end + following.end()))
         if len(rest) >= _CONDITION_WORDS:
             condition = " ".join([following.group().strip(" ,"), *rest[:8]])
     if condition is None:
@@ -478,11 +477,6 @@ def qualified_part(claim_norm: str, quote_norm: str) -> Reason | None:
     "usually") or a condition it is stated under ("if ..., the job starts", "... starts
     unless ..."); None where one place stands unqualified. Both texts normalized
     (:func:`truthbase.cite.align.normal`)."""
-    found: Reason | None = None
-    at = quote_norm.find(claim_norm)
-    while at >= 0:
-        found = _qualifier_at(quote_norm, at, at + len(claim_norm))
-        if found is None:
-            return None
-        at = quote_norm.find(claim_norm, at + 1)
-    return found
+    return at_every_place(
+        claim_norm, quote_norm, lambda at, end: _qualifier_at(quote_norm, at, end)
+    )
