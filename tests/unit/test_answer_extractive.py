@@ -44,6 +44,12 @@ def _source(n: int, text: str, title: str = "Doc") -> Source:
     )
 
 
+def _drafted(question: str, sources: list[Source]) -> str:
+    """The text of the extractive answer (hashing embedder, no refusal threshold)."""
+    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
+    return parse_answer("".join(answerer.draft(question, sources).tokens)).text
+
+
 SOURCES = [
     _source(
         1,
@@ -421,11 +427,9 @@ def test_a_question_naming_a_category_cites_the_category_not_its_subcategories()
         "limited to authorized users. PR.AA-01: Identities and credentials for authorized users "
         "are managed. Awareness and Training (PR.AT): Personnel are provided with training.",
     )
-    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
-    question = "What does the PR.AA category cover for identities and credentials?"
-    answer = parse_answer("".join(answerer.draft(question, [listing]).tokens))
-    assert answer.text.startswith("Identity Management"), answer.text
-    assert "PR.AA-01" not in answer.text
+    text = _drafted("What does the PR.AA category cover for identities and credentials?", [listing])
+    assert text.startswith("Identity Management"), text
+    assert "PR.AA-01" not in text
 
 
 def test_a_quoted_name_is_a_phrase_and_a_quoted_question_is_none() -> None:
@@ -447,10 +451,8 @@ def test_a_question_quoting_a_name_cites_the_sentence_that_holds_it_whole() -> N
         "We see a large gap between our model and the No Retriever or Critic baselines in "
         "training. No Critic trains an LM on pairs augmented with one retrieved document.",
     )
-    answerer = ExtractiveAnswerer(HashingEmbedder(), ExtractiveSettings(threshold=0.0))
-    question = "What does the 'No Critic' baseline train on in training?"
-    answer = parse_answer("".join(answerer.draft(question, [source]).tokens))
-    assert answer.text.startswith("No Critic trains"), answer.text
+    text = _drafted("What does the 'No Critic' baseline train on in training?", [source])
+    assert text.startswith("No Critic trains"), text
 
 
 def test_a_question_naming_one_code_of_a_family_cites_the_sentence_that_holds_it() -> None:
