@@ -9,11 +9,14 @@ the first part and none about the drawback.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from truthbase.answer import ExtractiveAnswerer
 from truthbase.answer.model import Source
 from truthbase.cite import parse_answer
 from truthbase.config import ExtractiveSettings
-from truthbase.embed import Embedder
+from truthbase.embed import Embedder, Vectors
 
 RAPTOR = (
     "The collapsed tree approach consistently performs better. We believe collapsed tree "
@@ -26,8 +29,28 @@ RAPTOR = (
 )
 
 
-def test_each_part_of_a_question_gets_a_sentence_about_it(embedder: Embedder) -> None:
-    source = Source(
+class _Counting:
+    """The embedder, counting each text it embeds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.seen: Counter[str] = Counter()
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.seen.update(texts)
+        return self.inner.embed(texts)
+
+
+def _source() -> Source:
+    return Source(
         n=1,
         doc_id="r" * 64,
         title="RAPTOR",
@@ -37,9 +60,24 @@ def test_each_part_of_a_question_gets_a_sentence_about_it(embedder: Embedder) ->
         text=RAPTOR,
         rects=(),
     )
+
+
+QUESTION = "Which RAPTOR querying method performed better on QASPER, and what is its main drawback?"
+
+
+def test_each_part_of_a_question_gets_a_sentence_about_it(embedder: Embedder) -> None:
     answerer = ExtractiveAnswerer(embedder, ExtractiveSettings(threshold=0.0))
-    question = (
-        "Which RAPTOR querying method performed better on QASPER, and what is its main drawback?"
-    )
-    answer = parse_answer("".join(answerer.draft(question, [source]).tokens))
+    answer = parse_answer("".join(answerer.draft(QUESTION, [_source()]).tokens))
     assert "One drawback, however," in answer.text, answer.text
+
+
+def test_the_parts_reuse_the_sentence_vectors_their_cosines_were_made_from(
+    embedder: Embedder,
+) -> None:
+    counting = _Counting(embedder)
+    answerer = ExtractiveAnswerer(counting, ExtractiveSettings(threshold=0.0))
+    answer = parse_answer("".join(answerer.draft(QUESTION, [_source()]).tokens))
+    assert "One drawback, however," in answer.text, answer.text
+    sentences = [t for t in counting.seen if t in RAPTOR]
+    assert len(sentences) >= 5, counting.seen
+    assert all(counting.seen[t] == 1 for t in sentences), counting.seen

@@ -255,7 +255,12 @@ class ExtractiveAnswerer:
         cfg = self.settings
         sentence_terms = [terms(c.scored) for c in candidates]
         idf, unseen = idf_table(sentence_terms)
-        vectors = self._embedder.embed([c.scored for c in candidates])
+        kept = [c.vector for c in candidates]
+        vectors = (
+            np.stack([v for v in kept if v is not None])
+            if all(v is not None for v in kept)
+            else self._embedder.embed([c.scored for c in candidates])
+        )
         asked = embed_queries(self._embedder, list(parts))
         chosen: list[Candidate] = []
         for part, part_vector in zip(parts, asked, strict=True):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -82,6 +82,10 @@ class Candidate:
     rank: int
     label: str = ""
     choice_cosine: float = 0.0  # the choice embedder's cosine (0.0 without one)
+    # The sentence's vector by the index's embedder, as its cosine was made from it (None when
+    # built elsewhere): a question's parts are scored with it, not with the sentence embedded
+    # again (ExtractiveAnswerer._per_part). Not part of a candidate's identity.
+    vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
 
     @property
     def scored(self) -> str:
@@ -233,7 +237,13 @@ class SentenceScorer:
         ]
 
     def _candidate(
-        self, item: _Sentence, lexical: float, ctx: float, cos: float, choice: float
+        self,
+        item: _Sentence,
+        lexical: float,
+        ctx: float,
+        cos: float,
+        choice: float,
+        vector: npt.NDArray[np.float32] | None = None,
     ) -> Candidate:
         cfg = self.settings
         source, start, end, text, label = item
@@ -254,6 +264,7 @@ class SentenceScorer:
             rank=source.n,
             label=label,
             choice_cosine=choice,
+            vector=vector,
         )
 
     def candidates(
@@ -271,9 +282,9 @@ class SentenceScorer:
         cosines = _cosines(vectors[1:], vectors[0])
         choices = self._choice_cosines(asked)(texts)
         out = [
-            self._candidate(item, lexical, ctx, float(cos), float(choice))
-            for item, (lexical, ctx), cos, choice in zip(
-                raw, features, cosines, choices, strict=True
+            self._candidate(item, lexical, ctx, float(cos), float(choice), vector)
+            for item, (lexical, ctx), cos, choice, vector in zip(
+                raw, features, cosines, choices, vectors[1:], strict=True
             )
         ]
         out.sort(key=lambda c: (-c.score, c.n, c.start))
@@ -328,8 +339,8 @@ class SentenceScorer:
             choices = choice(texts) if choosable else np.zeros(len(texts), dtype=np.float32)
             cosines = _cosines(vectors, question_vector)
             return [
-                self._candidate(raw[i], *features[i], float(cos), float(c))
-                for i, cos, c in zip(indices, cosines, choices, strict=True)
+                self._candidate(raw[i], *features[i], float(cos), float(c), vector)
+                for i, cos, c, vector in zip(indices, cosines, choices, vectors, strict=True)
             ]
 
         out = scored(head, head_vectors[1:])
