@@ -235,9 +235,44 @@ def add_e5(questions: Sequence[dict[str, Any]], golden_path: Path) -> None:
         q["e5"] = [max(0.0, float(x)) for x in rows @ query]
 
 
+class _PartsEmbedder:
+    """The bundled embedder for a question's parts (``ExtractiveAnswerer._per_part`` embeds
+    them; the sentences' vectors come with the recorded candidates), each text embedded once
+    for the whole grid."""
+
+    def __init__(self) -> None:
+        self._inner: Any = None
+        self._kept: dict[str, Any] = {}
+
+    @property
+    def model_id(self) -> str:
+        return str(self._load().model_id)
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().dim)
+
+    def _load(self) -> Any:
+        if self._inner is None:
+            self._inner = default_embedder()
+        return self._inner
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._kept]
+        if missing:
+            self._kept.update(zip(missing, self._load().embed(missing), strict=True))
+        return np.stack([self._kept[t] for t in texts])
+
+
+_PARTS = _PartsEmbedder()
+
+
 def pick(questions: Sequence[dict[str, Any]], point: dict[str, float]) -> tuple[int, int, int]:
     """(answered with a correct citation, citations that hold, citations) at one grid point."""
-    answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)  # no embedder: nothing is embedded
+    answerer = ExtractiveAnswerer.__new__(ExtractiveAnswerer)
+    answerer._embedder = _PARTS  # only a question's parts are embedded
     extra = ("w_maxsim", "w_answer_type", "w_previous", "w_synonym", "w_e5")
     answerer.settings = ExtractiveSettings(**{k: v for k, v in point.items() if k not in extra})
     weights = (point["w_cosine"], point["w_lexical"], point["w_context"], point["w_rank"])
