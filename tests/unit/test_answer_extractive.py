@@ -30,6 +30,7 @@ from truthbase.answer.quotable import (
     without_running_lines,
     without_stray_lines,
 )
+from truthbase.answer.scoring import usable
 from truthbase.cite import parse_answer
 from truthbase.cite.lexicon import DEFAULT_WORDNET
 from truthbase.config import ExtractiveSettings
@@ -632,3 +633,21 @@ def test_a_bare_number_on_its_own_line_is_cut_from_a_quote() -> None:
     # A number inside the sentence stays.
     text = "The chunks are\n100\ntokens long."
     assert without_stray_lines(text, 0, len(text)) == (0, len(text))
+
+
+@pytest.mark.parametrize(
+    ("line", "citable"),
+    [
+        # A results row of a table the extractor did not find: a label, then its values.
+        ("BM25 with RAPTOR 27.93% 21.17% 5.70% 17.03%", True),
+        ("Retrieve 93.8 ISSUP 93.5 ISREL 80.2 ISUSE 73.5", True),
+        ("SELF-RAG 13B 55.8 69.3 74.5 73.1 80.2 31.7 37.0", True),
+        # Numbers without a label, one value, or debris stay out as before.
+        ("27.93% 21.17% 5.70% 17.03% 12.40% 9.10%", False),
+        ("Table 3 2024-01-05 2024-02-07 2024-03-09", False),
+        ("x 12 34 56 78 90 12 34 56 78", False),
+        ("A1 -> 12 / 34 ## 56 // 78 ** 90", False),
+    ],
+)
+def test_a_results_row_is_a_sentence_an_answer_may_cite(line: str, citable: bool) -> None:
+    assert usable(line, 20, 600) is citable

@@ -102,10 +102,25 @@ def score_weights(cfg: ExtractiveSettings) -> Weights:
 _CONTENDER_BATCH = 8
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
+#: A number of a results table: 27.93%, -1.5, 1,024, ±0.3.
+_VALUE = re.compile(r"[-+±]?\d+(?:[.,]\d+)*%?")
+
+
+def _results_row(words: Sequence[str], letters: int, digits: int, chars: int) -> bool:
+    """A line of a table the extractor did not find, read as one row: a label opening it
+    ("BM25 with RAPTOR"), then two values or more (27.93% 21.17% ...), and nearly nothing but
+    letters and digits. Such a line has fewer letters than digits, and it is the very line
+    a question about one of its values cites (docs/evals/blind-sets.md)."""
+    return (
+        sum(ch.isalpha() for ch in words[0]) >= 2
+        and sum(_VALUE.fullmatch(w) is not None for w in words) >= 2
+        and letters + digits >= 0.7 * chars
+    )
 
 
 def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> bool:
-    """Whether a sentence can be an answer: long enough, mostly words, no dot leaders (a TOC).
+    """Whether a sentence can be an answer: long enough, mostly words or a results row
+    (:func:`_results_row`), no dot leaders (a TOC).
 
     A table ``row``'s numbers and dates are its data, not debris (a row of three dates, a name
     and a count has fewer letters than digits): there letters and digits count alike, and the
@@ -116,7 +131,11 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
         body = text.replace(CELL_SEPARATOR, "").replace(" ", "")
         return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
     letters = sum(ch.isalpha() for ch in text)
-    return letters >= 0.5 * len(text.replace(" ", ""))
+    chars = len(text.replace(" ", ""))
+    if letters >= 0.5 * chars:
+        return True
+    words = text.split()
+    return bool(words) and _results_row(words, letters, sum(ch.isdigit() for ch in text), chars)
 
 
 def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
