@@ -11,31 +11,19 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.corpus import REPO, SHARED
-from truthbase.config import Settings
+from tests.helpers.answer_gate import answer_metric_drops, answer_report
+from tests.helpers.corpus import REPO
 from truthbase.embed import Embedder
-from truthbase.eval.answers import ANSWER_METRICS, evaluate_answers
-from truthbase.eval.golden import load_golden
-from truthbase.eval.retrieval import prepare_corpus
-from truthbase.store import SQLiteStore
 
 GOLDEN_BLIND = REPO / "docs" / "evals" / "golden-blind-seed-s36.json"
 BASELINE = REPO / "docs" / "evals" / "answers-blind-seed-baseline.json"
-TOLERANCE = 1e-9
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def report(golden_db: Path, embedder: Embedder) -> dict[str, Any]:
-    settings = Settings()
-    golden = load_golden(GOLDEN_BLIND)
-    store = SQLiteStore(golden_db)
-    try:
-        prepared = prepare_corpus(golden, SHARED, store, embedder, settings.chunking)
-        return evaluate_answers(golden, prepared, store, embedder, settings.retrieval)
-    finally:
-        store.close()
+    return answer_report(GOLDEN_BLIND, golden_db, embedder)
 
 
 def test_the_baseline_asked_the_same_questions(report: dict[str, Any]) -> None:
@@ -46,13 +34,7 @@ def test_the_baseline_asked_the_same_questions(report: dict[str, Any]) -> None:
 
 
 def test_no_metric_drops_against_the_blind_baseline(report: dict[str, Any]) -> None:
-    baseline = json.loads(BASELINE.read_text("utf-8"))
-    drops = []
-    for name in ANSWER_METRICS:
-        now, then = report[name], baseline[name]
-        worse = now > then if name == "false_refusals" else now < then - TOLERANCE
-        if worse:
-            drops.append(f"{name}: {then} -> {now}")
+    drops = answer_metric_drops(report, json.loads(BASELINE.read_text("utf-8")))
     assert not drops, "answer metrics dropped on the blind seed set: " + "; ".join(drops)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.answer_gate import TOLERANCE, answer_metric_drops
 from tests.helpers.corpus import GOLDEN_CAPABILITIES, REPO
 from truthbase.config import Settings
 from truthbase.embed import Embedder
@@ -34,7 +35,6 @@ from truthbase.store import SQLiteStore
 
 BASELINE = REPO / "docs" / "evals" / "capabilities-baseline.json"
 GATE_K = 8
-TOLERANCE = 1e-9
 #: The goals of issue 14 on capabilities-dev.json.
 RECALL_GOAL = 0.85
 ANSWER_GOAL = 0.75
@@ -118,29 +118,12 @@ def test_no_tag_loses_recall_or_mrr(report: dict[str, Any], baseline: dict[str, 
 TAG_METRICS = ("answered_with_correct_citation", "cells_held")
 
 
-def _answer_drops(
-    now: dict[str, Any], then: dict[str, Any], where: str, names: tuple[str, ...]
-) -> list[str]:
-    drops = []
-    for name in names:
-        if name not in then:
-            continue
-        worse = (
-            now[name] > then[name]
-            if name == "false_refusals"
-            else now.get(name, 0.0) < then[name] - TOLERANCE
-        )
-        if worse:
-            drops.append(f"{where} {name}: {then[name]} -> {now.get(name)}")
-    return drops
-
-
 def test_no_answer_metric_drops(report: dict[str, Any], baseline: dict[str, Any]) -> None:
     now, then = report["answers"], baseline["answers"]
-    drops = _answer_drops(now, then, "all", (*ANSWER_METRICS, "cells_held"))
+    drops = answer_metric_drops(now, then, (*ANSWER_METRICS, "cells_held"), "all")
     for tag in CAPABILITY_TAGS:
-        drops += _answer_drops(
-            now["by_capability"][tag], then["by_capability"][tag], tag, TAG_METRICS
+        drops += answer_metric_drops(
+            now["by_capability"][tag], then["by_capability"][tag], TAG_METRICS, tag
         )
     assert not drops, "answer metrics dropped: " + "; ".join(drops)
 
