@@ -47,6 +47,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from truthbase.answer import ExtractiveAnswerer
 from truthbase.answer.names import missing_named_terms
 from truthbase.answer.parts import question_parts
@@ -258,8 +260,6 @@ class _PartsEmbedder:
         return self._inner
 
     def embed(self, texts: Sequence[str]) -> Any:
-        import numpy as np
-
         missing = [t for t in dict.fromkeys(texts) if t not in self._kept]
         if missing:
             self._kept.update(zip(missing, self._load().embed(missing), strict=True))

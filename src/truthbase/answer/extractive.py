@@ -255,10 +255,10 @@ class ExtractiveAnswerer:
         cfg = self.settings
         sentence_terms = [terms(c.scored) for c in candidates]
         idf, unseen = idf_table(sentence_terms)
-        kept = [c.vector for c in candidates]
+        kept = [c.vector for c in candidates if c.vector is not None]
         vectors = (
-            np.stack([v for v in kept if v is not None])
-            if all(v is not None for v in kept)
+            np.stack(kept)
+            if len(kept) == len(candidates)
             else self._embedder.embed([c.scored for c in candidates])
         )
         asked = embed_queries(self._embedder, list(parts))
