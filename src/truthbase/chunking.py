@@ -11,6 +11,11 @@ Tables (``Unit.tables``, one line per row): each row is one atom beside the sent
 is never split across chunks, and a chunk of rows without its table's header row carries the
 column names in ``ChunkDraft.context`` (not in its span, which citations use).
 
+Results tables the extractor did not find (rows of values drawn without rules, read as plain
+lines): a chunk that holds two such rows or more carries, in ``ChunkDraft.context``, the
+table's caption and column names that it lacks (:func:`truthbase.text.results.rows_context`),
+so that a row is found by the words that name its columns.
+
 Figures (``Unit.figures``: the labels drawn inside a figure, see :mod:`truthbase.text.figures`):
 a figure's text is packed into chunks of its own, never with the prose around it (still
 searchable and highlightable; a prose chunk reads as prose). On a page with tables the figure
@@ -24,6 +29,7 @@ from collections.abc import Iterable
 
 from .geometry import span_line_rects
 from .model import ChunkDraft, ChunkKind, Unit
+from .text.results import rows_context
 from .text.sentences import split_sentences
 
 __all__ = ["chunk_spans", "chunk_unit", "chunk_units"]
@@ -119,8 +125,12 @@ def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> li
 
 
 def _draft(
-    unit: Unit, start: int, end: int, kind: ChunkKind = "text", context: str = ""
+    unit: Unit, start: int, end: int, kind: ChunkKind = "text", context: str | None = None
 ) -> ChunkDraft:
+    """The chunk ``unit.text[start:end]``; ``context`` None: a text chunk's, the caption and
+    column names of the undetected results table whose rows it holds (or "")."""
+    if context is None:
+        context = rows_context(unit.text, start, end) if kind == "text" else ""
     return ChunkDraft(
         unit=unit.index,
         start=start,

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from ..config import ExtractiveSettings
 from ..embed import Embedder, embed_queries, embed_question_with
 from ..extract.tables import CELL_SEPARATOR
+from ..text.results import VALUE
 from ..text.sentences import split_sentences
 from ..text.vocabulary import idf_table, terms
 from .follow_up import Focus, focus_coverage
@@ -102,8 +103,6 @@ def score_weights(cfg: ExtractiveSettings) -> Weights:
 _CONTENDER_BATCH = 8
 
 _LEADER = re.compile(r"(?:\.\s?){5,}|(?:_\s?){5,}")
-#: A number of a results table: 27.93%, -1.5, 1,024, ±0.3.
-_VALUE = re.compile(r"[-+±]?\d+(?:[.,]\d+)*%?")
 
 
 def _results_row(words: Sequence[str], letters: int, digits: int, chars: int) -> bool:
@@ -113,7 +112,7 @@ def _results_row(words: Sequence[str], letters: int, digits: int, chars: int) ->
     a question about one of its values cites (docs/evals/blind-sets.md)."""
     return (
         sum(ch.isalpha() for ch in words[0]) >= 2
-        and sum(_VALUE.fullmatch(w) is not None for w in words) >= 2
+        and sum(VALUE.fullmatch(w) is not None for w in words) >= 2
         and letters + digits >= 0.7 * chars
     )
 
