@@ -93,6 +93,11 @@ class Source:
     chunk_id: int | None = None
     score: float = 0.0
     section: str = ""  # the chunk's section path (truthbase.sections); "": none found
+    # Not in the span: a table chunk's column names, or the caption and column names of the
+    # results table whose rows the chunk holds (truthbase.chunking). The answerer counts its
+    # words among the passage's (a sentence's context feature); nothing quotes it. Not part of
+    # to_json: it is the stored chunk's, read again whenever the chunk is retrieved.
+    context: str = ""
 
     @property
     def page(self) -> int:

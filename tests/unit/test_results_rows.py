@@ -1,12 +1,16 @@
 """Rows of a results table the extractor did not find, and the caption and column names their
-chunk carries (truthbase.text.results, used by truthbase.chunking)."""
+chunk carries (truthbase.text.results, used by truthbase.chunking), which the extractive
+answerer counts among the passage's words."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pypdfium2 as pdfium
 import pytest
 
 from tests.helpers.corpus import SEED
+from tests.helpers.extractive import answerer, source
 from truthbase.chunking import chunk_unit
 from truthbase.model import Unit
 from truthbase.text.results import is_results_line, rows_context
@@ -124,3 +128,16 @@ def test_the_chunk_of_a_row_of_a_real_table_names_its_columns(self_rag_results_p
     assert row.kind == "text" and "Table 2" not in row.text, "the context is outside the span"
     prose = [c for c in chunks if not any(is_results_line(line) for line in c.text.split("\n"))]
     assert prose and all(c.context == "" for c in prose)
+
+
+def test_a_rows_passage_counts_its_caption_and_column_names_among_its_words() -> None:
+    rows = "Alpaca13B 46.1 66.9 2.0 3.8\nOur SELF-RAG 13B 55.8 69.3 70.3 71.3\n"
+    question = "What citation precision does the 13B Self-RAG model reach on ASQA?"
+    bare = source(1, rows)
+    named = replace(bare, context="Table 2: Results. ASQA (citation precision) (recall)")
+    by_text = {c.text: c for c in answerer().candidates(question, [named])}
+    without = {c.text: c for c in answerer().candidates(question, [bare])}
+    row = "Our SELF-RAG 13B 55.8 69.3 70.3 71.3"
+    assert by_text[row].context > without[row].context
+    assert by_text[row].lexical == without[row].lexical, "the row's own words are its own"
+    assert by_text[row].score > without[row].score

@@ -64,6 +64,7 @@ def sources_from_hits(hits: Sequence[SearchHit]) -> list[Source]:
             chunk_id=h.chunk.id,
             score=h.score,
             section=h.chunk.section,
+            context=h.chunk.context,
         )
         for i, h in enumerate(hits, 1)
     ]

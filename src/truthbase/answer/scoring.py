@@ -117,6 +117,11 @@ def _results_row(words: Sequence[str], letters: int, digits: int, chars: int) ->
     )
 
 
+def _passage(source: Source) -> str:
+    """The words of a source's passage: its text, and its context when it has one."""
+    return f"{source.context}\n{source.text}" if source.context else source.text
+
+
 def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> bool:
     """Whether a sentence can be an answer: long enough, mostly words or a results row
     (:func:`_results_row`), no dot leaders (a TOC).
@@ -248,7 +253,11 @@ class SentenceScorer:
         # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
         sentence_terms = [terms(item.scored) for item in raw]
         idf, unseen = idf_table(sentence_terms)
-        context = {s.n: focus_coverage(q_terms, terms(s.text), idf, unseen, focus) for s in sources}
+        # A passage's words are its text's and its context's: the column names and caption of
+        # its table, which say what the numbers of a row are ("ASQA", "citation precision").
+        context = {
+            s.n: focus_coverage(q_terms, terms(_passage(s)), idf, unseen, focus) for s in sources
+        }
         return [
             (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
             for (source, *_), st in zip(raw, sentence_terms, strict=True)
