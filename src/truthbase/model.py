@@ -292,7 +292,9 @@ class ChunkDraft:
 
     ``text`` is always ``unit.text[start:end]`` (what citations and highlights use). ``context``
     is not part of the span: for a table chunk whose rows do not include the header row, the
-    column names, which are embedded and full-text indexed with the chunk but never cited.
+    column names; for a text chunk that holds rows of a results table the table finder did not
+    see, that table's caption and column names it lacks (:mod:`truthbase.text.results`). Both
+    are embedded and full-text indexed with the chunk but never cited.
     ``section`` is not part of the span either: the chunk's section path
     (:mod:`truthbase.sections`), embedded and full-text indexed with it, shown with search hits,
     never cited.
@@ -339,7 +341,7 @@ class Chunk:
     rects: tuple[Rect, ...]
     href: str | None = None  # EPUB: the spine item's href
     kind: ChunkKind = "text"
-    context: str = ""  # not in the span: a table chunk's column names (see ChunkDraft)
+    context: str = ""  # not in the span: column names, a results table's caption (ChunkDraft)
     section: str = ""  # not in the span: the chunk's section path (see ChunkDraft); "": none
 
 

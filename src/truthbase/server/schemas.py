@@ -88,7 +88,9 @@ class SearchHitOut(_Body):
         default="text", description='"table": rows of one table, one line per row.'
     )
     context: str = Field(
-        default="", description="A table chunk's column names (not part of its span)."
+        default="",
+        description="A table chunk's column names, or the caption and column names of the "
+        "results table whose rows a text chunk holds (not part of its span).",
     )
     section: str = Field(
         default="",
