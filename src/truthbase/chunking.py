@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 from .geometry import span_line_rects
 from .model import ChunkDraft, ChunkKind, Unit
-from .text.results import rows_context
+from .text.results import ResultsPage
 from .text.sentences import split_sentences
 
 __all__ = ["chunk_spans", "chunk_unit", "chunk_units"]
@@ -125,12 +125,18 @@ def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> li
 
 
 def _draft(
-    unit: Unit, start: int, end: int, kind: ChunkKind = "text", context: str | None = None
+    unit: Unit,
+    start: int,
+    end: int,
+    kind: ChunkKind = "text",
+    context: str = "",
+    page: ResultsPage | None = None,
 ) -> ChunkDraft:
-    """The chunk ``unit.text[start:end]``; ``context`` None: a text chunk's, the caption and
-    column names of the undetected results table whose rows it holds (or "")."""
-    if context is None:
-        context = rows_context(unit.text, start, end) if kind == "text" else ""
+    """The chunk ``unit.text[start:end]``; with ``page`` (the unit read for its results rows),
+    a text chunk's context is the caption and column names of the undetected results table
+    whose rows it holds (or "")."""
+    if page is not None and kind == "text":
+        context = page.context(start, end)
     return ChunkDraft(
         unit=unit.index,
         start=start,
@@ -153,9 +159,10 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
     """
     if not unit.text.strip():
         return []
+    page = ResultsPage(unit.text)
     if not unit.tables:
         return [
-            _draft(unit, start, end)
+            _draft(unit, start, end, page=page)
             for start, end in _apart(unit.text, unit.figures, max_chars, overlap)
         ]
     overlap_chars = _check(max_chars, overlap)
@@ -180,7 +187,7 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
         rows = [rows_of[k] for k in members if rows_of[k] is not None]
         start, end = atoms[members[0]][0], atoms[members[-1]][1]
         if not rows:
-            chunks.append(_draft(unit, start, end))
+            chunks.append(_draft(unit, start, end, page=page))
             continue
         context = ""
         for t in dict.fromkeys(row[0] for row in rows if row is not None):

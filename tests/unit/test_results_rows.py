@@ -13,6 +13,7 @@ from tests.helpers.corpus import SEED
 from tests.helpers.extractive import answerer, source
 from truthbase.chunking import chunk_unit
 from truthbase.model import Unit
+from truthbase.text import results
 from truthbase.text.results import is_results_line, rows_context
 
 
@@ -23,6 +24,10 @@ from truthbase.text.results import is_results_line, rows_context
         "Our SELF-RAG 13B 55.8 69.3 74.5 73.1 80.2 31.7 37.0 71.6 70.3 71.3",
         "Perplexity.ai – – – – 71.2 – – – – –",  # empty cells count as cells
         "1 layer 66.6 61.1 61.1",  # a label after a row number
+        "Ours −1.5 −2.3 −0.7",  # the minus sign U+2212
+        "Ours 55.8±0.3 69.3±0.4 70.1±0.2",  # spreads
+        "Ours 55.8* 69.3† 70.1↑",  # footnote marks and arrows
+        "Ours 55.8 (0.3) 69.3 (0.4)",
     ],
 )
 def test_a_row_of_values_is_a_results_line(line: str) -> None:
@@ -38,6 +43,7 @@ def test_a_row_of_values_is_a_results_line(line: str) -> None:
         "1.5 Kompaktheit . . . . . . . . . . . . 14",  # dot leaders
         "Table 2: Overall experiment results on six tasks.",
         "PopQA TQA Pub ARC Bio ASQA",  # column names, not values
+        "in 2019 and 2020 respectively",  # a word last
     ],
 )
 def test_other_lines_are_not(line: str) -> None:
@@ -104,6 +110,68 @@ def test_another_tables_caption_is_not_taken_and_a_caption_below_is() -> None:
     assert rows_context(
         page, start, len(page) - len("Table 2: Scores and times of two methods.")
     ) == ("Table 2: Scores and times of two methods. Method Score Time")
+
+
+def test_captions_below_tables_go_to_their_own_table() -> None:
+    # Styles that set a table's caption below it: the caption right under the first table's
+    # rows is that table's, not the second's, which has its own below its rows.
+    page = "\n".join(
+        [
+            "Intro text that ends here.",
+            "Alpha 1.0 2.0 3.0",
+            "Beta 4.0 5.0 6.0",
+            "Table 1: First table results.",
+            "Some prose follows here about things.",
+            "Method Score Time",
+            "ours 88.1 12.5",
+            "theirs 80.2 14.0",
+            "Table 2: Scores and times of two methods.",
+            "More prose.",
+        ]
+    )
+    start, end = _at(page, "ours"), _at(page, "Table 2")
+    assert rows_context(page, start, end) == (
+        "Table 2: Scores and times of two methods. Method Score Time"
+    )
+
+
+def test_a_caption_without_a_period_stops_at_the_column_names() -> None:
+    page = "\n".join(
+        ["Running head", "Table 1: Results on NQ", "Model EM F1", "aa 1.0 2.0", "bb 3.0 4.0"]
+    )
+    assert rows_context(page, _at(page, "aa"), len(page)) == "Table 1: Results on NQ Model EM F1"
+
+
+def test_a_paragraph_running_into_the_rows_is_not_their_column_names() -> None:
+    page = "\n".join(
+        [
+            "Running head",
+            "report the numbers in the following listing as measured by",
+            "the official scripts of each benchmark, namely",
+            "aa 1.0 2.0",
+            "bb 3.0 4.0",
+        ]
+    )
+    assert rows_context(page, _at(page, "aa"), len(page)) == ""
+
+
+def test_a_page_is_read_once_for_all_its_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long unit (an EPUB spine item is a whole chapter or book) must cost time linear in its
+    # length: each line is judged once, not once per chunk that asks.
+    lines = [f"Model{i} {i % 97}.5 {i % 89}.25 {i % 83}.75" for i in range(3000)]
+    text = "\n".join(["Table 1: Many rows.", "Model A B C", *lines])
+    calls = [0]
+    judge = results.is_results_line
+
+    def counted(line: str) -> bool:
+        calls[0] += 1
+        return judge(line)
+
+    monkeypatch.setattr(results, "is_results_line", counted)
+    chunks = chunk_unit(Unit(index=0, text=text, boxes=[None] * len(text)))
+    assert len(chunks) > 50
+    assert all(c.context == "Table 1: Many rows. Model A B C" for c in chunks[1:])
+    assert calls[0] <= 3 * len(text.split("\n")), calls[0]
 
 
 @pytest.fixture(scope="module")

@@ -71,12 +71,13 @@ def context_text(title: str, text: str) -> str:
 
 
 def with_context(context: str, text: str) -> str:
-    """A table chunk's text with its column names (``Chunk.context``, not in its span) first:
-    what ingest embeds for it, so that a row is found by the header's words."""
+    """A chunk's text with its context (``Chunk.context``, not in its span: a table's column
+    names, a results table's caption) first: what ingest embeds for it, so that a row is found
+    by the words that name its columns."""
     return f"{context}\n{text}" if context else text
 
 
 def embedded_text(title: str, section: str, context: str, text: str) -> str:
     """What ingest embeds for a chunk (or one of its windows): the document title, the chunk's
-    section path and its table context (each only when there is one), then its text."""
+    section path and its context (each only when there is one), then its text."""
     return context_text(title, with_context(section, with_context(context, text)))

@@ -411,7 +411,8 @@ def segment_rows(doc_id: str, summarizer: str, stored: StoredSegments) -> list[t
 
 
 def context_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
-    """The full-text terms of a table chunk's column names (its ``context``, not in its span),
+    """The full-text terms of a chunk's ``context`` (not in its span: a table chunk's column
+    names, or the caption and column names of the results table whose rows a text chunk holds),
     in its unit's language; "" for a chunk without."""
     if not chunk.context:
         return ""
@@ -428,7 +429,8 @@ def section_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
 
 def chunk_title_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
     """What both backends index as a chunk's title field: the document title's terms, then a
-    table chunk's column names' (:func:`context_terms`), then its section path's
+    chunk's context's (column names, a results table's caption: :func:`context_terms`), then
+    its section path's
     (:func:`section_terms`), so they are searched but never part of the chunk's text (its
     span)."""
     return join_terms(
