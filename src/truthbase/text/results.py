@@ -90,6 +90,12 @@ _FUNCTION_WORDS = frozenset(
 _MAX_FUNCTION_SHARE = 0.2
 
 
+def _is_cell(word: str) -> bool:
+    """A value ("27.93%", "(0.3)") or an empty cell ("–")."""
+    bare = word[1:-1] if word.startswith("(") and word.endswith(")") else word
+    return _CELL_VALUE.fullmatch(bare) is not None or word in _EMPTY_CELLS
+
+
 def is_results_line(line: str) -> bool:
     """Whether ``line`` reads as a row of a results table: a label of letters ("BM25 with
     RAPTOR", "1 layer"), then two values or more (or empty cells, "–") after its first word,
@@ -101,17 +107,13 @@ def is_results_line(line: str) -> bool:
     leaders. Some lines that are not rows pass (a contents line without leaders, "Chapter 3
     Methods 45"); a chunk needs two to get a context, and its context only adds words to it."""
     words = line.split()
-    if len(words) < 3 or _LEADER.search(line):
+    # The last word is a value or an empty cell: the test that turns most lines away, first.
+    if len(words) < 3 or not _is_cell(words[-1]) or _LEADER.search(line):
         return False
     if not any(sum(ch.isalpha() for ch in w) >= 2 for w in words):
         return False
-
-    def is_cell(word: str) -> bool:
-        bare = word[1:-1] if word.startswith("(") and word.endswith(")") else word
-        return _CELL_VALUE.fullmatch(bare) is not None or word in _EMPTY_CELLS
-
-    values = sum(is_cell(w) for w in words[1:])
-    if values < 2 or values * 5 < len(words) * 2 or not is_cell(words[-1]):
+    values = sum(_is_cell(w) for w in words[1:])
+    if values < 2 or values * 5 < len(words) * 2:
         return False
     # Letters and digits nearly everywhere; what numbers are written with ("55.8 (0.3)",
     # "−1.5", "27.93%", "69.3†") counts with them.
