@@ -13,8 +13,9 @@ column names in ``ChunkDraft.context`` (not in its span, which citations use).
 
 Results tables the extractor did not find (rows of values drawn without rules, read as plain
 lines): a chunk that holds two such rows or more carries, in ``ChunkDraft.context``, the
-table's caption and column names that it lacks (:func:`truthbase.text.results.rows_context`),
-so that a row is found by the words that name its columns.
+table's caption and column names that it lacks (:class:`truthbase.text.results.ResultsPage`,
+which reads each page once for all its chunks), so that a row is found by the words that name
+its columns.
 
 Figures (``Unit.figures``: the labels drawn inside a figure, see :mod:`truthbase.text.figures`):
 a figure's text is packed into chunks of its own, never with the prose around it (still
@@ -125,18 +126,8 @@ def chunk_spans(text: str, *, max_chars: int = 800, overlap: float = 0.15) -> li
 
 
 def _draft(
-    unit: Unit,
-    start: int,
-    end: int,
-    kind: ChunkKind = "text",
-    context: str = "",
-    page: ResultsPage | None = None,
+    unit: Unit, start: int, end: int, kind: ChunkKind = "text", context: str = ""
 ) -> ChunkDraft:
-    """The chunk ``unit.text[start:end]``; with ``page`` (the unit read for its results rows),
-    a text chunk's context is the caption and column names of the undetected results table
-    whose rows it holds (or "")."""
-    if page is not None and kind == "text":
-        context = page.context(start, end)
     return ChunkDraft(
         unit=unit.index,
         start=start,
@@ -162,7 +153,7 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
     page = ResultsPage(unit.text)
     if not unit.tables:
         return [
-            _draft(unit, start, end, page=page)
+            _draft(unit, start, end, context=page.context(start, end))
             for start, end in _apart(unit.text, unit.figures, max_chars, overlap)
         ]
     overlap_chars = _check(max_chars, overlap)
@@ -187,7 +178,7 @@ def chunk_unit(unit: Unit, *, max_chars: int = 800, overlap: float = 0.15) -> li
         rows = [rows_of[k] for k in members if rows_of[k] is not None]
         start, end = atoms[members[0]][0], atoms[members[-1]][1]
         if not rows:
-            chunks.append(_draft(unit, start, end, page=page))
+            chunks.append(_draft(unit, start, end, context=page.context(start, end)))
             continue
         context = ""
         for t in dict.fromkeys(row[0] for row in rows if row is not None):

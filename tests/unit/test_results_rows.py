@@ -14,7 +14,7 @@ from tests.helpers.extractive import answerer, source
 from truthbase.chunking import chunk_unit
 from truthbase.model import Unit
 from truthbase.text import results
-from truthbase.text.results import is_results_line, rows_context
+from truthbase.text.results import ResultsPage, is_results_line
 
 
 @pytest.mark.parametrize(
@@ -65,13 +65,18 @@ PAGE = "\n".join(
 )
 
 
+def _context(text: str, start: int, end: int) -> str:
+    """The context of the chunk [start, end) of a page ``text``."""
+    return ResultsPage(text).context(start, end)
+
+
 def _at(text: str, line: str) -> int:
     return text.index(line)
 
 
 def test_a_chunk_of_rows_carries_the_caption_and_column_names_it_lacks() -> None:
     start = _at(PAGE, "Alpaca7B")
-    context = rows_context(PAGE, start, len(PAGE))
+    context = _context(PAGE, start, len(PAGE))
     assert context == (
         "Table 2: Overall results on six tasks. Bold numbers are the best. PopQA TQA ASQA "
         "LM (acc) (acc) (pre)"
@@ -80,16 +85,16 @@ def test_a_chunk_of_rows_carries_the_caption_and_column_names_it_lacks() -> None
 
 def test_what_the_chunk_holds_is_not_repeated() -> None:
     start = _at(PAGE, "PopQA")
-    assert rows_context(PAGE, start, len(PAGE)) == (
+    assert _context(PAGE, start, len(PAGE)) == (
         "Table 2: Overall results on six tasks. Bold numbers are the best."
     )
-    assert rows_context(PAGE, 0, len(PAGE)) == ""
+    assert _context(PAGE, 0, len(PAGE)) == ""
 
 
 def test_a_chunk_without_two_rows_has_no_context() -> None:
     start = _at(PAGE, "Our SELF-RAG")
-    assert rows_context(PAGE, start, len(PAGE)) == ""
-    assert rows_context(PAGE, 0, _at(PAGE, "Llama2")) == ""
+    assert _context(PAGE, start, len(PAGE)) == ""
+    assert _context(PAGE, 0, _at(PAGE, "Llama2")) == ""
 
 
 def test_another_tables_caption_is_not_taken_and_a_caption_below_is() -> None:
@@ -107,9 +112,9 @@ def test_another_tables_caption_is_not_taken_and_a_caption_below_is() -> None:
         ]
     )
     start = _at(page, "ours")
-    assert rows_context(
-        page, start, len(page) - len("Table 2: Scores and times of two methods.")
-    ) == ("Table 2: Scores and times of two methods. Method Score Time")
+    assert _context(page, start, len(page) - len("Table 2: Scores and times of two methods.")) == (
+        "Table 2: Scores and times of two methods. Method Score Time"
+    )
 
 
 def test_captions_below_tables_go_to_their_own_table() -> None:
@@ -130,7 +135,7 @@ def test_captions_below_tables_go_to_their_own_table() -> None:
         ]
     )
     start, end = _at(page, "ours"), _at(page, "Table 2")
-    assert rows_context(page, start, end) == (
+    assert _context(page, start, end) == (
         "Table 2: Scores and times of two methods. Method Score Time"
     )
 
@@ -139,7 +144,7 @@ def test_a_caption_without_a_period_stops_at_the_column_names() -> None:
     page = "\n".join(
         ["Running head", "Table 1: Results on NQ", "Model EM F1", "aa 1.0 2.0", "bb 3.0 4.0"]
     )
-    assert rows_context(page, _at(page, "aa"), len(page)) == "Table 1: Results on NQ Model EM F1"
+    assert _context(page, _at(page, "aa"), len(page)) == "Table 1: Results on NQ Model EM F1"
 
 
 def test_a_paragraph_running_into_the_rows_is_not_their_column_names() -> None:
@@ -152,7 +157,7 @@ def test_a_paragraph_running_into_the_rows_is_not_their_column_names() -> None:
             "bb 3.0 4.0",
         ]
     )
-    assert rows_context(page, _at(page, "aa"), len(page)) == ""
+    assert _context(page, _at(page, "aa"), len(page)) == ""
 
 
 def test_a_page_is_read_once_for_all_its_chunks(monkeypatch: pytest.MonkeyPatch) -> None:

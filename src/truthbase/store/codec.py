@@ -430,9 +430,8 @@ def section_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
 def chunk_title_terms(document: ExtractedDocument, chunk: ChunkDraft) -> str:
     """What both backends index as a chunk's title field: the document title's terms, then a
     chunk's context's (column names, a results table's caption: :func:`context_terms`), then
-    its section path's
-    (:func:`section_terms`), so they are searched but never part of the chunk's text (its
-    span)."""
+    its section path's (:func:`section_terms`), so they are searched but never part of the
+    chunk's text (its span)."""
     return join_terms(
         title_terms(document), context_terms(document, chunk), section_terms(document, chunk)
     )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["VALUE", "ResultsPage", "is_results_line", "rows_context"]
+__all__ = ["VALUE", "ResultsPage", "is_results_line"]
 
 #: A number of a results table: 27.93%, -1.5, 1,024, ±0.3 (the answerer's results-row rule
 #: shares it).
@@ -166,12 +166,13 @@ class ResultsPage:
         self._blank = [not line.strip() for line in self._lines]
         self.has_rows = sum(self._row) >= 2
         # The previous non-blank line of each line (-1: none).
-        previous: list[int] = []
+        self._previous: list[int] = []
         last = -1
         for k in range(n):
-            previous.append(last)
+            self._previous.append(last)
             if not self._blank[k]:
                 last = k
+        previous = self._previous
         # The first line of the block of rows each row belongs to: back over rows, blank lines
         # and a group label between rows ("Baselines with retrieval").
         self._top = list(range(n))
@@ -255,9 +256,7 @@ class ResultsPage:
 
     def _rows_right_above(self, k: int) -> int | None:
         """The row that is line ``k``'s nearest non-blank line above, if it is one."""
-        j = k - 1
-        while j >= 0 and self._blank[j]:
-            j -= 1
+        j = self._previous[k]
         return j if j >= 0 and self._row[j] else None
 
     def _caption_of(self, top: int, bottom: int, head: int) -> int | None:
@@ -296,9 +295,3 @@ class ResultsPage:
             pieces.append((self._starts[at], self._caption_from(at, stop)))
         pieces += [(self._starts[h], self._lines[h].strip()) for h in header]
         return " ".join(text for offset, text in pieces if text and not start <= offset < end)
-
-
-def rows_context(text: str, start: int, end: int) -> str:
-    """:meth:`ResultsPage.context` of one chunk of ``text`` (a page read for one chunk; chunking
-    reads each page once for all its chunks)."""
-    return ResultsPage(text).context(start, end)
