@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.corpus import SEED
 from tests.helpers.extractive import answerer, source
-from truthbase.answer.rows import row_spans, rows_apart
+from truthbase.answer.rows import header_rows, row_spans, rows_apart
 from truthbase.config import ExtractiveSettings
 from truthbase.extract.pdf import extract_pdf
 from truthbase.text.sentences import split_sentences
@@ -131,3 +131,65 @@ def test_each_part_of_a_question_reads_the_row_labels() -> None:
     chosen = [c.text for c in selection.chosen]
     assert "Information is shared routinely throughout the organization." in chosen, chosen
     assert "Practices are approved as policy." not in chosen  # Tier 3's, but not sharing
+
+
+MONTHS = (
+    "03/18/2016 | 05/20/2016 | Boeing Company | El Segundo | 26\n"
+    "03/21/2016 | 05/27/2016 | Rockwell Collins, Inc. | Poway | 2\n"
+    "Summary by Month | Notices | Employees Affected | Permanent Layoff\n"
+    "July 2015 | 71 | 8,574 | 30\n"
+    "August 2015 | 69 | 5,890 | 28\n"
+)
+
+
+def test_a_tables_column_names_are_told_from_its_rows() -> None:
+    rows = row_spans(MONTHS)
+    # The first row of the second table (another number of cells than the row above it):
+    # short names, no digit, values under them.
+    assert [MONTHS[s:e] for s, e in header_rows(MONTHS, rows)] == [
+        "Summary by Month | Notices | Employees Affected | Permanent Layoff"
+    ]
+    # A table of words alone has no column names told apart; nor has a row of long text over
+    # a row with a number (a note beside a table), nor one inside a table.
+    words = "Tier | Governance | Management\nTier A | Ad hoc | Limited\nTier B | Policy | Routine\n"
+    assert header_rows(words, row_spans(words)) == set()
+    note = (
+        "Explanation of the shareholders' relations | None of the ten largest holders is "
+        "related to another\nA | 3\n"
+    )
+    assert header_rows(note, row_spans(note)) == set()
+    inside = "Month | Notices\nJuly | 71\nMonth | Employees\nJuly | 8,574\n"
+    assert [inside[s:e] for s, e in header_rows(inside, row_spans(inside))] == ["Month | Notices"]
+
+
+def test_a_value_is_cited_from_its_row_not_from_the_column_names() -> None:
+    question = "How many employees were affected by notices in July 2015?"
+    selection = answerer(max_sentences=1).select(question, [source(1, MONTHS)])
+    assert [c.text for c in selection.chosen] == ["July 2015 | 71 | 8,574 | 30"]
+    # The column names still count for whether to answer: the best support is theirs.
+    assert selection.candidates[0].text.startswith("Summary by Month")
+
+
+def test_a_question_in_the_text_is_quoted_with_its_reply() -> None:
+    text = (
+        '"Mr. Bingley does not know Mr. Wickham himself?" "No; he never saw him till the other '
+        'morning at Meryton." Elizabeth walked on in silence.'
+    )
+    selection = answerer(max_sentences=1).select(
+        "Had Bingley known Wickham before the meeting?", [source(1, text)]
+    )
+    assert [c.text for c in selection.chosen] == [
+        '"Mr. Bingley does not know Mr. Wickham himself?" "No; he never saw him till the other '
+        'morning at Meryton."'
+    ]
+    # The question is never a candidate alone; its reply still is.
+    texts = [c.text for c in selection.candidates]
+    assert not any(t.endswith('himself?"') for t in texts)
+    assert '"No; he never saw him till the other morning at Meryton."' in texts
+    # A question after a question is no reply, and a question that ends the passage has none.
+    asked = '"But who has won the race?" "And who will judge it?" The Dodo said nothing.'
+    texts = [c.text for c in answerer().select("Who won the race?", [source(1, asked)]).candidates]
+    assert '"But who has won the race?"' in texts
+    last = "The race was run in a circle. But who in the end has won the race?"
+    texts = [c.text for c in answerer().select("Who won the race?", [source(1, last)]).candidates]
+    assert "But who in the end has won the race?" in texts

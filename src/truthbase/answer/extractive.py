@@ -19,7 +19,9 @@ The best 1 to 3 sentences within ``keep_ratio`` of the best score, no two near-d
 the answer, in source order. A question that asks several things at once (:mod:`.parts`) gets
 the best sentence for each of its parts instead. Only whole sentences are quoted, never the
 labels drawn inside a figure (:mod:`.quotable`): a span the splitter cut short is joined with
-the rest of its sentence or left out, so the answer reads as prose.
+the rest of its sentence or left out, so the answer reads as prose. A question the text asks
+is quoted with its reply, never alone, and a table's column names are never cited while another
+sentence can be: they weigh in whether to answer, but say what a value is, not the value.
 
 Answerability: the question's *named terms* (acronyms such as CISA or MMLU, tokens with digits
 such as 42001, capitalized words that do not start a sentence) must all occur in the sources
@@ -202,8 +204,10 @@ class ExtractiveAnswerer:
         )
 
     def _pick(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
-        """The answer sentences of an answered question, in source order."""
+        """The answer sentences of an answered question, in source order: never a table's
+        column names while another sentence can be cited."""
         cfg = self.settings
+        candidates = [c for c in candidates if not c.names_columns] or candidates
         best = candidates[0]
         if len(parts) >= 2:
             return self._per_part(candidates, parts)

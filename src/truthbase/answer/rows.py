@@ -17,12 +17,13 @@ sentence belongs to, which the answerer scores with the sentence.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 
 from ..extract.tables import CELL_SEPARATOR
 from ..text.sentences import split_sentences
 
-__all__ = ["MAX_LABEL_CHARS", "crosses_into", "row_spans", "rows_apart"]
+__all__ = ["MAX_LABEL_CHARS", "crosses_into", "header_rows", "row_spans", "rows_apart"]
 
 Span = tuple[int, int]
 
@@ -43,6 +44,41 @@ def row_spans(text: str) -> list[Span]:
             out.append((start + lead, start + len(line.rstrip())))
         start += len(line) + 1
     return out
+
+
+#: A column's name is short ("Employees Affected", "持股比例"); a longer cell is text of its own.
+MAX_COLUMN_NAME_CHARS = 40
+
+
+def header_rows(text: str, rows: Sequence[Span]) -> set[Span]:
+    """The rows of ``rows`` (:func:`row_spans`, in text order) that name a table's columns: the
+    first row of a table, every cell short and without a digit, over
+    a row that holds one ("Summary by Month | Notices | Employees Affected" over "July 2015 |
+    71 | 8,574"). Such a row says what the values under it are; it holds none, so it answers no
+    question about one. A table of words alone has no row told apart this way."""
+    out: set[Span] = set()
+    above: Span | None = None
+    for row, below in itertools.pairwise(rows):
+        # A table starts where no row stands on the line above, or where the row above has
+        # another number of cells (two tables the extractor ran together).
+        first = (
+            above is None
+            or text.count("\n", above[1], row[0]) != 1
+            or len(_cells(text, *above)) != len(_cells(text, *row))
+        )
+        above = row
+        if not first or text.count("\n", row[1], below[0]) != 1:
+            continue
+        names = [text[s:e] for s, e in _cells(text, *row)]
+        if all(len(n) <= MAX_COLUMN_NAME_CHARS and not _digit(n) for n in names) and _digit(
+            text[below[0] : below[1]]
+        ):
+            out.add(row)
+    return out
+
+
+def _digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
 
 
 def _stripped(text: str, start: int, end: int) -> Span:

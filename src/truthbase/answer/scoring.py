@@ -2,7 +2,8 @@
 chooses from (:mod:`.extractive`).
 
 Each usable sentence of the sources (whole, without a page's running lines or a code listing's
-stray lines: :mod:`.quotable`; a long table row by its cells' sentences: :mod:`.rows`) gets its
+stray lines: :mod:`.quotable`; a long table row by its cells' sentences: :mod:`.rows`; a
+question the text asks together with its reply) gets its
 features for the question (:class:`Candidate`) and their weighted sum, its ``score``: the index
 embedder's cosine, the question's idf share in the sentence and in its whole source, 1 / the
 source's rank, and the cosine of a second embedder read for this choice only (the *choice
@@ -37,7 +38,7 @@ from .quotable import (
     without_stray_lines,
 )
 from .refusal_model import Weights, support_score, support_weights, weighted_score
-from .rows import crosses_into, row_spans, rows_apart
+from .rows import crosses_into, header_rows, row_spans, rows_apart
 
 __all__ = ["Candidate", "SentenceScorer", "score_weights", "scored_text", "usable"]
 
@@ -56,6 +57,7 @@ class _Sentence(NamedTuple):
     end: int
     text: str
     label: str
+    names_columns: bool = False  # a table's column names (:func:`.rows.header_rows`)
 
     @property
     def scored(self) -> str:
@@ -83,6 +85,9 @@ class Candidate:
     rank: int
     label: str = ""
     choice_cosine: float = 0.0  # the choice embedder's cosine (0.0 without one)
+    # A table's column names (:func:`.rows.header_rows`): weighed for whether to answer, never
+    # cited while another sentence can be (they say what a value is, not the value).
+    names_columns: bool = False
     # The sentence's vector by the index's embedder, as its cosine was made from it (None when
     # built elsewhere): a question's parts are scored with it, not with the sentence embedded
     # again (ExtractiveAnswerer._per_part). Not part of a candidate's identity.
@@ -142,6 +147,34 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
     return bool(words) and _results_row(words, letters, sum(ch.isdigit() for ch in text), chars)
 
 
+#: What may close a question after its mark: quotes, brackets.
+_CLOSERS = "\"'”’»)]」』"
+
+
+def _reply(
+    text: str, spans: Sequence[tuple[int, int]], at: int, rows: set[tuple[int, int]]
+) -> int | None:
+    """The end of the reply to the question that ``spans[at]`` asks, when it asks one and the
+    next span follows it at once: a question in a text asks, its reply answers ("Mr. Bingley
+    does not know Mr. Wickham himself?" "No; he never saw him till the other morning."), so
+    the question is quoted with its reply, never alone. None for a statement, a table row, or
+    a question with nothing after it."""
+    s, e = spans[at]
+    if (s, e) in rows or not _asks(text[s:e]):
+        return None
+    if at + 1 >= len(spans):
+        return None
+    n0, n1 = spans[at + 1]
+    if (n0, n1) in rows or text[e:n0].strip() or _asks(text[n0:n1]):
+        return None  # a question after a question is no reply
+    return n1
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence is a question: a question mark, then nothing but closers."""
+    return sentence.rstrip().rstrip(_CLOSERS).endswith(("?", "？"))
+
+
 def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     """(document, text) of the sentences that stand verbatim on two or more pages of one
     document among the sources: a running header or footer (a Chinese quarterly report's
@@ -149,7 +182,7 @@ def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
     the document and answers none. A sentence the sources show on one page only is kept,
     however often the document repeats it elsewhere: only what is seen can be judged."""
     units: dict[tuple[str, str], set[int]] = {}
-    for source, _, _, text, _ in raw:
+    for source, _, _, text, *_ in raw:
         units.setdefault((source.doc_id, folded(text)), set()).add(source.unit)
     return {key for key, seen in units.items() if len(seen) >= 2}
 
@@ -215,13 +248,18 @@ class SentenceScorer:
             rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
             whole = set(rows)
             long_rows = [r for r in ordered if r not in whole]
+            column_names = header_rows(source.text, ordered)
             spans, labels = rows_apart(
                 source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
             )
-            for span in whole_spans(source.text, spans, rows):
+            quotable = whole_spans(source.text, spans, rows)
+            for at, span in enumerate(quotable):
                 if crosses_into(span, long_rows):
                     continue  # a line joined into a long row's first cell: not a sentence
                 s, e = span
+                reply = _reply(source.text, quotable, at, whole)
+                if reply is not None and usable(source.text[s:reply], cfg.min_chars, cfg.max_chars):
+                    e = reply  # a question in the text is quoted with its reply
                 if headers and span not in whole:
                     s, e = without_running_lines(source.text, s, e, headers)
                 if span not in whole:
@@ -235,7 +273,12 @@ class SentenceScorer:
                 seen.add(key)
                 raw.append(
                     _Sentence(
-                        source, source.start + s, source.start + e, text, labels.get(span, "")
+                        source,
+                        source.start + s,
+                        source.start + e,
+                        text,
+                        labels.get(span, ""),
+                        (s, e) in column_names,
                     )
                 )
         running = _running_lines(raw)
@@ -273,7 +316,7 @@ class SentenceScorer:
         vector: npt.NDArray[np.float32] | None = None,
     ) -> Candidate:
         cfg = self.settings
-        source, start, end, text, label = item
+        source, start, end, text, label, names_columns = item
         score = weighted_score(score_weights(cfg), cos, lexical, ctx, source.n) + (
             cfg.w_choice_cosine * choice
         )
@@ -291,6 +334,7 @@ class SentenceScorer:
             rank=source.n,
             label=label,
             choice_cosine=choice,
+            names_columns=names_columns,
             vector=vector,
         )
 
