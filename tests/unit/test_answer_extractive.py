@@ -624,6 +624,22 @@ def test_a_listing_is_cut_from_the_sentence_it_touches() -> None:
     assert without_stray_lines(sentence, 0, len(sentence)) == (0, len(sentence))
 
 
+def test_a_line_of_code_that_ends_the_sentence_stays_in_it() -> None:
+    # PSfrag's guide: the sentence ends on a line that reads as code; cut, the answer quoted
+    # "... pass the option scanall to psfrag.sty in the" and stopped there.
+    text = (
+        "To turn on scanning for the entire document, pass the option scanall to psfrag.sty "
+        "in the\n\\usepackage command."
+    )
+    assert without_stray_lines(text, 0, len(text)) == (0, len(text))
+    # mdwtab's manual: a parenthesis closed on a line of its own.
+    row = "Extra space added between rows (added before any following\n\\hline)."
+    assert without_stray_lines(row, 0, len(row)) == (0, len(row))
+    # A listing after a lead-in still goes, at the tail as at the head.
+    lead = "Load it as follows:\n\\usepackage{psfrag}"
+    assert without_stray_lines(lead, 0, len(lead)) == (0, lead.index("\n"))
+
+
 def test_a_bare_number_on_its_own_line_is_cut_from_a_quote() -> None:
     # The Debian Live manual's EPUB numbers each paragraph ("307" above "lb config: ..."); a
     # PDF page ends with its number: neither is a word of the sentence it touches.

@@ -112,12 +112,19 @@ def without_running_lines(
 
 
 def _without_edge_lines(
-    text: str, start: int, end: int, apart: Callable[[str], bool], *, keep_last: bool
+    text: str,
+    start: int,
+    end: int,
+    apart: Callable[[str], bool],
+    *,
+    keep_last: bool,
+    tail: Callable[[str], bool] | None = None,
 ) -> tuple[int, int]:
     """``(start, end)`` less the lines at its head and its tail that are ``apart`` from the
-    sentence they touch, and the space around them; a numbered heading or a caption line that
-    the head's cut leaves there goes too. When every line is apart, the last one is kept
-    (``keep_last``) or nothing is: ``(start, start)``."""
+    sentence they touch (at the tail, ``tail``'s lines, when given), and the space around them;
+    a numbered heading or a caption line that the head's cut leaves there goes too. When every
+    line is apart, the last one is kept (``keep_last``) or nothing is: ``(start, start)``."""
+    tail_apart = apart if tail is None else tail
     head = start
     while start < end:
         cut = text.find("\n", start, end)
@@ -133,7 +140,7 @@ def _without_edge_lines(
         start = _skip_space(text, cut + 1, end)
     while start < end:
         cut = text.rfind("\n", start, end)
-        if cut < 0 or not apart(text[cut + 1 : end]):
+        if cut < 0 or not tail_apart(text[cut + 1 : end]):
             break
         end = cut
         while end > start and text[end - 1].isspace():
@@ -167,10 +174,18 @@ def _stray_line(line: str) -> bool:
     return code_line(line) or _BARE_NUMBER.fullmatch(line.strip()) is not None
 
 
+def _stray_last_line(line: str) -> bool:
+    """A span's last line that is no part of its sentence: a stray line (:func:`_stray_line`)
+    that does not end the sentence. One that does ends it ("... pass the option scanall to
+    psfrag.sty in the" / "\\usepackage command."): cut, it would leave the sentence unfinished."""
+    return _stray_line(line) and not ends_sentence(line)
+
+
 def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     """``(start, end)`` less the lines of code (:func:`code_line`) and the bare numbers (a page
     number, a paragraph's number) at the head and the tail of
-    ``text[start:end]``, and the space around them; ``(start, start)`` when nothing else is
+    ``text[start:end]`` (not a last line that ends the sentence: ``\\usepackage command.``),
+    and the space around them; ``(start, start)`` when nothing else is
     left, or when a listing's numbered lines inside it still hold a third of its characters or
     more (a listing with lines of prose between its lines: "Disable PDF file embedding: 25
     \\DeclareRobustCommand ... A file annotation becomes a reference: 31 ..."). Code displayed
@@ -178,7 +193,9 @@ def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     placed just before the \\subfloat will show ...").
     A numbered heading or a caption line that the cut leaves at the head goes too, as
     :func:`without_running_lines` does."""
-    start, end = _without_edge_lines(text, start, end, _stray_line, keep_last=False)
+    start, end = _without_edge_lines(
+        text, start, end, _stray_line, keep_last=False, tail=_stray_last_line
+    )
     listing = sum(
         len(m.group())
         for m in _LINE.finditer(text, start, end)
