@@ -667,3 +667,13 @@ def test_a_bare_number_on_its_own_line_is_cut_from_a_quote() -> None:
 )
 def test_a_results_row_is_a_sentence_an_answer_may_cite(line: str, citable: bool) -> None:
     assert usable(line, 20, 600) is citable
+
+
+def test_a_listing_ending_in_a_period_is_still_cut_from_a_lead_in() -> None:
+    # Two lines of code cut at the tail are a listing, whatever the last one ends with; so is
+    # one line after a rest whose last line is code, not prose.
+    two = "Put this in the preamble:\n\\usepackage{fontspec}\n\\usepackage{lmodern}."
+    assert without_stray_lines(two, 0, len(two)) == (0, two.index("\n"))
+    after_code = "Put this in the preamble:\n\\usepackage[utf8]{inputenc}\n\\usepackage{lmodern}."
+    start, end = without_stray_lines(after_code, 0, len(after_code))
+    assert not after_code[start:end].endswith("{lmodern}.")

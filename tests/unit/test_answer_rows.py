@@ -5,6 +5,8 @@ Tiers table of the seed corpus (rows of about 1,000 characters)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from tests.helpers.corpus import SEED
@@ -164,10 +166,16 @@ def test_a_tables_column_names_are_told_from_its_rows() -> None:
 
 def test_a_value_is_cited_from_its_row_not_from_the_column_names() -> None:
     question = "How many employees were affected by notices in July 2015?"
-    selection = answerer(max_sentences=1).select(question, [source(1, MONTHS)])
-    assert [c.text for c in selection.chosen] == ["July 2015 | 71 | 8,574 | 30"]
+    # The hashing embedder scores the row at .61 of the column names: within a keep ratio of
+    # .5 it could stand beside them in an answer, so it is cited in their place.
+    near = answerer(max_sentences=1, keep_ratio=0.5).select(question, [source(1, MONTHS)])
+    assert [c.text for c in near.chosen] == ["July 2015 | 71 | 8,574 | 30"]
     # The column names still count for whether to answer: the best support is theirs.
-    assert selection.candidates[0].text.startswith("Summary by Month")
+    assert near.candidates[0].text.startswith("Summary by Month")
+    # Farther below them than the keep ratio (.8), no sentence takes their place: they are
+    # cited as before, rather than a sentence that could not have been cited beside them.
+    far = answerer(max_sentences=1).select(question, [source(1, MONTHS)])
+    assert [c.text[:16] for c in far.chosen] == ["Summary by Month"]
 
 
 def test_a_question_in_the_text_is_quoted_with_its_reply() -> None:
@@ -193,3 +201,58 @@ def test_a_question_in_the_text_is_quoted_with_its_reply() -> None:
     last = "The race was run in a circle. But who in the end has won the race?"
     texts = [c.text for c in answerer().select("Who won the race?", [source(1, last)]).candidates]
     assert "But who in the end has won the race?" in texts
+
+
+def test_the_contenders_choose_as_all_candidates_do_beside_column_names() -> None:
+    # Column names best, prose of other sources below them: the contenders (scored only where
+    # they can reach the keep ratio of the best) and all candidates cite the same sentences.
+    chooser = answerer(max_sentences=2)
+    question = "Which patient group, hospital site and review staff?"
+    asked = ["patient", "group", "hospital", "site", "review", "staff"]
+    filler = [
+        "weather",
+        "coast",
+        "mild",
+        "ferries",
+        "harbour",
+        "storm",
+        "bakeries",
+        "bridge",
+        "tourism",
+        "museum",
+    ]
+    rng = random.Random(7)
+
+    def words(most: int, fill: int) -> str:
+        picked = rng.sample(asked, rng.randint(0, most)) + rng.sample(filler, fill)
+        return " ".join(picked).capitalize()
+
+    for _ in range(40):
+        table = "Patient Group | Hospital Site | Review Staff\nControl | 120 | 14\n"
+        sources = [source(1, table + " ".join(words(2, 6) + " today." for _ in range(3)))]
+        sources += [
+            source(n, " ".join(words(3, rng.randint(2, 7)) + " here." for _ in range(3)), unit=n)
+            for n in range(2, 7)
+        ]
+        scores = [1.0] * len(sources)
+        every = chooser.choose(chooser.candidates(question, sources), (), (), scores)
+        some = chooser.choose(chooser.contenders(question, sources), (), (), scores)
+        assert [c.text for c in some.chosen] == [c.text for c in every.chosen]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "CHAPTER XX.",  # a chapter that ends on a question
+        "Figure 3. Recall at k of the three retrievers on the long questions.",
+        "Section 4.2. Delivery and acceptance of the goods.",
+        "Page 12 of 40",
+    ],
+)
+def test_a_question_is_not_joined_to_what_is_no_reply(after: str) -> None:
+    asked = "But why, after all that had passed, had she refused him?"
+    text = f"{asked}\n{after}\nThe next morning brought a letter from Longbourn."
+    texts = [
+        c.text for c in answerer().select("Why had she refused him?", [source(1, text)]).candidates
+    ]
+    assert asked in texts, texts

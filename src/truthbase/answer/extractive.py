@@ -204,10 +204,14 @@ class ExtractiveAnswerer:
         )
 
     def _pick(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
-        """The answer sentences of an answered question, in source order: never a table's
-        column names while another sentence can be cited."""
+        """The answer sentences of an answered question, in source order: not a table's
+        column names where another sentence comes within ``keep_ratio`` of them (one that could
+        stand beside them in the answer: so :meth:`contenders`, which scores only those, makes
+        the same choice as all candidates do)."""
         cfg = self.settings
-        candidates = [c for c in candidates if not c.names_columns] or candidates
+        citable = [c for c in candidates if not c.names_columns]
+        if citable and citable[0].score >= cfg.keep_ratio * candidates[0].score:
+            candidates = citable
         best = candidates[0]
         if len(parts) >= 2:
             return self._per_part(candidates, parts)

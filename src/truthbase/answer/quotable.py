@@ -51,6 +51,7 @@ __all__ = [
     "code_line",
     "ends_sentence",
     "folded",
+    "heads_a_block",
     "running_lines",
     "whole_spans",
     "without_running_lines",
@@ -112,19 +113,12 @@ def without_running_lines(
 
 
 def _without_edge_lines(
-    text: str,
-    start: int,
-    end: int,
-    apart: Callable[[str], bool],
-    *,
-    keep_last: bool,
-    tail: Callable[[str], bool] | None = None,
+    text: str, start: int, end: int, apart: Callable[[str], bool], *, keep_last: bool
 ) -> tuple[int, int]:
     """``(start, end)`` less the lines at its head and its tail that are ``apart`` from the
-    sentence they touch (at the tail, ``tail``'s lines, when given), and the space around them;
-    a numbered heading or a caption line that the head's cut leaves there goes too. When every
-    line is apart, the last one is kept (``keep_last``) or nothing is: ``(start, start)``."""
-    tail_apart = apart if tail is None else tail
+    sentence they touch, and the space around them; a numbered heading or a caption line that
+    the head's cut leaves there goes too. When every line is apart, the last one is kept
+    (``keep_last``) or nothing is: ``(start, start)``."""
     head = start
     while start < end:
         cut = text.find("\n", start, end)
@@ -140,7 +134,7 @@ def _without_edge_lines(
         start = _skip_space(text, cut + 1, end)
     while start < end:
         cut = text.rfind("\n", start, end)
-        if cut < 0 or not tail_apart(text[cut + 1 : end]):
+        if cut < 0 or not apart(text[cut + 1 : end]):
             break
         end = cut
         while end > start and text[end - 1].isspace():
@@ -174,18 +168,24 @@ def _stray_line(line: str) -> bool:
     return code_line(line) or _BARE_NUMBER.fullmatch(line.strip()) is not None
 
 
-def _stray_last_line(line: str) -> bool:
-    """A span's last line that is no part of its sentence: a stray line (:func:`_stray_line`)
-    that does not end the sentence. One that does ends it ("... pass the option scanall to
-    psfrag.sty in the" / "\\usepackage command."): cut, it would leave the sentence unfinished."""
-    return _stray_line(line) and not ends_sentence(line)
+def _ends_what_is_left(text: str, start: int, end: int, whole_end: int) -> bool:
+    """Whether the one line cut at the tail (``text[end:whole_end]``) ends the sentence that
+    ``text[start:end]`` leaves open, mid-way: the rest ends in a plain word or a comma ("... pass
+    the option scanall to psfrag.sty in the" / "\\usepackage command."). Then the line is the
+    sentence's end, not a listing. Two lines cut, or a rest that ends as a sentence, with a
+    colon ("Load it as follows:") or in code ("\\usepackage[utf8]{inputenc}"), are a listing."""
+    cut = text[end:whole_end].strip()
+    rest = text[start:end].rstrip()
+    words = rest.split()
+    goes_on = rest.endswith(",") or (bool(words) and _PLAIN_WORD.fullmatch(words[-1]) is not None)
+    return "\n" not in cut and ends_sentence(cut) and goes_on
 
 
 def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     """``(start, end)`` less the lines of code (:func:`code_line`) and the bare numbers (a page
     number, a paragraph's number) at the head and the tail of
-    ``text[start:end]`` (not a last line that ends the sentence: ``\\usepackage command.``),
-    and the space around them; ``(start, start)`` when nothing else is
+    ``text[start:end]`` (not one last line that ends the sentence the rest leaves open:
+    ``\\usepackage command.``), and the space around them; ``(start, start)`` when nothing else is
     left, or when a listing's numbered lines inside it still hold a third of its characters or
     more (a listing with lines of prose between its lines: "Disable PDF file embedding: 25
     \\DeclareRobustCommand ... A file annotation becomes a reference: 31 ..."). Code displayed
@@ -193,9 +193,10 @@ def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     placed just before the \\subfloat will show ...").
     A numbered heading or a caption line that the cut leaves at the head goes too, as
     :func:`without_running_lines` does."""
-    start, end = _without_edge_lines(
-        text, start, end, _stray_line, keep_last=False, tail=_stray_last_line
-    )
+    whole_end = end
+    start, end = _without_edge_lines(text, start, end, _stray_line, keep_last=False)
+    if start < end < whole_end and _ends_what_is_left(text, start, end, whole_end):
+        end = whole_end
     listing = sum(
         len(m.group())
         for m in _LINE.finditer(text, start, end)
@@ -215,6 +216,14 @@ def _skip_space(text: str, at: int, end: int) -> int:
 #: The most words of a heading line (a line of a sentence that opens with a number and a
 #: capital is longer, or ends as a sentence ends or goes on).
 _HEADING_WORDS = 10
+
+
+def heads_a_block(text: str) -> bool:
+    """Whether ``text`` opens as a caption ("Figure 3.", "Table 2") or a numbered heading
+    ("4.2 Package booktabs", "Section 4.2."): the start of another block, not a sentence that
+    goes on from the one before."""
+    body = text.lstrip()
+    return _CAPTION.match(body) is not None or opens_section(body)
 
 
 def _heading_line(line: str) -> bool:

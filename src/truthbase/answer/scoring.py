@@ -32,6 +32,7 @@ from .follow_up import Focus, focus_coverage
 from .model import Source
 from .quotable import (
     folded,
+    heads_a_block,
     running_lines,
     whole_spans,
     without_running_lines,
@@ -147,32 +148,44 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
     return bool(words) and _results_row(words, letters, sum(ch.isdigit() for ch in text), chars)
 
 
-#: What may close a question after its mark: quotes, brackets.
-_CLOSERS = "\"'”’»)]」』"
+#: A question's mark, then what may close it: space, quotes, brackets ("« Pourquoi ? »",
+#: "„Warum?“", "（なぜか？）").
+_ASKS = re.compile("[?\uff1f][\\s\"'“”‘’»›)\\]\uff09\u300b\u3011\u300d\u300f]*$")
 
 
 def _reply(
-    text: str, spans: Sequence[tuple[int, int]], at: int, rows: set[tuple[int, int]]
+    text: str,
+    spans: Sequence[tuple[int, int]],
+    at: int,
+    rows: set[tuple[int, int]],
+    settings: ExtractiveSettings,
 ) -> int | None:
     """The end of the reply to the question that ``spans[at]`` asks, when it asks one and the
     next span follows it at once: a question in a text asks, its reply answers ("Mr. Bingley
     does not know Mr. Wickham himself?" "No; he never saw him till the other morning."), so
-    the question is quoted with its reply, never alone. None for a statement, a table row, or
-    a question with nothing after it."""
+    the question is quoted with its reply, never alone. None for a statement, a table row, a
+    question with nothing after it, and a next span that is no reply: a question again, a
+    table row, a caption or a numbered heading ("Figure 3. ...", "Section 4.2."), or a piece
+    no answer may quote by itself ("CHAPTER XX.", a page's footer)."""
     s, e = spans[at]
-    if (s, e) in rows or not _asks(text[s:e]):
-        return None
-    if at + 1 >= len(spans):
+    if (s, e) in rows or not _asks(text[s:e]) or at + 1 >= len(spans):
         return None
     n0, n1 = spans[at + 1]
-    if (n0, n1) in rows or text[e:n0].strip() or _asks(text[n0:n1]):
-        return None  # a question after a question is no reply
+    reply = text[n0:n1]
+    if (
+        (n0, n1) in rows
+        or text[e:n0].strip()
+        or _asks(reply)
+        or heads_a_block(reply)
+        or not usable(reply, settings.min_chars, settings.max_chars)
+    ):
+        return None
     return n1
 
 
 def _asks(sentence: str) -> bool:
     """Whether a sentence is a question: a question mark, then nothing but closers."""
-    return sentence.rstrip().rstrip(_CLOSERS).endswith(("?", "？"))
+    return _ASKS.search(sentence) is not None
 
 
 def _running_lines(raw: Sequence[_Sentence]) -> set[tuple[str, str]]:
@@ -257,7 +270,7 @@ class SentenceScorer:
                 if crosses_into(span, long_rows):
                     continue  # a line joined into a long row's first cell: not a sentence
                 s, e = span
-                reply = _reply(source.text, quotable, at, whole)
+                reply = _reply(source.text, quotable, at, whole, cfg)
                 if reply is not None and usable(source.text[s:reply], cfg.min_chars, cfg.max_chars):
                     e = reply  # a question in the text is quoted with its reply
                 if headers and span not in whole:
