@@ -20,8 +20,9 @@ the answer, in source order. A question that asks several things at once (:mod:`
 the best sentence for each of its parts instead. Only whole sentences are quoted, never the
 labels drawn inside a figure (:mod:`.quotable`): a span the splitter cut short is joined with
 the rest of its sentence or left out, so the answer reads as prose. A question the text asks
-is quoted with its reply, never alone, and a table's column names are never cited while another
-sentence can be: they weigh in whether to answer, but say what a value is, not the value.
+is quoted with its reply, never alone, and a table's column names give way to a sentence that
+comes within ``keep_ratio`` of them: they weigh in whether to answer, but say what a value is,
+not the value.
 
 Answerability: the question's *named terms* (acronyms such as CISA or MMLU, tokens with digits
 such as 42001, capitalized words that do not start a sentence) must all occur in the sources

@@ -219,11 +219,10 @@ _HEADING_WORDS = 10
 
 
 def heads_a_block(text: str) -> bool:
-    """Whether ``text`` opens as a caption ("Figure 3.", "Table 2") or a numbered heading
-    ("4.2 Package booktabs", "Section 4.2."): the start of another block, not a sentence that
-    goes on from the one before."""
-    body = text.lstrip()
-    return _CAPTION.match(body) is not None or opens_section(body)
+    """Whether ``text`` (a span, stripped) opens as a caption ("Figure 3.", "Table 2") or a
+    numbered heading ("4.2 Package booktabs", "Section 4.2."): the start of another block, not
+    a sentence that goes on from the one before."""
+    return _CAPTION.match(text) is not None or opens_section(text)
 
 
 def _heading_line(line: str) -> bool:
@@ -232,7 +231,7 @@ def _heading_line(line: str) -> bool:
         bool(line)
         and len(line.split()) <= _HEADING_WORDS
         and line[-1] not in ",;:-–(.!?"
-        and (_CAPTION.match(line) is not None or opens_section(line))
+        and heads_a_block(line)
     )
 
 

@@ -56,20 +56,19 @@ def header_rows(text: str, rows: Sequence[Span]) -> set[Span]:
     a row that holds one ("Summary by Month | Notices | Employees Affected" over "July 2015 |
     71 | 8,574"). Such a row says what the values under it are; it holds none, so it answers no
     question about one. A table of words alone has no row told apart this way."""
+    cells = [_cells(text, *row) for row in rows]
     out: set[Span] = set()
-    above: Span | None = None
-    for row, below in itertools.pairwise(rows):
+    for k, (row, below) in enumerate(itertools.pairwise(rows)):
         # A table starts where no row stands on the line above, or where the row above has
         # another number of cells (two tables the extractor ran together).
         first = (
-            above is None
-            or text.count("\n", above[1], row[0]) != 1
-            or len(_cells(text, *above)) != len(_cells(text, *row))
+            k == 0
+            or text.count("\n", rows[k - 1][1], row[0]) != 1
+            or len(cells[k - 1]) != len(cells[k])
         )
-        above = row
         if not first or text.count("\n", row[1], below[0]) != 1:
             continue
-        names = [text[s:e] for s, e in _cells(text, *row)]
+        names = [text[s:e] for s, e in cells[k]]
         if all(len(n) <= MAX_COLUMN_NAME_CHARS and not _digit(n) for n in names) and _digit(
             text[below[0] : below[1]]
         ):

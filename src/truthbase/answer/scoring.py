@@ -86,8 +86,8 @@ class Candidate:
     rank: int
     label: str = ""
     choice_cosine: float = 0.0  # the choice embedder's cosine (0.0 without one)
-    # A table's column names (:func:`.rows.header_rows`): weighed for whether to answer, never
-    # cited while another sentence can be (they say what a value is, not the value).
+    # A table's column names (:func:`.rows.header_rows`): weighed for whether to answer, not
+    # cited where another sentence comes within keep_ratio of them (ExtractiveAnswerer._pick).
     names_columns: bool = False
     # The sentence's vector by the index's embedder, as its cosine was made from it (None when
     # built elsewhere): a question's parts are scored with it, not with the sentence embedded
