@@ -276,11 +276,13 @@ def test_a_quote_only_citation_gets_no_verified_badge(page: Any, live_server: Li
     assert "1 verified, 1 to check" in page.inner_text("#status")
 
 
+@pytest.mark.parametrize("slot", [None, "price"])
 def test_a_weak_answer_lists_the_closest_passages_without_claims(
-    page: Any, live_server: LiveServer
+    page: Any, live_server: LiveServer, slot: str | None
 ) -> None:
     """A scripted weak refusal: the page says the documents may not answer, lists the passages
-    the answer came closest to, and shows no claim, marker or verified badge."""
+    the answer came closest to, and shows no claim, marker or verified badge; refused for a
+    value the question asks for (a price), it says none of the passages gives one."""
     sources = [
         {
             "n": n,
@@ -308,7 +310,7 @@ def test_a_weak_answer_lists_the_closest_passages_without_claims(
         "sources": sources,
         "citations": [],
         "problems": [],
-        "info": {"support": 0.45, "threshold": 0.479, "outcome": "weak"},
+        "info": {"support": 0.45, "outcome": "weak", "unfilled_slot": slot},
         "timings": {},
     }
     body = _sse(
@@ -329,6 +331,7 @@ def test_a_weak_answer_lists_the_closest_passages_without_claims(
     assert page.get_attribute("#answer", "data-outcome") == "weak"
     text = page.inner_text("#answer")
     assert "may not answer this" in text and "closest passages" in text
+    assert ("None of the closest passages gives a price." in text) is (slot == "price")
     assert page.locator("#answer .cite").count() == 0
     assert "Red-teaming is one way to test." in page.inner_text("#sources")
     assert "may not answer this" in page.inner_text("#status")

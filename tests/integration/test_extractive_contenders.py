@@ -13,6 +13,7 @@ from tests.helpers.corpus import GOLDEN_DEV
 from truthbase.answer.extractive import ExtractiveAnswerer
 from truthbase.answer.names import missing_named_terms
 from truthbase.answer.pipeline import retrieve, sources_from_hits
+from truthbase.answer.slots import asked_slot
 from truthbase.config import ExtractiveSettings, RetrievalSettings
 from truthbase.embed import Embedder
 from truthbase.eval.golden import load_golden
@@ -53,16 +54,20 @@ def test_contenders_choose_exactly_as_all_candidates(
             for c in fast:  # the same floats, not merely close ones
                 assert c == by_key[(c.doc_id, c.unit, c.start, c.end)], question
             missing = missing_named_terms(question, sources)
-            a, b = answerer.choose(full, missing), answerer.choose(fast, missing)
-            assert (a.chosen, a.support, a.best_score, a.outcome, a.refused, a.features) == (
-                b.chosen,
-                b.support,
-                b.best_score,
-                b.outcome,
-                b.refused,
-                b.features,
-            ), question
-            assert answerer.compose(a) == answerer.compose(b)
+            # the slot the question asks for, and each slot as if it asked for it (the rule
+            # cites among the close sentences that hold one: contenders all)
+            for slot in dict.fromkeys((asked_slot(question), "price", "date", "version")):
+                a = answerer.choose(full, missing, slot=slot)
+                b = answerer.choose(fast, missing, slot=slot)
+                assert (a.chosen, a.support, a.outcome, a.refused, a.unfilled_slot) == (
+                    b.chosen,
+                    b.support,
+                    b.outcome,
+                    b.refused,
+                    b.unfilled_slot,
+                ), (question, slot)
+                assert (a.best_score, a.features) == (b.best_score, b.features), question
+                assert answerer.compose(a) == answerer.compose(b)
     finally:
         store.close()
     # Fails if the bound stopped pruning (every sentence embedded again). Measured on every

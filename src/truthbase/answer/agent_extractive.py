@@ -234,6 +234,7 @@ def extractive_agent(
             "support": round(selection.support, 4),
             "best_score": round(selection.best_score, 4),
             "missing_terms": list(selection.missing_terms),
+            "unfilled_slot": selection.unfilled_slot,
             "threshold": answerer.settings.threshold,
             "answer_probability": round(selection.probability, 4),
             "ranked_sources": [s.n for s in ranked],

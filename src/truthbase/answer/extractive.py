@@ -76,6 +76,7 @@ from .policy import Outcome, answer_probability, extractive_outcome, follow_up_r
 from .quotable import MIN_ITEM_WORDS, ends_sentence
 from .refusal_model import RefusalFeatures, refusal_features
 from .scoring import Candidate, SentenceScorer
+from .slots import Slot, asked_slot, fills_slot
 
 #: The share of a part's own cosine in the cosine its sentences are chosen by (the rest is
 #: the whole question's): :meth:`ExtractiveAnswerer._per_part`.
@@ -92,6 +93,11 @@ class Selection:
     refused: bool
     best_score: float = 0.0  # that support before the named-term rule
     missing_terms: tuple[str, ...] = ()  # named terms of the question that no source contains
+    # The kind of value the question asks for (.slots), when the rule applies: an answer cites
+    # sentences that hold one; unfilled_slot: that kind, when no sentence close to the best
+    # holds one and the answer is refused (policy rule 3).
+    slot: Slot | None = None
+    unfilled_slot: Slot | None = None
     outcome: Outcome = "answered"  # "weak": refused, with close passages (answer.policy)
     features: RefusalFeatures | None = None  # what the refusal model weighed
     probability: float = 0.0  # the refusal model's answer probability
@@ -169,18 +175,26 @@ class ExtractiveAnswerer:
         missing_terms: Sequence[str] = (),
         parts: Sequence[str] = (),
         source_scores: Sequence[float] = (),
+        slot: Slot | None = None,
     ) -> Selection:
-        """Apply the named-term rule and the refusal model (policy rule 3; ``source_scores``:
-        the retrieval scores of the sources, in rank order), and pick the answer sentences: the
-        best ones, or with two or more ``parts`` (:func:`.parts.question_parts`) the best per
-        part."""
+        """Apply the named-term rule, the asked-slot rule and the refusal model (policy rule 3;
+        ``source_scores``: the retrieval scores of the sources, in rank order; ``slot``: the kind
+        of value the question asks for, :func:`.slots.asked_slot`), and pick the answer
+        sentences: the best ones, or with two or more ``parts`` (:func:`.parts.question_parts`)
+        the best per part; with a ``slot``, among the sentences within ``keep_ratio`` of the
+        best that hold such a value. A question of several parts asks for more than the slot
+        ("Which exam form, and when does it take place?"): the rule leaves it alone."""
         cfg = self.settings
+        if not cfg.require_asked_slot or len(parts) >= 2:
+            slot = None
         features = refusal_features(candidates, source_scores, cfg.keep_ratio, cfg.refusal)
         best_score = features.support
         missing = tuple(missing_terms) if cfg.require_named_terms else ()
         support = 0.0 if missing else best_score
         probability = answer_probability(features, cfg.refusal)
-        outcome = extractive_outcome(bool(candidates), missing, features, cfg)
+        filling = self._filling(candidates, slot)
+        unfilled = slot if filling is not None and not filling else None
+        outcome = extractive_outcome(bool(candidates), missing, features, cfg, unfilled)
         if outcome != "answered":
             return Selection(
                 candidates=tuple(candidates),
@@ -189,20 +203,35 @@ class ExtractiveAnswerer:
                 refused=True,
                 best_score=best_score,
                 missing_terms=missing,
+                slot=slot,
+                unfilled_slot=unfilled,
                 outcome=outcome,
                 features=features,
                 probability=probability,
             )
-        picked = self._pick(candidates, parts)
+        picked = self._pick(filling or candidates, parts)
         return Selection(
             candidates=tuple(candidates),
             chosen=tuple(picked),
             support=best_score,
             refused=False,
             best_score=best_score,
+            slot=slot,
             features=features,
             probability=probability,
         )
+
+    def _filling(
+        self, candidates: Sequence[Candidate], slot: Slot | None
+    ) -> list[Candidate] | None:
+        """The candidates within ``keep_ratio`` of the best that hold a value of the kind
+        ``slot`` (best first; None without a slot). Only those: a sentence further down is no
+        contender (:meth:`contenders` scores none of them), and an answer that holds the value
+        only far below the best is, on the sets measured, a passage on the topic."""
+        if slot is None or not candidates:
+            return None
+        floor = self.settings.keep_ratio * candidates[0].score
+        return [c for c in candidates if c.score >= floor and fills_slot(slot, c.text)]
 
     def _pick(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
         """The answer sentences of an answered question, in source order: not a table's
@@ -247,11 +276,15 @@ class ExtractiveAnswerer:
     def _cite_among(
         self, selection: Selection, keep: Callable[[Candidate], bool], parts: Sequence[str]
     ) -> Selection:
-        """``selection`` citing only candidates ``keep`` holds, when any does; whether to answer
+        """``selection`` citing only candidates ``keep`` holds, when any does (and of those, the
+        ones that hold the value the question asks for, when any does); whether to answer
         stays as decided, only which sentences are cited moves."""
         if selection.refused:
             return selection
         among = [c for c in selection.candidates if keep(c)]
+        slot = selection.slot
+        if slot is not None:
+            among = [c for c in among if fills_slot(slot, c.text)] or among
         return replace(selection, chosen=tuple(self._pick(among, parts))) if among else selection
 
     def _per_part(self, candidates: Sequence[Candidate], parts: Sequence[str]) -> list[Candidate]:
@@ -288,11 +321,24 @@ class ExtractiveAnswerer:
         return chosen
 
     def select(self, question: str, sources: Sequence[Source]) -> Selection:
+        return self._decide(
+            question, self.candidates(question, sources), sources, question_parts(question)
+        )
+
+    def _decide(
+        self,
+        question: str,
+        candidates: Sequence[Candidate],
+        sources: Sequence[Source],
+        parts: Sequence[str],
+    ) -> Selection:
+        """:meth:`choose` with what ``question`` names and asks for, over ``sources``."""
         return self.choose(
-            self.candidates(question, sources),
+            candidates,
             missing_named_terms(question, sources),
-            question_parts(question),
+            parts,
             [s.score for s in sources],
+            asked_slot(question),
         )
 
     def compose(self, selection: Selection) -> str:
@@ -327,9 +373,7 @@ class ExtractiveAnswerer:
             scored = self.candidates(question, sources, focus)
         else:
             scored = self.contenders(question, sources, focus=focus)
-        selection = self.choose(
-            scored, missing_named_terms(question, sources), parts, [s.score for s in sources]
-        )
+        selection = self._decide(question, scored, sources, parts)
         if others:
             selection = self._cite_among(
                 selection, lambda c: not names_other_item(c.text, follow_up), parts
@@ -372,6 +416,7 @@ class ExtractiveAnswerer:
             "support": round(selection.support, 4),
             "best_score": round(selection.best_score, 4),
             "missing_terms": list(selection.missing_terms),
+            "unfilled_slot": selection.unfilled_slot,
             "threshold": cfg.threshold,
             "answer_probability": round(selection.probability, 4),
             "refusal_features": selection.features.as_dict() if selection.features else None,

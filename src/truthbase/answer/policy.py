@@ -12,7 +12,10 @@ Refusal. An answer is refused when
 2. nothing is left of the text once the dropped markers and tags are removed
    (:func:`answer_refused`), or
 3. the extractive answerer has too little to say (:func:`extractive_refuses`): no candidate
-   sentence, a named term of the question that no source mentions, or an answer probability
+   sentence, a named term of the question that no source mentions, a kind of value the
+   question asks for (a price, a version, a date: :mod:`.slots`) that no sentence close to the
+   best holds ("How much does certification cost?" over passages about certification that
+   name no price), or an answer probability
    of the refusal model (:mod:`.refusal_model`: one logistic over a few features of the best
    sentence and the sources, coefficients ``extractive.refusal``, fitted across the dev sets
    by leave-one-set-out, docs/evals/refusal-model.md) below ``extractive.threshold``; it then
@@ -26,8 +29,8 @@ Refusal. An answer is refused when
    catalog that says nothing of what it contains: the inherited topic supports the passage,
    not the question.
 
-Weak. A refusal of the refusal model (rule 3) whose best support is still at least
-``extractive.weak_threshold`` (and with no named term missing) is *weak*
+Weak. A refusal of the refusal model or of the asked-slot rule (rule 3) whose best support is
+still at least ``extractive.weak_threshold`` (and with no named term missing) is *weak*
 (:func:`extractive_outcome`): the documents may not answer the question, so no claim is made
 and nothing is verified, but the closest passages are worth showing. It counts as refused
 everywhere (``refused`` stays true; ``outcome`` says weak).
@@ -65,6 +68,7 @@ from ..records import (
     ResolvedMode,
 )
 from .refusal_model import RefusalFeatures, answer_probability
+from .slots import Slot
 
 __all__ = [
     "MIN_COVERAGE",
@@ -98,11 +102,21 @@ def answer_refused(text_refuses: bool, rendered: str) -> bool:
 
 
 def extractive_refuses(
-    has_candidates: bool, missing_terms: Sequence[str], probability: float, threshold: float
+    has_candidates: bool,
+    missing_terms: Sequence[str],
+    probability: float,
+    threshold: float,
+    unfilled_slot: Slot | None = None,
 ) -> bool:
     """Rule 3: whether the extractive answerer writes NO_ANSWER (see the module docstring);
-    ``probability``: the refusal model's (:func:`answer_probability`)."""
-    return not has_candidates or bool(missing_terms) or probability < threshold
+    ``probability``: the refusal model's (:func:`answer_probability`); ``unfilled_slot``: the
+    kind of value the question asks for that no sentence close to the best holds."""
+    return (
+        not has_candidates
+        or bool(missing_terms)
+        or unfilled_slot is not None
+        or probability < threshold
+    )
 
 
 def follow_up_refuses(new_words_held: float | None, minimum: float) -> bool:
@@ -116,11 +130,15 @@ def extractive_outcome(
     missing_terms: Sequence[str],
     features: RefusalFeatures,
     settings: ExtractiveSettings,
+    unfilled_slot: Slot | None = None,
 ) -> Outcome:
-    """Rule 3 with the weak band: answered, weak (refused by the model, but the best support is
-    at least ``weak_threshold`` and no named term is missing) or refused."""
+    """Rule 3 with the weak band: answered, weak (refused by the model or for an unfilled slot,
+    but the best support is at least ``weak_threshold`` and no named term is missing) or
+    refused."""
     probability = answer_probability(features, settings.refusal)
-    if not extractive_refuses(has_candidates, missing_terms, probability, settings.threshold):
+    if not extractive_refuses(
+        has_candidates, missing_terms, probability, settings.threshold, unfilled_slot
+    ):
         return "answered"
     if has_candidates and not missing_terms and features.support >= settings.weak_threshold:
         return "weak"

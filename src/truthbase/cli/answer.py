@@ -126,14 +126,16 @@ def _print_answer(final: Answer, kinds: Mapping[str, str]) -> None:
     """The sources, citations, problems and timings of an answer whose text was streamed."""
     cited = {c.n for c in final.citations}
     if final.outcome == "weak":
-        console.print(
-            styled(
-                (
-                    "The documents may not answer this; the closest passages (no claim is made):",
-                    "yellow",
-                )
-            )
+        from ..answer.slots import SLOT_NAMES  # the answer package loads the embedder's code
+
+        slot = SLOT_NAMES.get(str(final.info.get("unfilled_slot")))
+        said = (
+            f"The documents may not answer this: none of the closest passages gives {slot}. "
+            "They are listed (no claim is made):"
+            if slot
+            else "The documents may not answer this; the closest passages (no claim is made):"
         )
+        console.print(styled((said, "yellow")))
     console.print(styled("\n", ("sources", "bold")))
     # Agent mode's tools may show hundreds of passages: then only the cited ones are listed.
     shown = (

@@ -409,6 +409,12 @@ class ExtractiveSettings(_Section):
         description="Refuse when a named term of the question (an acronym, a token with a "
         "digit, a capitalized word inside a sentence) occurs in no source.",
     )
+    require_asked_slot: bool = Field(
+        default=True,
+        description="When the question asks for a price, a version or a date "
+        "(truthbase.answer.slots), cite only sentences close to the best that hold one, and "
+        "refuse (weak, with the closest passages) when none does.",
+    )
     # The four weights: the point the grid search of benchmarks/selection_cv.py picks on all
     # four dev sets; chosen as a procedure by leaving each set out (left out: 95 questions
     # answered with a correct citation of 154 against 94 with the weights before, which were

@@ -147,6 +147,8 @@ def _record(
     extra: dict[str, Any] = {}
     if any(e.cells is not None for e in question.evidence):
         extra["cells_held"] = _cells_held(question, answer, spans)
+    if answer.info.get("unfilled_slot"):
+        extra["unfilled_slot"] = answer.info["unfilled_slot"]  # refused by policy rule 3's slot
     return {
         "id": question.id,
         "answerable": question.answerable,

@@ -374,8 +374,11 @@ function handle(event, data) {
     renderSources();
     if (answer.refused && answer.outcome === "weak") {
       // Weak: no claim is made and nothing is verified, but the closest passages are listed.
+      // A question that asked for a price, a version or a date no close passage gives says so.
+      const slot = { price: "a price", version: "a version", date: "a date" }[(answer.info || {}).unfilled_slot];
+      const why = slot ? ` None of the closest passages gives ${slot}.` : "";
       answerBox.replaceChildren(
-        el("p", { class: "refusal weak", text: "The documents may not answer this. The closest passages are listed below; none of them is shown as an answer." }),
+        el("p", { class: "refusal weak", text: `The documents may not answer this.${why} The closest passages are listed below; none of them is shown as an answer.` }),
       );
       answerBox.dataset.state = "refused";
       answerBox.dataset.outcome = "weak";
