@@ -314,6 +314,53 @@ def test_a_comparison_compares_with_what_the_latest_answer_cited() -> None:
     assert (after.prior_documents, after.compared) == ((), ())
 
 
+def test_a_comparison_compares_with_the_topic_s_best_matching_span_not_only_the_latest() -> None:
+    subcategory = Turn(
+        question="Which subcategory covers risk appetite and risk tolerance statements?",
+        answer="Section 2 explains the Core [1]. GV.RM-02: Risk appetite ... [2]",
+        citations=(
+            CitedSpan(doc_id="csf", unit=1, start=0, end=40, quote="Section 2 explains the Core"),
+            CitedSpan(
+                doc_id="csf",
+                unit=2,
+                start=0,
+                end=90,
+                quote="GV.RM-02: Risk appetite and risk tolerance statements are established",
+            ),
+        ),
+    )
+    # a follow-up answered by a sentence that only touches it (one of its words)
+    category = Turn(
+        question="Which Category is it part of?",
+        searched_for="Which Category is it part of? (subcategory risk appetite tolerance)",
+        answer="Section 2 explains the Functions, Categories and Subcategories [1].",
+        citations=(
+            CitedSpan(
+                doc_id="csf",
+                unit=1,
+                start=0,
+                end=60,
+                quote="Section 2 explains the Functions, Categories and Subcategories",
+            ),
+        ),
+    )
+    resolution = resolve_follow_up(
+        "Is there a comparable outcome in the AI RMF?", [subcategory, category]
+    )
+    # the first turn's answer holds four of its question's words, the second's one of its own
+    assert [c.unit for c in resolution.compared][:1] == [2]
+    assert {c.quote for c in resolution.compared} == {
+        c.quote for t in (subcategory, category) for c in t.citations
+    }
+    # a question of its own in between starts the topic there: only its spans are compared
+    own = Turn(
+        question="Which Category does the overview list first?",
+        citations=(CitedSpan(doc_id="csf", unit=3, start=0, end=30, quote="The Category list"),),
+    )
+    after = resolve_follow_up("Is there a comparable one in the AI RMF?", [subcategory, own])
+    assert [c.unit for c in after.compared] == [3]
+
+
 def test_a_document_is_named_by_its_short_title_or_acronym() -> None:
     titles = {
         "rmf": "Artificial Intelligence Risk Management Framework (AI RMF 1.0)",

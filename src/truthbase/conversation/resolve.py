@@ -209,17 +209,37 @@ def latest_cited(history: Sequence[Turn]) -> Turn | None:
     return None
 
 
-def _compared(turn: Turn | None, titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
-    """What a comparison compares with: the spans ``turn`` (:func:`latest_cited`) cited, the
-    one whose quote has most of that turn's question words first (an answer cites context
-    beside its answer); words of the cited documents' titles do not count (they say which
-    document, and "Figure 2 shows the CSF Functions" is not the answer to "Which CSF 2.0
-    Function ...?")."""
-    if turn is None:
-        return ()
-    naming = _stems(w for d in turn.cited_documents for w in content_words(titles.get(d, "")))
-    asked = _stems(content_words(turn.question)) - naming
-    return tuple(sorted(turn.citations, key=lambda c: -len(asked & _stems(content_words(c.quote)))))
+def _topic_turns(history: Sequence[Turn]) -> list[Turn]:
+    """The earlier turns of the current topic that cited anything, latest first: back to the
+    question of its own that opened it (a refused one ends the topic, as in
+    :func:`latest_cited`)."""
+    turns: list[Turn] = []
+    for turn in reversed(history):
+        if turn.citations:
+            turns.append(turn)
+        elif not _followed(turn):
+            break
+        if not _followed(turn):
+            break
+    return turns
+
+
+def _compared(history: Sequence[Turn], titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
+    """What a comparison compares with: the spans the turns of the current topic cited
+    (:func:`_topic_turns`), the one whose quote has most of its own turn's question words
+    first, the later turn first among equals (an answer cites context beside its answer, and a
+    follow-up of the thread may have been answered by a passage that only touches it: "Is
+    there a comparable outcome in the AI RMF?" compares with the subcategory the first turn
+    found, not with the overview sentence that answered "Which Category is it part of?");
+    words of the cited documents' titles do not count (they say which document, and "Figure 2
+    shows the CSF Functions" is not the answer to "Which CSF 2.0 Function ...?")."""
+    scored: list[tuple[int, int, CitedSpan]] = []
+    for age, turn in enumerate(_topic_turns(history)):
+        naming = _stems(w for d in turn.cited_documents for w in content_words(titles.get(d, "")))
+        asked = _stems(content_words(turn.question)) - naming
+        for order, c in enumerate(turn.citations):
+            scored.append((-len(asked & _stems(content_words(c.quote))), age * 1000 + order, c))
+    return tuple(c for *_, c in sorted(scored, key=lambda t: (t[0], t[1])))
 
 
 def resolve_follow_up(
@@ -284,5 +304,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
-        compared=_compared(cited, titles) if compares else (),
+        compared=_compared(history, titles) if compares else (),
     )
