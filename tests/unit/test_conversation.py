@@ -315,18 +315,15 @@ def test_a_comparison_compares_with_what_the_latest_answer_cited() -> None:
 
 
 def test_a_comparison_compares_with_the_topic_s_best_matching_span_not_only_the_latest() -> None:
+    def csf(unit: int, quote: str) -> CitedSpan:
+        return CitedSpan(doc_id="csf", unit=unit, start=0, end=len(quote), quote=quote)
+
     subcategory = Turn(
         question="Which subcategory covers risk appetite and risk tolerance statements?",
         answer="Section 2 explains the Core [1]. GV.RM-02: Risk appetite ... [2]",
         citations=(
-            CitedSpan(doc_id="csf", unit=1, start=0, end=40, quote="Section 2 explains the Core"),
-            CitedSpan(
-                doc_id="csf",
-                unit=2,
-                start=0,
-                end=90,
-                quote="GV.RM-02: Risk appetite and risk tolerance statements are established",
-            ),
+            csf(1, "Section 2 explains the Core"),
+            csf(2, "GV.RM-02: Risk appetite and risk tolerance statements are established"),
         ),
     )
     # a follow-up answered by a sentence that only touches it (one of its words)
@@ -334,15 +331,7 @@ def test_a_comparison_compares_with_the_topic_s_best_matching_span_not_only_the_
         question="Which Category is it part of?",
         searched_for="Which Category is it part of? (subcategory risk appetite tolerance)",
         answer="Section 2 explains the Functions, Categories and Subcategories [1].",
-        citations=(
-            CitedSpan(
-                doc_id="csf",
-                unit=1,
-                start=0,
-                end=60,
-                quote="Section 2 explains the Functions, Categories and Subcategories",
-            ),
-        ),
+        citations=(csf(1, "Section 2 explains the Functions, Categories and Subcategories"),),
     )
     resolution = resolve_follow_up(
         "Is there a comparable outcome in the AI RMF?", [subcategory, category]
@@ -355,7 +344,7 @@ def test_a_comparison_compares_with_the_topic_s_best_matching_span_not_only_the_
     # a question of its own in between starts the topic there: only its spans are compared
     own = Turn(
         question="Which Category does the overview list first?",
-        citations=(CitedSpan(doc_id="csf", unit=3, start=0, end=30, quote="The Category list"),),
+        citations=(csf(3, "The Category list"),),
     )
     after = resolve_follow_up("Is there a comparable one in the AI RMF?", [subcategory, own])
     assert [c.unit for c in after.compared] == [3]

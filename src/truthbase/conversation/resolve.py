@@ -197,49 +197,36 @@ def _followed(turn: Turn) -> bool:
     return turn.searched_for is not None and turn.searched_for.strip() != turn.question.strip()
 
 
-def latest_cited(history: Sequence[Turn]) -> Turn | None:
-    """The latest earlier turn whose answer cited anything: a refused follow-up between leaves
-    the topic where it was ("Which Category is it part of?", refused, then "Is there a comparable
-    outcome in the AI RMF?"), but a refused question of its own ends the old topic (None)."""
-    for turn in reversed(history):
-        if turn.citations:
-            return turn
-        if not _followed(turn):
-            return None
-    return None
-
-
 def _topic_turns(history: Sequence[Turn]) -> list[Turn]:
-    """The earlier turns of the current topic that cited anything, latest first: back to the
-    question of its own that opened it (a refused one ends the topic, as in
-    :func:`latest_cited`)."""
+    """The earlier turns of the current topic whose answers cited anything, latest first: back
+    to the question of its own that opened it. A refused follow-up between leaves the topic
+    where it was ("Which Category is it part of?", refused, then "Is there a comparable outcome
+    in the AI RMF?"), but a refused question of its own ends the old topic (none)."""
     turns: list[Turn] = []
     for turn in reversed(history):
         if turn.citations:
             turns.append(turn)
-        elif not _followed(turn):
-            break
         if not _followed(turn):
             break
     return turns
 
 
-def _compared(history: Sequence[Turn], titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
+def _compared(topic: Sequence[Turn], titles: Mapping[str, str]) -> tuple[CitedSpan, ...]:
     """What a comparison compares with: the spans the turns of the current topic cited
-    (:func:`_topic_turns`), the one whose quote has most of its own turn's question words
-    first, the later turn first among equals (an answer cites context beside its answer, and a
-    follow-up of the thread may have been answered by a passage that only touches it: "Is
+    (``topic``, :func:`_topic_turns`), the one whose quote has most of its own turn's question
+    words first, the later turn first among equals (an answer cites context beside its answer,
+    and a follow-up of the thread may have been answered by a passage that only touches it: "Is
     there a comparable outcome in the AI RMF?" compares with the subcategory the first turn
     found, not with the overview sentence that answered "Which Category is it part of?");
     words of the cited documents' titles do not count (they say which document, and "Figure 2
     shows the CSF Functions" is not the answer to "Which CSF 2.0 Function ...?")."""
-    scored: list[tuple[int, int, CitedSpan]] = []
-    for age, turn in enumerate(_topic_turns(history)):
+    scored: list[tuple[int, int, int, CitedSpan]] = []
+    for age, turn in enumerate(topic):
         naming = _stems(w for d in turn.cited_documents for w in content_words(titles.get(d, "")))
         asked = _stems(content_words(turn.question)) - naming
         for order, c in enumerate(turn.citations):
-            scored.append((-len(asked & _stems(content_words(c.quote))), age * 1000 + order, c))
-    return tuple(c for *_, c in sorted(scored, key=lambda t: (t[0], t[1])))
+            scored.append((-len(asked & _stems(content_words(c.quote))), age, order, c))
+    return tuple(c for *_, c in sorted(scored, key=lambda t: t[:3]))
 
 
 def resolve_follow_up(
@@ -278,8 +265,8 @@ def resolve_follow_up(
     )
     referents = content_words(" ".join(referred.named))
     leave_out = [*referents, *(w for item in referred.others for w in content_words(item))]
-    cited = latest_cited(history)
-    priors = cited.cited_documents if cited is not None else ()
+    topic = _topic_turns(history)
+    priors = topic[0].cited_documents if topic else ()
     why = "follows the previous turn: its subject" + (
         " and cited documents are added" if priors else " is added"
     )
@@ -304,5 +291,5 @@ def resolve_follow_up(
         referents=referred.named,
         referent_others=referred.others if len(referred.named) == 1 else (),
         resolved_question=referred.question if referred.named else "",
-        compared=_compared(history, titles) if compares else (),
+        compared=_compared(topic, titles) if compares else (),
     )
