@@ -12,7 +12,10 @@ import pytest
 
 from tests.helpers.corpus import ROBUSTNESS, SEED, SHARED
 from tests.helpers.pg_server import Backend
+from truthbase.answer import ExtractiveAnswerer, Source
 from truthbase.chunking import chunk_units
+from truthbase.config import ExtractiveSettings
+from truthbase.embed import default_embedder
 from truthbase.extract import extract_pdf
 from truthbase.extract.tables import CELL_SEPARATOR
 from truthbase.model import ExtractedDocument
@@ -170,3 +173,44 @@ def test_figures_and_charts_are_not_tables() -> None:
     (table,) = csf.units[19].tables
     first = csf.units[19].text[slice(*table.rows[0])]
     assert first == "Function | Category | Category Identifier"  # empty grid columns dropped
+
+
+@pytest.mark.parametrize("read_with_table", [True, False])
+def test_a_question_naming_a_row_cites_the_row_not_the_tables_caption(
+    read_with_table: bool,
+) -> None:
+    # The NICS table: its caption and column names in one chunk, the Kentucky row in another
+    # (whose context is the caption). Read alone, the row holds one of the question's words
+    # and the caption four, so the caption was cited as the answer (a set nobody tuned on).
+    document = extract_pdf(ROBUSTNESS / "pdfplumber-nics-background-checks-2015-11-rotated.pdf")
+    assign_languages(document)
+    drafts = chunk_units(document.units, max_chars=800, overlap=0.15)
+    title = "NICS Firearm Background Checks November - 2015"
+    picked = [
+        next(d for d in drafts if d.text.startswith(title)),
+        next(d for d in drafts if "\nKentucky | " in d.text or d.text.startswith("Kentucky | ")),
+    ]
+    sources = [
+        Source(
+            n=n,
+            doc_id="n" * 64,
+            title="nics",
+            unit=d.unit,
+            start=d.start,
+            end=d.end,
+            text=d.text,
+            rects=(),
+            context=d.context,
+        )
+        for n, d in enumerate(picked, 1)
+    ]
+    settings = ExtractiveSettings(
+        threshold=0.0, weak_threshold=0.0, max_sentences=1, rows_read_with_table=read_with_table
+    )
+    question = "How many permit checks did Kentucky run in the NICS November 2015 statistics?"
+    chosen = ExtractiveAnswerer(default_embedder(), settings).select(question, sources).chosen
+    assert len(chosen) == 1
+    if read_with_table:
+        assert chosen[0].text.startswith("Kentucky | 264,140 |")
+    else:
+        assert chosen[0].text == title

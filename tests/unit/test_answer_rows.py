@@ -6,11 +6,13 @@ Tiers table of the seed corpus (rows of about 1,000 characters)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from tests.helpers.corpus import SEED
 from tests.helpers.extractive import answerer, source
+from truthbase.answer import Source
 from truthbase.answer.rows import header_rows, row_spans, rows_apart
 from truthbase.config import ExtractiveSettings
 from truthbase.extract.pdf import extract_pdf
@@ -166,16 +168,24 @@ def test_a_tables_column_names_are_told_from_its_rows() -> None:
 
 def test_a_value_is_cited_from_its_row_not_from_the_column_names() -> None:
     question = "How many employees were affected by notices in July 2015?"
-    # The hashing embedder scores the row at .61 of the column names: within a keep ratio of
-    # .5 it could stand beside them in an answer, so it is cited in their place.
-    near = answerer(max_sentences=1, keep_ratio=0.5).select(question, [source(1, MONTHS)])
+    # Rows read as written (without their column names' words, as before rows were read with
+    # their table), the hashing embedder scores the row at .61 of the column names: within a
+    # keep ratio of .5 it could stand beside them in an answer, so it is cited in their place.
+    near = answerer(max_sentences=1, keep_ratio=0.5, rows_read_with_table=False).select(
+        question, [source(1, MONTHS)]
+    )
     assert [c.text for c in near.chosen] == ["July 2015 | 71 | 8,574 | 30"]
     # The column names still count for whether to answer: the best support is theirs.
     assert near.candidates[0].text.startswith("Summary by Month")
     # Farther below them than the keep ratio (.8), no sentence takes their place: they are
     # cited as before, rather than a sentence that could not have been cited beside them.
-    far = answerer(max_sentences=1).select(question, [source(1, MONTHS)])
+    far = answerer(max_sentences=1, rows_read_with_table=False).select(
+        question, [source(1, MONTHS)]
+    )
     assert [c.text[:16] for c in far.chosen] == ["Summary by Month"]
+    # Read with its column names (the default), the row holds the question's words too.
+    read = answerer(max_sentences=1).select(question, [source(1, MONTHS)])
+    assert [c.text for c in read.chosen] == ["July 2015 | 71 | 8,574 | 30"]
 
 
 def test_a_question_in_the_text_is_quoted_with_its_reply() -> None:
@@ -256,3 +266,59 @@ def test_a_question_is_not_joined_to_what_is_no_reply(after: str) -> None:
         c.text for c in answerer().select("Why had she refused him?", [source(1, text)]).candidates
     ]
     assert asked in texts, texts
+
+
+NICS_TITLE = "NICS Firearm Background Checks November - 2015"
+NICS_HEAD = f"{NICS_TITLE}\nState / Territory | Permit | Handgun | Long Gun | Totals\n"
+NICS_ROWS = (
+    "Illinois | 87,190 | 24,412 | 17,227 | 129,861\n"
+    "Kentucky | 264,140 | 12,155 | 14,847 | 295,891\n"
+    "Kansas | 894 | 7,086 | 8,702 | 18,433\n"
+)
+
+
+def _nics_sources() -> list[Source]:
+    # The table's title and column names in one chunk, its rows in the next, which carries the
+    # title as its context (as chunking stores a table cut over chunks).
+    head = source(1, NICS_HEAD + "Alabama | 18,870 | 23,022 | 22,650 | 71,137\n")
+    rows = replace(source(2, NICS_ROWS, start=len(head.text)), context=NICS_TITLE)
+    return [head, rows]
+
+
+@pytest.mark.parametrize("read_with_table", [True, False])
+def test_a_row_the_question_names_is_read_with_its_tables_caption_and_column_names(
+    read_with_table: bool,
+) -> None:
+    # The lexical feature (the question's idf share in the sentence); which sentence is cited
+    # also weighs the cosine, a real model's: tests/integration/test_tables.py.
+    question = "How many permit checks did Kentucky run in the NICS November 2015 statistics?"
+    chooser = answerer(rows_read_with_table=read_with_table)
+    lexical = {
+        c.text.split(" | ")[0]: c.lexical for c in chooser.candidates(question, _nics_sources())
+    }
+    if read_with_table:
+        # "Kentucky", then "permit" (a column name, in the other chunk), "NICS", "November",
+        # "2015" and "checks" (the caption, the chunk's context).
+        assert lexical["Kentucky"] > lexical[NICS_TITLE] > 0
+        assert lexical["Kentucky"] > lexical["State / Territory"]
+    else:  # the row holds one of the question's words, the caption four
+        assert 0 < lexical["Kentucky"] < lexical[NICS_TITLE]
+    # A row the question does not name is read as written either way: its table's words would
+    # lift every row of the table to the caption's level.
+    assert lexical["Kansas"] == lexical["Illinois"] == 0
+
+
+def test_a_row_is_read_with_the_column_names_of_its_own_table_only() -> None:
+    # The rows above a table's column names belong to another table: they are read with the
+    # passage's context alone, the rows under them with the column names too.
+    chooser = answerer()
+    raw = chooser._scorer().sentences([replace(source(1, MONTHS), context="WARN report")])
+    tables = {item.text: item.table for item in raw}
+    assert tables["03/18/2016 | 05/20/2016 | Boeing Company | El Segundo | 26"] == "WARN report"
+    assert tables["July 2015 | 71 | 8,574 | 30"] == (
+        "WARN report\nSummary by Month | Notices | Employees Affected | Permanent Layoff"
+    )
+    # The column names are not read with themselves, and prose is read as written.
+    assert tables["Summary by Month | Notices | Employees Affected | Permanent Layoff"] == ""
+    prose = chooser._scorer().sentences([source(1, "The WARN report lists notices by month.")])
+    assert [item.table for item in prose] == [""]

@@ -59,6 +59,9 @@ class _Sentence(NamedTuple):
     text: str
     label: str
     names_columns: bool = False  # a table's column names (:func:`.rows.header_rows`)
+    # A table row's table: its caption and column names, which the row is read with
+    # (:func:`_row_table`); "" for any other sentence.
+    table: str = ""
 
     @property
     def scored(self) -> str:
@@ -121,6 +124,58 @@ def _results_row(words: Sequence[str], letters: int, digits: int, chars: int) ->
         and sum(VALUE.fullmatch(w) is not None for w in words) >= 2
         and letters + digits >= 0.7 * chars
     )
+
+
+def _results_line(text: str) -> bool:
+    """Whether ``text`` is usable only as a results row (:func:`_results_row`): a line of
+    values, not a sentence."""
+    letters = sum(ch.isalpha() for ch in text)
+    chars = len(text.replace(" ", ""))
+    words = text.split()
+    return (
+        letters < 0.5 * chars
+        and bool(words)
+        and _results_row(words, letters, sum(ch.isdigit() for ch in text), chars)
+    )
+
+
+PageNames = dict[tuple[str, int], list[tuple[int, int, str]]]
+
+
+def _column_names_by_page(sources: Sequence[Source]) -> PageNames:
+    """The column-name rows (:func:`.rows.header_rows`) of every source, by document and unit:
+    their unit offsets and text. A table cut over two chunks has its column names in the
+    first; its rows in the next are read with them when both are sources."""
+    out: PageNames = {}
+    for source in sources:
+        for s, e in header_rows(source.text, row_spans(source.text)):
+            names = out.setdefault((source.doc_id, source.unit), [])
+            names.append((source.start + s, source.start + e, source.text[s:e]))
+    return out
+
+
+def _holds_value(text: str) -> bool:
+    """Whether a row holds a value (a digit): a number means nothing without its column's
+    name. A row of names ("Protect (PR) | Identity Management, ... | PR.AA") says what it
+    says as written, and read with its column names it outscored the sentence that defines
+    it (dev.json; docs/evals/table-rows.md)."""
+    return any(ch.isdigit() for ch in text)
+
+
+def _row_table(source: Source, start: int, page_names: PageNames, row: bool) -> str:
+    """What a table ``row`` of values (:func:`_holds_value`) of ``source`` at ``start`` (a unit
+    offset) is read with: the caption and column names of its table (the chunk's context), and
+    the column names nearest above it on its page (its own table's, in this source or
+    another); "" for a sentence that is no such row. A row holds the values and the one name
+    that tells it from the others ("Kentucky | 264,140 | ..."); the words a question asks with
+    ("permit checks", "November 2015") are its table's, so without them the caption or the
+    column names, which hold no value, outscore the row that answers
+    (docs/evals/table-rows.md)."""
+    if not row:
+        return ""
+    names = page_names.get((source.doc_id, source.unit), [])
+    above = [(e, text) for _, e, text in names if e <= start]
+    return "\n".join(filter(None, [source.context, max(above)[1] if above else ""]))
 
 
 def _passage(source: Source) -> str:
@@ -255,6 +310,7 @@ class SentenceScorer:
         raw: list[_Sentence] = []
         # A page's running header or footer is cut from the sentence it touches (.quotable).
         page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
+        page_names = _column_names_by_page(sources)
         for source in sources:
             headers = page_lines.get(source.doc_id, frozenset())
             ordered = row_spans(source.text)  # in text order, as rows_apart walks them
@@ -292,6 +348,15 @@ class SentenceScorer:
                         text,
                         labels.get(span, ""),
                         (s, e) in column_names,
+                        _row_table(
+                            source,
+                            source.start + s,
+                            page_names,
+                            cfg.rows_read_with_table
+                            and (s, e) not in column_names
+                            and _holds_value(text)
+                            and ((s, e) in whole or span in labels or _results_line(text)),
+                        ),
                     )
                 )
         running = _running_lines(raw)
@@ -309,6 +374,15 @@ class SentenceScorer:
         # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
         sentence_terms = [terms(item.scored) for item in raw]
         idf, unseen = idf_table(sentence_terms)
+        # A row the question names (it holds one of the question's words: "Kentucky", "July
+        # 2015") holds its table's caption and column names too. How rare a word is stays
+        # counted over the sentences as written (every row holding them would make the
+        # question's own words common, and every passage's context weaker).
+        asked = set(q_terms)
+        sentence_terms = [
+            terms(f"{item.table}\n{item.scored}") if item.table and asked.intersection(st) else st
+            for item, st in zip(raw, sentence_terms, strict=True)
+        ]
         # A passage's words are its text's and its context's: the column names and caption of
         # its table, which say what the numbers of a row are ("ASQA", "citation precision").
         context = {
@@ -329,7 +403,7 @@ class SentenceScorer:
         vector: npt.NDArray[np.float32] | None = None,
     ) -> Candidate:
         cfg = self.settings
-        source, start, end, text, label, names_columns = item
+        source, start, end, text, label, names_columns, _ = item
         score = weighted_score(score_weights(cfg), cos, lexical, ctx, source.n) + (
             cfg.w_choice_cosine * choice
         )

@@ -418,6 +418,11 @@ class ExtractiveSettings(_Section):
         "(truthbase.answer.slots), cite only sentences close to the best that hold one, and "
         "refuse (weak, with the closest passages) when none does.",
     )
+    rows_read_with_table: bool = Field(
+        default=True,
+        description="Count a table row's caption and column names among its own words when "
+        "scoring it for a question (a row holds the values, its table says what they are).",
+    )
     # The four weights: the point the grid search of benchmarks/selection_cv.py picks on all
     # four dev sets; chosen as a procedure by leaving each set out (left out: 95 questions
     # answered with a correct citation of 154 against 94 with the weights before, which were
