@@ -65,7 +65,8 @@ class _Sentence(NamedTuple):
 
     @property
     def scored(self) -> str:
-        """What the question is compared with: the sentence after its row's label, if any."""
+        """The sentence after its row's label, if any: what the question is compared with
+        (a row of values the question names: after its table too, ``SentenceScorer._as_read``)."""
         return scored_text(self.label, self.text)
 
 
@@ -362,35 +363,52 @@ class SentenceScorer:
         running = _running_lines(raw)
         return [item for item in raw if (item.source.doc_id, folded(item.text)) not in running]
 
+    def _as_read(self, question: str, raw: Sequence[_Sentence]) -> list[str]:
+        """Each sentence as the question is compared with it: after its row's label, if any;
+        a row of values the question names (it holds one of the question's words: "Kentucky",
+        "July 2015") after its table's caption and column names (:func:`_row_table`)."""
+        asked = set(terms(question))
+        return [
+            f"{item.table}\n{item.scored}"
+            if item.table and asked.intersection(terms(item.scored))
+            else item.scored
+            for item in raw
+        ]
+
+    def _read_and_lexical(
+        self,
+        question: str,
+        sources: Sequence[Source],
+        raw: Sequence[_Sentence],
+        focus: Focus | None,
+    ) -> tuple[list[str], list[tuple[float, float]]]:
+        """Each sentence as read (:meth:`_as_read`) and its (lexical, context) features."""
+        read = self._as_read(question, raw)
+        return read, self._lexical(question, sources, raw, read, focus)
+
     def _lexical(
         self,
         question: str,
         sources: Sequence[Source],
         raw: Sequence[_Sentence],
+        read: Sequence[str],
         focus: Focus | None = None,
     ) -> list[tuple[float, float]]:
-        """(lexical, context) of each sentence: the features that need no embedding."""
+        """(lexical, context) of each sentence (``read``: as :meth:`_as_read` reads it): the
+        features that need no embedding."""
         q_terms = terms(question)
-        # A long table row's cell sentence is scored with its row's label ("Tier 3: Repeatable").
-        sentence_terms = [terms(item.scored) for item in raw]
-        idf, unseen = idf_table(sentence_terms)
-        # A row the question names (it holds one of the question's words: "Kentucky", "July
-        # 2015") holds its table's caption and column names too. How rare a word is stays
-        # counted over the sentences as written (every row holding them would make the
-        # question's own words common, and every passage's context weaker).
-        asked = set(q_terms)
-        sentence_terms = [
-            terms(f"{item.table}\n{item.scored}") if item.table and asked.intersection(st) else st
-            for item, st in zip(raw, sentence_terms, strict=True)
-        ]
+        # How rare a word is stays counted over the sentences as written (every row holding its
+        # table's words would make the question's own words common, and every passage's
+        # context weaker).
+        idf, unseen = idf_table([terms(item.scored) for item in raw])
         # A passage's words are its text's and its context's: the column names and caption of
         # its table, which say what the numbers of a row are ("ASQA", "citation precision").
         context = {
             s.n: focus_coverage(q_terms, terms(_passage(s)), idf, unseen, focus) for s in sources
         }
         return [
-            (focus_coverage(q_terms, st, idf, unseen, focus), context[source.n])
-            for (source, *_), st in zip(raw, sentence_terms, strict=True)
+            (focus_coverage(q_terms, terms(text), idf, unseen, focus), context[source.n])
+            for (source, *_), text in zip(raw, read, strict=True)
         ]
 
     def _candidate(
@@ -433,12 +451,11 @@ class SentenceScorer:
         raw = self.sentences(sources)
         if not raw:
             return []
-        features = self._lexical(question, sources, raw, focus)
+        read, features = self._read_and_lexical(question, sources, raw, focus)
         asked = focus.cosine_text if focus is not None else question
-        texts = [item.scored for item in raw]
-        vectors = embed_question_with(self._embedder, asked, texts)
+        vectors = embed_question_with(self._embedder, asked, read)
         cosines = _cosines(vectors[1:], vectors[0])
-        choices = self._choice_cosines(asked)(texts)
+        choices = self._choice_cosines(asked)(read)
         out = [
             self._candidate(item, lexical, ctx, float(cos), float(choice), vector)
             for item, (lexical, ctx), cos, choice, vector in zip(
@@ -476,7 +493,7 @@ class SentenceScorer:
         raw = self.sentences(sources)
         if not raw:
             return []
-        features = self._lexical(question, sources, raw, focus)
+        read, features = self._read_and_lexical(question, sources, raw, focus)
         score_w, support_w = score_weights(cfg), support_weights(model)
         choice_w = cfg.w_choice_cosine if self._chooser is not None else 0.0
         bounds = _bounds(raw, features, score_w, choice_w)
@@ -484,7 +501,7 @@ class SentenceScorer:
         order = sorted(range(len(raw)), key=lambda i: -bounds[i])
         head, rest = order[:first], order[first:]
         asked = focus.cosine_text if focus is not None else question
-        head_vectors = embed_question_with(self._embedder, asked, [raw[i].scored for i in head])
+        head_vectors = embed_question_with(self._embedder, asked, [read[i] for i in head])
         question_vector = head_vectors[0]
         choice = self._choice_cosines(asked)
 
@@ -492,9 +509,9 @@ class SentenceScorer:
             indices: Sequence[int], embedded: Any = None, *, choosable: bool = True
         ) -> list[Candidate]:
             # ``embedded``: the sentences' index vectors where made already (the head's).
-            texts = [raw[i].scored for i in indices]
-            vectors = self._embedder.embed(texts) if embedded is None else embedded
-            choices = choice(texts) if choosable else np.zeros(len(texts), dtype=np.float32)
+            some = [read[i] for i in indices]
+            vectors = self._embedder.embed(some) if embedded is None else embedded
+            choices = choice(some) if choosable else np.zeros(len(some), dtype=np.float32)
             cosines = _cosines(vectors, question_vector)
             return [
                 self._candidate(raw[i], *features[i], float(cos), float(c), vector)

@@ -420,8 +420,9 @@ class ExtractiveSettings(_Section):
     )
     rows_read_with_table: bool = Field(
         default=True,
-        description="Count a table row's caption and column names among its own words when "
-        "scoring it for a question (a row holds the values, its table says what they are).",
+        description="Read a table row of values that the question names with its table's "
+        "caption and column names when scoring it for the question (its words and its "
+        "cosine): the row holds the values, its table says what they are.",
     )
     # The four weights: the point the grid search of benchmarks/selection_cv.py picks on all
     # four dev sets; chosen as a procedure by leaving each set out (left out: 95 questions
