@@ -13,7 +13,15 @@ import pytest
 from tests.helpers.corpus import SEED
 from tests.helpers.extractive import answerer, source
 from truthbase.answer import Source
-from truthbase.answer.rows import header_rows, row_spans, rows_apart
+from truthbase.answer.rows import (
+    column_names_by_page,
+    header_rows,
+    names_row,
+    row_label,
+    row_spans,
+    rows_apart,
+    table_words,
+)
 from truthbase.config import ExtractiveSettings
 from truthbase.extract.pdf import extract_pdf
 from truthbase.text.sentences import split_sentences
@@ -322,3 +330,44 @@ def test_a_row_is_read_with_the_column_names_of_its_own_table_only() -> None:
     assert tables["Summary by Month | Notices | Employees Affected | Permanent Layoff"] == ""
     prose = chooser._scorer().sentences([source(1, "The WARN report lists notices by month.")])
     assert [item.table for item in prose] == [""]
+
+
+def test_a_row_is_named_by_its_label_not_by_a_piece_of_a_date() -> None:
+    asked = {"kentucki", "kentucky", "2016", "2019", "total", "juli", "july"}
+    assert names_row(asked, "Kentucky")
+    assert names_row(asked, "2019")  # a number that is the whole label
+    assert not names_row(asked, "03/18/2016")  # a piece of the date every row holds
+    assert not names_row(asked, "Alabama")
+    assert names_row(asked, row_label("Totals | 804,006 | 2,236,457", ""))
+    assert row_label("BM25 with RAPTOR 27.93% 21.17%", "") == "BM25 with RAPTOR"
+    assert row_label("cell sentence", "Tier 3: Repeatable") == "Tier 3: Repeatable"
+
+
+def test_a_row_is_read_with_its_own_tables_column_names_only() -> None:
+    staff = "Staff member | Role title | Office\nAda | Analyst | Room 4\n"
+    prose = "The figures below are in millions.\n"
+    money = "Total revenue | 10,000 | 12,000\n"
+    text = staff + prose + money
+    one = source(1, text)
+    names = column_names_by_page([one])
+    start = text.index("Total revenue")
+    # Another table's column names (three cells over a row of three, but prose between them).
+    assert table_words(one, start, money.strip(), names) == ""
+    # The same table cut over two chunks: the rows of the second are read with the first's
+    # column names, once each even where the chunk's context repeats them.
+    head = source(1, "Month | Notices | Employees\nJuly 2015 | 71 | 8,574\n")
+    rest_text = "August 2015 | 69 | 5,890\n"
+    rest = replace(
+        source(2, rest_text, start=len(head.text)), context="WARN\nMonth | Notices | Employees"
+    )
+    names = column_names_by_page([head, rest])
+    assert table_words(rest, rest.start, rest_text.strip(), names) == (
+        "WARN\nMonth | Notices | Employees"
+    )
+    # A row with another number of cells is not read with them.
+    alone = replace(rest, context="WARN")
+    names = column_names_by_page([head, alone])
+    assert table_words(alone, alone.start, "August 2015 | 69", names) == "WARN"
+    assert table_words(alone, alone.start, rest_text.strip(), names) == (
+        "WARN\nMonth | Notices | Employees"
+    )

@@ -295,13 +295,15 @@ class ExtractiveAnswerer:
         cosine alone, or the question's alone, each lost a dev.json question:
         docs/evals/selection.md)."""
         cfg = self.settings
-        sentence_terms = [terms(c.scored) for c in candidates]
-        idf, unseen = idf_table(sentence_terms)
+        # Rare words counted over the sentences as written, covered as each was read (a named
+        # table row with its table's words), as SentenceScorer scored them.
+        idf, unseen = idf_table([terms(c.scored) for c in candidates])
+        sentence_terms = [terms(c.as_read) for c in candidates]
         kept = [c.vector for c in candidates if c.vector is not None]
         vectors = (
             np.stack(kept)
             if len(kept) == len(candidates)
-            else self._embedder.embed([c.scored for c in candidates])
+            else self._embedder.embed([c.as_read for c in candidates])
         )
         asked = embed_queries(self._embedder, list(parts))
         chosen: list[Candidate] = []

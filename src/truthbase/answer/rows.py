@@ -21,9 +21,23 @@ import itertools
 from collections.abc import Collection, Sequence
 
 from ..extract.tables import CELL_SEPARATOR
+from ..text.results import VALUE
 from ..text.sentences import split_sentences
+from ..text.vocabulary import terms
+from .model import Source
 
-__all__ = ["MAX_LABEL_CHARS", "crosses_into", "header_rows", "row_spans", "rows_apart"]
+__all__ = [
+    "MAX_LABEL_CHARS",
+    "PageNames",
+    "column_names_by_page",
+    "crosses_into",
+    "header_rows",
+    "names_row",
+    "row_label",
+    "row_spans",
+    "rows_apart",
+    "table_words",
+]
 
 Span = tuple[int, int]
 
@@ -176,3 +190,77 @@ def crosses_into(span: Span, rows: Sequence[Span]) -> bool:
     with the first cell of a long row (whose spans are not rows, so no stop for the join)."""
     start, end = span
     return any(start < r1 and r0 < end and not (r0 <= start and end <= r1) for r0, r1 in rows)
+
+
+# -- a row read with its table (docs/evals/table-rows.md) -----------------------------------
+#
+# A row holds the values and the one name that tells it from the others ("Kentucky | 264,140 |
+# ..."); the words a question asks with ("permit checks", "November 2015") are its table's:
+# its caption and column names. Read alone, the caption or the column names, which hold no
+# value, outscored the row that answers. So a row of values that the question names is read
+# (scored, embedded) after its table's words.
+
+#: Column-name rows by (document, unit): unit start, unit end, text, number of cells.
+PageNames = dict[tuple[str, int], list[tuple[int, int, str, int]]]
+
+
+def column_names_by_page(sources: Sequence[Source]) -> PageNames:
+    """The column-name rows (:func:`header_rows`) of every source, by document and unit: a
+    table cut over two chunks has its column names in the first, its rows in the next."""
+    out: PageNames = {}
+    for source in sources:
+        for s, e in header_rows(source.text, row_spans(source.text)):
+            names = out.setdefault((source.doc_id, source.unit), [])
+            cells = source.text[s:e].count(CELL_SEPARATOR) + 1
+            names.append((source.start + s, source.start + e, source.text[s:e], cells))
+    return out
+
+
+def _only_rows(text: str) -> bool:
+    """Whether ``text`` (what lies between column names and a row) is table rows only."""
+    return all(CELL_SEPARATOR in line for line in text.split("\n") if line.strip())
+
+
+def table_words(source: Source, start: int, text: str, page_names: PageNames) -> str:
+    """What the row ``text`` of ``source`` at unit offset ``start`` is read with: the chunk's
+    context (its table's caption and column names) and the column names of its own table on
+    the page: the nearest above it with as many cells, with nothing but rows between them (in
+    this source, or in an earlier one when this source begins with rows: the same table cut
+    over two chunks). Each line once."""
+    cells = text.count(CELL_SEPARATOR) + 1
+    lead = source.text[: start - source.start]
+    names = ""
+    for s, e, line, n in sorted(page_names.get((source.doc_id, source.unit), []), reverse=True):
+        if e > start or n != cells:
+            continue
+        # Names in an earlier chunk: this one must begin with rows.
+        between = (
+            source.text[e - source.start : start - source.start] if s >= source.start else lead
+        )
+        names = line if _only_rows(between) else ""
+        break
+    lines = [*source.context.split("\n"), names] if source.context else [names]
+    return "\n".join(dict.fromkeys(line for line in lines if line.strip()))
+
+
+def row_label(text: str, label: str) -> str:
+    """The words that tell a row from the others: a long row's label (its cell sentences'),
+    else its first cell, else (a results row the extractor did not find) its words before its
+    first value ("BM25 with RAPTOR" in "BM25 with RAPTOR 27.93% 21.17% ...")."""
+    if label:
+        return label
+    if CELL_SEPARATOR in text:
+        return text.split(CELL_SEPARATOR, 1)[0]
+    words = text.split()
+    lead = list(itertools.takewhile(lambda w: VALUE.fullmatch(w) is None, words))
+    return " ".join(lead)
+
+
+def names_row(asked: Collection[str], label: str) -> bool:
+    """Whether a question whose terms are ``asked`` names the row labelled ``label``: the label
+    holds one of them. A number names a row only as its whole label ("2019"), not as a piece of
+    a date every row holds ("03/18/2016" for "in 2016")."""
+    held = terms(label)
+    if len(held) == 1:
+        return held[0] in asked
+    return any(t in asked and not t.isdigit() for t in held)

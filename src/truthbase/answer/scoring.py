@@ -39,7 +39,17 @@ from .quotable import (
     without_stray_lines,
 )
 from .refusal_model import Weights, support_score, support_weights, weighted_score
-from .rows import crosses_into, header_rows, row_spans, rows_apart
+from .rows import (
+    PageNames,
+    column_names_by_page,
+    crosses_into,
+    header_rows,
+    names_row,
+    row_label,
+    row_spans,
+    rows_apart,
+    table_words,
+)
 
 __all__ = ["Candidate", "SentenceScorer", "score_weights", "scored_text", "usable"]
 
@@ -59,9 +69,11 @@ class _Sentence(NamedTuple):
     text: str
     label: str
     names_columns: bool = False  # a table's column names (:func:`.rows.header_rows`)
-    # A table row's table: its caption and column names, which the row is read with
-    # (:func:`_row_table`); "" for any other sentence.
+    # A table row of values: its table's caption and column names, which the row is read with
+    # when the question names it (:func:`.rows.table_words`), and its label, the words that
+    # name it (:func:`.rows.row_label`); "" for any other sentence.
     table: str = ""
+    row_label: str = ""
 
     @property
     def scored(self) -> str:
@@ -97,11 +109,19 @@ class Candidate:
     # built elsewhere): a question's parts are scored with it, not with the sentence embedded
     # again (ExtractiveAnswerer._per_part). Not part of a candidate's identity.
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
+    # A table row of values the question names, as it was read: followed by its table's
+    # caption and column names (SentenceScorer._as_read); "" when read as :attr:`scored`.
+    read: str = field(default="", compare=False, repr=False)
 
     @property
     def scored(self) -> str:
-        """What the question is compared with: the sentence after its row's label, if any."""
+        """The sentence after its row's label, if any (its text for the named-term rules)."""
         return scored_text(self.label, self.text)
+
+    @property
+    def as_read(self) -> str:
+        """What the question was compared with: :attr:`read`, else :attr:`scored`."""
+        return self.read or self.scored
 
 
 def score_weights(cfg: ExtractiveSettings) -> Weights:
@@ -140,21 +160,6 @@ def _results_line(text: str) -> bool:
     )
 
 
-PageNames = dict[tuple[str, int], list[tuple[int, int, str]]]
-
-
-def _column_names_by_page(sources: Sequence[Source]) -> PageNames:
-    """The column-name rows (:func:`.rows.header_rows`) of every source, by document and unit:
-    their unit offsets and text. A table cut over two chunks has its column names in the
-    first; its rows in the next are read with them when both are sources."""
-    out: PageNames = {}
-    for source in sources:
-        for s, e in header_rows(source.text, row_spans(source.text)):
-            names = out.setdefault((source.doc_id, source.unit), [])
-            names.append((source.start + s, source.start + e, source.text[s:e]))
-    return out
-
-
 def _holds_value(text: str) -> bool:
     """Whether a row holds a value (a digit): a number means nothing without its column's
     name. A row of names ("Protect (PR) | Identity Management, ... | PR.AA") says what it
@@ -163,20 +168,14 @@ def _holds_value(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
-def _row_table(source: Source, start: int, page_names: PageNames, row: bool) -> str:
-    """What a table ``row`` of values (:func:`_holds_value`) of ``source`` at ``start`` (a unit
-    offset) is read with: the caption and column names of its table (the chunk's context), and
-    the column names nearest above it on its page (its own table's, in this source or
-    another); "" for a sentence that is no such row. A row holds the values and the one name
-    that tells it from the others ("Kentucky | 264,140 | ..."); the words a question asks with
-    ("permit checks", "November 2015") are its table's, so without them the caption or the
-    column names, which hold no value, outscore the row that answers
-    (docs/evals/table-rows.md)."""
+def _table_of(
+    source: Source, start: int, text: str, page_names: PageNames, label: str, row: bool
+) -> tuple[str, str]:
+    """A table ``row`` of values' table words and label (:mod:`.rows`); ("", "") for any
+    other sentence."""
     if not row:
-        return ""
-    names = page_names.get((source.doc_id, source.unit), [])
-    above = [(e, text) for _, e, text in names if e <= start]
-    return "\n".join(filter(None, [source.context, max(above)[1] if above else ""]))
+        return "", ""
+    return table_words(source, start, text, page_names), row_label(text, label)
 
 
 def _passage(source: Source) -> str:
@@ -311,7 +310,7 @@ class SentenceScorer:
         raw: list[_Sentence] = []
         # A page's running header or footer is cut from the sentence it touches (.quotable).
         page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
-        page_names = _column_names_by_page(sources)
+        page_names = column_names_by_page(sources)
         for source in sources:
             headers = page_lines.get(source.doc_id, frozenset())
             ordered = row_spans(source.text)  # in text order, as rows_apart walks them
@@ -349,10 +348,12 @@ class SentenceScorer:
                         text,
                         labels.get(span, ""),
                         (s, e) in column_names,
-                        _row_table(
+                        *_table_of(
                             source,
                             source.start + s,
+                            text,
                             page_names,
+                            labels.get(span, ""),
                             cfg.rows_read_with_table
                             and (s, e) not in column_names
                             and _holds_value(text)
@@ -365,12 +366,13 @@ class SentenceScorer:
 
     def _as_read(self, question: str, raw: Sequence[_Sentence]) -> list[str]:
         """Each sentence as the question is compared with it: after its row's label, if any;
-        a row of values the question names (it holds one of the question's words: "Kentucky",
-        "July 2015") after its table's caption and column names (:func:`_row_table`)."""
+        a row of values the question names (:func:`.rows.names_row`: "Kentucky", "July 2015")
+        followed by its table's caption and column names (:func:`.rows.table_words`; the row
+        first, so that the embedder's 256 word pieces keep it whole)."""
         asked = set(terms(question))
         return [
-            f"{item.table}\n{item.scored}"
-            if item.table and asked.intersection(terms(item.scored))
+            f"{item.scored}\n{item.table}"
+            if item.table and names_row(asked, item.row_label)
             else item.scored
             for item in raw
         ]
@@ -419,9 +421,10 @@ class SentenceScorer:
         cos: float,
         choice: float,
         vector: npt.NDArray[np.float32] | None = None,
+        read: str = "",
     ) -> Candidate:
         cfg = self.settings
-        source, start, end, text, label, names_columns, _ = item
+        source, start, end, text, label, names_columns, *_ = item
         score = weighted_score(score_weights(cfg), cos, lexical, ctx, source.n) + (
             cfg.w_choice_cosine * choice
         )
@@ -441,6 +444,7 @@ class SentenceScorer:
             choice_cosine=choice,
             names_columns=names_columns,
             vector=vector,
+            read=read if read != item.scored else "",
         )
 
     def candidates(
@@ -457,9 +461,9 @@ class SentenceScorer:
         cosines = _cosines(vectors[1:], vectors[0])
         choices = self._choice_cosines(asked)(read)
         out = [
-            self._candidate(item, lexical, ctx, float(cos), float(choice), vector)
-            for item, (lexical, ctx), cos, choice, vector in zip(
-                raw, features, cosines, choices, vectors[1:], strict=True
+            self._candidate(item, lexical, ctx, float(cos), float(choice), vector, text)
+            for item, (lexical, ctx), cos, choice, vector, text in zip(
+                raw, features, cosines, choices, vectors[1:], read, strict=True
             )
         ]
         out.sort(key=lambda c: (-c.score, c.n, c.start))
@@ -514,7 +518,7 @@ class SentenceScorer:
             choices = choice(some) if choosable else np.zeros(len(some), dtype=np.float32)
             cosines = _cosines(vectors, question_vector)
             return [
-                self._candidate(raw[i], *features[i], float(cos), float(c), vector)
+                self._candidate(raw[i], *features[i], float(cos), float(c), vector, read[i])
                 for i, cos, c, vector in zip(indices, cosines, choices, vectors, strict=True)
             ]
 
