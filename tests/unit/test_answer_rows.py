@@ -14,6 +14,7 @@ from tests.helpers.corpus import SEED
 from tests.helpers.extractive import answerer, source
 from truthbase.answer import Source
 from truthbase.answer.rows import (
+    PageNames,
     column_names_by_page,
     header_rows,
     names_row,
@@ -343,13 +344,19 @@ def test_a_row_is_named_by_its_label_not_by_a_piece_of_a_date() -> None:
     assert row_label("cell sentence", "Tier 3: Repeatable") == "Tier 3: Repeatable"
 
 
+def _page_names(*sources: Source) -> PageNames:
+    """The column names of ``sources`` by page, as the scorer finds them."""
+    found = [header_rows(s.text, row_spans(s.text)) for s in sources]
+    return column_names_by_page(sources, found)
+
+
 def test_a_row_is_read_with_its_own_tables_column_names_only() -> None:
     staff = "Staff member | Role title | Office\nAda | Analyst | Room 4\n"
     prose = "The figures below are in millions.\n"
     money = "Total revenue | 10,000 | 12,000\n"
     text = staff + prose + money
     one = source(1, text)
-    names = column_names_by_page([one])
+    names = _page_names(one)
     start = text.index("Total revenue")
     # Another table's column names (three cells over a row of three, but prose between them).
     assert table_words(one, start, money.strip(), names) == ""
@@ -360,13 +367,13 @@ def test_a_row_is_read_with_its_own_tables_column_names_only() -> None:
     rest = replace(
         source(2, rest_text, start=len(head.text)), context="WARN\nMonth | Notices | Employees"
     )
-    names = column_names_by_page([head, rest])
+    names = _page_names(head, rest)
     assert table_words(rest, rest.start, rest_text.strip(), names) == (
         "WARN\nMonth | Notices | Employees"
     )
     # A row with another number of cells is not read with them.
     alone = replace(rest, context="WARN")
-    names = column_names_by_page([head, alone])
+    names = _page_names(head, alone)
     assert table_words(alone, alone.start, "August 2015 | 69", names) == "WARN"
     assert table_words(alone, alone.start, rest_text.strip(), names) == (
         "WARN\nMonth | Notices | Employees"

@@ -297,8 +297,11 @@ class ExtractiveAnswerer:
         cfg = self.settings
         # Rare words counted over the sentences as written, covered as each was read (a named
         # table row with its table's words), as SentenceScorer scored them.
-        idf, unseen = idf_table([terms(c.scored) for c in candidates])
-        sentence_terms = [terms(c.as_read) for c in candidates]
+        written = [terms(c.scored) for c in candidates]
+        idf, unseen = idf_table(written)
+        sentence_terms = [
+            terms(c.read) if c.read else w for c, w in zip(candidates, written, strict=True)
+        ]
         kept = [c.vector for c in candidates if c.vector is not None]
         vectors = (
             np.stack(kept)

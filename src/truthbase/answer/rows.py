@@ -32,6 +32,7 @@ __all__ = [
     "column_names_by_page",
     "crosses_into",
     "header_rows",
+    "holds_value",
     "names_row",
     "row_label",
     "row_spans",
@@ -83,14 +84,19 @@ def header_rows(text: str, rows: Sequence[Span]) -> set[Span]:
         if not first or text.count("\n", row[1], below[0]) != 1:
             continue
         names = [text[s:e] for s, e in cells[k]]
-        if all(len(n) <= MAX_COLUMN_NAME_CHARS and not _digit(n) for n in names) and _digit(
-            text[below[0] : below[1]]
-        ):
+        if all(
+            len(n) <= MAX_COLUMN_NAME_CHARS and not holds_value(n) for n in names
+        ) and holds_value(text[below[0] : below[1]]):
             out.add(row)
     return out
 
 
-def _digit(text: str) -> bool:
+def holds_value(text: str) -> bool:
+    """Whether ``text`` holds a value (a digit): column names hold none, the rows under them
+    do; and a row that holds one is read with its table (a number means nothing without its
+    column's name), where a row of names ("Protect (PR) | Identity Management, ... | PR.AA")
+    says what it says as written (read with its column names it outscored the sentence that
+    defines it on dev.json: docs/evals/table-rows.md)."""
     return any(ch.isdigit() for ch in text)
 
 
@@ -204,12 +210,15 @@ def crosses_into(span: Span, rows: Sequence[Span]) -> bool:
 PageNames = dict[tuple[str, int], list[tuple[int, int, str, int]]]
 
 
-def column_names_by_page(sources: Sequence[Source]) -> PageNames:
-    """The column-name rows (:func:`header_rows`) of every source, by document and unit: a
-    table cut over two chunks has its column names in the first, its rows in the next."""
+def column_names_by_page(
+    sources: Sequence[Source], column_names: Sequence[Collection[Span]]
+) -> PageNames:
+    """The column-name rows of every source (``column_names``, each source's
+    :func:`header_rows`), by document and unit: a table cut over two chunks has its column
+    names in the first, its rows in the next."""
     out: PageNames = {}
-    for source in sources:
-        for s, e in header_rows(source.text, row_spans(source.text)):
+    for source, spans in zip(sources, column_names, strict=True):
+        for s, e in sorted(spans):
             names = out.setdefault((source.doc_id, source.unit), [])
             cells = source.text[s:e].count(CELL_SEPARATOR) + 1
             names.append((source.start + s, source.start + e, source.text[s:e], cells))

@@ -44,6 +44,7 @@ from .rows import (
     column_names_by_page,
     crosses_into,
     header_rows,
+    holds_value,
     names_row,
     row_label,
     row_spans,
@@ -160,14 +161,6 @@ def _results_line(text: str) -> bool:
     )
 
 
-def _holds_value(text: str) -> bool:
-    """Whether a row holds a value (a digit): a number means nothing without its column's
-    name. A row of names ("Protect (PR) | Identity Management, ... | PR.AA") says what it
-    says as written, and read with its column names it outscored the sentence that defines
-    it (dev.json; docs/evals/table-rows.md)."""
-    return any(ch.isdigit() for ch in text)
-
-
 def _table_of(
     source: Source, start: int, text: str, page_names: PageNames, label: str, row: bool
 ) -> tuple[str, str]:
@@ -176,6 +169,17 @@ def _table_of(
     if not row:
         return "", ""
     return table_words(source, start, text, page_names), row_label(text, label)
+
+
+def _read_terms(
+    raw: Sequence[_Sentence], read: Sequence[str], written: Sequence[list[str]]
+) -> list[list[str]]:
+    """The terms of each sentence as read (``read``): its ``written`` terms (those of its
+    ``scored`` text) unless it was read otherwise (a named row with its table)."""
+    return [
+        held if text == item.scored else terms(text)
+        for item, text, held in zip(raw, read, written, strict=True)
+    ]
 
 
 def _passage(source: Source) -> str:
@@ -195,12 +199,9 @@ def usable(text: str, min_chars: int, max_chars: int, *, row: bool = False) -> b
     if row:
         body = text.replace(CELL_SEPARATOR, "").replace(" ", "")
         return sum(ch.isalnum() for ch in body) >= 0.5 * len(body)
-    letters = sum(ch.isalpha() for ch in text)
-    chars = len(text.replace(" ", ""))
-    if letters >= 0.5 * chars:
+    if sum(ch.isalpha() for ch in text) >= 0.5 * len(text.replace(" ", "")):
         return True
-    words = text.split()
-    return bool(words) and _results_row(words, letters, sum(ch.isdigit() for ch in text), chars)
+    return _results_line(text)
 
 
 #: A question's mark, then what may close it: space, quotes, brackets ("« Pourquoi ? »",
@@ -310,14 +311,14 @@ class SentenceScorer:
         raw: list[_Sentence] = []
         # A page's running header or footer is cut from the sentence it touches (.quotable).
         page_lines = running_lines((s.doc_id, s.unit, s.text) for s in sources)
-        page_names = column_names_by_page(sources)
-        for source in sources:
+        every_row = [row_spans(s.text) for s in sources]  # in text order, as rows_apart walks
+        every_names = [header_rows(s.text, o) for s, o in zip(sources, every_row, strict=True)]
+        page_names = column_names_by_page(sources, every_names)
+        for source, ordered, column_names in zip(sources, every_row, every_names, strict=True):
             headers = page_lines.get(source.doc_id, frozenset())
-            ordered = row_spans(source.text)  # in text order, as rows_apart walks them
             rows = [r for r in ordered if r[1] - r[0] <= cfg.max_chars]
             whole = set(rows)
             long_rows = [r for r in ordered if r not in whole]
-            column_names = header_rows(source.text, ordered)
             spans, labels = rows_apart(
                 source.text, split_sentences(source.text, quoting=True), ordered, set(long_rows)
             )
@@ -356,7 +357,7 @@ class SentenceScorer:
                             labels.get(span, ""),
                             cfg.rows_read_with_table
                             and (s, e) not in column_names
-                            and _holds_value(text)
+                            and holds_value(text)
                             and ((s, e) in whole or span in labels or _results_line(text)),
                         ),
                     )
@@ -402,15 +403,16 @@ class SentenceScorer:
         # How rare a word is stays counted over the sentences as written (every row holding its
         # table's words would make the question's own words common, and every passage's
         # context weaker).
-        idf, unseen = idf_table([terms(item.scored) for item in raw])
+        written = [terms(item.scored) for item in raw]
+        idf, unseen = idf_table(written)
         # A passage's words are its text's and its context's: the column names and caption of
         # its table, which say what the numbers of a row are ("ASQA", "citation precision").
         context = {
             s.n: focus_coverage(q_terms, terms(_passage(s)), idf, unseen, focus) for s in sources
         }
         return [
-            (focus_coverage(q_terms, terms(text), idf, unseen, focus), context[source.n])
-            for (source, *_), text in zip(raw, read, strict=True)
+            (focus_coverage(q_terms, held, idf, unseen, focus), context[source.n])
+            for (source, *_), held in zip(raw, _read_terms(raw, read, written), strict=True)
         ]
 
     def _candidate(
