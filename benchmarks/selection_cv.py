@@ -15,8 +15,8 @@ questions answered with a correct citation (ties: citation precision).
         --set caps=../shared/golden/capabilities-dev.json:caps.sqlite \\
         --set library=../shared/golden/library-dev.json:library.sqlite \\
         --set followups=../shared/golden/followups-dev.json:golden.sqlite \\
-        [--cache DIR] [--json OUT] [--maxsim] [--answer-type] [--previous] [--synonyms KIND] \\
-        [--e5]
+        [--cache DIR] [--corpus-root DIR] [--json OUT] [--maxsim] [--answer-type] [--previous] \\
+        [--synonyms KIND] [--e5]
 
 A followups-dev.json set is read by its conversations' first turns (the only turns that stand
 alone). ``--cache DIR`` keeps each set's scored sentences (``DIR/NAME.pkl``) and reuses them.
@@ -103,8 +103,9 @@ def _golden(path: Path) -> GoldenSet:
     return parse_golden({"version": 1, "documents": data["documents"], "questions": first})
 
 
-def record(golden_path: Path, index: Path) -> list[dict[str, Any]]:
-    """Each answerable question's scored sentences, marked, and whether it is answered."""
+def record(golden_path: Path, index: Path, root: Path | None = None) -> list[dict[str, Any]]:
+    """Each answerable question's scored sentences, marked, and whether it is answered
+    (``root``: where the set's document paths start; None: the golden folder's parent)."""
     golden = _golden(golden_path)
     embedder = default_embedder()
     answerer = ExtractiveAnswerer(embedder)
@@ -112,7 +113,11 @@ def record(golden_path: Path, index: Path) -> list[dict[str, Any]]:
     out = []
     try:
         prepared = prepare_corpus(
-            golden, default_corpus_root(golden_path), store, embedder, ChunkingSettings()
+            golden,
+            root or default_corpus_root(golden_path),
+            store,
+            embedder,
+            ChunkingSettings(),
         )
         runnable, _ = split_questions(golden, prepared)
         for q in runnable:
@@ -316,6 +321,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", required=True, help="NAME=GOLDEN:INDEX")
     parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument(
+        "--corpus-root",
+        type=Path,
+        default=None,
+        help="where the sets' document paths start (default: each golden folder's parent)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--maxsim", action="store_true", help="add the MaxSim feature's weights")
     parser.add_argument(
@@ -349,7 +360,7 @@ def main() -> None:
                     if not hasattr(c, "choice_cosine"):
                         object.__setattr__(c, "choice_cosine", 0.0)
         else:
-            sets[name] = record(Path(golden), Path(index))
+            sets[name] = record(Path(golden), Path(index), args.corpus_root)
             if kept is not None:
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 kept.write_bytes(pickle.dumps(sets[name]))
