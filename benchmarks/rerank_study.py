@@ -59,8 +59,9 @@ def _features(
     pointing: set[int],
     titles: dict[str, str],
     question: str,
+    settings: RetrievalSettings,
 ) -> list[dict[str, float]]:
-    used, weights = hybrid._weighted_lists(arms, RetrievalSettings(), "hybrid")
+    used, weights = hybrid._weighted_lists(arms, settings, "hybrid")
     docs = document_scores(used, weights, arms.owners)
     top_doc = max(docs.values(), default=1.0) or 1.0
     asked = list(dict.fromkeys(terms(question)))
@@ -72,6 +73,9 @@ def _features(
     df = Counter(t for text, around in words for t in text | around)
     idf = {t: math.log((len(words) + 1) / (df.get(t, 0) + 0.5)) for t in asked}
     mass = sum(idf.values()) or 1.0
+    # Each list's ranks and best score, once per question (not once per candidate).
+    ranks = {arm: {c: r for r, c in enumerate(arms.ranked.get(arm, []), start=1)} for arm in ARMS}
+    tops = {arm: max(arms.scores.get(arm, {}).values(), default=0.0) for arm in ARMS}
     out = []
     for position, ((chunk_id, _, _), (text, around)) in enumerate(
         zip(fused, words, strict=True), start=1
@@ -79,9 +83,8 @@ def _features(
         c = chunks[chunk_id]
         v = {"inv_pos": 1.0 / position, "log_pos": math.log(position)}
         for arm in ARMS:
-            ranked, scores = arms.ranked.get(arm, []), arms.scores.get(arm, {})
-            rank = ranked.index(chunk_id) + 1 if chunk_id in scores else 0
-            top = max(scores.values(), default=0.0)
+            scores, top = arms.scores.get(arm, {}), tops[arm]
+            rank = ranks[arm].get(chunk_id, 0) if chunk_id in scores else 0
             v[f"{arm}_rrf"] = 1.0 / (1 + rank) if rank else 0.0
             v[f"{arm}_in"] = 1.0 if rank else 0.0
             v[f"{arm}_rel"] = scores[chunk_id] / top if rank and top else 0.0
@@ -133,7 +136,9 @@ def collect(name: str, golden_path: Path, index: Path, root: Path, depth: int) -
                 ],
                 dtype=bool,
             ).reshape(len(fused), len(item.question.evidence))
-            features = _features(item.arms, fused, chunks, pointing, titles, item.question.question)
+            features = _features(
+                item.arms, fused, chunks, pointing, titles, item.question.question, settings
+            )
             out.append(Question(name, item.question.id, features, holds))
         return out
     finally:
