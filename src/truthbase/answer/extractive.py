@@ -75,7 +75,7 @@ from .parts import question_parts
 from .policy import Outcome, answer_probability, extractive_outcome, follow_up_refuses
 from .quotable import MIN_ITEM_WORDS, ends_sentence
 from .refusal_model import RefusalFeatures, refusal_features
-from .scoring import Candidate, SentenceScorer
+from .scoring import Candidate, SentenceScorer, terms_as_read
 from .slots import Slot, asked_slot, fills_slot
 
 #: The share of a part's own cosine in the cosine its sentences are chosen by (the rest is
@@ -300,7 +300,7 @@ class ExtractiveAnswerer:
         written = [terms(c.scored) for c in candidates]
         idf, unseen = idf_table(written)
         sentence_terms = [
-            terms(c.read) if c.read else w for c, w in zip(candidates, written, strict=True)
+            terms_as_read(c.scored, c.read, w) for c, w in zip(candidates, written, strict=True)
         ]
         kept = [c.vector for c in candidates if c.vector is not None]
         vectors = (

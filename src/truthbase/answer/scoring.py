@@ -52,7 +52,14 @@ from .rows import (
     table_words,
 )
 
-__all__ = ["Candidate", "SentenceScorer", "score_weights", "scored_text", "usable"]
+__all__ = [
+    "Candidate",
+    "SentenceScorer",
+    "score_weights",
+    "scored_text",
+    "terms_as_read",
+    "usable",
+]
 
 
 def scored_text(label: str, text: str) -> str:
@@ -171,13 +178,20 @@ def _table_of(
     return table_words(source, start, text, page_names), row_label(text, label)
 
 
+def terms_as_read(scored: str, read: str, written: list[str]) -> list[str]:
+    """The terms of a sentence as the question was compared with it (``read``): its
+    ``written`` terms (those of its ``scored`` text) unless it was read otherwise (a named
+    table row with its table's words); ``read`` "" means as scored (:attr:`Candidate.read`).
+    The scorer and the answerer's parts (:mod:`.extractive`) count coverage alike by it."""
+    return written if not read or read == scored else terms(read)
+
+
 def _read_terms(
     raw: Sequence[_Sentence], read: Sequence[str], written: Sequence[list[str]]
 ) -> list[list[str]]:
-    """The terms of each sentence as read (``read``): its ``written`` terms (those of its
-    ``scored`` text) unless it was read otherwise (a named row with its table)."""
+    """The terms of each sentence as read (``read``): :func:`terms_as_read`."""
     return [
-        held if text == item.scored else terms(text)
+        terms_as_read(item.scored, text, held)
         for item, text, held in zip(raw, read, written, strict=True)
     ]
 
