@@ -27,6 +27,7 @@ __all__ = [
     "document_sections",
     "layout_headings",
     "section_paths",
+    "title_like",
     "with_section_paths",
 ]
 
@@ -102,7 +103,7 @@ def _follows(number: tuple[int, ...], last: tuple[int, ...]) -> bool:
     return any(number == (*last[:depth], last[depth] + 1) for depth in range(len(last)))
 
 
-def _title_like(title: str) -> bool:
+def title_like(title: str) -> bool:
     """A heading's words: short, led by a capital, most longer words capitalized, no final
     sentence punctuation (a numbered list item in running text fails one of these)."""
     words = title.split()
@@ -140,7 +141,7 @@ def layout_headings(units: Sequence[Unit]) -> list[TocEntry]:
                 previous_large = None
                 continue
             match = _NUMBERED.fullmatch(text)
-            if match and _title_like(match["title"]):
+            if match and title_like(match["title"]):
                 number = tuple(int(part) for part in match["number"].split("."))
                 if _follows(number, last):
                     last = number
@@ -148,7 +149,7 @@ def layout_headings(units: Sequence[Unit]) -> list[TocEntry]:
                     previous_large = None
                     continue
             height = _height(unit, start, start + len(line))
-            if height is None or height < _LARGE * body or not _title_like(text):
+            if height is None or height < _LARGE * body or not title_like(text):
                 previous_large = None
                 continue
             if previous_large is not None:  # the next line of the same heading

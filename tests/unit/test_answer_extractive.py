@@ -514,6 +514,54 @@ def test_a_numbered_heading_is_neither_quoted_nor_glued_to_the_sentence_under_it
     assert texts == ["XMP-metadata are stored as UTF-8 in the PDF, and the package escapes them."]
 
 
+def test_a_numbered_heading_of_many_words_is_no_list_item_to_quote() -> None:
+    # "3. Introduction to CSF Profiles and Tiers" has six words after its number, as many as a
+    # list item quoted on its own; read as a title, it is a heading, and the answer quotes the
+    # sentences under it (the seed's nist-csf-2.0.pdf, page 6).
+    sources = [
+        _source(
+            1,
+            "3. Introduction to CSF Profiles and Tiers\n"
+            "This section defines the concepts of CSF Profiles and Tiers.\n"
+            "1. The organization selects the Tiers that fit its goals and its profiles.\n",
+        )
+    ]
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "What does the introduction to CSF Profiles and Tiers define?"
+    texts = [c.text for c in answerer.select(question, sources).candidates]
+    assert texts == [
+        "This section defines the concepts of CSF Profiles and Tiers.",
+        "1. The organization selects the Tiers that fit its goals and its profiles.",
+    ]
+
+
+def test_a_caption_line_does_not_open_the_sentence_under_it() -> None:
+    # The splitter sees no sentence end after a caption's title; joined, the caption opened
+    # the next sentence: "Fig. 4. CSF Tiers for cybersecurity risk governance and management
+    # Tiers should complement ..." (nist-csf-2.0.pdf, page 8). A caption wrapped over two lines
+    # stays one sentence.
+    text = (
+        "Fig. 4. CSF Tiers for cybersecurity risk governance and management\n"
+        "Tiers should complement an organization's risk management methodology.\n"
+        "Figure 3: Analysis of the ablation studies for the key components of the\n"
+        "Critic model and its inference.\n"
+    )
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "What should Tiers complement in an organization?"
+    texts = [c.text for c in answerer.select(question, [_source(1, text)]).candidates]
+    assert sorted(texts) == sorted(
+        [
+            "Tiers should complement an organization's risk management methodology.",
+            "Figure 3: Analysis of the ablation studies for the key components of the\n"
+            "Critic model and its inference.",
+        ]
+    )
+
+
 def test_a_title_page_is_not_joined_across_a_heading_to_the_sentence_under_it() -> None:
     # The lines of a manual's title page end no sentence; joined up to the first sentence end
     # they made "The eso-pic package Rolf Niepraschk Rolf.Niepraschk@gmx.de 1 Introduction

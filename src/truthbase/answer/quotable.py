@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from ..sections import title_like
 from ..text.figures import figure_blocks, looks_like_labels
 from ..text.sentences import opens_list_item, opens_section
 
@@ -54,6 +55,7 @@ __all__ = [
     "heads_a_block",
     "running_lines",
     "whole_spans",
+    "without_caption_head",
     "without_running_lines",
     "without_stray_lines",
 ]
@@ -207,6 +209,71 @@ def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+#: A caption line's label and its punctuation: "Fig. 4. ", "Table 1: " ("Figure 3 compares"
+#: names a figure in a sentence).
+_CAPTION_LINE = re.compile(
+    r"(?:fig(?:ure)?s?\.?|table|tab\.|chart|exhibit)\s*\d+[.:]\s", re.IGNORECASE
+)
+#: The last word of a line that goes on in the next one ("... a comparison of" / "BM25 and DPR").
+_GOES_ON = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "nor",
+        "in",
+        "on",
+        "for",
+        "to",
+        "with",
+        "by",
+        "from",
+        "as",
+        "at",
+        "via",
+        "into",
+        "than",
+        "that",
+        "which",
+        "whose",
+        "its",
+        "their",
+        "our",
+        "his",
+        "her",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+    ]
+)
+
+
+def without_caption_head(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` less a caption line at its head that the sentence under it was joined
+    to: the splitter sees no sentence end after "Fig. 4. CSF Tiers for cybersecurity risk
+    governance and management", so the caption opened the sentence "Tiers should complement
+    ...". A caption line (a label and its punctuation, :data:`_CAPTION_LINE`) is cut when it
+    does not end as a sentence, nor on a word or a mark that goes on (:data:`_GOES_ON`, a comma),
+    and the next line opens with a capital; a caption wrapped over lines ("... key components
+    of SELF-RAG training" / "and inference ...") stays whole."""
+    cut = text.find("\n", start, end)
+    if cut < 0:
+        return start, end
+    line = text[start:cut].strip()
+    rest = _skip_space(text, cut + 1, end)
+    if rest >= end or not _CAPTION_LINE.match(line) or ends_sentence(line):
+        return start, end
+    last = line.split()[-1]
+    if line[-1] in ",;:-–(" or last.lower() in _GOES_ON or not text[rest].isupper():
+        return start, end
+    return rest, end
+
+
 def _skip_space(text: str, at: int, end: int) -> int:
     while at < end and text[at].isspace():
         at += 1
@@ -240,11 +307,26 @@ def ends_sentence(text: str) -> bool:
     return _SENTENCE_END.search(text.rstrip()) is not None
 
 
+#: A numbered line: its number ("3.", "4.2"), then its words.
+_NUMBERED_LINE = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t]+(?P<title>\S[^\n]*)")
+
+
+def _numbered_heading(text: str) -> bool:
+    """A numbered heading on one line, however many words: a number, then words that read as a
+    title (:func:`truthbase.sections.title_like`: "3. Introduction to CSF Profiles and Tiers"),
+    which a numbered item of a list, a sentence with a capital after its number, fails."""
+    match = _NUMBERED_LINE.fullmatch(text.strip())
+    return match is not None and title_like(match["title"])
+
+
 def _item(text: str) -> bool:
-    """A list item long enough to quote on its own (its marker or label not counted)."""
+    """A list item long enough to quote on its own (its marker or label not counted), and no
+    numbered heading (:func:`_numbered_heading`)."""
     if len(text.split()) - 1 < MIN_ITEM_WORDS:
         return False
     body = text.lstrip()
+    if _numbered_heading(body):
+        return False
     return opens_list_item(body) or _LABEL.match(body) is not None
 
 
@@ -281,7 +363,13 @@ def whole_spans(
             continue
         for nxt in spans[i + 1 :]:
             following = text[nxt[0] : nxt[1]]
-            if nxt in row_set or nxt in banned or _item(following) or _heading_line(following):
+            if (
+                nxt in row_set
+                or nxt in banned
+                or _item(following)
+                or _heading_line(following)
+                or _numbered_heading(following)
+            ):
                 # a title page's lines ("The eso-pic package", its author's address) joined
                 # across "1 Introduction" would open the sentence under it
                 break

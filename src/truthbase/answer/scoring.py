@@ -35,6 +35,7 @@ from .quotable import (
     heads_a_block,
     running_lines,
     whole_spans,
+    without_caption_head,
     without_running_lines,
     without_stray_lines,
 )
@@ -348,6 +349,7 @@ class SentenceScorer:
                     s, e = without_running_lines(source.text, s, e, headers)
                 if span not in whole:
                     s, e = without_stray_lines(source.text, s, e)
+                    s, e = without_caption_head(source.text, s, e)
                 text = source.text[s:e]
                 key = (source.doc_id, source.unit, source.start + s, source.start + e)
                 if key in seen or not usable(
