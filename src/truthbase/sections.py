@@ -21,22 +21,22 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .model import ChunkDraft, ExtractedDocument, TocEntry, Unit
+from .text.sentences import title_like
 
 __all__ = [
     "PATH_SEPARATOR",
     "document_sections",
     "layout_headings",
     "section_paths",
-    "title_like",
     "with_section_paths",
 ]
 
 PATH_SEPARATOR = " > "
 # A title longer than this is cut (a malformed outline entry can hold a whole paragraph).
 _MAX_TITLE = 120
-# A heading line: at most this many characters and words (longer lines are running text).
+# A heading line: at most this many characters (longer lines are running text; its words are
+# counted by text.sentences.title_like).
 _MAX_HEADING_CHARS = 90
-_MAX_HEADING_WORDS = 12
 # A line set this much larger than the document's body text (median glyph height) is a heading
 # when it is short; 1.3 is well above the spread of body sizes (superscripts and math aside,
 # which are too short to count) and below the usual section sizes (12-14 pt over 9-10 pt).
@@ -44,7 +44,6 @@ _LARGE = 1.3
 # A line that recurs on at least this many pages is a running header or footer, not a heading.
 _RUNNING = 3
 _NUMBERED = re.compile(r"(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>\S.*)")
-_LETTERS = re.compile(r"[^\W\d_]")
 
 
 def _clean(title: str) -> str:
@@ -101,19 +100,6 @@ def _follows(number: tuple[int, ...], last: tuple[int, ...]) -> bool:
     if number == (*last, 1):
         return True
     return any(number == (*last[:depth], last[depth] + 1) for depth in range(len(last)))
-
-
-def title_like(title: str) -> bool:
-    """A heading's words: short, led by a capital, most longer words capitalized, no final
-    sentence punctuation (a numbered list item in running text fails one of these)."""
-    words = title.split()
-    if not words or len(words) > _MAX_HEADING_WORDS or not title[0].isupper():
-        return False
-    if title.rstrip()[-1] in ".,;" or len(_LETTERS.findall(title)) < 2:
-        return False
-    long_words = [w for w in words if len(w) > 3 and _LETTERS.match(w)]
-    capitalized = sum(1 for w in long_words if w[0].isupper())
-    return not long_words or capitalized * 2 >= len(long_words)
 
 
 def layout_headings(units: Sequence[Unit]) -> list[TocEntry]:

@@ -562,6 +562,25 @@ def test_a_caption_line_does_not_open_the_sentence_under_it() -> None:
     )
 
 
+def test_a_line_of_prose_cut_short_by_the_end_of_its_source_is_not_quoted() -> None:
+    # The rest of the sentence went on past a figure's glyphs in another chunk: quoted, it read
+    # "For example, we suspected bugs in TraceMonkey's handling of type-unstable [1]".
+    text = (
+        "We modified the fuzz tester to generate loops and to test some constructs.\n"
+        "For example, we suspected bugs in TraceMonkey's handling of type-unstable\n\n"
+    )
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "Which bugs did they suspect in the handling of type-unstable loops?"
+    texts = [c.text for c in answerer.select(question, [_source(1, text)]).candidates]
+    assert texts == ["We modified the fuzz tester to generate loops and to test some constructs."]
+    # A line that names, not states, is whole as a line; so is a lead-in that ends with a colon.
+    for line in ("9000x9000 pixels at 800 DPI", "The package offers the following options:"):
+        texts = [c.text for c in answerer.select(question, [_source(1, line)]).candidates]
+        assert texts == [line]
+
+
 def test_a_title_page_is_not_joined_across_a_heading_to_the_sentence_under_it() -> None:
     # The lines of a manual's title page end no sentence; joined up to the first sentence end
     # they made "The eso-pic package Rolf Niepraschk Rolf.Niepraschk@gmx.de 1 Introduction

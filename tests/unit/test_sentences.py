@@ -204,6 +204,26 @@ def test_quoting_a_numbered_heading_stands_alone_before_a_manuals_command_entry(
     assert len(sents(prose, quoting=True)) == 1
 
 
+def test_quoting_a_short_line_of_prose_is_no_heading_though_its_last_word_is_a_capitals() -> None:
+    # A two-column paper's line beside a long one is "short"; its last word, a name's, made it
+    # a heading, and the sentence was quoted in two ("In this paper we proposed Preemptive
+    # Information" / "Extraction as a new direction of IE research.": a NAACL paper).
+    text = (
+        "5 Conclusion\n"
+        "In this paper we proposed Preemptive Information\n"
+        "Extraction as a new direction of IE research. As its key technique, we presented a way\n"
+        "to find parallel correspondences between entities in a document and cluster them.\n"
+    )
+    assert sents(text, quoting=True)[1] == (
+        "In this paper we proposed Preemptive Information\n"
+        "Extraction as a new direction of IE research."
+    )
+    # A heading without a pronoun or a verb, or one that reads as a title, stands alone still.
+    for heading in ("Effects of the number of passages on PopQA", "What We Learned From RAPTOR"):
+        text = f"{heading}\nWe find that the accuracy of the long-form answers rises with k.\n"
+        assert sents(text, quoting=True)[0] == heading
+
+
 def test_quoting_a_numbered_heading_wrapped_over_two_lines_is_not_cut_inside() -> None:
     # Before a short line, a numbered line ending in a lower-case word may go on.
     text = "4 Euklidische und nichteuklidische\nGeometrie\nDefinition 57\n"

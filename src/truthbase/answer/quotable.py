@@ -42,9 +42,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from ..sections import title_like
 from ..text.figures import figure_blocks, looks_like_labels
-from ..text.sentences import opens_list_item, opens_section
+from ..text.sentences import opens_list_item, opens_section, reads_as_prose, title_like
 
 __all__ = [
     "MIN_ITEM_WORDS",
@@ -313,7 +312,8 @@ _NUMBERED_LINE = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t]+(?P<title>\S[^\n
 
 def _numbered_heading(text: str) -> bool:
     """A numbered heading on one line, however many words: a number, then words that read as a
-    title (:func:`truthbase.sections.title_like`: "3. Introduction to CSF Profiles and Tiers"),
+    title (:func:`truthbase.text.sentences.title_like`: "3. Introduction to CSF Profiles and
+    Tiers"),
     which a numbered item of a list, a sentence with a capital after its number, fails."""
     match = _NUMBERED_LINE.fullmatch(text.strip())
     return match is not None and title_like(match["title"])
@@ -328,6 +328,16 @@ def _item(text: str) -> bool:
     if _numbered_heading(body):
         return False
     return opens_list_item(body) or _LABEL.match(body) is not None
+
+
+def _cut_short(line: str) -> bool:
+    """A line of running text that stops mid-sentence: it reads as prose
+    (:func:`truthbase.text.sentences.reads_as_prose`) and ends on a word, where the rest of its
+    sentence went on past the source (a figure's glyphs, another column, the chunk's end): "For
+    example, we suspected bugs in TraceMonkey's handling of type-unstable". A lead-in that ends
+    with a colon is whole."""
+    body = line.strip()
+    return bool(body) and (body[-1].isalnum() or body[-1] == "-") and reads_as_prose(body)
 
 
 def _overlaps(span: tuple[int, int], blocks: Sequence[tuple[int, int]]) -> bool:
@@ -358,7 +368,12 @@ def whole_spans(
             # A line of its own is whole as a line ("9000x9000 pixels at 800 DPI"), unless it
             # is a caption or a numbered heading, which answer nothing; joined, either would
             # open the next sentence.
-            if not (_CAPTION.match(piece) or opens_list_item(piece) or opens_section(piece)):
+            if not (
+                _CAPTION.match(piece)
+                or opens_list_item(piece)
+                or opens_section(piece)
+                or _cut_short(piece)
+            ):
                 out.append((start, end))
             continue
         for nxt in spans[i + 1 :]:

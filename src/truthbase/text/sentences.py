@@ -21,7 +21,13 @@ import re
 
 from .figures import figure_blocks
 
-__all__ = ["opens_list_item", "opens_section", "split_sentences"]
+__all__ = [
+    "opens_list_item",
+    "opens_section",
+    "reads_as_prose",
+    "split_sentences",
+    "title_like",
+]
 
 # fmt: off
 #: Words that end with a period but (almost) never end a sentence, lower-cased, without the period.
@@ -93,6 +99,64 @@ _FEW_LINES = 10
 #: A manual's key entry opening its line: "breaklines=⟨true|false⟩ false", "† frame=⟨none⟩".
 _KEY_ENTRY = re.compile(r"[†‡*∗]?[ \t]*[^\W\d][\w@-]*=")
 _SECTION_NUMBER = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?[ \t\u00a0]+[^\W\d_]")
+
+
+#: A heading has at most this many words (a longer line is running text).
+_TITLE_WORDS = 12
+_LETTERS = re.compile(r"[^\W\d_]")
+#: Words of running prose that a heading hardly holds: personal pronouns and finite verbs. "In
+#: this paper we proposed Preemptive Information" is a sentence's first line, though its last
+#: word is a capital's; "About this manual" and "Effects of the number of passages" are headings.
+_PROSE_WORDS = frozenset(
+    [
+        "i",
+        "we",
+        "you",
+        "he",
+        "she",
+        "they",
+        "our",
+        "your",
+        "their",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+    ]
+)
+
+
+def title_like(title: str) -> bool:
+    """A heading's words: short, led by a capital, most longer words capitalized, no final
+    sentence punctuation (a numbered list item in running text fails one of these)."""
+    words = title.split()
+    if not words or len(words) > _TITLE_WORDS or not title[0].isupper():
+        return False
+    if title.rstrip()[-1] in ".,;" or len(_LETTERS.findall(title)) < 2:
+        return False
+    long_words = [w for w in words if len(w) > 3 and _LETTERS.match(w)]
+    capitalized = sum(1 for w in long_words if w[0].isupper())
+    return not long_words or capitalized * 2 >= len(long_words)
+
+
+def reads_as_prose(line: str) -> bool:
+    """Whether a line reads as running text, not as a heading: a personal pronoun or a finite
+    verb among its words (:data:`_PROSE_WORDS`), and no title (:func:`title_like`)."""
+    words = (w.strip(".,;:!?()[]\"'“”‘’").lower() for w in line.split())
+    return any(w in _PROSE_WORDS for w in words) and not title_like(line.strip())
 
 
 def _first_letter(word: str) -> str:
@@ -366,7 +430,12 @@ def _line_opens_sentence(
     # A heading whose last word is lower case only before a line of body text: before another
     # short line it may be the first line of a heading wrapped in two ("4 Euklidische und
     # nichteuklidische" / "Geometrie").
-    return _heading_like(text, prev[0], prev[1], short) or (
+    # Quoting, a short line that reads as prose is a sentence's first line, not a heading: "In
+    # this paper we proposed Preemptive Information" / "Extraction as a new direction ...".
+    heading = _heading_like(text, prev[0], prev[1], short) and not (
+        quoting and reads_as_prose(text[prev[0] : prev[1]])
+    )
+    return heading or (
         quoting and end - start > short and _numbered_heading(text, prev[0], prev[1], short)
     )
 
