@@ -581,6 +581,30 @@ def test_a_line_of_prose_cut_short_by_the_end_of_its_source_is_not_quoted() -> N
         assert texts == [line]
 
 
+def test_a_quotation_cut_at_a_sentence_end_inside_it_is_quoted_whole() -> None:
+    # The splitter cuts after "Rule forty-two."; the answer quoted that alone, the rule itself
+    # in the next span (alice-in-wonderland.epub, chapter 12).
+    text = (
+        '"Nothing whatever," said Alice.\n'
+        'The King then read from his book: "Rule forty-two. All persons more than a mile high '
+        'to leave the court."\n"I\'m not a mile high," said Alice.\n'
+    )
+    answerer = ExtractiveAnswerer(
+        HashingEmbedder(), ExtractiveSettings(threshold=0.0, max_sentences=3, keep_ratio=0.1)
+    )
+    question = "Which rule did the King read from his book?"
+    texts = [c.text for c in answerer.select(question, [_source(1, text)]).candidates]
+    assert (
+        'The King then read from his book: "Rule forty-two. All persons more than a mile high '
+        'to leave the court."'
+    ) in texts
+    assert not any(t.startswith("All persons") for t in texts)
+    # A quotation never closed on its line stays as the splitter cut it.
+    open_end = 'She began: "It was a dark night. The wind rose.\nNobody came.'
+    texts = [c.text for c in answerer.select(question, [_source(1, open_end)]).candidates]
+    assert 'She began: "It was a dark night.' in texts
+
+
 def test_a_title_page_is_not_joined_across_a_heading_to_the_sentence_under_it() -> None:
     # The lines of a manual's title page end no sentence; joined up to the first sentence end
     # they made "The eso-pic package Rolf Niepraschk Rolf.Niepraschk@gmx.de 1 Introduction

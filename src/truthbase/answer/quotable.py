@@ -391,4 +391,45 @@ def whole_spans(
             if ends_sentence(text[nxt[0] : nxt[1]]):
                 out.append((start, nxt[1]))
                 break
+    return _quotations_whole(text, out, row_set)
+
+
+#: A quotation is joined with the sentences after it up to this many characters, no further.
+_QUOTATION_CHARS = 400
+
+
+def _opens_quotation(piece: str) -> bool:
+    """Whether ``piece`` opens a quotation it does not close: an odd count of straight double
+    quotes, or more opening curly quotes than closing ones."""
+    return piece.count('"') % 2 == 1 or piece.count("“") > piece.count("”")
+
+
+def _quotations_whole(
+    text: str, spans: list[tuple[int, int]], rows: set[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """``spans`` with a quotation the splitter cut at a sentence end inside it made whole: "The
+    King then read from his book: \"Rule forty-two." and "All persons more than a mile high to
+    leave the court.\"" are one sentence, as a reader quotes it. A span that opens a quotation
+    is joined with the spans that follow it on its line (no line break between: a paragraph of
+    a book, a novel's quotation that runs over paragraphs is not followed) until the quotation
+    closes, within :data:`_QUOTATION_CHARS`; else it stays as it was."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        start, end = spans[i]
+        j = i
+        if (start, end) not in rows and _opens_quotation(text[start:end]):
+            while j + 1 < len(spans):
+                nxt = spans[j + 1]
+                if nxt in rows or "\n" in text[spans[j][1] : nxt[0]]:
+                    break
+                if nxt[1] - start > _QUOTATION_CHARS:
+                    break
+                j += 1
+                if not _opens_quotation(text[start : nxt[1]]):
+                    break
+            if j > i and _opens_quotation(text[start : spans[j][1]]):
+                j = i  # never closed within reach: as the splitter cut it
+        out.append((start, spans[j][1]))
+        i = j + 1
     return out
