@@ -726,6 +726,9 @@ def test_a_line_of_code_that_ends_the_sentence_stays_in_it() -> None:
     # mdwtab's manual: a parenthesis closed on a line of its own.
     row = "Extra space added between rows (added before any following\n\\hline)."
     assert without_stray_lines(row, 0, len(row)) == (0, len(row))
+    # etoolbox's manual: the rest ends in a command, the line goes on with "and".
+    both = "Use this version to check if a command may be patched with \\apptocmd\nand \\pretocmd."
+    assert without_stray_lines(both, 0, len(both)) == (0, len(both))
     # A listing after a lead-in still goes, at the tail as at the head.
     lead = "Load it as follows:\n\\usepackage{psfrag}"
     assert without_stray_lines(lead, 0, len(lead)) == (0, lead.index("\n"))

@@ -174,12 +174,16 @@ def _ends_what_is_left(text: str, start: int, end: int, whole_end: int) -> bool:
     ``text[start:end]`` leaves open, mid-way: the rest ends in a plain word or a comma ("... pass
     the option scanall to psfrag.sty in the" / "\\usepackage command."). Then the line is the
     sentence's end, not a listing. Two lines cut, or a rest that ends as a sentence, with a
-    colon ("Load it as follows:") or in code ("\\usepackage[utf8]{inputenc}"), are a listing."""
+    colon ("Load it as follows:") or in code ("\\usepackage[utf8]{inputenc}"), are a listing,
+    unless the line opens with a plain word in lower case, which goes on with the sentence
+    whatever the rest ends in ("... may be patched with \\apptocmd" / "and \\pretocmd.")."""
     cut = text[end:whole_end].strip()
     rest = text[start:end].rstrip()
     words = rest.split()
     goes_on = rest.endswith(",") or (bool(words) and _PLAIN_WORD.fullmatch(words[-1]) is not None)
-    return "\n" not in cut and ends_sentence(cut) and goes_on
+    opener = _PLAIN_WORD.match(cut)
+    continues = opener is not None and opener.group()[0].islower()
+    return "\n" not in cut and ends_sentence(cut) and (goes_on or continues)
 
 
 def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
