@@ -214,9 +214,7 @@ def without_stray_lines(text: str, start: int, end: int) -> tuple[int, int]:
 
 #: A caption line's label and its punctuation: "Fig. 4. ", "Table 1: " ("Figure 3 compares"
 #: names a figure in a sentence).
-_CAPTION_LINE = re.compile(
-    r"(?:fig(?:ure)?s?\.?|table|tab\.|chart|exhibit)\s*\d+[.:]\s", re.IGNORECASE
-)
+_CAPTION_LINE = re.compile(_CAPTION.pattern + r"[.:]\s", re.IGNORECASE)
 #: The last word of a line that goes on in the next one ("... a comparison of" / "BM25 and DPR").
 _GOES_ON = frozenset(
     [
